@@ -1,0 +1,122 @@
+"""Command line: ``poskernels reproduce``, and the other faces of the library.
+
+Subcommands live in :data:`COMMANDS` (name -> (help, add_arguments, run)); ``main`` builds
+the parser from it, so adding a command is one entry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from .errors import PosKernelsError
+
+__all__ = ["COMMANDS", "main", "write_json_atomic"]
+
+
+def write_json_atomic(path: Path, data) -> None:
+    """Write JSON to ``path`` through a temporary file and a rename, so no reader sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=1, sort_keys=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _reproduce_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=Path("results"), help="output folder (default: results/)")
+    p.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="cache folder for trained weights and results (default: OUT/../.cache/poskernels)",
+    )
+    p.add_argument("--only", nargs="+", metavar="KEY", help="compute only these top-level keys of numbers.json")
+    p.add_argument("--no-train", action="store_true", help="skip the sections that train heads")
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from . import page
+
+    start = time.perf_counter()
+    cache = args.cache if args.cache is not None else Path(".cache") / "poskernels"
+    ctx = page.Context(cache_dir=cache)
+    known = {s.key for s in page.SECTIONS}
+    if args.only:
+        unknown = sorted(set(args.only) - known)
+        if unknown:
+            raise PosKernelsError(f"unknown section(s) {unknown}; accepted: {', '.join(sorted(known))}")
+    wanted = None if args.only is None else set(args.only)
+    for section in page.SECTIONS:
+        if wanted is not None and section.key not in wanted:
+            continue
+        if section.trained and args.no_train:
+            continue
+        t0 = time.perf_counter()
+        data = section.compute(ctx)
+        if section.merge and section.key in ctx.numbers:
+            ctx.numbers[section.key].update(data)
+        else:
+            ctx.numbers[section.key] = data
+        bar = "=" * len(section.title)
+        print(f"\n{section.title}\n{bar}\n{section.render(data)}")
+        ctx.log(f"[{section.key}] {time.perf_counter() - t0:.2f} s")
+    out = Path(args.out)
+    write_json_atomic(out / "numbers.json", ctx.numbers)
+    for hook in _REPRODUCE_WRITERS:
+        hook(ctx, out)
+    print(f"\nwrote {out / 'numbers.json'} in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+#: Extra writers run after ``numbers.json`` (payload, figures): ``hook(ctx, out_dir)``.
+_REPRODUCE_WRITERS: list[Callable] = []
+
+COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
+    "reproduce": (
+        "print every table of the article and write OUT/numbers.json (and the lab payload and figures)",
+        _reproduce_args,
+        _reproduce,
+    ),
+}
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``poskernels`` command."""
+    parser = argparse.ArgumentParser(
+        prog="poskernels",
+        description="Every positional encoding is a kernel over offsets. "
+        "Reproduce the article's numbers, inspect real RoPE configs, run sweeps, open the laboratory.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (help_text, add_args, _) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        add_args(p)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return COMMANDS[args.command][2](args)
+    except PosKernelsError as err:
+        print(f"poskernels {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"poskernels {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

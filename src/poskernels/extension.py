@@ -1,0 +1,170 @@
+"""Context-extension maps for RoPE (Definition 5), in a registry by name.
+
+Each map reads a head trained at length ``L`` on length ``kappa * L`` by changing the
+per-plane frequencies, and possibly scaling the logits.  Every map has the signature::
+
+    map(theta, kappa, L, **options) -> Extension
+
+where ``theta`` are the trained frequencies ``b**(-2j/d)`` (shape ``(d/2,)``).  The result's
+``inv_freq`` replaces ``theta`` with the positions left as integers; position interpolation
+``m -> m/kappa`` is the same thing as ``theta -> theta/kappa``.
+
+``attention_factor`` follows Hugging Face transformers' convention: it multiplies cos and sin,
+so it multiplies both the rotated query and key, and the score by its square
+(:attr:`Extension.logit_scale`).  YaRN's ``(0.1 ln kappa + 1)**2`` of the article is that square.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import PosKernelsError, check_kappa, check_name, check_positive_int
+
+__all__ = [
+    "MAPS",
+    "Extension",
+    "extend",
+    "ntk_aware",
+    "position_interpolation",
+    "yarn",
+    "yarn_ramp_turns",
+]
+
+
+@dataclass(frozen=True)
+class Extension:
+    """Result of a context-extension map.
+
+    Attributes
+    ----------
+    name : str
+        The map's registry key.
+    inv_freq : ndarray, shape (d/2,)
+        Per-plane frequencies to use with integer positions.
+    attention_factor : float
+        Multiplier on cos and sin (Hugging Face convention); the score is multiplied by its square.
+    theta : ndarray, shape (d/2,)
+        The trained frequencies the map started from.
+    """
+
+    name: str
+    inv_freq: np.ndarray
+    attention_factor: float
+    theta: np.ndarray = field(repr=False)
+
+    @property
+    def factors(self) -> np.ndarray:
+        """Per-plane factor ``inv_freq / theta`` (1 = unchanged, ``1/kappa`` = interpolated)."""
+        return self.inv_freq / self.theta
+
+    @property
+    def logit_scale(self) -> float:
+        """Multiplier on the attention logits, ``attention_factor**2``."""
+        return self.attention_factor**2
+
+
+def _check(theta, kappa, L):
+    theta = np.asarray(theta, dtype=float)
+    if theta.ndim != 1 or theta.size == 0 or np.any(~np.isfinite(theta)) or np.any(theta <= 0):
+        raise PosKernelsError(f"theta must be a non-empty 1-d array of positive frequencies; got {theta!r}")
+    return theta, check_kappa(kappa), check_positive_int("the training length L", L)
+
+
+def position_interpolation(theta, kappa, L) -> Extension:
+    """Position interpolation (Chen et al. 2023): ``m -> m/kappa`` in every plane.
+
+    >>> position_interpolation(np.array([1.0, 0.1]), 4, 32).factors
+    array([0.25, 0.25])
+    """
+    theta, kappa, L = _check(theta, kappa, L)
+    return Extension("pi", theta / kappa, 1.0, theta)
+
+
+def ntk_aware(theta, kappa, L) -> Extension:
+    """NTK-aware scaling (bloc97 2023): base ``b -> b * kappa**(d/(d-2))``.
+
+    Theorem 5 (iii): plane ``j`` gets ``theta_j * kappa**(-2j/(d-2))``, so plane 0 is unchanged and
+    the slowest plane is divided by exactly ``kappa``.  The base is recovered from ``theta`` as
+    ``theta_1**(-d/2)``; only ``theta``'s geometric form is used.
+
+    >>> from poskernels.encodings import omega
+    >>> ntk_aware(omega(16), 4, 32).factors.round(3)
+    array([1.   , 0.82 , 0.673, 0.552, 0.453, 0.371, 0.305, 0.25 ])
+    """
+    theta, kappa, L = _check(theta, kappa, L)
+    half = theta.size
+    d = 2 * half
+    if half < 2:
+        raise PosKernelsError(f"NTK-aware scaling needs d >= 4 (two planes); got d = {d}")
+    j = np.arange(half)
+    return Extension("ntk", theta * kappa ** (-2.0 * j / (d - 2)), 1.0, theta)
+
+
+def yarn_ramp_turns(theta, L, alpha: float = 1.0, beta: float = 32.0) -> np.ndarray:
+    """YaRN's ramp ``gamma_j`` as the paper and the article define it: linear in turns per window.
+
+    ``gamma_j`` rises linearly from 0 to 1 as ``L / lambda_j`` (turns of plane ``j`` within the
+    training length; ``lambda_j = 2 pi / theta_j``) goes from ``alpha`` to ``beta``.
+
+    >>> from poskernels.encodings import omega
+    >>> yarn_ramp_turns(omega(16), 32)[:3].round(4)
+    array([0.132 , 0.0197, 0.    ])
+    """
+    theta = np.asarray(theta, dtype=float)
+    if not beta > alpha:
+        raise PosKernelsError(f"YaRN needs beta > alpha; got alpha = {alpha!r}, beta = {beta!r}")
+    turns = L * theta / (2 * math.pi)  # (d/2,)  L / lambda_j
+    return np.clip((turns - alpha) / (beta - alpha), 0.0, 1.0)
+
+
+def yarn(theta, kappa, L, alpha: float = 1.0, beta: float = 32.0) -> Extension:
+    """YaRN (Peng et al. 2024) as Definition 5 states it.
+
+    Plane ``j`` gets ``(1 - gamma_j) theta_j / kappa + gamma_j theta_j`` with ``gamma_j`` from
+    :func:`yarn_ramp_turns`, and the scores are multiplied by ``(0.1 ln kappa + 1)**2``.
+
+    >>> from poskernels.encodings import omega
+    >>> e = yarn(omega(16), 4, 32)
+    >>> e.factors.round(3)
+    array([0.349, 0.265, 0.25 , 0.25 , 0.25 , 0.25 , 0.25 , 0.25 ])
+    >>> round(e.logit_scale, 4)
+    1.2965
+    """
+    theta, kappa, L = _check(theta, kappa, L)
+    gamma = yarn_ramp_turns(theta, L, alpha, beta)  # (d/2,)
+    inv_freq = (1 - gamma) * theta / kappa + gamma * theta
+    return Extension("yarn", inv_freq, 0.1 * math.log(kappa) + 1.0, theta)
+
+
+def _identity(theta, kappa, L) -> Extension:
+    theta, kappa, L = _check(theta, kappa, L)
+    return Extension("none", theta.copy(), 1.0, theta)
+
+
+MapFn = Callable[..., Extension]
+
+#: Registry of context-extension maps, by name.  ``none`` reads the head as trained.
+MAPS: dict[str, MapFn] = {
+    "none": _identity,
+    "pi": position_interpolation,
+    "ntk": ntk_aware,
+    "yarn": yarn,
+}
+
+
+def extend(name: str, theta, kappa, L, **options) -> Extension:
+    """Apply the map ``name`` of :data:`MAPS`.
+
+    >>> from poskernels.encodings import omega
+    >>> extend("pi", omega(4), 2, 32).inv_freq
+    array([0.5  , 0.005])
+    >>> extend("longrope?", omega(4), 2, 32)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown extension map 'longrope?'; accepted: none, ntk, pi, yarn
+    """
+    return MAPS[check_name("extension map", name, MAPS)](theta, kappa, L, **options)

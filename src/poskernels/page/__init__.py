@@ -1,0 +1,50 @@
+"""Assembles every number of the article: the sections of ``numbers.json``, in article order.
+
+Importing this package registers the sections; :func:`assemble` computes them.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .registry import SECTIONS, Context, Section, format_table, register
+
+# Section modules, in article order.  Each calls ``register(Section(...))`` at import.
+_SECTION_MODULES: tuple[str, ...] = ()
+
+for _name in _SECTION_MODULES:
+    importlib.import_module(f"{__name__}.{_name}")
+
+__all__ = ["SECTIONS", "Context", "Section", "assemble", "format_table", "register"]
+
+
+def assemble(ctx: Context | None = None, keys=None, include_trained: bool = True) -> dict:
+    """Compute the sections (all, or those whose key is in ``keys``) into one dict.
+
+    Parameters
+    ----------
+    ctx : Context, optional
+        Cache directory and progress logger.
+    keys : iterable of str, optional
+        Restrict to these top-level keys.
+    include_trained : bool
+        If false, skip sections that train models.
+
+    Returns
+    -------
+    dict
+        ``{key: data}``, JSON-ready.
+    """
+    ctx = ctx or Context()
+    wanted = None if keys is None else set(keys)
+    for section in SECTIONS:
+        if wanted is not None and section.key not in wanted:
+            continue
+        if section.trained and not include_trained:
+            continue
+        data = section.compute(ctx)
+        if section.merge and section.key in ctx.numbers:
+            ctx.numbers[section.key].update(data)
+        else:
+            ctx.numbers[section.key] = data
+    return ctx.numbers

@@ -1,0 +1,108 @@
+"""The page's sections: each computes one top-level key of ``numbers.json`` and prints its table.
+
+A section is registered once, in article order, and the command line, the payload and the
+tests loop over :data:`SECTIONS`.  ``compute`` returns JSON-ready data (keys of lengths,
+dimensions, offsets and seeds are decimal strings); ``render`` turns that data into text.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["SECTIONS", "Context", "Section", "format_table", "register"]
+
+
+@dataclass
+class Context:
+    """What a section may use besides pure functions.
+
+    Attributes
+    ----------
+    cache_dir : Path
+        Where trained weights and results are cached (``.npz`` without pickle, JSON).
+    numbers : dict
+        Sections computed so far, by key (a later section may read an earlier one).
+    log : callable
+        ``log(message)`` for progress; writes to stderr by default.
+    """
+
+    cache_dir: Path = field(default_factory=lambda: Path(".cache") / "poskernels")
+    numbers: dict = field(default_factory=dict)
+    log: Callable[[str], None] = field(default=lambda msg: print(msg, file=sys.stderr, flush=True))
+
+
+@dataclass(frozen=True)
+class Section:
+    """One key of ``numbers.json``.
+
+    Attributes
+    ----------
+    key : str
+        Top-level key in ``numbers.json`` (``"thm1"``, ``"tournament"``, ...).
+    title : str
+        Heading printed above its tables.
+    compute : callable
+        ``compute(ctx) -> dict``, JSON-ready.
+    render : callable
+        ``render(data) -> str``, aligned text tables.
+    trained : bool
+        True if it trains models (cached); False if it is deterministic arithmetic.
+    merge : bool
+        If true, ``compute``'s dict is merged into an existing key instead of replacing it
+        (``thm2.sinusoidal_defect`` comes from training, the rest of ``thm2`` does not).
+    """
+
+    key: str
+    title: str
+    compute: Callable[[Context], dict]
+    render: Callable[[dict], str]
+    trained: bool = False
+    merge: bool = False
+
+
+SECTIONS: list[Section] = []
+
+
+def register(section: Section) -> Section:
+    """Append a section to :data:`SECTIONS` (idempotent by key and title)."""
+    if not any(s.key == section.key and s.title == section.title for s in SECTIONS):
+        SECTIONS.append(section)
+    return section
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}" if 1e-3 <= abs(value) < 1e5 or value == 0 else f"{value:.3g}"
+    return str(value)
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence], title: str | None = None) -> str:
+    """Aligned text table; numbers right-aligned, text left-aligned.
+
+    Examples
+    --------
+    >>> print(format_table(["d", "kappa"], [[64, 0.9661], ["limit", 0.974]]))
+    d      kappa
+    -----  -----
+       64  0.966
+    limit  0.974
+    """
+    cells = [[_fmt(v) for v in row] for row in rows]
+    widths = [max(len(str(h)), *(len(r[i]) for r in cells)) if cells else len(str(h)) for i, h in enumerate(headers)]
+    numeric = [
+        [isinstance(row[i], int | float) and not isinstance(row[i], bool) for row in rows] for i in range(len(headers))
+    ]
+
+    def line(values, is_num):
+        out = [v.rjust(w) if n else v.ljust(w) for v, w, n in zip(values, widths, is_num)]
+        return "  ".join(out).rstrip()
+
+    lines = [] if title is None else [title]
+    lines.append(line([str(h) for h in headers], [False] * len(headers)))
+    lines.append("  ".join("-" * w for w in widths))
+    for k, row in enumerate(cells):
+        lines.append(line(row, [numeric[i][k] for i in range(len(headers))]))
+    return "\n".join(lines)
