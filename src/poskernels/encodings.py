@@ -325,9 +325,7 @@ def t5_bucket(relative_position, num_buckets: int = 32, max_distance: int = 128,
         n = np.maximum(n, 0)
     max_exact = num_buckets // 2
     if max_distance <= max_exact:
-        raise PosKernelsError(
-            f"max_distance must exceed the exact range {max_exact}; got {max_distance}"
-        )
+        raise PosKernelsError(f"max_distance must exceed the exact range {max_exact}; got {max_distance}")
     is_small = n < max_exact
     with np.errstate(divide="ignore"):
         large = max_exact + (

@@ -69,9 +69,7 @@ def check_even_dimension(d, name: str = "d") -> int:
     16
     """
     if not _is_int(d) or d <= 0 or d % 2:
-        raise PosKernelsError(
-            f"{name} must be a positive even integer (planes are coordinate pairs); got {d!r}"
-        )
+        raise PosKernelsError(f"{name} must be a positive even integer (planes are coordinate pairs); got {d!r}")
     return int(d)
 
 
@@ -93,9 +91,7 @@ def check_kappa(kappa) -> float:
     4.0
     """
     if isinstance(kappa, bool) or not isinstance(kappa, numbers.Real) or not math.isfinite(kappa) or kappa < 1:
-        raise PosKernelsError(
-            f"the extension ratio kappa = L'/L must be a finite number >= 1; got {kappa!r}"
-        )
+        raise PosKernelsError(f"the extension ratio kappa = L'/L must be a finite number >= 1; got {kappa!r}")
     return float(kappa)
 
 
