@@ -1,0 +1,388 @@
+"""Which score matrices see only offsets: Theorem 2, the commutant of ``R_omega(1)``, and its fragility.
+
+A head scores position ``m`` against ``n`` through ``p(m)^T M p(n)`` (the position-against-position term).
+Theorem 2: this depends only on ``n - m`` exactly when ``M`` commutes with ``R_omega(1)``, exactly when
+``M = (+)_j (a_j I + c_j J)``, a ``d``-dimensional subspace of the ``d^2``-dimensional space of score
+matrices; a window of ``d + 1`` consecutive positions already decides it.  The relativity defect
+``delta(M) = ||M - Pi M||_F / ||M||_F`` measures the miss, and ``E delta^2 = 1 - 1/d`` for Gaussian ``M``.
+
+Exactness is fragile: over a window short against the slow planes' wavelengths the code matrix is nearly
+singular, with condition numbers past what double precision resolves; :func:`condition_number_exact`
+computes them in 200-digit arithmetic.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+
+from ..encodings import DEFAULT_BASE, R_omega, omega  # noqa: F401  (omega: used by the Examples)
+from ..errors import PosKernelsError, check_base, check_even_dimension, check_positive_int
+from .kernel import code_matrix
+
+__all__ = [
+    "clock_code",
+    "commutant_coefficients",
+    "commutant_matrix",
+    "commutant_projection",
+    "condition_number_exact",
+    "condition_number_float64",
+    "expected_random_defect",
+    "numerical_rank",
+    "relative_score",
+    "relativity_defect",
+    "shift_commutator_map",
+    "window_map",
+]
+
+
+def _score_matrices(M) -> np.ndarray:
+    """``M`` as a float array of shape ``(..., d, d)`` with ``d`` even, else raise."""
+    M = np.asarray(M, dtype=float)
+    if M.ndim < 2 or M.shape[-1] != M.shape[-2]:
+        raise PosKernelsError(f"M must be square, shape (..., d, d); got shape {M.shape}")
+    check_even_dimension(M.shape[-1], "the size d of M")
+    return M
+
+
+def _frequencies(w) -> np.ndarray:
+    """Frequencies as a 1-d float array of distinct values in (0, pi) (Theorem 2's hypothesis)."""
+    w = np.asarray(w, dtype=float)
+    if w.ndim != 1 or w.size == 0 or np.any(w <= 0) or np.any(w >= np.pi) or np.unique(w).size != w.size:
+        raise PosKernelsError(f"frequencies must be distinct numbers in (0, pi), one axis; got {w!r}")
+    return w
+
+
+def clock_code(m, w) -> np.ndarray:
+    """The code ``(cos m w_0, sin m w_0, ...)`` at arbitrary frequencies ``w`` (Definition 2 with any clocks).
+
+    Parameters
+    ----------
+    m : array_like, shape (...,)
+    w : array_like, shape (d/2,)
+
+    Returns
+    -------
+    ndarray, shape (..., d)
+
+    Examples
+    --------
+    >>> clock_code(1, [np.pi / 2]).round(12).tolist()
+    [0.0, 1.0]
+    """
+    w = np.asarray(w, dtype=float)
+    ang = np.asarray(m, dtype=float)[..., None] * w  # (..., d/2)
+    out = np.empty(ang.shape[:-1] + (2 * w.size,))  # (..., d)
+    out[..., 0::2] = np.cos(ang)
+    out[..., 1::2] = np.sin(ang)
+    return out
+
+
+# --------------------------------------------------------------------------- Theorem 2 (c) and Pi
+
+
+def commutant_coefficients(M) -> tuple[np.ndarray, np.ndarray]:
+    """The coefficients ``(a_j, c_j)`` of ``Pi M = (+)_j (a_j I + c_j J)``.
+
+    Parameters
+    ----------
+    M : array_like, shape (..., d, d)
+
+    Returns
+    -------
+    a, c : ndarray, shape (..., d/2)
+        ``a_j = tr(B_j)/2`` and ``c_j = (B_j[1, 0] - B_j[0, 1])/2`` for the diagonal ``2 x 2`` block ``B_j``.
+
+    Examples
+    --------
+    >>> a, c = commutant_coefficients(np.arange(16.0).reshape(4, 4))
+    >>> a.tolist(), c.tolist()
+    ([2.5, 12.5], [1.5, 1.5])
+    """
+    M = _score_matrices(M)
+    B00, B01 = M[..., 0::2, 0::2], M[..., 0::2, 1::2]  # (..., d/2, d/2) each
+    B10, B11 = M[..., 1::2, 0::2], M[..., 1::2, 1::2]
+    diag = lambda X: np.diagonal(X, axis1=-2, axis2=-1)  # noqa: E731  (..., d/2)
+    return (diag(B00) + diag(B11)) / 2.0, (diag(B10) - diag(B01)) / 2.0
+
+
+def commutant_matrix(a, c) -> np.ndarray:
+    """``(+)_j (a_j I + c_j J)`` with ``J = R(pi/2)``: a score matrix that sees only offsets (Theorem 2 (c)).
+
+    Parameters
+    ----------
+    a, c : array_like, shape (..., d/2)
+
+    Returns
+    -------
+    ndarray, shape (..., d, d)
+
+    Examples
+    --------
+    >>> commutant_matrix([1.0], [2.0]).tolist()
+    [[1.0, -2.0], [2.0, 1.0]]
+    """
+    a, c = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(c, dtype=float))
+    h = a.shape[-1]
+    out = np.zeros(a.shape[:-1] + (2 * h, 2 * h))  # (..., d, d)
+    j = np.arange(h)
+    out[..., 2 * j, 2 * j] = a
+    out[..., 2 * j + 1, 2 * j + 1] = a
+    out[..., 2 * j + 1, 2 * j] = c
+    out[..., 2 * j, 2 * j + 1] = -c
+    return out
+
+
+def commutant_projection(M) -> np.ndarray:
+    """The orthogonal (Frobenius) projection ``Pi M`` onto the commutant of ``R_omega(1)`` (Theorem 2).
+
+    Keeps each diagonal block's ``(tr B/2) I + ((B_21 - B_12)/2) J`` and zeroes the rest.
+
+    Parameters
+    ----------
+    M : array_like, shape (..., d, d)
+
+    Returns
+    -------
+    ndarray, shape (..., d, d)
+
+    Examples
+    --------
+    >>> commutant_projection([[1.0, 2.0], [4.0, 3.0]]).tolist()
+    [[2.0, -1.0], [1.0, 2.0]]
+    """
+    return commutant_matrix(*commutant_coefficients(M))
+
+
+def relativity_defect(M) -> np.ndarray:
+    """The relativity defect ``delta(M) = ||M - Pi M||_F / ||M||_F`` (after Theorem 2).
+
+    Zero exactly when ``p(m)^T M p(n)`` depends only on ``n - m``; one when ``M`` has no relative part.
+
+    Parameters
+    ----------
+    M : array_like, shape (..., d, d), nonzero
+
+    Returns
+    -------
+    ndarray, shape (...,)
+
+    Examples
+    --------
+    >>> float(relativity_defect(np.eye(4)))
+    0.0
+    >>> float(relativity_defect([[1.0, 1.0], [1.0, -1.0]]))
+    1.0
+    """
+    M = _score_matrices(M)
+    norm = np.linalg.norm(M, axis=(-2, -1))  # (...,)
+    if np.any(norm == 0):
+        raise PosKernelsError("the relativity defect is undefined for M = 0; got a zero matrix")
+    return np.linalg.norm(M - commutant_projection(M), axis=(-2, -1)) / norm
+
+
+def expected_random_defect(d: int) -> float:
+    """``sqrt(E delta^2) = sqrt(1 - 1/d)`` for a Gaussian ``d x d`` matrix (after Theorem 2).
+
+    ``||Pi M||^2 / ||M||^2`` is Beta(d/2, d(d-1)/2) with mean ``d/d^2 = 1/d``, so ``E delta^2 = 1 - 1/d``.
+
+    Examples
+    --------
+    >>> round(expected_random_defect(16), 3)
+    0.968
+    """
+    d = check_even_dimension(d)
+    return float(np.sqrt(1.0 - 1.0 / d))
+
+
+def relative_score(a, c, delta, w) -> np.ndarray:
+    """The trigonometric polynomial ``sum_j (a_j cos(Delta w_j) - c_j sin(Delta w_j))`` (Theorem 2).
+
+    It equals ``p(m)^T M p(n)`` for ``M = (+)_j (a_j I + c_j J)`` and ``Delta = n - m``.
+
+    Parameters
+    ----------
+    a, c : array_like, shape (d/2,)
+    delta : array_like, shape (...,)
+    w : array_like, shape (d/2,)
+
+    Returns
+    -------
+    ndarray, shape (...,)
+
+    Examples
+    --------
+    >>> w = omega(4)
+    >>> M = commutant_matrix([1.0, 2.0], [0.5, -1.0])
+    >>> bool(np.isclose(clock_code(3, w) @ M @ clock_code(10, w), relative_score([1, 2], [0.5, -1], 7, w)))
+    True
+    """
+    ang = np.asarray(delta, dtype=float)[..., None] * np.asarray(w, dtype=float)  # (..., d/2)
+    return (np.asarray(a, dtype=float) * np.cos(ang) - np.asarray(c, dtype=float) * np.sin(ang)).sum(-1)
+
+
+# --------------------------------------------------------------------------- Theorem 2 (a') and (b) as linear maps
+
+
+def shift_commutator_map(w) -> np.ndarray:
+    """The linear map ``M -> R^T M R - M`` with ``R = R_omega(1)``, as a ``d^2 x d^2`` matrix (Theorem 2 (b)).
+
+    Acts on ``M.ravel()`` (row-major).  Its null space is the commutant; Theorem 2 says it has dimension ``d``.
+
+    Parameters
+    ----------
+    w : array_like, shape (d/2,)
+        Distinct frequencies in ``(0, pi)``.
+
+    Returns
+    -------
+    ndarray, shape (d^2, d^2)
+
+    Examples
+    --------
+    >>> L = shift_commutator_map(omega(4))
+    >>> L.shape, bool(np.allclose(L @ np.eye(4).ravel(), 0))
+    ((16, 16), True)
+    """
+    w = _frequencies(w)
+    R = R_omega(1, w)  # (d, d)
+    # row-major vec(A X B) = kron(A, B^T) vec(X), with A = R^T and B = R
+    return np.kron(R.T, R.T) - np.eye(R.size)  # (d^2, d^2)
+
+
+def window_map(w, start: int = 0) -> np.ndarray:
+    """The map ``M -> [g(m+1, n+1) - g(m, n)]`` over a window of ``d + 1`` consecutive positions (Theorem 2 (a')).
+
+    ``g(m, n) = p(m)^T M p(n)``; rows run over ``m, n`` in ``start .. start + d - 1``, so the window is
+    ``start .. start + d``.  Its null space is the set of ``M`` whose score is relative on the window,
+    and by Theorem 2 it is the commutant.
+
+    Parameters
+    ----------
+    w : array_like, shape (d/2,)
+        Distinct frequencies in ``(0, pi)``.
+    start : int
+        First position of the window.
+
+    Returns
+    -------
+    ndarray, shape (d^2, d^2)
+        Acting on ``M.ravel()``.
+
+    Examples
+    --------
+    >>> A = window_map(omega(4))
+    >>> bool(np.allclose(A @ commutant_matrix([1.0, 2.0], [3.0, 4.0]).ravel(), 0))
+    True
+    """
+    w = _frequencies(w)
+    d = 2 * w.size
+    m = start + np.arange(d)  # (d,)
+    P0, P1 = clock_code(m, w), clock_code(m + 1, w)  # (d, d) each
+    # row (m, n): kron(p(m+1), p(n+1)) - kron(p(m), p(n))
+    K1 = np.einsum("ma,nb->mnab", P1, P1).reshape(d * d, d * d)  # (d^2, d^2)
+    K0 = np.einsum("ma,nb->mnab", P0, P0).reshape(d * d, d * d)  # (d^2, d^2)
+    return K1 - K0
+
+
+# --------------------------------------------------------------------------- fragility: rank and conditioning
+
+
+def _window(W: int, d: int) -> int:
+    W = check_positive_int("W", W)
+    if W < d:
+        raise PosKernelsError(f"W must be >= d = {d} for a W x d code matrix of full column rank; got {W}")
+    return W
+
+
+def numerical_rank(W: int, d: int = 16, b: float = DEFAULT_BASE) -> int:
+    """NumPy's numerical rank of the ``W x d`` code matrix over positions ``0..W-1``.
+
+    Examples
+    --------
+    >>> numerical_rank(64)
+    14
+    """
+    return int(np.linalg.matrix_rank(code_matrix(W, d, b)))
+
+
+def condition_number_float64(W: int, d: int = 16, b: float = DEFAULT_BASE) -> float:
+    """The double-precision attempt ``numpy.linalg.cond(P)`` (2-norm), which saturates near ``1/eps``.
+
+    Examples
+    --------
+    >>> round(condition_number_float64(4096), 1)
+    17.7
+    """
+    d = check_even_dimension(d)
+    return float(np.linalg.cond(code_matrix(_window(W, d), d, b)))
+
+
+def _gram_closed_form(W: int, w: list) -> mpmath.matrix:
+    """``P^T P`` for the code over ``0..W-1`` in the working mpmath precision, by Dirichlet sums.
+
+    ``sum_m cos(m x) = sin(W x/2) cos((W-1) x/2) / sin(x/2)`` and the sine analogue with ``sin((W-1)x/2)``;
+    products of columns become such sums by product-to-sum.
+    """
+
+    def C(x):  # sum_{m<W} cos(m x)
+        return mpmath.mpf(W) if x == 0 else mpmath.sin(W * x / 2) * mpmath.cos((W - 1) * x / 2) / mpmath.sin(x / 2)
+
+    def S(x):  # sum_{m<W} sin(m x)
+        return mpmath.mpf(0) if x == 0 else mpmath.sin(W * x / 2) * mpmath.sin((W - 1) * x / 2) / mpmath.sin(x / 2)
+
+    h = len(w)
+    G = mpmath.matrix(2 * h, 2 * h)
+    for j in range(h):
+        for k in range(j, h):
+            cm, cp = C(w[j] - w[k]), C(w[j] + w[k])
+            G[2 * j, 2 * k] = (cm + cp) / 2  # cos_j . cos_k
+            G[2 * j + 1, 2 * k + 1] = (cm - cp) / 2  # sin_j . sin_k
+            G[2 * j, 2 * k + 1] = (S(w[k] + w[j]) + S(w[k] - w[j])) / 2  # cos_j . sin_k
+            G[2 * j + 1, 2 * k] = (S(w[j] + w[k]) + S(w[j] - w[k])) / 2  # sin_j . cos_k
+            for r in range(2):
+                for s in range(2):
+                    G[2 * k + s, 2 * j + r] = G[2 * j + r, 2 * k + s]
+    return G
+
+
+def condition_number_exact(W: int, d: int = 16, b: float = DEFAULT_BASE, digits: int = 200) -> float:
+    """The 2-norm condition number of the ``W x d`` code matrix ``P`` in ``digits``-digit arithmetic.
+
+    Parameters
+    ----------
+    W : int
+        Window length (positions ``0..W-1``), >= d.
+    d, b : int, float
+        Width and base of the code.
+    digits : int
+        Decimal digits of the mpmath working precision.
+
+    Returns
+    -------
+    float
+        ``sqrt(lambda_max / lambda_min)`` of the ``d x d`` Gram matrix ``P^T P``, whose entries come in
+        closed form (Dirichlet sums), rounded to a float at the end.
+
+    Notes
+    -----
+    A window short against the slow planes' wavelengths barely sees them turn, so their columns are
+    nearly dependent (the article's remark after Theorem 2).  ``lambda_min`` is then ``cond^-2`` times
+    ``lambda_max``: at ``W = 16`` about ``1e-59``, which double precision cannot represent as a difference.
+
+    Examples
+    --------
+    >>> f"{condition_number_exact(256):.3g}"
+    '1.24e+11'
+    """
+    d = check_even_dimension(d)
+    W = _window(W, d)
+    b = check_base(b)
+    digits = check_positive_int("digits", digits)
+    with mpmath.workdps(digits):
+        w = [mpmath.mpf(b) ** (-mpmath.mpf(2 * j) / d) for j in range(d // 2)]  # omega_j at full precision
+        lam = mpmath.eigsy(_gram_closed_form(W, w), eigvals_only=True)
+        lo, hi = min(lam), max(lam)
+        if lo <= 0:
+            raise PosKernelsError(f"{digits} digits do not resolve the smallest singular value at W = {W}; use more")
+        return float(mpmath.sqrt(hi / lo))

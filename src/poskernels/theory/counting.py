@@ -1,0 +1,267 @@
+"""Order, and how a mask leaks it: Proposition 1 and the exact best bag reader of the cue task.
+
+Proposition 1 (i): with equal scores, a causal layer whose only nonzero value is ``e`` at position 0
+outputs ``o_t = e/(t+1)``, so ``t = 1/<o_t, e> - 1`` when ``||e|| = 1``: the mask counts.  (ii): one causal
+layer sees its prefix only as a multiset, so a single head without positions reads the cue task from a bag
+of tokens.  The best bag reader's accuracy is computed here exactly, by counting, with no sampling.
+
+The cue task (DESIGN.md): ``n - 1`` content tokens, symbols uniform over ``n_symbols``, each marked with
+probability ``p_mark``; if none is marked, one uniformly random content token is marked; a query token ends
+the sequence; the target is the symbol on the most recent marked token.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from fractions import Fraction
+
+import numpy as np
+from scipy.stats import binom
+
+from ..errors import PosKernelsError, check_positive_int
+
+__all__ = [
+    "bag_reader_accuracy",
+    "bag_reader_accuracy_exact",
+    "causal_counter",
+    "causal_uniform_attention",
+    "expected_max_count",
+    "expected_max_count_exact",
+    "position_from_counter",
+]
+
+
+# --------------------------------------------------------------------------- Proposition 1 (i)
+
+
+def causal_uniform_attention(V) -> np.ndarray:
+    """Output of one causal attention layer whose scores are all equal: ``o_t = (v_0 + ... + v_t)/(t+1)``.
+
+    Equal scores make the causal softmax weights uniform over positions ``0..t``.  Works on object
+    arrays of :class:`fractions.Fraction` too, for exact arithmetic.
+
+    Parameters
+    ----------
+    V : array_like, shape (n, dim)
+        Values, one row per position.
+
+    Returns
+    -------
+    ndarray, shape (n, dim)
+
+    Examples
+    --------
+    >>> causal_uniform_attention([[3.0], [0.0], [3.0]]).ravel().tolist()
+    [3.0, 1.5, 2.0]
+    """
+    V = np.asarray(V)
+    if V.ndim != 2 or V.shape[0] == 0:
+        raise PosKernelsError(f"V must have shape (n, dim) with n >= 1; got shape {V.shape}")
+    counts = np.arange(1, V.shape[0] + 1).reshape(-1, 1)  # (n, 1): t + 1 positions in each prefix
+    if V.dtype == object:
+        counts = counts.astype(object)  # keep Fractions exact
+    return np.cumsum(V, axis=0) / counts  # (n, dim)
+
+
+def causal_counter(n: int, e) -> np.ndarray:
+    """Proposition 1 (i): equal scores, value ``e`` at position 0 and 0 elsewhere, give ``o_t = e/(t+1)``.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    e : array_like, shape (dim,)
+        The beginning-of-sequence value (floats, or Fractions for exact arithmetic).
+
+    Returns
+    -------
+    ndarray, shape (n, dim)
+        ``o_t`` for ``t = 0..n-1``.
+
+    Examples
+    --------
+    >>> causal_counter(4, [1.0]).ravel().tolist()
+    [1.0, 0.5, 0.3333333333333333, 0.25]
+    """
+    n = check_positive_int("n", n)
+    e = np.asarray(e)
+    if e.ndim != 1 or e.size == 0:
+        raise PosKernelsError(f"e must be a nonempty vector; got shape {e.shape}")
+    V = np.zeros((n, e.size), dtype=e.dtype)  # (n, dim)
+    if e.dtype == object:
+        V[:] = 0  # integer zeros stay exact beside Fractions
+    V[0] = e
+    return causal_uniform_attention(V)
+
+
+def position_from_counter(o, e) -> np.ndarray:
+    """Recover positions from the counter's outputs: ``t = 1/<o_t, e> - 1`` (Proposition 1 (i), ``||e|| = 1``).
+
+    Parameters
+    ----------
+    o : array_like, shape (n, dim)
+        Outputs of :func:`causal_counter`.
+    e : array_like, shape (dim,)
+        The same unit vector.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> e = [F(3, 5), F(4, 5)]
+    >>> position_from_counter(causal_counter(3, e), e).tolist()
+    [Fraction(0, 1), Fraction(1, 1), Fraction(2, 1)]
+    """
+    o, e = np.asarray(o), np.asarray(e)
+    return 1 / (o @ e) - 1  # (n,)
+
+
+# --------------------------------------------------------------------------- E[max count] of a multinomial
+
+
+def _check_task(n, n_symbols, p_mark, exact: bool) -> tuple[int, int]:
+    n = check_positive_int("n (sequence length)", n)
+    if n < 2:
+        raise PosKernelsError(f"n must be >= 2 (at least one content token before the query); got {n}")
+    n_symbols = check_positive_int("n_symbols", n_symbols)
+    ok_type = isinstance(p_mark, Fraction | int) if exact else isinstance(p_mark, numbers.Real)
+    if isinstance(p_mark, bool) or not ok_type or not 0 <= p_mark <= 1:
+        kind = "a Fraction or int" if exact else "a number"
+        raise PosKernelsError(f"p_mark must be {kind} in [0, 1]; got {p_mark!r}")
+    return n, n_symbols
+
+
+def expected_max_count(K: int, n_symbols: int = 8) -> np.ndarray:
+    """``E[max_s c_s]`` for ``(c_s)`` multinomial with ``k`` draws over ``n_symbols`` equally likely symbols.
+
+    Parameters
+    ----------
+    K : int
+        Largest number of draws, >= 0.
+    n_symbols : int
+
+    Returns
+    -------
+    ndarray, shape (K + 1,)
+        Entry ``k`` is ``E[max count | k draws]``.
+
+    Notes
+    -----
+    ``E[max] = sum_{m >= 0} (1 - F(m, k))`` with ``F(m, k) = P(every count <= m)``.  ``F`` for ``s + t``
+    symbols comes from ``s`` and ``t`` symbols by splitting the ``k`` draws binomially:
+    ``F_{s+t}(m, k) = sum_i Binom(k, s/(s+t))(i) F_s(m, i) F_t(m, k - i)``.  Symbols are merged by
+    repeated doubling, so ``log2(n_symbols)`` merges of positive terms, each exact up to rounding.
+
+    Examples
+    --------
+    >>> expected_max_count(3, 2).round(6).tolist()
+    [0.0, 1.0, 1.5, 2.25]
+    """
+    K = int(K)
+    if K < 0:
+        raise PosKernelsError(f"K must be a nonnegative integer; got {K!r}")
+    n_symbols = check_positive_int("n_symbols", n_symbols)
+    m = np.arange(K + 1)  # (K+1,)
+
+    def merge(Fs, s, Ft, t):
+        q = s / (s + t)
+        r = np.arange(K + 1)
+        weights = binom.pmf(r[None, :], r[:, None], q)  # (K+1, K+1): [k, i] = Binom(k, q)(i)
+        out = np.empty_like(Fs)  # (m, k)
+        for k in range(K + 1):
+            out[:, k] = (Fs[:, : k + 1] * Ft[:, k::-1]) @ weights[k, : k + 1]
+        return out
+
+    one = (m[None, :] <= m[:, None]).astype(float)  # (m, k): F_1(m, k) = [k <= m]
+    acc, acc_s, power, power_s, left = None, 0, one, 1, n_symbols
+    while left:  # binary powering over the number of symbols
+        if left & 1:
+            acc, acc_s = (power, power_s) if acc is None else (merge(acc, acc_s, power, power_s), acc_s + power_s)
+        left >>= 1
+        if left:
+            power, power_s = merge(power, power_s, power, power_s), 2 * power_s
+    return (1.0 - acc).sum(axis=0)  # (K+1,): sum over m of P(max > m)
+
+
+def expected_max_count_exact(K: int, n_symbols: int = 8) -> list[Fraction]:
+    """Exact rational ``E[max_s c_s]`` for ``k = 0..K`` draws over ``n_symbols`` symbols, by integer counting.
+
+    ``N_s(m, k)``, the number of length-``k`` words over ``s`` symbols with every count ``<= m``, satisfies
+    ``N_{s+1}(m, k) = sum_i C(k, i) N_s(m, k - i)`` over ``i <= m``; ``F(m, k) = N(m, k)/n_symbols^k``.
+
+    Examples
+    --------
+    >>> [str(x) for x in expected_max_count_exact(3, 2)]
+    ['0', '1', '3/2', '9/4']
+    """
+    K = int(K)
+    if K < 0:
+        raise PosKernelsError(f"K must be a nonnegative integer; got {K!r}")
+    S = check_positive_int("n_symbols", n_symbols)
+    out = [Fraction(0)] * (K + 1)
+    for m in range(K):
+        N = [1 if r <= m else 0 for r in range(K + 1)]  # one symbol: N_1(m, r) = [r <= m]
+        for _ in range(S - 1):
+            N = [sum(math.comb(r, i) * N[r - i] for i in range(min(m, r) + 1)) for r in range(K + 1)]
+        for k in range(m + 1, K + 1):  # P(max > m) = 1 - N(m, k)/S^k, zero for k <= m
+            out[k] += 1 - Fraction(N[k], S**k)
+    return out
+
+
+# --------------------------------------------------------------------------- Proposition 1 (ii): the bag reader
+
+
+def bag_reader_accuracy(n: int, n_symbols: int = 8, p_mark: float = 0.1) -> float:
+    """Exact accuracy of the best multiset ("bag") reader on the cue task at length ``n``, by counting.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, >= 2 (``n - 1`` content tokens and the query).
+    n_symbols : int
+        Alphabet size of the content symbols.
+    p_mark : float
+        Probability that a content token is marked.
+
+    Returns
+    -------
+    float
+        ``sum_k P(M = k) E[max_s c_s | k] / k`` over the number ``M`` of marked tokens.
+
+    Notes
+    -----
+    Proposition 1 (ii): a head without positions sees a bag.  Given the bag, every ordering is equally
+    likely, so the most recent marked token is uniform among the ``M`` marked ones, and the best guess is
+    the most frequent marked symbol, right with probability ``max_s c_s / M``.  ``M`` is
+    Binomial(n - 1, p_mark), except that ``M = 0`` becomes ``M = 1`` (one forced mark), read with certainty.
+
+    Examples
+    --------
+    >>> round(bag_reader_accuracy(32), 3), round(bag_reader_accuracy(256), 3)
+    (0.547, 0.234)
+    """
+    n, n_symbols = _check_task(n, n_symbols, p_mark, exact=False)
+    L = n - 1  # content tokens
+    k = np.arange(L + 1)  # (L+1,)
+    pk = binom.pmf(k, L, float(p_mark))  # (L+1,): P(M = k) before the forced mark
+    emax = expected_max_count(L, n_symbols)  # (L+1,)
+    return float(pk[0] + (pk[1:] * emax[1:] / k[1:]).sum())
+
+
+def bag_reader_accuracy_exact(n: int, n_symbols: int = 8, p_mark=Fraction(1, 10)) -> Fraction:
+    """The same accuracy as :func:`bag_reader_accuracy`, as an exact rational (for small ``n``).
+
+    Examples
+    --------
+    >>> bag_reader_accuracy_exact(3, 2, Fraction(1, 2))
+    Fraction(15, 16)
+    """
+    n, n_symbols = _check_task(n, n_symbols, p_mark, exact=True)
+    L, p = n - 1, Fraction(p_mark)
+    emax = expected_max_count_exact(L, n_symbols)
+    pk = [math.comb(L, k) * p**k * (1 - p) ** (L - k) for k in range(L + 1)]
+    return pk[0] + sum(pk[k] * emax[k] / k for k in range(1, L + 1))

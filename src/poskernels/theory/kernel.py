@@ -1,0 +1,332 @@
+"""Position as a set of clocks: Proposition 2 (shift is a rotation) and Theorem 1 (the stationary kernel).
+
+The sinusoidal code ``p(m)`` of Definition 2 turns plane ``j`` by ``m omega_j``.  Proposition 2 says a
+shift of position is a block rotation ``R_omega(k)``; Theorem 1 says the inner product of two positions is
+the stationary kernel
+
+    kappa_d(Delta) = sum_j cos(Delta omega_j),
+
+that ``(2/d) kappa_d`` tends to the cosine-integral limit ``I_b`` as ``d`` grows, and that ``I_b`` is a
+logarithmic ruler: ``1 - (gamma + ln|Delta|)/ln b`` up to ``(2/|Delta| + Delta^2/(4 b^2))/ln b``.
+
+Every function here is pure NumPy/SciPy over arrays; the codes and rotations themselves live in
+:mod:`poskernels.encodings`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import sici
+
+from ..encodings import DEFAULT_BASE, omega, sinusoidal_code
+from ..errors import PosKernelsError, check_base, check_even_dimension, check_positive_int
+
+__all__ = [
+    "I_b",
+    "code_matrix",
+    "frequency_atoms",
+    "gram_matrix",
+    "kappa_d",
+    "max_column_cosine",
+    "min_code_distance",
+    "normalized_kernel",
+    "octave_cost",
+    "ruler",
+    "ruler_error_bound",
+    "shift_code",
+]
+
+
+def _offsets(delta, *, nonzero: bool = False) -> np.ndarray:
+    """Offsets as a float array; finite, and nonzero where the formula divides by ``|Delta|``."""
+    out = np.asarray(delta, dtype=float)
+    if not np.all(np.isfinite(out)):
+        raise PosKernelsError(f"offsets Delta must be finite numbers; got {delta!r}")
+    if nonzero and np.any(out == 0):
+        raise PosKernelsError(f"offsets Delta must be nonzero here (the ruler has ln|Delta|); got {delta!r}")
+    return out
+
+
+# --------------------------------------------------------------------------- Proposition 2
+
+
+def shift_code(p, k, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+    """Shift codes by ``k`` positions with the block rotation ``R_omega(k)`` (Proposition 2 (i)).
+
+    Parameters
+    ----------
+    p : array_like, shape (..., d)
+        Sinusoidal codes (or any vectors), planes as consecutive pairs, cosine first.
+    k : float
+        Shift.
+    d, b : int, float
+        Width and base of the code.
+
+    Returns
+    -------
+    ndarray, shape (..., d)
+        ``R_omega(k) p``, computed plane by plane without building the ``d x d`` matrix.
+
+    Notes
+    -----
+    Proposition 2: ``p(m + k) = R_omega(k) p(m)``; ``R_omega(k) R_omega(l) = R_omega(k + l)``;
+    ``||p(m)||^2 = d/2``; ``p`` is injective on the integers.
+
+    Examples
+    --------
+    >>> np.allclose(shift_code(sinusoidal_code(3, 8), 4, 8), sinusoidal_code(7, 8))
+    True
+    """
+    p = np.asarray(p, dtype=float)
+    d = check_even_dimension(d)
+    if p.shape[-1:] != (d,):
+        raise PosKernelsError(f"p must have shape (..., {d}); got shape {p.shape}")
+    ang = float(k) * omega(d, b)  # (d/2,)
+    c, s = np.cos(ang), np.sin(ang)  # (d/2,)
+    out = np.empty_like(p)  # (..., d)
+    out[..., 0::2] = c * p[..., 0::2] - s * p[..., 1::2]
+    out[..., 1::2] = s * p[..., 0::2] + c * p[..., 1::2]
+    return out
+
+
+def min_code_distance(W: int, d: int, b: float = DEFAULT_BASE) -> float:
+    """Smallest distance ``||p(m) - p(n)||`` between two distinct positions of ``0..W-1`` (Proposition 2 (iv)).
+
+    Parameters
+    ----------
+    W : int
+        Window length, >= 2.
+    d, b : int, float
+        Width and base of the code.
+
+    Returns
+    -------
+    float
+        ``min_{1 <= Delta < W} sqrt(d - 2 kappa_d(Delta))``, positive because the code is injective.
+
+    Notes
+    -----
+    ``||p(m) - p(n)||^2 = ||p(m)||^2 + ||p(n)||^2 - 2 <p(m), p(n)> = d - 2 kappa_d(n - m)`` by
+    Proposition 2 (iii) and Theorem 1 (i).  It shrinks as ``W`` grows: plane 0 comes back near its
+    start every ``2 pi`` positions, and then only the slower planes keep the two positions apart.
+
+    Examples
+    --------
+    >>> round(min_code_distance(64, 16), 3)
+    1.015
+    """
+    W = check_positive_int("W", W)
+    if W < 2:
+        raise PosKernelsError(f"W must be >= 2 to have two distinct positions; got {W}")
+    sq = d - 2.0 * kappa_d(np.arange(1, W), d, b)  # (W-1,)
+    return float(np.sqrt(max(sq.min(), 0.0)))
+
+
+# --------------------------------------------------------------------------- Theorem 1 (i)
+
+
+def kappa_d(delta, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+    """The stationary kernel ``kappa_d(Delta) = sum_j cos(Delta omega_j)`` (Theorem 1 (i)).
+
+    Parameters
+    ----------
+    delta : array_like, shape (...,)
+        Offsets ``n - m`` (any reals).
+    d, b : int, float
+        Width and base of the code.
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        ``<p(m), p(m + Delta)>``; equals ``d/2`` at ``Delta = 0``.
+
+    Examples
+    --------
+    >>> float(kappa_d(0, 16))
+    8.0
+    >>> np.allclose(kappa_d(5, 16), sinusoidal_code(2, 16) @ sinusoidal_code(7, 16))
+    True
+    """
+    delta = _offsets(delta)
+    w = omega(d, b)  # (d/2,)
+    return np.cos(delta[..., None] * w).sum(-1)  # (...,)
+
+
+def normalized_kernel(delta, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+    """``(2/d) kappa_d(Delta)``, the similarity of positions ``Delta`` apart on a 0..1 scale (Theorem 1).
+
+    This is the quantity the article's kernel table prints and ``numbers.json`` stores as ``thm1.kernel``.
+
+    Examples
+    --------
+    >>> normalized_kernel([1, 1024], 64).round(3).tolist()
+    [0.966, 0.263]
+    """
+    return 2.0 / check_even_dimension(d) * kappa_d(delta, d, b)
+
+
+def frequency_atoms(d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+    """The ``d`` equally likely values ``+-omega_j`` of the random frequency ``Omega_d`` (Theorem 1 (i)).
+
+    ``(2/d) kappa_d(Delta) = E cos(Delta Omega_d) = E exp(i Delta Omega_d)``: the normalized kernel is the
+    characteristic function of this law.
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        ``(omega_0, ..., omega_{d/2-1}, -omega_0, ..., -omega_{d/2-1})``.
+
+    Examples
+    --------
+    >>> frequency_atoms(4, 100).tolist()
+    [1.0, 0.1, -1.0, -0.1]
+    """
+    w = omega(d, b)  # (d/2,)
+    return np.concatenate([w, -w])  # (d,)
+
+
+def gram_matrix(positions, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+    """Gram matrix ``[kappa_d(m_k - m_i)]`` of the codes of some positions (Theorem 1 (i)).
+
+    Parameters
+    ----------
+    positions : array_like, shape (n,)
+    d, b : int, float
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        ``P P^T`` with ``P`` the codes stacked as rows; positive semidefinite, and Toeplitz when the
+        positions are evenly spaced.
+
+    Examples
+    --------
+    >>> gram_matrix([0, 1, 2], 4, 100).round(3)
+    array([[2.   , 1.535, 0.564],
+           [1.535, 2.   , 1.535],
+           [0.564, 1.535, 2.   ]])
+    """
+    m = _offsets(positions)
+    if m.ndim != 1:
+        raise PosKernelsError(f"positions must be one-dimensional; got shape {m.shape}")
+    return kappa_d(m[None, :] - m[:, None], d, b)  # (n, n)
+
+
+# --------------------------------------------------------------------------- Theorem 1 (ii)
+
+
+def I_b(delta, b: float = DEFAULT_BASE) -> np.ndarray:
+    """The cosine-integral limit ``I_b(Delta) = (Ci(|Delta|) - Ci(|Delta|/b)) / ln b`` (Theorem 1 (ii)).
+
+    Parameters
+    ----------
+    delta : array_like, shape (...,)
+        Offsets; ``I_b(0) = 1`` (the limit of ``(2/d) kappa_d(0) = 1``).
+    b : float
+        Base, > 1.
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        ``int_0^1 cos(Delta b^-u) du``, the limit of ``(2/d) kappa_d(Delta)`` as ``d -> infinity``.
+
+    Examples
+    --------
+    >>> I_b([1, 4, 1024]).round(3).tolist()
+    [0.974, 0.772, 0.185]
+    """
+    b = check_base(b)
+    x = np.abs(_offsets(delta))
+    safe = np.where(x == 0, 1.0, x)
+    ci_hi = sici(safe)[1]  # Ci(|Delta|)
+    ci_lo = sici(safe / b)[1]  # Ci(|Delta|/b)
+    return np.where(x == 0, 1.0, (ci_hi - ci_lo) / math.log(b))
+
+
+def ruler(delta, b: float = DEFAULT_BASE) -> np.ndarray:
+    """The logarithmic ruler ``1 - (gamma + ln|Delta|)/ln b`` (Theorem 1 (ii)).
+
+    Examples
+    --------
+    >>> ruler([1, 1024]).round(3).tolist()
+    [0.937, 0.185]
+    """
+    b = check_base(b)
+    x = np.abs(_offsets(delta, nonzero=True))
+    return 1.0 - (np.euler_gamma + np.log(x)) / math.log(b)
+
+
+def ruler_error_bound(delta, b: float = DEFAULT_BASE) -> np.ndarray:
+    """Bound on ``|I_b(Delta) - ruler(Delta)|``: ``(2/|Delta| + Delta^2/(4 b^2)) / ln b`` (Theorem 1 (ii)).
+
+    Examples
+    --------
+    >>> float(ruler_error_bound(64).round(4))
+    0.0034
+    """
+    b = check_base(b)
+    x = np.abs(_offsets(delta, nonzero=True))
+    return (2.0 / x + x**2 / (4.0 * b**2)) / math.log(b)
+
+
+def octave_cost(b: float = DEFAULT_BASE) -> float:
+    """Similarity lost per doubling of the offset on the ruler: ``ln 2 / ln b`` (Theorem 1 (ii)).
+
+    Examples
+    --------
+    >>> round(octave_cost(), 3)
+    0.075
+    """
+    return math.log(2.0) / math.log(check_base(b))
+
+
+# --------------------------------------------------------------------------- columns of P
+
+
+def code_matrix(W: int, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+    """The ``W x d`` matrix ``P`` whose row ``m`` is ``p(m)``, positions ``0..W-1``.
+
+    Examples
+    --------
+    >>> code_matrix(64, 16).shape
+    (64, 16)
+    """
+    W = check_positive_int("W", W)
+    return sinusoidal_code(np.arange(W), d, b)  # (W, d)
+
+
+def max_column_cosine(W: int, d: int = 16, b: float = DEFAULT_BASE) -> float:
+    """Largest ``|cos|`` between two distinct columns of the code matrix ``P`` over positions ``0..W-1``.
+
+    Parameters
+    ----------
+    W : int
+        Window length, >= 2 (at ``W = 1`` every sine column is zero).
+    d, b : int, float
+
+    Returns
+    -------
+    float
+        ``max_{k != l} |P[:, k] . P[:, l]| / (||P[:, k]|| ||P[:, l]||)``.
+
+    Notes
+    -----
+    ``P^T P`` is not diagonal: geometric frequencies are not integer harmonics, and a window is not a
+    period (the article's remark after Theorem 1).
+
+    Examples
+    --------
+    >>> round(max_column_cosine(4096), 3)
+    0.739
+    """
+    W = check_positive_int("W", W)
+    if W < 2:
+        raise PosKernelsError(f"W must be >= 2 (at W = 1 the sine columns are zero); got {W}")
+    P = code_matrix(W, d, b)  # (W, d)
+    G = P.T @ P  # (d, d)
+    norms = np.sqrt(np.diag(G))  # (d,)
+    C = np.abs(G / np.outer(norms, norms))  # (d, d)
+    np.fill_diagonal(C, 0.0)
+    return float(C.max())
