@@ -1,0 +1,346 @@
+"""Relative position in the score: Definition 3 (Shaw, T5) and Theorem 3 (ALiBi is a product kernel).
+
+A causal head scores the query at position ``t`` against keys ``j <= t``; the offset is ``r = t - j``.
+Shaw et al. add a learned vector ``a_min(r, K)`` to the key, T5 adds a learned scalar per bucket of
+``r``, and ALiBi subtracts ``s r``.  Theorem 3 reads ALiBi's weights as a Nadaraya-Watson smoother
+whose kernel is a content kernel times ``e^{-s r}``, and bounds the weight past any offset ``D``.
+
+Content scores in this module are indexed **by offset**: ``c[r]`` is the content score
+``q_t k_{t-r}^T / tau`` of the key ``r`` positions back, for ``r = 0..t``, so ``alpha[r]`` is the
+article's ``alpha_r``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..encodings import t5_bucket
+from ..errors import PosKernelsError, check_positive_int, check_positive_real
+
+__all__ = [
+    "alibi_horizon",
+    "alibi_offset_ratio_bound",
+    "alibi_tail_bound",
+    "alibi_tail_weight",
+    "alibi_time_kernel",
+    "alibi_weights",
+    "alibi_worst_tail_weight",
+    "shaw_scores",
+    "t5_bias",
+    "t5_bucket_ranges",
+    "t5_last_bucket_first_offset",
+    "t5_log_reach",
+]
+
+
+def _check_scores(c) -> np.ndarray:
+    c = np.asarray(c, dtype=float)
+    if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)):
+        raise PosKernelsError(f"content scores c must be a non-empty finite 1-d array (c[r], r = 0..t); got {c!r}")
+    return c
+
+
+def _check_nonneg_real(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise PosKernelsError(f"{name} must be a finite number >= 0; got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise PosKernelsError(f"{name} must be a finite number >= 0; got {value!r}")
+    return float(value)
+
+
+# --------------------------------------------------------------------------------------------------
+# Definition 3: T5 buckets and Shaw's clipped relative keys
+# --------------------------------------------------------------------------------------------------
+
+
+def _t5_causal_share(num_buckets: int, max_distance: int, bidirectional: bool) -> tuple[int, int]:
+    """(buckets on the causal side, exact buckets) as T5's bucket function splits them."""
+    num_buckets = check_positive_int("num_buckets", num_buckets)
+    check_positive_int("max_distance", max_distance)
+    side = num_buckets // 2 if bidirectional else num_buckets
+    if side < 2:
+        raise PosKernelsError(f"num_buckets must be >= {4 if bidirectional else 2}; got {num_buckets}")
+    max_exact = side // 2
+    if max_distance <= max_exact:
+        raise PosKernelsError(f"max_distance must exceed the exact range {max_exact}; got {max_distance}")
+    return side, max_exact
+
+
+def t5_last_bucket_first_offset(num_buckets: int = 32, max_distance: int = 128, bidirectional: bool = False) -> int:
+    """Definition 3 (T5): the first causal offset ``r`` that lands in the last bucket.
+
+    Every offset from this one on shares one learned scalar, so they are indistinguishable.
+    Found by scanning :func:`poskernels.encodings.t5_bucket` over ``r = 0..max_distance``
+    (``r = max_distance`` always lands in the last bucket).
+
+    Parameters
+    ----------
+    num_buckets, max_distance, bidirectional
+        As in :func:`poskernels.encodings.t5_bucket`; the article's T5 uses 32, 128, causal.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> t5_last_bucket_first_offset()
+    113
+    """
+    side, _ = _t5_causal_share(num_buckets, max_distance, bidirectional)
+    r = np.arange(max_distance + 1)  # (max_distance + 1,) causal offsets
+    buckets = t5_bucket(-r, num_buckets, max_distance, bidirectional)  # (max_distance + 1,)
+    return int(np.flatnonzero(buckets == side - 1)[0])
+
+
+def t5_log_reach(num_buckets: int = 32, max_distance: int = 128, bidirectional: bool = False) -> float:
+    """Definition 3 (T5): the real offset at which the logarithmic map reaches the last bucket.
+
+    T5's map is ``E + N ln(n/E) / ln(max_distance/E)`` with ``E`` exact buckets and ``N`` log-spaced
+    ones; it reaches the last bucket ``E + N - 1`` at ``n = E (max_distance/E)**((N-1)/N)``,
+    not at ``max_distance``.
+
+    Examples
+    --------
+    >>> round(t5_log_reach(), 1)  # 16 * 8**(15/16)
+    112.4
+    """
+    side, max_exact = _t5_causal_share(num_buckets, max_distance, bidirectional)
+    n_log = side - max_exact  # N: log-spaced buckets
+    # solve  E + N ln(n/E)/ln(M/E) = E + N - 1  for n
+    return max_exact * (max_distance / max_exact) ** ((n_log - 1) / n_log)
+
+
+def t5_bucket_ranges(num_buckets: int = 32, max_distance: int = 128) -> list[tuple[int, int, int | None]]:
+    """Definition 3 (T5): which causal offsets share each bucket, as ``(bucket, first r, last r)``.
+
+    The last bucket is open-ended (``last r`` is ``None``).
+
+    Examples
+    --------
+    >>> t5_bucket_ranges()[15:18]
+    [(15, 15, 15), (16, 16, 18), (17, 19, 20)]
+    >>> t5_bucket_ranges()[-1]
+    (31, 113, None)
+    """
+    side, _ = _t5_causal_share(num_buckets, max_distance, False)
+    r = np.arange(max_distance + 1)  # (max_distance + 1,)
+    buckets = t5_bucket(-r, num_buckets, max_distance)  # (max_distance + 1,)
+    out = []
+    for bucket in range(side):
+        members = r[buckets == bucket]
+        last = None if bucket == side - 1 else int(members[-1])
+        out.append((bucket, int(members[0]), last))
+    return out
+
+
+def t5_bias(n: int, beta, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+    """Definition 3 (T5): the causal score bias ``beta[bucket(t - j)]``, ``-inf`` above the diagonal.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    beta : array_like, shape (num_buckets,)
+        One learned scalar per bucket.
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        Row ``t`` is the query, column ``j`` the key.
+
+    Examples
+    --------
+    >>> t5_bias(3, np.arange(32.0)).tolist()
+    [[0.0, -inf, -inf], [1.0, 0.0, -inf], [2.0, 1.0, 0.0]]
+    """
+    n = check_positive_int("n", n)
+    beta = np.asarray(beta, dtype=float)
+    if beta.shape != (num_buckets,):
+        raise PosKernelsError(f"beta must have shape ({num_buckets},), one scalar per bucket; got {beta.shape}")
+    t = np.arange(n)
+    rel = t[None, :] - t[:, None]  # (n, n) key - query, T5's sign
+    bias = beta[t5_bucket(rel, num_buckets, max_distance)]  # (n, n)
+    return np.where(rel <= 0, bias, -np.inf)
+
+
+def shaw_scores(q, k, a, tau: float = 1.0) -> np.ndarray:
+    """Definition 3 (Shaw et al. 2018): causal scores ``q_t (k_j + a_min(t-j, K))^T / tau``.
+
+    Parameters
+    ----------
+    q, k : array_like, shape (n, d)
+        Queries and keys.
+    a : array_like, shape (K + 1, d)
+        Relative key vectors for clipped offsets ``0..K``.
+    tau : float
+        Temperature.
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        ``-inf`` above the diagonal.
+
+    Examples
+    --------
+    >>> q = k = np.eye(3)
+    >>> shaw_scores(q, k, np.ones((2, 3))).tolist()
+    [[2.0, -inf, -inf], [1.0, 2.0, -inf], [1.0, 1.0, 2.0]]
+    """
+    q, k, a = (np.asarray(x, dtype=float) for x in (q, k, a))
+    if q.ndim != 2 or q.shape != k.shape or a.ndim != 2 or a.shape[1] != q.shape[1] or a.shape[0] < 2:
+        raise PosKernelsError(
+            f"need q, k of shape (n, d) and a of shape (K + 1, d) with K >= 1; got {q.shape}, {k.shape}, {a.shape}"
+        )
+    tau = check_positive_real("tau", tau)
+    n, K = q.shape[0], a.shape[0] - 1
+    t = np.arange(n)
+    r = t[:, None] - t[None, :]  # (n, n) causal offset
+    rel = np.einsum("td,tjd->tj", q, a[np.clip(r, 0, K)])  # (n, n) q_t a_min(r,K)
+    scores = (q @ k.T + rel) / tau  # (n, n)
+    return np.where(r >= 0, scores, -np.inf)
+
+
+# --------------------------------------------------------------------------------------------------
+# Theorem 3: ALiBi is a product kernel
+# --------------------------------------------------------------------------------------------------
+
+
+def alibi_weights(c, s: float) -> np.ndarray:
+    """Theorem 3 (i): one causal ALiBi query's attention weights, the softmax of ``c_r - s r``.
+
+    Parameters
+    ----------
+    c : array_like, shape (t + 1,)
+        Content scores by offset: ``c[r] = q_t k_{t-r}^T / tau``.
+    s : float
+        ALiBi slope, > 0.
+
+    Returns
+    -------
+    ndarray, shape (t + 1,)
+        ``alpha[r]``, the weight on the key ``r`` positions back; sums to 1.
+
+    Notes
+    -----
+    ``alpha_r = e^{c_r} e^{-s r} / sum_r' e^{c_r'} e^{-s r'}``: a Nadaraya-Watson smoother whose
+    kernel is the content kernel ``e^{c}`` times the time kernel ``e^{-s r}``.
+
+    Examples
+    --------
+    >>> alibi_weights([0.0, 0.0, 0.0], np.log(2)).round(4).tolist()  # 1 : 1/2 : 1/4
+    [0.5714, 0.2857, 0.1429]
+    """
+    c = _check_scores(c)
+    s = check_positive_real("the ALiBi slope s", s)
+    logits = c - s * np.arange(c.size)  # (t + 1,)
+    w = np.exp(logits - logits.max())  # (t + 1,)
+    return w / w.sum()
+
+
+def alibi_time_kernel(positions, s: float) -> np.ndarray:
+    """Theorem 3 (i): the bidirectional time kernel ``e^{-s |t - j|}`` (Matern, smoothness 1/2).
+
+    Parameters
+    ----------
+    positions : array_like, shape (n,)
+        Positions (reals allowed).
+    s : float
+        Slope, > 0.
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        Its Gram matrix, positive semi-definite.
+
+    Examples
+    --------
+    >>> bool(np.linalg.eigvalsh(alibi_time_kernel(np.arange(50), 0.5)).min() > 0)
+    True
+    """
+    s = check_positive_real("the ALiBi slope s", s)
+    x = np.asarray(positions, dtype=float)
+    if x.ndim != 1 or not np.all(np.isfinite(x)):
+        raise PosKernelsError(f"positions must be a finite 1-d array; got {x!r}")
+    return np.exp(-s * np.abs(x[:, None] - x[None, :]))  # (n, n)
+
+
+def alibi_tail_weight(alpha, D: int) -> float:
+    """Total weight on offsets ``r >= D`` (the left side of Theorem 3 (ii)).
+
+    >>> alibi_tail_weight([0.5, 0.25, 0.25], 1)
+    0.5
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    D = _check_nonneg_real("the offset D", D)
+    return float(alpha[int(math.ceil(D)) :].sum())
+
+
+def alibi_tail_bound(W: float, s: float, D: float) -> float:
+    """Theorem 3 (ii): at every length, the weight on offsets ``r >= D`` is at most ``e^W e^{-sD}/(1 - e^{-s})``.
+
+    Parameters
+    ----------
+    W : float
+        Width of the interval holding the content scores, >= 0.
+    s : float
+        ALiBi slope, > 0.
+    D : float
+        Offset, >= 0.
+
+    Examples
+    --------
+    >>> [float(f"{alibi_tail_bound(20, 0.5, D):.3g}") for D in (40, 60, 80)]
+    [2.54, 0.000115, 5.24e-09]
+    """
+    W = _check_nonneg_real("the content width W", W)
+    s = check_positive_real("the ALiBi slope s", s)
+    D = _check_nonneg_real("the offset D", D)
+    return math.exp(W - s * D) / -math.expm1(-s)
+
+
+def alibi_offset_ratio_bound(W: float, s: float, r) -> np.ndarray:
+    """Theorem 3 (iii): ``alpha_r / alpha_0 <= e^{W - s r}`` for every offset ``r``.
+
+    Examples
+    --------
+    >>> alibi_offset_ratio_bound(20, 0.5, [0, 40, 60]).round(4).tolist()
+    [485165195.4098, 1.0, 0.0]
+    """
+    W = _check_nonneg_real("the content width W", W)
+    s = check_positive_real("the ALiBi slope s", s)
+    r = np.asarray(r, dtype=float)
+    if np.any(r < 0):
+        raise PosKernelsError(f"causal offsets r must be >= 0; got min {r.min()!r}")
+    return np.exp(W - s * r)
+
+
+def alibi_horizon(W: float, s: float) -> float:
+    """Theorem 3 (iii): the horizon ``W / s``; a key farther back gets less weight than the query's own position.
+
+    >>> alibi_horizon(20, 0.5)
+    40.0
+    """
+    W = _check_nonneg_real("the content width W", W)
+    s = check_positive_real("the ALiBi slope s", s)
+    return W / s
+
+
+def alibi_worst_tail_weight(W: float, s: float, D: int, n: int) -> float:
+    """The largest weight past ``D`` any content can buy at length ``n`` (how tight Theorem 3 (ii) is).
+
+    The tail fraction grows with ``c_r`` for ``r >= D`` and falls with ``c_r`` for ``r < D``, so the
+    worst content within width ``W`` is ``0`` on offsets below ``D`` and ``W`` from ``D`` on.
+
+    Examples
+    --------
+    >>> round(alibi_worst_tail_weight(20, 0.5, 40, 8192), 3)  # the bound, 2.54, is vacuous here
+    0.5
+    """
+    W = _check_nonneg_real("the content width W", W)
+    n = check_positive_int("n", n)
+    D = int(math.ceil(_check_nonneg_real("the offset D", D)))
+    c = np.where(np.arange(n) >= D, W, 0.0)  # (n,) worst content by offset
+    return alibi_tail_weight(alibi_weights(c, s), D)

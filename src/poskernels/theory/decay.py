@@ -1,0 +1,221 @@
+"""Proposition 4 (what long-term decay means): RoPE's envelope bound and its Monte Carlo facts.
+
+In complex form plane ``j`` of ``x`` is ``x_j = x_{2j} + i x_{2j+1}``; with ``h_j = conj(q_j) k_j``
+(:func:`poskernels.theory.rope.plane_products`) the offset score is
+``s(Delta) = Re sum_j h_j e^{i Delta theta_j}``.  Su et al.'s "long-term decay" is a bound on that
+sum by an envelope that falls with ``Delta`` on average (i); a key that matches its query decays as
+the stationary kernel (ii); a key unrelated to its query does not decay at all (iii), provided its
+planes are independent (the ``d = 4`` counterexample).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..encodings import DEFAULT_BASE, apply_rope, omega
+from ..errors import PosKernelsError, check_positive_int, check_positive_real
+
+__all__ = [
+    "counterexample_scores",
+    "counterexample_variance",
+    "decay_bound",
+    "decay_envelope",
+    "envelope_octave_means",
+    "matched_scores",
+    "offset_score_complex",
+    "unmatched_scores",
+]
+
+
+def offset_score_complex(h, Delta, theta) -> np.ndarray:
+    """``sum_j h_j e^{i Delta theta_j}``; its real part is the offset score (Proposition 4).
+
+    Parameters
+    ----------
+    h : array_like, shape (P,)
+        Complex coefficients.
+    Delta : array_like, any shape
+        Offsets (reals allowed).
+    theta : array_like, shape (P,)
+
+    Returns
+    -------
+    ndarray, complex, shape of ``Delta``
+
+    Examples
+    --------
+    >>> complex(offset_score_complex([1, 1j], 0.0, [1.0, 0.5]))
+    (1+1j)
+    """
+    h, theta = np.asarray(h, dtype=complex), np.asarray(theta, dtype=float)
+    if h.ndim != 1 or h.shape != theta.shape:
+        raise PosKernelsError(f"h and theta must be 1-d of one shape (P,); got {h.shape} and {theta.shape}")
+    Delta = np.asarray(Delta, dtype=float)
+    return (h * np.exp(1j * Delta[..., None] * theta)).sum(-1)  # Delta.shape
+
+
+def decay_envelope(Delta, theta) -> np.ndarray:
+    """Proposition 4 (i): the envelope ``sum_{j=1}^{d/2} |S_j|`` with ``S_j = sum_{l<j} e^{i Delta theta_l}``.
+
+    Parameters
+    ----------
+    Delta : array_like, any shape
+    theta : array_like, shape (d/2,)
+
+    Returns
+    -------
+    ndarray, shape of ``Delta``
+
+    Examples
+    --------
+    >>> float(decay_envelope(0, omega(8)))  # 1 + 2 + 3 + 4
+    10.0
+    """
+    theta = np.asarray(theta, dtype=float)
+    if theta.ndim != 1 or theta.size == 0:
+        raise PosKernelsError(f"theta must be a non-empty 1-d array; got shape {theta.shape}")
+    Delta = np.asarray(Delta, dtype=float)
+    S = np.cumsum(np.exp(1j * Delta[..., None] * theta), axis=-1)  # (..., d/2): S_1 .. S_{d/2}
+    return np.abs(S).sum(-1)
+
+
+def decay_bound(h, Delta, theta) -> np.ndarray:
+    """Proposition 4 (i): ``(max_j |h_{j+1} - h_j|) * envelope(Delta)``, with ``h_{d/2} = 0``.
+
+    >>> float(decay_bound([1.0, 1.0], 0.0, [1.0, 0.5]))  # max|diff| = 1, envelope = 1 + 2
+    3.0
+    """
+    h = np.asarray(h, dtype=complex)
+    steps = np.abs(np.diff(np.append(h, 0.0)))  # (d/2,) |h_{j+1} - h_j|, j = 0..d/2-1
+    return steps.max() * decay_envelope(Delta, theta)
+
+
+def envelope_octave_means(d: int = 128, b: float = DEFAULT_BASE, max_octave_start: int = 2048) -> dict[int, float]:
+    """Proposition 4's measurement: the envelope's mean over each octave ``[2^k, 2^{k+1} - 1]`` of offsets.
+
+    Parameters
+    ----------
+    d, b : int, float
+        Width and base of RoPE's frequencies ``theta_j = b**(-2j/d)``.
+    max_octave_start : int
+        Last octave start, a power of two.
+
+    Returns
+    -------
+    dict
+        ``{2^k: mean}`` for ``2^k = 1, 2, 4, ..., max_octave_start``.
+
+    Examples
+    --------
+    >>> means = envelope_octave_means(d=128)
+    >>> round(means[1]), round(means[2048])
+    (2018, 312)
+    """
+    theta = omega(d, b)  # (d/2,)
+    top = check_positive_int("max_octave_start", max_octave_start)
+    if top & (top - 1):
+        raise PosKernelsError(f"max_octave_start must be a power of two; got {max_octave_start!r}")
+    Delta = np.arange(1, 2 * top)  # (2 top - 1,) offsets 1 .. 2 top - 1
+    env = decay_envelope(Delta, theta)  # (2 top - 1,)
+    out, start = {}, 1
+    while start <= top:
+        out[start] = float(env[start - 1 : 2 * start - 1].mean())
+        start *= 2
+    return out
+
+
+def matched_scores(Delta, theta, sigma: float, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+    """Proposition 4 (ii) by sampling: ``<q, R_theta(Delta) q>`` for random ``q`` with ``E|q_j|^2 = sigma^2``.
+
+    Each plane of ``q`` is a Gaussian with its own random (non-isotropic) covariance of trace
+    ``sigma^2``: (ii) needs only the second moment, not rotation invariance.
+
+    Returns
+    -------
+    ndarray, shape (n_samples, Delta.size)
+        Same ``q`` draws at every offset; the mean over samples estimates ``sigma^2 kappa_d(Delta)``.
+
+    Examples
+    --------
+    >>> x = matched_scores([0, 5], omega(8), 1.0, 20_000, np.random.default_rng(0))
+    >>> x.shape, x.mean(0).round(1).tolist()  # kappa_8(0) = 4, kappa_8(5) = 3.16
+    ((20000, 2), [4.0, 3.2])
+    """
+    theta = np.asarray(theta, dtype=float)
+    sigma = check_positive_real("sigma", sigma)
+    n_samples = check_positive_int("n_samples", n_samples)
+    Delta = np.atleast_1d(np.asarray(Delta, dtype=float))  # (D,)
+    A = rng.normal(size=(theta.size, 2, 2))  # (d/2, 2, 2) per-plane mixing
+    A *= sigma / np.sqrt((A**2).sum(axis=(1, 2)))[:, None, None]  # trace(A A^T) = sigma^2
+    z = rng.normal(size=(n_samples, theta.size, 2))  # (N, d/2, 2)
+    q = np.einsum("jab,njb->nja", A, z).reshape(n_samples, -1)  # (N, d)
+    return np.stack([(q * _rotate(q, D, theta)).sum(-1) for D in Delta], -1)  # (N, D)
+
+
+def _rotate(x: np.ndarray, Delta: float, theta: np.ndarray) -> np.ndarray:
+    return apply_rope(x[:, None, :], [Delta], theta)[:, 0, :]  # (N, d)
+
+
+def unmatched_scores(Delta: float, theta, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+    """Proposition 4 (iii) by sampling: ``<q, R_theta(Delta) k>`` with ``k`` independent, rotation-invariant planes.
+
+    ``q`` is Gaussian with a random full covariance (its planes dependent); ``k``'s plane ``j`` is
+    ``r_j (cos u_j, sin u_j)`` with ``u_j`` uniform and ``r_j`` from a plane-specific gamma law, all
+    independent.  The law of the score should not depend on ``Delta``.
+
+    Returns
+    -------
+    ndarray, shape (n_samples,)
+
+    Examples
+    --------
+    >>> unmatched_scores(7.0, omega(8), 1000, np.random.default_rng(0)).shape
+    (1000,)
+    """
+    theta = np.asarray(theta, dtype=float)
+    n_samples = check_positive_int("n_samples", n_samples)
+    P = theta.size
+    C = rng.normal(size=(2 * P, 2 * P))  # (d, d) q's mixing, dependent planes
+    q = rng.normal(size=(n_samples, 2 * P)) @ C.T  # (N, d)
+    r = rng.gamma(shape=1.0 + np.arange(P), size=(n_samples, P))  # (N, d/2) radii
+    u = rng.uniform(0, 2 * np.pi, size=(n_samples, P))  # (N, d/2) angles
+    k = np.stack([r * np.cos(u), r * np.sin(u)], -1).reshape(n_samples, -1)  # (N, d)
+    return (q * _rotate(k, Delta, theta)).sum(-1)
+
+
+def counterexample_scores(Delta: float, theta, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+    """Proposition 4 (iii) needs independent planes: ``d = 4``, ``k_0 = k_1 = (cos b, sin b)``, ``q = (1, 0, 1, 0)``.
+
+    Each plane of ``k`` is rotation-invariant but the two turn together.
+
+    Returns
+    -------
+    ndarray, shape (n_samples,)
+        Scores ``<q, R_theta(Delta) k>``; their variance is :func:`counterexample_variance`.
+
+    Examples
+    --------
+    >>> round(float(counterexample_scores(0.0, omega(4), 50_000, np.random.default_rng(0)).var()), 1)
+    2.0
+    """
+    theta = np.asarray(theta, dtype=float)
+    if theta.shape != (2,):
+        raise PosKernelsError(f"the counterexample lives at d = 4: theta must have shape (2,); got {theta.shape}")
+    n_samples = check_positive_int("n_samples", n_samples)
+    beta = rng.uniform(0, 2 * np.pi, size=n_samples)  # (N,)
+    plane = np.stack([np.cos(beta), np.sin(beta)], -1)  # (N, 2)
+    k = np.concatenate([plane, plane], -1)  # (N, 4) k_0 = k_1
+    q = np.array([1.0, 0.0, 1.0, 0.0])  # (4,)
+    return _rotate(k, Delta, theta) @ q
+
+
+def counterexample_variance(Delta, theta) -> np.ndarray:
+    """Closed form: the counterexample's score has variance ``1 + cos(Delta (theta_0 - theta_1))``.
+
+    >>> counterexample_variance([0.0, np.pi / 0.99], omega(4)).round(6).tolist()
+    [2.0, 0.0]
+    """
+    theta = np.asarray(theta, dtype=float)
+    if theta.shape != (2,):
+        raise PosKernelsError(f"the counterexample lives at d = 4: theta must have shape (2,); got {theta.shape}")
+    return 1.0 + np.cos(np.asarray(Delta, dtype=float) * (theta[0] - theta[1]))
