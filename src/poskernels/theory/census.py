@@ -1,0 +1,257 @@
+"""Past the training window: Definition 5's maps seen per plane, and Theorem 5 (wavelength census and rescalings).
+
+Plane ``j`` of RoPE turns at ``theta_j = b**(-2j/d)`` radians per position; its wavelength is
+``lambda_j = 2 pi / theta_j``.  A head trained on offsets ``0..L-1`` has seen plane ``j`` only on the arc
+``[0, (L-1) theta_j]``; the maps of :mod:`poskernels.extension` (PI, NTK-aware, YaRN) pull test angles
+back into, or near, that arc.  Part (iv) bounds how far a score can stray between two trained offsets,
+with the constant ``sum_j theta_j**2``; Chen et al.'s stated constant ``d/(4 ln b)`` is too small.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..encodings import DEFAULT_BASE, omega
+from ..errors import PosKernelsError, check_base, check_even_dimension, check_kappa, check_positive_int
+from ..extension import extend
+from .decay import offset_score_complex
+
+__all__ = [
+    "CensusRow",
+    "ChenCounterexample",
+    "chen_constant",
+    "chen_counterexample",
+    "chen_ratio",
+    "chen_stated_bound",
+    "full_turn_planes",
+    "interpolation_bound",
+    "interpolation_error",
+    "pi_mapped_offsets",
+    "rescaling_factors",
+    "sum_theta_sq",
+    "wavelength_census",
+    "wavelengths",
+]
+
+
+def wavelengths(d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+    """Theorem 5: ``lambda_j = 2 pi / theta_j``, the positions plane ``j`` takes to turn once.
+
+    Returns
+    -------
+    ndarray, shape (d/2,)
+
+    Examples
+    --------
+    >>> wavelengths(16).round(1).tolist()
+    [6.3, 19.9, 62.8, 198.7, 628.3, 1986.9, 6283.2, 19869.2]
+    """
+    return 2 * math.pi / omega(d, b)  # (d/2,)
+
+
+def full_turn_planes(L: int, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+    """Theorem 5 (i): the planes that turn through a whole circle over offsets ``0..L-1``, ``(L-1) theta_j >= 2 pi``.
+
+    Returns
+    -------
+    ndarray of int
+        Plane indices; the page reports their count.
+
+    Examples
+    --------
+    >>> full_turn_planes(32, 16).tolist()
+    [0, 1]
+    """
+    L = check_positive_int("the training length L", L)
+    return np.flatnonzero((L - 1) * omega(d, b) >= 2 * math.pi)
+
+
+@dataclass(frozen=True)
+class CensusRow:
+    """One plane of the wavelength census (Theorem 5 (i)).
+
+    Attributes
+    ----------
+    plane : int
+    wavelength : float
+        ``lambda_j``.
+    turns : float
+        Turns over the training offsets, ``(L-1) theta_j / (2 pi)``.
+    full_turn : bool
+        Whether ``turns >= 1``: past ``L`` a plane with ``full_turn`` false shows angles never seen.
+    """
+
+    plane: int
+    wavelength: float
+    turns: float
+    full_turn: bool
+
+
+def wavelength_census(L: int, d: int, b: float = DEFAULT_BASE) -> list[CensusRow]:
+    """Theorem 5 (i): plane, wavelength, turns within the training offsets, and whether a turn completes.
+
+    Examples
+    --------
+    >>> [(r.plane, round(r.turns, 2), r.full_turn) for r in wavelength_census(32, 16)[:3]]
+    [(0, 4.93, True), (1, 1.56, True), (2, 0.49, False)]
+    """
+    L = check_positive_int("the training length L", L)
+    lam = wavelengths(d, b)  # (d/2,)
+    turns = (L - 1) / lam  # (d/2,)  (L-1) theta_j / 2 pi
+    return [CensusRow(j, float(lam[j]), float(turns[j]), bool(turns[j] >= 1)) for j in range(lam.size)]
+
+
+def rescaling_factors(name: str, d: int, b: float = DEFAULT_BASE, kappa: float = 4.0, L: int = 32) -> np.ndarray:
+    """Definition 5 per plane: the factor a map of :data:`poskernels.extension.MAPS` puts on ``theta_j``.
+
+    Examples
+    --------
+    >>> rescaling_factors("ntk", 16).round(3).tolist()
+    [1.0, 0.82, 0.673, 0.552, 0.453, 0.371, 0.305, 0.25]
+    >>> rescaling_factors("yarn", 16).round(3).tolist()[:3]
+    [0.349, 0.265, 0.25]
+    """
+    return extend(name, omega(d, b), kappa, L).factors  # (d/2,)
+
+
+def pi_mapped_offsets(L: int, kappa: float) -> np.ndarray:
+    """Theorem 5 (ii): PI's image ``Delta / kappa`` of the test offsets ``Delta = 0..kappa L - 1``.
+
+    All lie in ``[0, L - 1/kappa]``, within one position of the trained range.  The test length
+    ``L' = kappa L`` must be a whole number.
+
+    Examples
+    --------
+    >>> pi_mapped_offsets(4, 2).tolist()
+    [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
+    """
+    L = check_positive_int("the training length L", L)
+    kappa = check_kappa(kappa)
+    L_test = round(kappa * L)
+    if abs(L_test - kappa * L) > 1e-9 * kappa * L:
+        raise PosKernelsError(f"the test length kappa L must be a whole number; got kappa = {kappa!r}, L = {L!r}")
+    return np.arange(L_test) / kappa  # (kappa L,)
+
+
+def sum_theta_sq(d: int, b: float = DEFAULT_BASE) -> float:
+    """Theorem 5 (iv): ``sum_j theta_j**2 = (1 - b**-2) / (1 - b**(-4/d))``, a geometric sum.
+
+    Examples
+    --------
+    >>> round(sum_theta_sq(16), 4), round(sum_theta_sq(128), 4)
+    (1.1111, 3.9983)
+    """
+    d = check_even_dimension(d)
+    b = check_base(b)
+    return -math.expm1(-2 * math.log(b)) / -math.expm1(-4 * math.log(b) / d)
+
+
+def _check_interval(D1, D2, D) -> tuple[float, float, np.ndarray]:
+    D1, D2 = float(D1), float(D2)
+    D = np.asarray(D, dtype=float)
+    if not (math.isfinite(D1) and math.isfinite(D2) and D1 < D2):
+        raise PosKernelsError(f"need finite offsets D1 < D2; got D1 = {D1!r}, D2 = {D2!r}")
+    if np.any(D < D1) or np.any(D > D2):
+        raise PosKernelsError(f"Delta must lie in [D1, D2] = [{D1!r}, {D2!r}]; got {D!r}")
+    return D1, D2, D
+
+
+def interpolation_error(h, theta, D1: float, D2: float, D) -> np.ndarray:
+    """``|a(Delta) - l(Delta)|``: ``a = Re sum_j h_j e^{i Delta theta_j}`` against its chord between ``D1`` and ``D2``.
+
+    Examples
+    --------
+    >>> float(interpolation_error([1.0], [np.pi], 0, 2, 1.0))  # cos: chord at 1, curve at -1
+    2.0
+    """
+    D1, D2, D = _check_interval(D1, D2, D)
+    a1, a2, aD = (offset_score_complex(h, x, theta).real for x in (D1, D2, D))
+    chord = a1 + (a2 - a1) * (D - D1) / (D2 - D1)  # shape of D
+    return np.abs(aD - chord)
+
+
+def interpolation_bound(h, theta, D1: float, D2: float, D) -> np.ndarray:
+    """Theorem 5 (iv): ``|a - l| <= (1/2) (Delta - D1)(D2 - Delta) sum_j |h_j| theta_j**2``.
+
+    Examples
+    --------
+    >>> round(float(interpolation_bound([1.0], [np.pi], 0, 2, 1.0)), 4)  # pi^2 / 2
+    4.9348
+    """
+    D1, D2, D = _check_interval(D1, D2, D)
+    h, theta = np.asarray(h, dtype=complex), np.asarray(theta, dtype=float)
+    if h.ndim != 1 or h.shape != theta.shape:
+        raise PosKernelsError(f"h and theta must be 1-d of one shape (P,); got {h.shape} and {theta.shape}")
+    curvature = float((np.abs(h) * theta**2).sum())  # bound on |a''|
+    return 0.5 * (D - D1) * (D2 - D) * curvature
+
+
+def chen_constant(d: int, b: float = DEFAULT_BASE) -> float:
+    """Chen et al. (2023, Theorem 2.1)'s stated constant ``d / (4 ln b)`` in place of ``sum_j theta_j**2``.
+
+    >>> round(chen_constant(128), 4)
+    3.4744
+    """
+    d = check_even_dimension(d)
+    return d / (4 * math.log(check_base(b)))
+
+
+def chen_ratio(d: int, b: float = DEFAULT_BASE) -> float:
+    """How many times too small the stated constant is: ``sum_j theta_j**2 / (d / (4 ln b))``.
+
+    >>> round(chen_ratio(16), 2), round(chen_ratio(128), 2)
+    (2.56, 1.15)
+    """
+    return sum_theta_sq(d, b) / chen_constant(d, b)
+
+
+def chen_stated_bound(h_max: float, d: int, b: float, D1: float, D2: float, D) -> np.ndarray:
+    """Chen et al.'s stated bound ``(1/2)(Delta - D1)(D2 - Delta) max_j |h_j| d / (4 ln b)``.
+
+    >>> round(float(chen_stated_bound(1.0, 128, 1e4, 0, 1, 0.5)), 3)
+    0.434
+    """
+    D1, D2, D = _check_interval(D1, D2, D)
+    if not h_max >= 0:
+        raise PosKernelsError(f"h_max = max_j |h_j| must be >= 0; got {h_max!r}")
+    return 0.5 * (D - D1) * (D2 - D) * float(h_max) * chen_constant(d, b)
+
+
+@dataclass(frozen=True)
+class ChenCounterexample:
+    """Theorem 5 (iv) against Chen et al.'s constant at ``h_j = 1``, interval ``[0, 1]``, ``Delta = 1/2``.
+
+    Attributes
+    ----------
+    error : float
+        ``|a(1/2) - l(1/2)|``.
+    stated : float
+        Chen et al.'s bound, which ``error`` exceeds.
+    corrected : float
+        The bound with ``sum_j theta_j**2``, which holds.
+    """
+
+    error: float
+    stated: float
+    corrected: float
+
+
+def chen_counterexample(d: int = 128, b: float = DEFAULT_BASE) -> ChenCounterexample:
+    """The counterexample to the stated constant (Theorem 5 (iv), after Chen et al. 2023).
+
+    Examples
+    --------
+    >>> c = chen_counterexample()
+    >>> round(c.error, 3), round(c.stated, 3), round(c.corrected, 3)
+    (0.459, 0.434, 0.5)
+    """
+    theta = omega(d, b)  # (d/2,)
+    h = np.ones_like(theta)  # (d/2,)
+    return ChenCounterexample(
+        error=float(interpolation_error(h, theta, 0, 1, 0.5)),
+        stated=float(chen_stated_bound(1.0, d, b, 0, 1, 0.5)),
+        corrected=float(interpolation_bound(h, theta, 0, 1, 0.5)),
+    )
