@@ -239,10 +239,23 @@ def I_b(delta, b: float = DEFAULT_BASE) -> np.ndarray:
     """
     b = check_base(b)
     x = np.abs(_offsets(delta))
-    safe = np.where(x == 0, 1.0, x)
-    ci_hi = sici(safe)[1]  # Ci(|Delta|)
-    ci_lo = sici(safe / b)[1]  # Ci(|Delta|/b)
-    return np.where(x == 0, 1.0, (ci_hi - ci_lo) / math.log(b))
+    lnb = math.log(b)
+    big = x >= 1.0
+    safe = np.where(big, x, 1.0)
+    ci_hi, ci_lo = sici(safe)[1], sici(safe / b)[1]  # Ci(|Delta|), Ci(|Delta|/b)
+    # |Delta| < 1: Ci(x) = gamma + ln x + S(x) (DLMF 6.6.6), so the logs cancel by hand and I_b = 1 - O(Delta^2)
+    small = np.where(big, 0.0, x)
+    return np.where(big, (ci_hi - ci_lo) / lnb, 1.0 + (_ci_series(small) - _ci_series(small / b)) / lnb)
+
+
+def _ci_series(x: np.ndarray) -> np.ndarray:
+    """``Ci(x) - gamma - ln x = sum_k (-1)^k x^(2k) / (2k (2k)!)`` for ``0 <= x <= 1`` (12 terms: below 1e-30)."""
+    total = np.zeros_like(x)
+    term = np.ones_like(x)  # (-1)^k x^(2k) / (2k)!
+    for k in range(1, 13):
+        term = -term * x * x / ((2 * k - 1) * (2 * k))
+        total = total + term / (2 * k)
+    return total
 
 
 def ruler(delta, b: float = DEFAULT_BASE) -> np.ndarray:
