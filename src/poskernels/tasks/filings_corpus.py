@@ -1,0 +1,343 @@
+"""The synthetic filings corpus: MD&A sections, earnings-call excerpts and 8-K reports with company mentions.
+
+A filing names a parent company, its subsidiaries and its competitors in *bursts*, with long gaps between
+them in which it only refers back to "the company".  That is the article's finance case study ("Finance case
+study: which company was named last?"): the cue task of the tournament on documents shaped like filings.
+
+Everything is generated from a :class:`numpy.random.Generator`, so a seed fixes the corpus bit for bit; nothing
+is downloaded.  A filing is plain text plus its entity spans (character offsets), the same shape a user's own
+annotated documents take in JSONL (:mod:`poskernels.tasks.filings_jsonl`).
+
+How a filing is drawn (``FilingPlan`` holds the numbers):
+
+1. a kind (MD&A, earnings call, 8-K), a parent, 1 to 4 subsidiaries and 1 to 3 competitors, all distinct names,
+   at most :data:`MAX_COMPANIES` companies;
+2. a target length of about ``length_mean`` tokens and 2 or 3 bursts: the first opens the filing and names the
+   parent, the others start at uniformly drawn token offsets;
+3. each burst is 1 or 2 sentences that name companies (one to four each, the parent most often last); the text
+   between bursts is filler sentences that name none, added until the next burst's offset (or the target length)
+   is reached.  Defaults give the article's shape: median 198 tokens and 8 mentions, 41% far queries.
+
+Examples
+--------
+>>> import numpy as np
+>>> f = generate_filing(np.random.default_rng(0), "doc-0")
+>>> f.kind, len(f.mentions) >= 2, f.mentions[0].company == f.parent
+('8k', True, True)
+>>> m = f.mentions[0]
+>>> f.text[m.start:m.end] == m.company
+True
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import PosKernelsError, check_positive_int
+from . import filings_text as T
+
+__all__ = [
+    "MAX_COMPANIES",
+    "WORD_RE",
+    "Filing",
+    "FilingPlan",
+    "FilingsCorpus",
+    "Mention",
+    "LABORATORY_COMPANIES",
+    "LABORATORY_TEXT",
+    "generate_filing",
+    "laboratory_filing",
+    "synthetic_corpus",
+]
+
+#: Companies per filing are capped so their first-appearance labels fit the 8 symbols of the cue task.
+MAX_COMPANIES = 8
+
+#: A word: letters and digits, with inner ``. , ' & -`` kept ("8-K", "1,250", "99.1"); or one punctuation mark.
+WORD_RE = re.compile(r"[A-Za-z0-9]+(?:[.,'\u2019&-][A-Za-z0-9]+)*|[^\sA-Za-z0-9]")
+
+_SLOT_RE = re.compile(r"\{(\w+)\}")
+_COMPANY_SLOTS = {"P": "parent", "S": "subsidiary", "C": "competitor"}
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One entity span: ``text[start:end]`` names ``company`` (character offsets, end exclusive)."""
+
+    start: int
+    end: int
+    company: str
+
+
+@dataclass(frozen=True)
+class Filing:
+    """A document: its text and its company mentions, in order of position.
+
+    Attributes
+    ----------
+    doc_id : str
+        Identifier, unique within a corpus.
+    kind : str
+        ``"mdna"``, ``"earnings_call"``, ``"8k"``, or a user's own label.
+    text : str
+        The document.
+    mentions : tuple of Mention
+        Sorted, non-overlapping entity spans.
+    """
+
+    doc_id: str
+    kind: str
+    text: str
+    mentions: tuple[Mention, ...]
+
+    @property
+    def parent(self) -> str | None:
+        """The first company named (the filer, in the generated corpus)."""
+        return self.mentions[0].company if self.mentions else None
+
+
+@dataclass(frozen=True)
+class FilingPlan:
+    """The numbers that shape a generated filing (defaults reach the article's corpus shape).
+
+    Attributes
+    ----------
+    length_mean, length_sd : float
+        Target length in tokens, drawn normal and clipped to ``[length_min, length_max]``.
+    bursts : tuple of int
+        Number of bursts, drawn uniformly from ``range(*bursts)``.
+    burst_sentences : tuple of float
+        Probability that a burst has 1, 2, ... mention sentences.
+    burst_window : tuple of float
+        Later bursts start at offsets drawn uniformly in this fraction of the target length.
+    parent_weight : float
+        Weight of a mention sentence whose last company is the parent, against 1 for the others: filings name
+        their filer most, so the filer is most often the company named last.
+    """
+
+    length_mean: float = 190.0
+    length_sd: float = 45.0
+    length_min: int = 100
+    length_max: int = 330
+    bursts: tuple[int, int] = (2, 4)
+    burst_sentences: tuple[float, ...] = (0.5, 0.5)
+    burst_window: tuple[float, float] = (0.1, 0.9)
+    parent_weight: float = 10.0
+
+
+@dataclass(frozen=True)
+class FilingsCorpus:
+    """Training and held-out filings."""
+
+    train: tuple[Filing, ...]
+    test: tuple[Filing, ...]
+
+
+def _company_names(rng: np.random.Generator, k: int) -> list[str]:
+    """``k`` distinct multi-word names with distinct first words."""
+    firsts = rng.choice(len(T.FIRST_WORDS), size=k, replace=False)
+    names = []
+    for i in firsts:
+        name = f"{T.FIRST_WORDS[i]} {T.INDUSTRY_WORDS[rng.integers(len(T.INDUSTRY_WORDS))]}"
+        if rng.random() < 0.2:
+            name += f" {T.SUFFIXES[rng.integers(len(T.SUFFIXES))]}"
+        names.append(name)
+    return names
+
+
+def _plain_value(rng: np.random.Generator, slot: str) -> str:
+    if slot in ("pct", "pct2"):
+        return str(int(rng.integers(1, 40)))
+    if slot in ("amount", "amount2"):
+        return f"{int(rng.integers(5, 2500)):,}"
+    if slot == "year":
+        return str(int(rng.integers(2015, 2026)))
+    if slot == "day":
+        return str(int(rng.integers(1, 29)))
+    if slot == "count":
+        return str(int(rng.integers(1, 12)))
+    key = slot.rstrip("2")
+    values = T.SLOT_VALUES[key]
+    return values[rng.integers(len(values))]
+
+
+def _fill(template: str, rng: np.random.Generator, roles: dict[str, list[str]]) -> tuple[str, list[tuple]]:
+    """Fill one template: returns the sentence and its spans ``(start, end, company)`` relative to it."""
+    out, spans, used, pos = [], [], set(), 0
+    for match in _SLOT_RE.finditer(template):
+        out.append(template[pos : match.start()])
+        slot = match.group(1)
+        if slot in _COMPANY_SLOTS:
+            pool = [c for c in roles[_COMPANY_SLOTS[slot]] if c not in used]
+            company = pool[rng.integers(len(pool))]
+            used.add(company)
+            start = sum(len(p) for p in out)
+            spans.append((start, start + len(company), company))
+            out.append(company)
+        else:
+            out.append(_plain_value(rng, slot))
+        pos = match.end()
+    out.append(template[pos:])
+    return "".join(out), spans
+
+
+def _eligible(templates: tuple[str, ...], roles: dict[str, list[str]]) -> list[str]:
+    """Templates whose company slots the filing's cast can fill with distinct companies."""
+    keep = []
+    for t in templates:
+        slots = _SLOT_RE.findall(t)
+        if all(slots.count(s) <= len(roles[_COMPANY_SLOTS[s]]) for s in _COMPANY_SLOTS if s in slots):
+            keep.append(t)
+    return keep
+
+
+def _n_tokens(sentence: str, spans: list[tuple]) -> int:
+    """Tokens of a sentence: one per entity span, plus the words outside the spans."""
+    n, pos = len(spans), 0
+    for start, end, _ in spans:
+        n += len(WORD_RE.findall(sentence[pos:start]))
+        pos = end
+    return n + len(WORD_RE.findall(sentence[pos:]))
+
+
+def generate_filing(rng: np.random.Generator, doc_id: str, kind: str | None = None, plan: FilingPlan | None = None):
+    """Draw one synthetic filing.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The only source of randomness.
+    doc_id : str
+        Identifier stored in the filing.
+    kind : str, optional
+        ``"mdna"``, ``"earnings_call"`` or ``"8k"``; drawn uniformly if omitted.
+    plan : FilingPlan, optional
+        Length and burst structure (defaults: the article's corpus shape).
+
+    Returns
+    -------
+    Filing
+    """
+    plan = plan or FilingPlan()
+    if kind is None:
+        kind = T.KINDS[rng.integers(len(T.KINDS))]
+    elif kind not in T.KINDS:
+        raise PosKernelsError(f"unknown filing kind {kind!r}; accepted: {', '.join(T.KINDS)}")
+    n_sub, n_comp = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+    names = _company_names(rng, 1 + n_sub + n_comp)  # at most 1 + 4 + 3 = MAX_COMPANIES
+    roles = {"parent": names[:1], "subsidiary": names[1 : 1 + n_sub], "competitor": names[1 + n_sub :]}
+    target = int(np.clip(round(rng.normal(plan.length_mean, plan.length_sd)), plan.length_min, plan.length_max))
+    n_bursts = int(rng.integers(*plan.bursts))
+    starts = np.sort(rng.uniform(*plan.burst_window, size=n_bursts - 1) * target)  # (n_bursts - 1,) token offsets
+    mention_t, filler_t = _eligible(T.MENTION[kind], roles), T.FILLER[kind]
+    weight = np.array([plan.parent_weight if _SLOT_RE.findall(t)[-1] == "P" else 1.0 for t in mention_t])
+    # (len(mention_t),) sentences ending on the parent are drawn more often
+
+    sentences: list[tuple[str, list[tuple]]] = []
+    n_tok = 0
+
+    def emit(template: str) -> None:
+        nonlocal n_tok
+        sentence, spans = _fill(template, rng, roles)
+        sentences.append((sentence, spans))
+        n_tok += _n_tokens(sentence, spans)
+
+    fillers: list[str] = []  # a shuffled deck, so a filing repeats a filler only after using them all
+
+    def fill_until(limit: float) -> None:
+        while n_tok < limit:
+            if not fillers:
+                fillers.extend(filler_t[i] for i in rng.permutation(len(filler_t)))
+            emit(fillers.pop())
+
+    emit(T.OPENING[kind][rng.integers(len(T.OPENING[kind]))])
+    for burst in range(n_bursts):
+        if burst > 0:
+            fill_until(starts[burst - 1])
+        n_sent = 1 + int(rng.choice(len(plan.burst_sentences), p=plan.burst_sentences))
+        for _ in range(n_sent):
+            pick = rng.choice(len(mention_t), p=weight / weight.sum())
+            weight[pick] = 0.0 if (weight > 0).sum() > 1 else weight[pick]  # no mention sentence twice
+            emit(mention_t[pick])
+    fill_until(target)
+
+    text, mentions, offset = [], [], 0
+    for sentence, spans in sentences:
+        mentions.extend(Mention(offset + s, offset + e, c) for s, e, c in spans)
+        text.append(sentence)
+        offset += len(sentence) + 1
+    return Filing(doc_id=doc_id, kind=kind, text=" ".join(text), mentions=tuple(mentions))
+
+
+def synthetic_corpus(seed: int = 0, n_train: int = 300, n_test: int = 100, plan: FilingPlan | None = None):
+    """The corpus of the case study: ``n_train`` training and ``n_test`` held-out filings from one seed.
+
+    Parameters
+    ----------
+    seed : int
+        Seeds one :class:`numpy.random.Generator`; training filings are drawn first, then the test filings.
+    n_train, n_test : int
+        Sizes (the article: 300 and 100).
+    plan : FilingPlan, optional
+
+    Returns
+    -------
+    FilingsCorpus
+
+    Examples
+    --------
+    >>> c = synthetic_corpus(seed=0, n_train=3, n_test=2)
+    >>> [f.doc_id for f in c.train + c.test]
+    ['train-0000', 'train-0001', 'train-0002', 'test-0000', 'test-0001']
+    >>> c == synthetic_corpus(seed=0, n_train=3, n_test=2)
+    True
+    """
+    check_positive_int("n_train", n_train)
+    check_positive_int("n_test", n_test)
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise PosKernelsError(f"seed must be a non-negative integer; got {seed!r}")
+    rng = np.random.default_rng(seed)
+    train = tuple(generate_filing(rng, f"train-{i:04d}", plan=plan) for i in range(n_train))
+    test = tuple(generate_filing(rng, f"test-{i:04d}", plan=plan) for i in range(n_test))
+    return FilingsCorpus(train=train, test=test)
+
+
+#: The laboratory's filing, written by hand in the article's shape ("Finance case study"): Marrow Freight named six
+#: times, Dunmore Aerospace and Siskin Apparel once each, Fenwick Logistics at token 64 and never again, and 45
+#: tokens later "a result the company called disappointing"; 209 tokens.  It is in neither split of the corpus.
+LABORATORY_TEXT = (
+    "Marrow Freight is a holding company whose subsidiaries haul freight across North America. In the third quarter "
+    "Marrow Freight completed the acquisition of Dunmore Aerospace, which now operates as a subsidiary. Siskin "
+    "Apparel, the largest customer of Marrow Freight, renewed its three-year freight contract with Marrow Freight. "
+    "Marrow Freight reported revenue of 1,240 million, and Marrow Freight expects volumes to grow. Pricing pressure "
+    "from Fenwick Logistics reduced margins in the regional segment. Operating expenses rose 4 percent, mainly on "
+    "higher fuel and wages. Cash provided by operating activities was 212 million, and capital expenditures were 95 "
+    "million. Liquidity decreased during the quarter, a result the company called disappointing. The company repaid "
+    "60 million of borrowings under its revolving credit facility and remains in compliance with all covenants. "
+    "Backlog at the end of the quarter was 410 million. The company expects capital expenditures of approximately "
+    "120 million next year, weighted to the first half. The effective tax rate was 24 percent. Management believes "
+    "that existing cash and available credit will be sufficient to fund operations for at least the next twelve "
+    "months. Raw material costs were volatile, and the company passed most increases through to customers."
+)
+
+#: The companies the laboratory's filing names, in order of first appearance.
+LABORATORY_COMPANIES = ("Marrow Freight", "Dunmore Aerospace", "Siskin Apparel", "Fenwick Logistics")
+
+
+def laboratory_filing() -> Filing:
+    """The held-out filing of the laboratory (the article's "one held-out filing").
+
+    Its entity spans are found by searching the text for the four names, so no offset is typed by hand.
+
+    Examples
+    --------
+    >>> f = laboratory_filing()
+    >>> [m.company for m in f.mentions].count("Marrow Freight"), f.mentions[-1].company
+    (6, 'Fenwick Logistics')
+    """
+    pattern = re.compile("|".join(re.escape(name) for name in LABORATORY_COMPANIES))
+    mentions = tuple(Mention(m.start(), m.end(), m.group()) for m in pattern.finditer(LABORATORY_TEXT))
+    return Filing(doc_id="laboratory", kind="mdna", text=LABORATORY_TEXT, mentions=mentions)
