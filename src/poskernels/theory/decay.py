@@ -159,9 +159,9 @@ def _rotate(x: np.ndarray, Delta: float, theta: np.ndarray) -> np.ndarray:
 def unmatched_scores(Delta: float, theta, n_samples: int, rng: np.random.Generator) -> np.ndarray:
     """Proposition 4 (iii) by sampling: ``<q, R_theta(Delta) k>`` with ``k`` independent, rotation-invariant planes.
 
-    ``q`` is Gaussian with a random full covariance (its planes dependent); ``k``'s plane ``j`` is
-    ``r_j (cos u_j, sin u_j)`` with ``u_j`` uniform and ``r_j`` from a plane-specific gamma law, all
-    independent.  The law of the score should not depend on ``Delta``.
+    ``q`` is Gaussian with a fixed full covariance (running means of white noise: its planes dependent);
+    ``k``'s plane ``j`` is ``r_j (cos u_j, sin u_j)`` with ``u_j`` uniform and ``r_j`` from a plane-specific
+    gamma law, all independent.  The law of the score should not depend on ``Delta``.
 
     Returns
     -------
@@ -175,7 +175,7 @@ def unmatched_scores(Delta: float, theta, n_samples: int, rng: np.random.Generat
     theta = np.asarray(theta, dtype=float)
     n_samples = check_positive_int("n_samples", n_samples)
     P = theta.size
-    C = rng.normal(size=(2 * P, 2 * P))  # (d, d) q's mixing, dependent planes
+    C = np.tril(np.ones((2 * P, 2 * P))) / np.arange(1, 2 * P + 1)[:, None]  # (d, d) fixed mixing: dependent planes
     q = rng.normal(size=(n_samples, 2 * P)) @ C.T  # (N, d)
     r = rng.gamma(shape=1.0 + np.arange(P), size=(n_samples, P))  # (N, d/2) radii
     u = rng.uniform(0, 2 * np.pi, size=(n_samples, P))  # (N, d/2) angles
