@@ -162,9 +162,13 @@ def extend(name: str, theta, kappa, L, **options) -> Extension:
     >>> from poskernels.encodings import omega
     >>> extend("pi", omega(4), 2, 32).inv_freq
     array([0.5  , 0.005])
-    >>> extend("longrope?", omega(4), 2, 32)
+    >>> extend("longrope?", omega(4), 2, 32)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: unknown extension map 'longrope?'; accepted: none, ntk, pi, yarn
+    poskernels.errors.PosKernelsError: unknown extension map 'longrope?'; accepted: dynamic, ..., yarn_hf_untruncated
     """
     return MAPS[check_name("extension map", name, MAPS)](theta, kappa, L, **options)
+
+
+# The ecosystem's maps (dynamic NTK, reference YaRN, Llama 3, LongRoPE) register themselves into MAPS.
+from . import extension_ecosystem as _extension_ecosystem  # noqa: E402, F401

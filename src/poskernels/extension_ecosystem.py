@@ -1,0 +1,323 @@
+"""Context-extension maps beyond the article, as the ecosystem ships them; registered into :data:`MAPS`.
+
+Definition 5 names three maps (PI, NTK-aware, YaRN).  Released models use more, and use YaRN in a
+form that differs from the paper's.  This module adds, with the registry's signature
+``map(theta, kappa, L, **options) -> Extension`` and Hugging Face transformers' conventions
+(``attention_factor`` multiplies cos and sin):
+
+- ``dynamic``: dynamic NTK (emozilla 2023), NTK-aware scaling whose ratio follows the sequence length.
+- ``yarn_hf`` / ``yarn_hf_untruncated``: YaRN as the reference code (jquesnelle/yarn) and transformers
+  implement it: the ramp is linear in the *plane index* between the planes that make ``beta_fast`` and
+  ``beta_slow`` turns in ``L`` (``find_correction_dim``), rounded outward to whole planes unless
+  ``truncate`` is off (transformers' ``truncate`` option, used by gpt-oss).
+- ``llama3``: Llama 3.1's smoothing (Meta 2024): plane ``j`` unchanged when it makes at least
+  ``high_freq_factor`` turns in ``L``, divided by ``kappa`` below ``low_freq_factor`` turns, linear in
+  turns between.  It is the article's YaRN ramp with ``(alpha, beta) = (low, high)`` and no logit scale.
+- ``longrope``: LongRoPE (Ding et al. 2024; Phi-3): searched per-plane divisors, ``short_factor`` up to
+  the training length and ``long_factor`` past it, and ``sqrt(1 + ln s / ln L)`` on cos and sin.
+
+Where the two YaRN ramps differ
+-------------------------------
+Write ``t_j = L theta_j / (2 pi)`` for the turns plane ``j`` makes in the training window and ``gamma_j``
+for the weight on the trained frequency (1 = kept, 0 = divided by ``kappa``).  The paper and the article
+take ``gamma_j = (t_j - 1)/31`` on ``1 <= t_j <= 32``.  The reference code takes ``gamma_j = u_j``, linear
+in ``j``; since ``t_j`` is geometric in ``j``, ``t_j = 32**u_j``, so on the ramp the article's weight is
+``(32**u - 1)/31 <= u``.  The reference ramp keeps more of each middle plane's trained frequency; without
+truncation the gap peaks at ``u* = log_32(31 / ln 32)`` (``t = 8.9`` turns) with the value
+:func:`yarn_ramp_gap_max` ``= 0.376`` (independent of the model), a factor gap of ``0.376 (1 - 1/kappa)``.
+Truncation moves both ramp ends outward to whole planes and changes the figure per model; the census
+prints it per config (see :func:`compare_yarn_ramps`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import PosKernelsError, check_positive_real
+from .extension import MAPS, Extension, _check, yarn_ramp_turns
+
+__all__ = [
+    "compare_yarn_ramps",
+    "dynamic_ntk",
+    "llama3",
+    "longrope",
+    "yarn_hf",
+    "yarn_hf_untruncated",
+    "yarn_mscale",
+    "yarn_ramp_gap_max",
+    "yarn_ramp_index",
+]
+
+
+def _log_step(theta: np.ndarray) -> float:
+    """``ln(theta_0 / theta_1) = 2 ln b / d`` for geometric frequencies; raise for anything else."""
+    if theta.size < 2:
+        raise PosKernelsError(f"this map needs d >= 4 (two planes); got d = {2 * theta.size}")
+    steps = np.diff(np.log(theta))  # (d/2 - 1,)
+    if np.any(steps >= 0) or not np.allclose(steps, steps[0], rtol=1e-9, atol=0):
+        raise PosKernelsError(f"this map needs geometric frequencies theta_j = b**(-2j/d); got {theta!r}")
+    return float(-steps[0])
+
+
+def dynamic_ntk(theta, kappa, L, factor: float = 1.0) -> Extension:
+    """Dynamic NTK scaling at sequence length ``kappa L`` (transformers' ``"dynamic"``).
+
+    The base becomes ``b * (factor * kappa - (factor - 1))**(d/(d-2))``: at ``factor = 1`` it is
+    NTK-aware scaling (Theorem 5 (iii)) with the actual ratio ``kappa``; the config's ``factor`` steepens it.
+
+    Parameters
+    ----------
+    theta : ndarray, shape (d/2,)
+    kappa : float
+        Sequence length over ``L`` (``L`` is ``max_position_embeddings`` for this map).
+    L : int
+    factor : float, default 1.0
+        The config's ``rope_scaling.factor``.
+
+    Examples
+    --------
+    >>> from poskernels.encodings import omega
+    >>> dynamic_ntk(omega(16), 4, 32).factors.round(3)[[0, 1, 7]]
+    array([1.  , 0.82, 0.25])
+    >>> dynamic_ntk(omega(16), 1, 32, factor=8.0).factors.round(3)[[0, 7]]  # at L nothing moves
+    array([1., 1.])
+    """
+    theta, kappa, L = _check(theta, kappa, L)
+    factor = _check_factor("factor", factor)
+    if theta.size < 2:
+        raise PosKernelsError(f"dynamic NTK needs d >= 4 (two planes); got d = {2 * theta.size}")
+    d = 2 * theta.size
+    ratio = factor * kappa - (factor - 1.0)  # >= 1 since kappa, factor >= 1
+    j = np.arange(theta.size)  # (d/2,)
+    return Extension("dynamic", theta * ratio ** (-2.0 * j / (d - 2)), 1.0, theta)
+
+
+def yarn_ramp_index(theta, L, beta_fast: float = 32.0, beta_slow: float = 1.0, truncate: bool = True) -> np.ndarray:
+    """YaRN's ramp ``gamma_j`` as the reference code computes it: linear in the plane index.
+
+    ``find_correction_dim(r)`` is the (real) plane index whose turns ``L theta_j / (2 pi)`` equal ``r``,
+    ``ln(L theta_0 / (2 pi r)) / ln(theta_0 / theta_1)``.  The ramp runs from ``low`` (``r = beta_fast``) to
+    ``high`` (``r = beta_slow``), floored and ceiled when ``truncate``, clamped to ``[0, d - 1]`` (the
+    reference code's bound, with ``d`` the rotary width, not ``d/2 - 1``).  Returns the weight on the trained
+    frequency, ``1 - ramp``, so it compares with :func:`~poskernels.extension.yarn_ramp_turns`.
+
+    Examples
+    --------
+    >>> from poskernels.encodings import omega
+    >>> yarn_ramp_index(omega(16), 32).round(3)
+    array([1. , 0.5, 0. , 0. , 0. , 0. , 0. , 0. ])
+    >>> yarn_ramp_index(omega(16), 32, truncate=False).round(3)[:3]
+    array([1.   , 0.293, 0.   ])
+    """
+    theta = np.asarray(theta, dtype=float)
+    if not (beta_fast > beta_slow > 0):
+        raise PosKernelsError(f"YaRN needs beta_fast > beta_slow > 0; got beta_fast = {beta_fast!r}, "
+                              f"beta_slow = {beta_slow!r}")
+    step = _log_step(theta)
+    d = 2 * theta.size
+
+    def correction_dim(r):  # plane index where L theta_j / (2 pi) = r
+        return math.log(L * theta[0] / (2 * math.pi * r)) / step
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d - 1)
+    if low == high:
+        high += 0.001  # the reference code's guard against a zero-width ramp
+    ramp = np.clip((np.arange(theta.size) - low) / (high - low), 0.0, 1.0)  # (d/2,)  1 = interpolated
+    return 1.0 - ramp
+
+
+def yarn_mscale(kappa: float, mscale: float = 1.0) -> float:
+    """YaRN's attention factor ``0.1 mscale ln kappa + 1`` (1 for ``kappa <= 1``), on cos and sin.
+
+    >>> round(yarn_mscale(4), 4), yarn_mscale(1)
+    (1.1386, 1.0)
+    """
+    return 1.0 if kappa <= 1 else 0.1 * mscale * math.log(kappa) + 1.0
+
+
+def _check_factor(name: str, value, minimum: float = 1.0) -> float:
+    value = check_positive_real(name, value)
+    if value < minimum:
+        raise PosKernelsError(f"{name} must be >= {minimum:g}; got {value!r}")
+    return value
+
+
+def yarn_hf(
+    theta,
+    kappa,
+    L,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    mscale: float | None = None,
+    mscale_all_dim: float | None = None,
+    attention_factor: float | None = None,
+    truncate: bool = True,
+) -> Extension:
+    """YaRN as the reference code and transformers implement it (``rope_type = "yarn"``).
+
+    Plane ``j`` gets ``(1 - gamma_j) theta_j / kappa + gamma_j theta_j`` with ``gamma_j`` from
+    :func:`yarn_ramp_index`.  The attention factor is ``attention_factor`` if given, else
+    ``yarn_mscale(kappa, mscale) / yarn_mscale(kappa, mscale_all_dim)`` when both are given and non-zero
+    (DeepSeek's convention), else ``yarn_mscale(kappa)``.
+
+    Examples
+    --------
+    >>> from poskernels.encodings import omega
+    >>> e = yarn_hf(omega(128), 4, 4096)
+    >>> e.factors.round(3)[[0, 10, 20, 30, 40]], round(e.attention_factor, 4)
+    (array([1.   , 1.   , 1.   , 0.712, 0.423]), 1.1386)
+    >>> round(yarn_hf(omega(128), 4, 4096, mscale=0.707, mscale_all_dim=0.707).attention_factor, 4)
+    1.0
+    """
+    theta, kappa, L = _check(theta, kappa, L)
+    gamma = yarn_ramp_index(theta, L, beta_fast, beta_slow, truncate)  # (d/2,)
+    inv_freq = (1 - gamma) * theta / kappa + gamma * theta  # (d/2,)
+    if attention_factor is None:
+        if mscale and mscale_all_dim:
+            attention_factor = yarn_mscale(kappa, mscale) / yarn_mscale(kappa, mscale_all_dim)
+        else:
+            attention_factor = yarn_mscale(kappa)
+    attention_factor = check_positive_real("attention_factor", attention_factor)
+    return Extension("yarn_hf" if truncate else "yarn_hf_untruncated", inv_freq, attention_factor, theta)
+
+
+def yarn_hf_untruncated(theta, kappa, L, **options) -> Extension:
+    """:func:`yarn_hf` with ``truncate=False``: the ramp ends stay at the real correction dimensions.
+
+    >>> from poskernels.encodings import omega
+    >>> yarn_hf_untruncated(omega(16), 4, 32).factors.round(3)[:2]
+    array([1.  , 0.47])
+    """
+    if "truncate" in options:
+        raise PosKernelsError("yarn_hf_untruncated fixes truncate=False; use yarn_hf to choose it")
+    return yarn_hf(theta, kappa, L, truncate=False, **options)
+
+
+def llama3(theta, kappa, L, low_freq_factor: float = 1.0, high_freq_factor: float = 4.0) -> Extension:
+    """Llama 3.1's frequency smoothing (``rope_type = "llama3"``), ``kappa`` being its ``factor``.
+
+    With ``lambda_j = 2 pi / theta_j``: planes with ``lambda_j < L / high_freq_factor`` are kept, planes
+    with ``lambda_j > L / low_freq_factor`` are divided by ``kappa``, and between them the weight on the
+    trained frequency is ``(L / lambda_j - low) / (high - low)``, linear in turns: the article's YaRN ramp
+    with ``(alpha, beta) = (low, high)`` and no logit scale.
+
+    Examples
+    --------
+    >>> from poskernels.encodings import omega
+    >>> llama3(omega(128, 500000.0), 8, 8192).factors.round(3)[[0, 28, 29, 34, 35, 63]]
+    array([1.   , 1.   , 0.828, 0.19 , 0.125, 0.125])
+    """
+    theta, kappa, L = _check(theta, kappa, L)
+    low = check_positive_real("low_freq_factor", low_freq_factor)
+    high = check_positive_real("high_freq_factor", high_freq_factor)
+    if not high > low:
+        raise PosKernelsError(f"llama3 needs high_freq_factor > low_freq_factor; got {high!r} <= {low!r}")
+    wavelen = 2 * math.pi / theta  # (d/2,)
+    smooth = np.clip((L / wavelen - low) / (high - low), 0.0, 1.0)  # (d/2,)  weight on theta_j
+    inv_freq = (1 - smooth) * theta / kappa + smooth * theta
+    return Extension("llama3", inv_freq, 1.0, theta)
+
+
+def longrope(
+    theta,
+    kappa,
+    L,
+    short_factor=None,
+    long_factor=None,
+    factor: float | None = None,
+    attention_factor: float | None = None,
+) -> Extension:
+    """LongRoPE (``rope_type = "longrope"``): plane ``j`` divided by a searched ``short_factor[j]``/``long_factor[j]``.
+
+    The switch is on the sequence length ``kappa L``: ``long_factor`` past ``L`` (``kappa > 1``),
+    ``short_factor`` within it.  The attention factor is ``attention_factor`` if given, else
+    ``sqrt(1 + ln s / ln L)`` with ``s = factor`` (the config's ``max_position_embeddings / L``; defaults to
+    ``kappa``), 1 for ``s <= 1``.  Without lists the map reads as PI past ``L`` (``long_factor = kappa``)
+    and as the trained head within it (``short_factor = 1``); real models pass their searched lists.
+
+    Examples
+    --------
+    >>> from poskernels.encodings import omega
+    >>> e = longrope(omega(4), 32, 4096, short_factor=[1.0, 1.5], long_factor=[1.0, 40.0])
+    >>> e.factors.tolist(), round(e.attention_factor, 4)
+    ([1.0, 0.025], 1.1902)
+    >>> longrope(omega(4), 1, 4096, short_factor=[1.0, 1.5], long_factor=[1.0, 40.0], factor=32).factors.round(3)
+    array([1.   , 0.667])
+    """
+    theta, kappa, L = _check(theta, kappa, L)
+    use_long = kappa > 1.0
+    chosen, name = (long_factor, "long_factor") if use_long else (short_factor, "short_factor")
+    if chosen is None:
+        ext = np.full(theta.size, kappa if use_long else 1.0)  # (d/2,)
+    else:
+        ext = np.asarray(chosen, dtype=float)  # (d/2,)
+        if ext.shape != theta.shape or np.any(~np.isfinite(ext)) or np.any(ext <= 0):
+            raise PosKernelsError(
+                f"{name} must hold {theta.size} finite positive numbers (one per plane); got {chosen!r}"
+            )
+    s = kappa if factor is None else _check_factor("factor", factor)
+    if attention_factor is None:
+        attention_factor = 1.0 if s <= 1 else math.sqrt(1 + math.log(s) / math.log(L))
+    attention_factor = check_positive_real("attention_factor", attention_factor)
+    return Extension("longrope", theta / ext, attention_factor, theta)
+
+
+def yarn_ramp_gap_max() -> float:
+    """The largest gap between the reference and the article's YaRN weights, untruncated and dense planes.
+
+    ``max_u [u - (32**u - 1)/31] = log_32(31 / ln 32) - (31 / ln 32 - 1)/31``, at ``t = 31 / ln 32`` turns.
+
+    >>> round(yarn_ramp_gap_max(), 4)
+    0.3759
+    """
+    t = 31 / math.log(32)  # turns at the widest gap
+    return math.log(t) / math.log(32) - (t - 1) / 31
+
+
+def compare_yarn_ramps(theta, kappa, L, truncate: bool = True) -> dict:
+    """Where and by how much the reference YaRN (:func:`yarn_hf`) departs from the article's (Definition 5).
+
+    Returns
+    -------
+    dict
+        ``gamma_article``, ``gamma_reference`` (lists, one per plane), ``max_gap`` (largest
+        ``|gamma_ref - gamma_article|``), ``plane`` (where), ``factor_gap`` (the same gap in per-plane factor,
+        ``max_gap (1 - 1/kappa)``), ``planes_differing`` (count with a gap above ``1e-9``).
+
+    Examples
+    --------
+    >>> from poskernels.encodings import omega
+    >>> c = compare_yarn_ramps(omega(128, 1e6), 4, 32768)
+    >>> round(c["max_gap"], 3), c["plane"], c["planes_differing"]
+    (0.361, 30, 16)
+    """
+    theta, kappa, L = _check(theta, kappa, L)
+    g_art = yarn_ramp_turns(theta, L)  # (d/2,)  alpha = 1, beta = 32
+    g_ref = yarn_ramp_index(theta, L, truncate=truncate)  # (d/2,)
+    gap = np.abs(g_ref - g_art)  # (d/2,)
+    j = int(np.argmax(gap))
+    return {
+        "gamma_article": g_art.tolist(),
+        "gamma_reference": g_ref.tolist(),
+        "max_gap": float(gap[j]),
+        "plane": j,
+        "factor_gap": float(gap[j] * (1 - 1 / kappa)),
+        "planes_differing": int(np.sum(gap > 1e-9)),
+    }
+
+
+# Registered here so that importing poskernels.extension brings every map (extension.py imports this module).
+MAPS.update(
+    {
+        "dynamic": dynamic_ntk,
+        "yarn_hf": yarn_hf,
+        "yarn_hf_untruncated": yarn_hf_untruncated,
+        "llama3": llama3,
+        "longrope": longrope,
+    }
+)
