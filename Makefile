@@ -24,6 +24,7 @@ lint: $(TSTAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
 
 test: $(TSTAMP) lint
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	$(PY) -m pytest -q
 
 bench: $(TSTAMP)

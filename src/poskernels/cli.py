@@ -16,6 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .errors import PosKernelsError
+from .lab import figures as _lab_figures
+from .lab import payload as _lab_payload
+from .lab import server as _lab_server
 
 __all__ = ["COMMANDS", "main", "write_json_atomic"]
 
@@ -82,7 +85,7 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 
 #: Extra writers run after ``numbers.json`` (payload, figures): ``hook(ctx, out_dir)``.
-_REPRODUCE_WRITERS: list[Callable] = []
+_REPRODUCE_WRITERS: list[Callable] = [_lab_payload.write_payload, _lab_figures.write_figures]
 
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "reproduce": (
@@ -90,6 +93,7 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
         _reproduce_args,
         _reproduce,
     ),
+    "lab": ("serve the laboratory (Figures A and B) on 127.0.0.1", _lab_server.add_arguments, _lab_server.run),
 }
 
 

@@ -1,0 +1,178 @@
+"""Static figures (PNG, matplotlib) that ``poskernels reproduce`` writes beside ``numbers.json``.
+
+Each figure is drawn from the same payload the interactive page reads (:func:`poskernels.lab.viz_payload`),
+so a PNG and the page cannot disagree.  A figure whose data are absent from the payload is skipped with a
+message saying which and why.  Drawing uses matplotlib's object API with the Agg canvas: no pyplot state,
+no display needed.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> from poskernels.lab import viz_payload
+>>> out = pathlib.Path(tempfile.mkdtemp())
+>>> written, skipped = draw_figures(viz_payload({}), out)
+>>> [p.name for p in written], sorted(skipped)
+(['kernel_ruler.png'], ['filing_readers', 'rope_rescaled_scores', 'tournament_accuracy'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["FIGURES", "draw_figures", "write_figures"]
+
+_COLORS = {
+    "nope": "#7f7f7f", "sinusoidal": "#e69f00", "learned": "#cc79a7", "rope": "#0072b2", "alibi": "#009e73",
+    "rope_pi": "#56b4e9", "rope_ntk": "#d55e00", "rope_yarn": "#7a5195", "t5": "#999933", "shaw": "#444444",
+}  # fmt: skip
+_DIM_COLORS = ["#e69f00", "#009e73", "#0072b2"]
+
+
+def _figure(width=7.0, height=3.8):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=120, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _kernel_ruler(p: dict):
+    part = p["ruler"]
+    fig = _figure()
+    ax = fig.add_subplot()
+    for i, d in enumerate(part["dims"]):
+        ax.plot(part["offsets"], part["kernel"][d], color=_DIM_COLORS[i % 3], lw=1.2, label=f"d = {d}")
+    ax.plot(part["offsets"], part["limit"], color="black", lw=2, label="limit $I_b(\\Delta)$")
+    ax.plot(
+        part["offsets"], part["ruler"], color="#7f7f7f", lw=1.5, ls="--", label="ruler $1-(\\gamma+\\ln\\Delta)/\\ln b$"
+    )
+    ax.set_xscale("log")
+    ax.set_xlim(part["x"]["min"], part["x"]["max"])
+    ax.set_ylim(part["y"]["min"], part["y"]["max"])
+    ax.set_xticks(part["x"]["ticks"], [f"{t:g}" for t in part["x"]["ticks"]])
+    ax.set_xlabel(part["x"]["label"])
+    ax.set_ylabel(part["y"]["label"])
+    ax.set_title("Theorem 1: the kernel at three dimensions against its cosine-integral limit", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper right")
+    return fig, ("ruler",)
+
+
+def _tournament_accuracy(p: dict):
+    part = p["readouts"]
+    lengths = part["lengths"]
+    fig = _figure()
+    ax = fig.add_subplot()
+    for r in part["readers"]:
+        acc = part["accuracy"].get(r["key"]) or part["rescaled"].get(r["key"], {})
+        xs = [int(n) for n in lengths if acc.get(n) is not None]
+        ys = [acc[n] for n in lengths if acc.get(n) is not None]
+        ls = "--" if r["key"].startswith("rope_") else "-"
+        ax.plot(xs, ys, marker="o", ls=ls, color=_COLORS.get(r["key"], "#333"), label=r["label"])
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([int(n) for n in lengths], lengths)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("test length n (trained at 32)")
+    ax.set_ylabel("accuracy (mean of seeds)")
+    ax.set_title("The length tournament: accuracy against test length", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7.5, loc="lower left", ncol=2)
+    return fig, ("readouts",)
+
+
+def _rope_rescaled_scores(p: dict):
+    part = p["scores"]
+    keys = [r for r in part["readers"] if r["key"] == "rope" or r["key"].startswith("rope_")]
+    if not keys:
+        raise LookupError("the payload's scores have no RoPE reader")
+    fig = _figure()
+    ax = fig.add_subplot()
+    ax.axvspan(0, part["window"] - 1, color="#f0f0e8", label="training offsets")
+    for r in keys:
+        ys = [float("nan") if v is None else v for v in part["scores"][r["key"]]]
+        ax.plot(part["offsets"], ys, color=_COLORS.get(r["key"], "#333"), lw=2 if r["key"] == "rope" else 1.3,
+                label=r["label"])  # fmt: skip
+    ax.axhline(0, color="#bbb", lw=0.8)
+    ax.set_xlim(part["x"]["min"], part["x"]["max"])
+    ax.set_ylim(part["y"]["min"], part["y"]["max"])
+    ax.set_xlabel(part["x"]["label"])
+    ax.set_ylabel(part["y"]["label"])
+    ax.set_title("RoPE's learned score against offset, read as trained and with each rescaling", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig, ("scores",)
+
+
+def _filing_readers(p: dict):
+    import numpy as np
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    part = p["filing"]
+    rows = [("truth", part["truth"])]
+    for r in part["readers"]:
+        for s in part["seeds"]:
+            rows.append((f"{r['label']}, seed {s}", part["answers"][r["key"]][s]))
+    grid = np.array([[np.nan if a is None else a for a in row] for _, row in rows], dtype=float)  # (rows, n)
+    palette = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9", "#7a5195", "#999933"]
+    k = len(part["companies"])
+    fig = _figure(9.0, 0.22 * len(rows) + 1.6)
+    ax = fig.add_subplot()
+    ax.imshow(grid, aspect="auto", interpolation="nearest", cmap=ListedColormap(palette[:k]), vmin=-0.5, vmax=k - 0.5)
+    ax.set_yticks(range(len(rows)), [name for name, _ in rows], fontsize=6.5)
+    ax.set_xlabel("token position in the filing")
+    ax.set_title("Which company was named last? Every reader's answer at every position", fontsize=10)
+    handles = [Patch(color=palette[i], label=c) for i, c in enumerate(part["companies"])]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig, ("filing",)
+
+
+#: Figure name -> drawer(payload) -> (matplotlib Figure, payload parts it needs).
+FIGURES: dict[str, Callable] = {
+    "kernel_ruler": _kernel_ruler,
+    "tournament_accuracy": _tournament_accuracy,
+    "rope_rescaled_scores": _rope_rescaled_scores,
+    "filing_readers": _filing_readers,
+}
+
+_NEEDS = {"kernel_ruler": "ruler", "tournament_accuracy": "readouts", "rope_rescaled_scores": "scores",
+          "filing_readers": "filing"}  # fmt: skip
+
+
+def draw_figures(payload: dict, out_dir) -> tuple[list[Path], dict[str, str]]:
+    """Draw every figure of :data:`FIGURES` whose data are present into ``out_dir``.
+
+    Returns
+    -------
+    written : list of Path
+        The PNGs written.
+    skipped : dict
+        Figure name -> why it was skipped (its payload part is absent).
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written, skipped = [], {}
+    for name, drawer in FIGURES.items():
+        need = payload.get(_NEEDS[name], {"absent": "no such part"})
+        if "absent" in need:
+            skipped[name] = f"payload part '{_NEEDS[name]}' is absent: {need['absent']}"
+            continue
+        fig, _ = drawer(payload)
+        path = out_dir / f"{name}.png"
+        fig.savefig(path, metadata={"Software": None})
+        written.append(path)
+    return written, skipped
+
+
+def write_figures(ctx, out_dir) -> list[Path]:
+    """``reproduce``'s writer hook: ``OUT/figures/*.png``, with a line for each figure skipped and why."""
+    from .payload import viz_payload
+
+    written, skipped = draw_figures(viz_payload(ctx), Path(out_dir) / "figures")
+    for name, why in skipped.items():
+        print(f"[figures] skipped {name}.png: {why}")
+    if written:
+        print(f"[figures] wrote {', '.join(str(p) for p in written)}")
+    return written

@@ -1,0 +1,380 @@
+"""The laboratory's payload: one JSON-ready dict holding everything Figure A and Figure B draw.
+
+Figure A (clocks and kernels) and Figure B (past the training window) are drawn by small JavaScript modules
+that turn numbers into pixels and compute nothing else; every number, axis limit and caption they use is in
+the dict :func:`viz_payload` returns.  One source of truth: each number comes from a package function
+(:mod:`poskernels.encodings`, :mod:`poskernels.extension`, :mod:`poskernels.theory`, the head API) or from
+``numbers.json`` as the page sections compute it.  Nothing is typed in here but the figure's own layout
+choices (which dimensions the ruler shows, how far the sliders reach, the log grid of offsets).
+
+Floats are rounded to the precision the page shows (:data:`PRECISION`), so the committed copy
+(``lab/static/payload.json``, :data:`PAYLOAD_PATH`) can be required to equal ``viz_payload()`` exactly.
+
+Parts whose source has not been computed (a trained section left out, a module not present) are still in
+the payload, as ``{"absent": "<why>"}``; the page says so in place of the view.
+
+Examples
+--------
+>>> p = viz_payload({})  # no numbers.json at all: the untrained views still draw
+>>> p["clocks"]["readout"][7]  # <p(3), p(10)> / (d/2) at d = 16, the article's Figure A readout
+0.737
+>>> sorted(k for k, v in p.items() if isinstance(v, dict) and "absent" in v)
+['drift', 'filing', 'readouts', 'scores']
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import encodings
+from ..extension import MAPS
+from . import captions, trained
+
+__all__ = ["PAYLOAD_KEYS", "PAYLOAD_PATH", "PARTS", "PRECISION", "Part", "viz_payload", "write_payload"]
+
+#: The committed payload, shipped inside the package beside the page that reads it.
+PAYLOAD_PATH = Path(__file__).parent / "static" / "payload.json"
+
+#: Top-level keys of ``numbers.json`` the payload reads (the sections it needs computed).
+PAYLOAD_KEYS = ("thm1", "thm5", "tournament", "rescaled", "rebound", "filings")
+
+#: Decimals the page shows, by kind of number (frequencies keep 6 significant digits instead).
+PRECISION = {"kernel": 3, "accuracy": 3, "score": 2, "factor": 3, "wavelength": 1, "offset": 0}
+
+# The figures' layout choices (not results): the head's width and base, how far the sliders reach, where
+# they start (the article's Figure A shows m = 3, n = 10), the ruler's dimensions and offsets.
+D, B = 16, encodings.DEFAULT_BASE
+L_TRAIN = 32
+SLIDER_MAX = 255  # one less than the tournament's longest test length
+SLIDER_START = (3, 10)
+RULER_DIMS = (64, 512, 8192)
+RULER_MAX_OFFSET = 4096
+RULER_POINTS = 241
+KAPPAS = (2, 4, 8)  # kappa = n / L for the test lengths 64, 128, 256
+ARTICLE_MAPS = ("pi", "ntk", "yarn")  # Definition 5's maps, in the article's order (MAPS may hold more)
+
+
+class Absent(Exception):
+    """A part's source is missing; the message says which and how to get it."""
+
+
+def _rnd(x, kind: str):
+    """Round a number (or nested list/array) to the page's precision; NaN and inf become ``None``."""
+    if isinstance(x, dict):
+        return {str(k): _rnd(v, kind) for k, v in x.items()}
+    if isinstance(x, list | tuple | np.ndarray):
+        return [_rnd(v, kind) for v in x]
+    if x is None:
+        return None
+    x = float(x)
+    if not math.isfinite(x):
+        return None
+    return round(x, PRECISION[kind]) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def _sig(x, digits: int = 6) -> float:
+    """Round to ``digits`` significant digits (frequencies span four decades)."""
+    x = float(x)
+    return 0.0 if x == 0 else round(x, digits - 1 - int(math.floor(math.log10(abs(x)))))
+
+
+def _flat(values) -> np.ndarray:
+    out = []
+    for v in values if isinstance(values, list | tuple) else [values]:
+        out.extend(_flat(v) if isinstance(v, list | tuple) else [v])
+    return np.asarray([x for x in out if x is not None], dtype=float)
+
+
+def _axis(values, step: float, label: str, ticks=None, log: bool = False) -> dict:
+    """An axis the page draws as given: limits (the data's range widened outward to multiples of ``step``),
+    tick positions and a label."""
+    v = _flat(values)
+    lo, hi = math.floor(v.min() / step) * step, math.ceil(v.max() / step) * step
+    if ticks is None:
+        ticks = np.arange(lo, hi + step / 2, step)
+    return {
+        "min": round(lo, 6) + 0.0,
+        "max": round(hi, 6) + 0.0,
+        "log": log,
+        "ticks": [round(float(t), 6) + 0.0 for t in ticks],
+        "label": label,
+    }
+
+
+def _need(numbers: dict, *path: str):
+    """``numbers[path[0]][path[1]]...``, or :class:`Absent` naming the missing key."""
+    node = numbers
+    for i, key in enumerate(path):
+        if not isinstance(node, dict) or key not in node:
+            where = ".".join(path[: i + 1])
+            raise Absent(f"numbers.json has no '{where}' (run `poskernels reproduce` with that section)")
+        node = node[key]
+    return node
+
+
+def _module(name: str):
+    """Import an optional module of the package; :class:`Absent` if that module does not exist (yet)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name is not None and name.startswith(err.name):
+            raise Absent(f"module {name} is not in this installation") from None
+        raise
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Where a part's numbers come from: ``numbers.json`` so far, and the cache of trained heads."""
+
+    numbers: dict
+    cache_dir: Path | None
+
+
+# --------------------------------------------------------------------------- Figure A
+
+
+def _clocks(src: Sources) -> dict:
+    # Definition 2: plane j turns at omega_j; Theorem 1 (i): <p(m), p(n)> / (d/2) = (2/d) kappa_d(n - m)
+    delta = np.arange(SLIDER_MAX + 1)  # (SLIDER_MAX + 1,)  offsets |n - m| the sliders can make
+    p = encodings.sinusoidal_code(np.concatenate([[0], delta]), D, B)  # (SLIDER_MAX + 2, d)
+    readout = p[1:] @ p[0] / (D / 2)  # (SLIDER_MAX + 1,)
+    part = {
+        "d": D,
+        "b": B,
+        "omega": [_sig(w) for w in encodings.omega(D, B)],
+        "positions": {"min": 0, "max": SLIDER_MAX, "m": SLIDER_START[0], "n": SLIDER_START[1]},
+        "readout": _rnd(readout, "kernel"),
+        "decimals": PRECISION["kernel"],
+        "readout_label": "⟨p(m), p(n)⟩ / (d/2)",
+    }
+    part["caption"] = captions.clocks(part)
+    return part
+
+
+def _ruler(src: Sources) -> dict:
+    kernel = _module("poskernels.theory.kernel")
+    # Theorem 1 (ii): (2/d) kappa_d -> I_b, and I_b is the ruler 1 - (gamma + ln|Delta|)/ln b
+    grid = np.unique(np.round(np.geomspace(1, RULER_MAX_OFFSET, RULER_POINTS)).astype(int))  # (P,)
+    curves = {str(d): _rnd(kernel.normalized_kernel(grid, d, B), "kernel") for d in RULER_DIMS}
+    limit = _rnd(kernel.I_b(grid, B), "kernel")
+    rule = _rnd(kernel.ruler(grid, B), "kernel")
+    part = {
+        "offsets": grid.tolist(),
+        "dims": [str(d) for d in RULER_DIMS],
+        "kernel": curves,
+        "limit": limit,
+        "ruler": rule,
+        "octave_cost": _rnd(kernel.octave_cost(B), "kernel"),
+        "x": _axis([1, RULER_MAX_OFFSET], 1, "offset Δ (log scale)", ticks=4 ** np.arange(7), log=True),
+        "y": _axis(list(curves.values()) + [limit, rule], 0.25, "similarity (2/d) κ_d(Δ)"),
+    }
+    part["caption"] = captions.ruler(part)
+    return part
+
+
+def _drift(src: Sources) -> dict:
+    part = trained.drift(src, D)
+    part["scores"] = _rnd(part["scores"], "score")
+    part["x"] = _axis(part["positions"], 32, "query position t (key at t − r)")
+    part["y"] = _axis(list(part["scores"].values()), 10.0, f"score of a marked key at r = {part['offset']}")
+    part["caption"] = captions.drift(part)
+    return part
+
+
+# --------------------------------------------------------------------------- Figure B
+
+
+def _readers(numbers: dict) -> list[dict]:
+    """The readers of Figure B, in the article's order: the tournament's schemes, then RoPE re-read by each map."""
+    acc = _need(numbers, "tournament", "accuracy")
+    rescaled = numbers.get("rescaled", {}).get("accuracy", {})
+    keys = [k for k in encodings.SCHEMES if k in acc] + [f"rope_{m}" for m in ARTICLE_MAPS if f"rope_{m}" in rescaled]
+    return [{"key": k, "label": _reader_label(k)} for k in keys]
+
+
+def _scores(src: Sources) -> dict:
+    readers = _readers(src.numbers)
+    part = trained.scores_against_offset(src, [r["key"] for r in readers])
+    part["readers"] = [r for r in readers if r["key"] in part["scores"]]
+    part["scores"] = _rnd(part["scores"], "score")
+    part["window"] = L_TRAIN
+    part["x"] = _axis(part["offsets"], 32, "offset r = t − j of a marked key")
+    part["y"] = _axis(list(part["scores"].values()), 20.0, "learned score (pre-softmax)")
+    part["caption"] = captions.scores(part)
+    return part
+
+
+def _readouts(src: Sources) -> dict:
+    acc = _need(src.numbers, "tournament", "accuracy")
+    rebound = _need(src.numbers, "rebound")
+    seed = sorted(rebound, key=int)[0]
+    r = rebound[seed]
+    part = {
+        "lengths": sorted(acc["rope"], key=int),
+        "accuracy": {k: _rnd(v, "accuracy") for k, v in acc.items()},
+        "rescaled": _rnd(src.numbers.get("rescaled", {}).get("accuracy", {}), "accuracy"),
+        "readers": _readers(src.numbers),
+        "rebound_seed": seed,
+        "score_r1": _rnd(r["score_r1"], "score"),
+        "score_edge": _rnd(r["score_r31"], "score"),
+        "edge": L_TRAIN - 1,
+        "first_trough": [int(r["first_trough"][0]), _rnd(r["first_trough"][1], "score")],
+        "deepest": [int(r["deepest"][0]), _rnd(r["deepest"][1], "score")],
+        "peak": [int(r["peak"][0]), _rnd(r["peak"][1], "score")],
+    }
+    part["caption"] = captions.readouts(part)
+    return part
+
+
+def _census(src: Sources) -> dict:
+    census = _module("poskernels.theory.census")
+    rows = census.wavelength_census(L_TRAIN, D, B)  # Theorem 5 (i): one row per plane
+    maps = [name for name in ARTICLE_MAPS if name in MAPS]
+    part = {
+        "d": D,
+        "L": L_TRAIN,
+        "planes": [r.plane for r in rows],
+        "wavelengths": _rnd([r.wavelength for r in rows], "wavelength"),
+        "full_turn": [r.full_turn for r in rows],
+        "kappas": [str(k) for k in KAPPAS],
+        "lengths": {str(k): k * L_TRAIN for k in KAPPAS},
+        "kappa_start": "4",
+        "maps": [{"key": name, "label": captions.MAP_TITLES[name]} for name in maps],
+        # Definition 5 per plane: the factor each map puts on theta_j, at each kappa
+        "factors": {
+            str(k): {n: _rnd(census.rescaling_factors(n, D, B, kappa=k, L=L_TRAIN), "factor") for n in maps}
+            for k in KAPPAS
+        },
+        "logit_scale": {
+            str(k): {n: _rnd(MAPS[n](encodings.omega(D, B), k, L_TRAIN).logit_scale, "factor") for n in maps}
+            for k in KAPPAS
+        },
+        "decimals": {"factor": PRECISION["factor"], "wavelength": PRECISION["wavelength"]},
+        "y": _axis([0.0, 1.0], 0.25, "factor on θ_j (1 = unchanged)"),
+    }
+    part["caption"] = captions.census(part)
+    return part
+
+
+def _reader_label(key: str) -> str:
+    """``rope_pi`` -> ``RoPE + PI``; a scheme's key -> its title in :data:`poskernels.encodings.SCHEMES`."""
+    if key.startswith("rope_") and key[5:] in MAPS:
+        return f"RoPE + {captions.MAP_TITLES.get(key[5:], key[5:])}"
+    return encodings.SCHEMES[key].title if key in encodings.SCHEMES else key
+
+
+def _filing(src: Sources) -> dict:
+    part = trained.filing_case(_need(src.numbers, "filings", "case"))
+    part["readers"] = [{"key": k, "label": _reader_label(k)} for k in part["readers"]]
+    part["caption"] = captions.filing(part)
+    return part
+
+
+@dataclass(frozen=True)
+class Part:
+    """One view's data: its key in the payload, the figure it belongs to, and its builder."""
+
+    key: str
+    figure: str
+    build: Callable[[Sources], dict]
+
+
+#: The views, in the order the page shows them.
+PARTS: tuple[Part, ...] = (
+    Part("clocks", "A", _clocks),
+    Part("ruler", "A", _ruler),
+    Part("drift", "A", _drift),
+    Part("scores", "B", _scores),
+    Part("readouts", "B", _readouts),
+    Part("census", "B", _census),
+    Part("filing", "B", _filing),
+)
+
+
+def _sources(source, cache_dir) -> Sources:
+    from .. import page
+
+    if source is None:  # the full page, with the default cache (what `reproduce` writes)
+        ctx = page.Context(cache_dir=Path(cache_dir) if cache_dir else page.Context().cache_dir, log=lambda m: None)
+        page.assemble(ctx, keys=PAYLOAD_KEYS)
+        return Sources(ctx.numbers, Path(ctx.cache_dir))
+    if isinstance(source, page.Context):
+        return Sources(source.numbers, Path(cache_dir or source.cache_dir))
+    if isinstance(source, dict):
+        return Sources(source, Path(cache_dir) if cache_dir else None)
+    from ..errors import PosKernelsError
+
+    raise PosKernelsError(f"viz_payload takes a page Context, a numbers dict or None; got {type(source).__name__}")
+
+
+def viz_payload(source=None, cache_dir=None) -> dict:
+    """Everything Figure A and Figure B draw, as one JSON-ready dict.
+
+    Parameters
+    ----------
+    source : page.Context, dict or None
+        A :class:`poskernels.page.Context` whose sections are computed (what ``reproduce`` passes), a
+        ``numbers.json`` dict, or None to compute the sections the payload reads (:data:`PAYLOAD_KEYS`) with
+        the default cache (trained heads are trained once, then read from the cache).
+    cache_dir : path, optional
+        Cache of trained heads, for the views drawn from a head's weights (the drift and score curves).
+
+    Returns
+    -------
+    dict
+        ``{"version", "figures", "sections", <part>: {...} or {"absent": why}}``; floats rounded to
+        :data:`PRECISION`.
+
+    Examples
+    --------
+    >>> p = viz_payload({})
+    >>> p["figures"]["A"], p["census"]["full_turn"]
+    (['clocks', 'ruler', 'drift'], [True, True, False, False, False, False, False, False])
+    """
+    src = _sources(source, cache_dir)
+    payload = {
+        "version": 1,
+        "precision": dict(PRECISION),
+        "figures": {fig: [p.key for p in PARTS if p.figure == fig] for fig in ("A", "B")},
+        "titles": dict(captions.FIGURE_TITLES),
+        "sections": sorted(k for k in src.numbers if k in PAYLOAD_KEYS),
+    }
+    for part in PARTS:
+        try:
+            payload[part.key] = part.build(src)
+        except Absent as why:
+            payload[part.key] = {"absent": str(why)}
+    return json.loads(json.dumps(payload, allow_nan=False))  # JSON-normal: lists, str keys, no NaN
+
+
+def write_payload(ctx, out_dir) -> list[Path]:
+    """``reproduce``'s writer hook: ``OUT/payload.json``, and the package's copy after a full run.
+
+    The committed copy (:data:`PAYLOAD_PATH`) is rewritten only when every registered section was computed,
+    so ``reproduce --only ...`` or ``--no-train`` never replaces the full payload with a partial one.
+    """
+    from .. import page
+    from ..cli import write_json_atomic
+
+    payload = viz_payload(ctx)
+    written = [Path(out_dir) / "payload.json"]
+    write_json_atomic(written[0], payload)
+    missing = sorted({s.key for s in page.SECTIONS} - set(ctx.numbers))
+    if missing:
+        ctx.log(f"[lab] sections {missing} not computed: kept the package's payload, wrote {written[0]} only")
+    elif PAYLOAD_PATH.exists() and json.loads(PAYLOAD_PATH.read_text()) == payload:
+        pass
+    else:
+        try:
+            write_json_atomic(PAYLOAD_PATH, payload)
+            written.append(PAYLOAD_PATH)
+        except OSError as err:  # an installed, read-only package
+            ctx.log(f"[lab] could not update {PAYLOAD_PATH}: {err}")
+    return written

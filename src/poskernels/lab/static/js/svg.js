@@ -1,0 +1,103 @@
+// Small drawing helpers shared by the views: DOM/SVG elements, scales, axes, lines, captions.
+// They turn numbers into pixels and nothing else: limits, ticks and labels all come from the payload.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+// One colour per reader (styling only; the palette is colour-blind safe, Okabe–Ito plus two greys).
+export const COLORS = {
+  nope: "#7f7f7f", sinusoidal: "#e69f00", learned: "#cc79a7", rope: "#0072b2", alibi: "#009e73",
+  rope_pi: "#56b4e9", rope_ntk: "#d55e00", rope_yarn: "#7a5195", t5: "#999933", shaw: "#444444",
+  limit: "#000000", ruler: "#7f7f7f", pi: "#56b4e9", ntk: "#d55e00", yarn: "#7a5195", none: "#0072b2",
+};
+const DIM_COLORS = ["#e69f00", "#009e73", "#0072b2", "#cc79a7"];
+export const dimColor = (i) => DIM_COLORS[i % DIM_COLORS.length];
+export const color = (key) => COLORS[key] || "#333333";
+
+export function el(tag, attrs = {}, parent = null, text = null) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== null) node.textContent = text;
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+export function svgEl(tag, attrs = {}, parent = null, text = null) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== null) node.textContent = text;
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+// Format a number at the precision the payload was rounded to.
+export function fmt(x, decimals) {
+  return x === null || x === undefined ? "—" : Number(x).toFixed(decimals);
+}
+
+// A plot frame: an SVG with a viewBox (it scales with the page), margins, and data -> pixel scales.
+export function frame(parent, x, y, { width = 640, height = 300, title = "" } = {}) {
+  const m = { left: 62, right: 14, top: 12, bottom: 46 };
+  const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": title }, parent);
+  svg.classList.add("plot");
+  const w = width - m.left - m.right;
+  const h = height - m.top - m.bottom;
+  const tx = x.log ? (v) => Math.log(v) : (v) => v;
+  const x0 = tx(x.min), x1 = tx(x.max);
+  const sx = (v) => m.left + ((tx(v) - x0) / (x1 - x0)) * w;
+  const sy = (v) => m.top + (1 - (v - y.min) / (y.max - y.min)) * h;
+  return { svg, sx, sy, m, w, h, width, height };
+}
+
+export function axes(f, x, y) {
+  const g = svgEl("g", { class: "axes" }, f.svg);
+  const yb = f.m.top + f.h;
+  svgEl("line", { x1: f.m.left, x2: f.m.left + f.w, y1: yb, y2: yb, class: "axis" }, g);
+  svgEl("line", { x1: f.m.left, x2: f.m.left, y1: f.m.top, y2: yb, class: "axis" }, g);
+  for (const t of x.ticks) {
+    const px = f.sx(t);
+    svgEl("line", { x1: px, x2: px, y1: f.m.top, y2: yb, class: "grid" }, g);
+    svgEl("text", { x: px, y: yb + 16, class: "tick", "text-anchor": "middle" }, g, String(t));
+  }
+  for (const t of y.ticks) {
+    const py = f.sy(t);
+    svgEl("line", { x1: f.m.left, x2: f.m.left + f.w, y1: py, y2: py, class: t === 0 ? "grid zero" : "grid" }, g);
+    svgEl("text", { x: f.m.left - 6, y: py + 4, class: "tick", "text-anchor": "end" }, g, String(t));
+  }
+  svgEl("text", { x: f.m.left + f.w / 2, y: f.height - 8, class: "label", "text-anchor": "middle" }, g, x.label);
+  const ly = f.m.top + f.h / 2;
+  svgEl("text", { x: 14, y: ly, class: "label", "text-anchor": "middle", transform: `rotate(-90 14 ${ly})` }, g,
+    y.label);
+  return g;
+}
+
+// A polyline through (xs[i], ys[i]); null values break the line (a scheme undefined there).
+export function line(f, xs, ys, attrs = {}) {
+  let d = "";
+  let pen = false;
+  for (let i = 0; i < xs.length; i += 1) {
+    if (ys[i] === null || ys[i] === undefined) { pen = false; continue; }
+    d += `${pen ? "L" : "M"}${f.sx(xs[i]).toFixed(1)},${f.sy(ys[i]).toFixed(1)}`;
+    pen = true;
+  }
+  return svgEl("path", { d, fill: "none", ...attrs }, f.svg);
+}
+
+export function legend(parent, items) {
+  const ul = el("ul", { class: "legend" }, parent);
+  for (const it of items) {
+    const li = el("li", {}, ul);
+    el("span", { class: `swatch ${it.dash ? "dashed" : ""}`, style: `--c:${it.color}` }, li);
+    el("span", {}, li, it.label);
+  }
+  return ul;
+}
+
+export function caption(parent, text) {
+  return el("p", { class: "caption" }, parent, text);
+}
+
+// A view whose data did not make it into the payload: say which and why instead of drawing.
+export function absent(container, title, data) {
+  el("h3", {}, container, title);
+  el("p", { class: "absent", role: "note" }, container, `Not in this payload: ${data.absent}`);
+}
