@@ -201,10 +201,11 @@ def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = Non
     if x.ndim < 2:
         raise PosKernelsError(f"x must have shape (..., n, d); got shape {x.shape}")
     d = check_even_dimension(x.shape[-1], "the last axis of x")
-    planes = theta.size if rotated_planes is None else int(rotated_planes)
+    is_int = isinstance(rotated_planes, int | np.integer) and not isinstance(rotated_planes, bool)
+    planes = theta.size if rotated_planes is None else int(rotated_planes) if is_int else -1  # -1: not whole, raise
     if not 0 <= planes <= min(theta.size, d // 2):
         raise PosKernelsError(
-            f"rotated_planes must lie in [0, {min(theta.size, d // 2)}] for d = {d} and "
+            f"rotated_planes must be a whole number in [0, {min(theta.size, d // 2)}] for d = {d} and "
             f"{theta.size} frequencies; got {rotated_planes!r}"
         )
     pos = np.asarray(positions, dtype=float)
