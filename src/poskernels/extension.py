@@ -115,6 +115,7 @@ def yarn_ramp_turns(theta, L, alpha: float = 1.0, beta: float = 32.0) -> np.ndar
     array([0.132 , 0.0197, 0.    ])
     """
     theta = np.asarray(theta, dtype=float)
+    L = check_positive_int("the training length L", L)
     if not beta > alpha:
         raise PosKernelsError(f"YaRN needs beta > alpha; got alpha = {alpha!r}, beta = {beta!r}")
     turns = L * theta / (2 * math.pi)  # (d/2,)  L / lambda_j
