@@ -1,8 +1,8 @@
 """Proposition 1: the causal counter, and the exact best bag reader of the cue task.
 
 Oracles: exact Fractions, a masked softmax written out, brute-force enumeration of every sequence, and a
-Monte Carlo simulation of the cue-task generator.  The article's printed figures (0.547, 0.234) are
-checked once, in tests/test_page_a.py.
+Monte Carlo run of the cue task's own generator (poskernels.tasks.cue).  The article's printed figures
+(0.547, 0.234) are checked once, in tests/test_page_a.py.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from poskernels.errors import PosKernelsError
+from poskernels.tasks.cue import MARK_PROB, N_SYMBOLS, cue_batch, token_id
 from poskernels.theory.counting import (
     bag_reader_accuracy,
     bag_reader_accuracy_exact,
@@ -132,24 +133,15 @@ def test_bag_reader_float_against_exact(n, S, p):
     assert bag_reader_accuracy(n, S, float(p)) == pytest.approx(float(bag_reader_accuracy_exact(n, S, p)), rel=1e-12)
 
 
-def _simulate_cue_task(n: int, samples: int, rng: np.random.Generator, S: int = 8, p: float = 0.1):
-    """The cue-task generator of DESIGN.md, and the bag reader's guess; returns (target, guess)."""
-    L = n - 1
-    symbols = rng.integers(0, S, size=(samples, L))  # (samples, L)
-    marks = rng.random((samples, L)) < p  # (samples, L)
-    none = ~marks.any(1)
-    marks[np.flatnonzero(none), rng.integers(0, L, size=none.sum())] = True  # one forced mark
-    last = L - 1 - np.argmax(marks[:, ::-1], axis=1)  # (samples,) most recent marked position
-    target = symbols[np.arange(samples), last]
-    counts = np.stack([(marks & (symbols == s)).sum(1) for s in range(S)], 1)  # (samples, S)
-    return target, counts.argmax(1)  # the bag reader: most frequent marked symbol
-
-
 @pytest.mark.parametrize("n", [32, 256])
-def test_bag_reader_against_monte_carlo(n):
-    samples = 40_000
-    target, guess = _simulate_cue_task(n, samples, np.random.default_rng(n))
-    acc = bag_reader_accuracy(n)
+def test_bag_reader_against_monte_carlo_of_the_cue_generator(n):
+    # the task's own generator; the reader sees only the bag: how many of each marked token id there are
+    samples = 25_000
+    tokens, target = cue_batch(np.random.default_rng(n), samples, n)  # (samples, n), (samples,)
+    S = N_SYMBOLS
+    counts = np.stack([(tokens == token_id(s, True)).sum(1) for s in range(S)], 1)  # (samples, S)
+    guess = counts.argmax(1)  # the most frequent marked symbol
+    acc = bag_reader_accuracy(n, S, MARK_PROB)
     assert abs((target == guess).mean() - acc) < 4.5 * np.sqrt(acc * (1 - acc) / samples)
 
 
