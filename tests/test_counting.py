@@ -163,6 +163,8 @@ def test_bag_reader_limits():
         lambda: bag_reader_accuracy(32, 8, -0.1),
         lambda: bag_reader_accuracy_exact(8, 8, 0.1),
         lambda: expected_max_count(-1),
+        lambda: expected_max_count(3.5),
+        lambda: expected_max_count_exact(-2),
         lambda: causal_counter(0, [1.0]),
         lambda: causal_counter(3, [[1.0]]),
         lambda: causal_uniform_attention(np.zeros(3)),

@@ -135,6 +135,12 @@ def _check_task(n, n_symbols, p_mark, exact: bool) -> tuple[int, int]:
     return n, n_symbols
 
 
+def _check_draws(K) -> int:
+    if isinstance(K, bool) or not isinstance(K, numbers.Integral) or K < 0:
+        raise PosKernelsError(f"K (number of draws) must be a nonnegative integer; got {K!r}")
+    return int(K)
+
+
 def expected_max_count(K: int, n_symbols: int = 8) -> np.ndarray:
     """``E[max_s c_s]`` for ``(c_s)`` multinomial with ``k`` draws over ``n_symbols`` equally likely symbols.
 
@@ -161,9 +167,7 @@ def expected_max_count(K: int, n_symbols: int = 8) -> np.ndarray:
     >>> expected_max_count(3, 2).round(6).tolist()
     [0.0, 1.0, 1.5, 2.25]
     """
-    K = int(K)
-    if K < 0:
-        raise PosKernelsError(f"K must be a nonnegative integer; got {K!r}")
+    K = _check_draws(K)
     n_symbols = check_positive_int("n_symbols", n_symbols)
     m = np.arange(K + 1)  # (K+1,)
 
@@ -198,9 +202,7 @@ def expected_max_count_exact(K: int, n_symbols: int = 8) -> list[Fraction]:
     >>> [str(x) for x in expected_max_count_exact(3, 2)]
     ['0', '1', '3/2', '9/4']
     """
-    K = int(K)
-    if K < 0:
-        raise PosKernelsError(f"K must be a nonnegative integer; got {K!r}")
+    K = _check_draws(K)
     S = check_positive_int("n_symbols", n_symbols)
     out = [Fraction(0)] * (K + 1)
     for m in range(K):
