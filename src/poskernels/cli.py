@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from . import census_cli as _census_cli
 from .errors import PosKernelsError
 from .lab import figures as _lab_figures
 from .lab import payload as _lab_payload
@@ -92,6 +93,11 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
         "print every table of the article and write OUT/numbers.json (and the lab payload and figures)",
         _reproduce_args,
         _reproduce,
+    ),
+    "census": (
+        "plane-by-plane RoPE census of a model config (Theorem 5) with every extension map's factors",
+        _census_cli.add_arguments,
+        _census_cli.run,
     ),
     "lab": ("serve the laboratory (Figures A and B) on 127.0.0.1", _lab_server.add_arguments, _lab_server.run),
 }
