@@ -1,0 +1,125 @@
+"""On-disk cache of trained heads: ``.npz`` without pickle, keyed by the full configuration.
+
+A file holds the head's arrays, its loss curve and one string entry, ``__meta__``: JSON with the
+configuration, the seed, :data:`CODE_VERSION` and the SHA-256 of every array.  Reading checks all
+of it, so a truncated, corrupt or stale file is reported and never trusted (the caller retrains).
+Writes go through a temporary file and :func:`os.replace`, so no reader sees half a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["CODE_VERSION", "CacheError", "array_digest", "cache_key", "load_arrays", "save_arrays"]
+
+#: Bump whenever a change alters what training produces (head, schemes, initialization, Adam,
+#: the cue stream), so old cache entries stop matching.
+CODE_VERSION = "head-1"
+
+_META = "__meta__"
+
+
+class CacheError(Exception):
+    """A cache file that exists but cannot be trusted (internal; callers log it and rebuild)."""
+
+
+def cache_key(description: dict) -> str:
+    """Hex key of a JSON-ready description (the configuration, the seed) and :data:`CODE_VERSION`.
+
+    >>> k = cache_key({"scheme": "rope", "seed": 0})
+    >>> len(k), k == cache_key({"seed": 0, "scheme": "rope"})
+    (20, True)
+    """
+    text = json.dumps({"code": CODE_VERSION, **description}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def array_digest(arrays: dict) -> str:
+    """SHA-256 over names, dtypes, shapes and bytes of ``arrays`` (in name order).
+
+    >>> array_digest({"a": np.zeros(2)}) == array_digest({"a": np.zeros(2)})
+    True
+    >>> array_digest({"a": np.zeros(2)}) == array_digest({"a": np.zeros(3)})
+    False
+    """
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def save_arrays(path: Path, arrays: dict, meta: dict) -> None:
+    """Write ``arrays`` and ``meta`` (plus the arrays' digest) to ``path`` atomically.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "x.npz"
+    >>> save_arrays(p, {"w": np.arange(3.0)}, {"seed": 1})
+    >>> arrays, meta = load_arrays(p)
+    >>> arrays["w"].tolist(), meta["seed"]
+    ([0.0, 1.0, 2.0], 1)
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if _META in arrays:
+        raise ValueError(f"{_META!r} is reserved")
+    full_meta = {**meta, "sha256": array_digest(arrays)}
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays, **{_META: np.array(json.dumps(full_meta, sort_keys=True))})
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_arrays(path: Path, expect: dict | None = None) -> tuple[dict, dict]:
+    """Read a file written by :func:`save_arrays` and verify it.
+
+    Parameters
+    ----------
+    path : Path
+    expect : dict, optional
+        Entries the stored meta must equal (the configuration, the seed, the code version).
+
+    Returns
+    -------
+    arrays : dict of ndarray
+    meta : dict
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no file.
+    CacheError
+        If the file is unreadable, truncated, altered, or describes another run.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as err:
+        raise CacheError(f"{path.name}: unreadable ({type(err).__name__}: {err})") from None
+    if _META not in arrays:
+        raise CacheError(f"{path.name}: no {_META} entry")
+    try:
+        meta = json.loads(str(arrays.pop(_META)))
+    except ValueError as err:
+        raise CacheError(f"{path.name}: bad {_META} ({err})") from None
+    if meta.get("sha256") != array_digest(arrays):
+        raise CacheError(f"{path.name}: the arrays do not match their stored SHA-256")
+    for k, v in (expect or {}).items():
+        if meta.get(k) != v:
+            raise CacheError(f"{path.name}: stored {k} differs from the requested one")
+    return arrays, meta

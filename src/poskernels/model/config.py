@@ -1,0 +1,156 @@
+"""Configuration of the single head and of its training run: frozen dataclasses with presets.
+
+A variant is a different value of a field (``scheme="rope"``), never a boolean flag.  The whole
+:class:`TrainConfig` (with its :class:`HeadConfig`), the seed and a code version make the key
+under which trained weights are cached (:mod:`poskernels.model.cache`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+
+from ..encodings import DEFAULT_BASE
+from ..errors import PosKernelsError, check_base, check_even_dimension, check_positive_int, check_positive_real
+
+__all__ = ["PRESETS", "HeadConfig", "TrainConfig", "preset"]
+
+
+@dataclass(frozen=True)
+class HeadConfig:
+    """One causal attention head and its initialization.
+
+    Attributes
+    ----------
+    scheme : str
+        Position scheme, a key of :data:`poskernels.model.schemes.HEAD_SCHEMES`.
+    d : int
+        Width of the head (queries, keys, values, embeddings); the temperature is ``tau = sqrt(d)``.
+    vocab : int
+        Number of token ids (17 for the cue task: 8 symbols, marked or not, and the query).
+    n_classes : int
+        Size of the readout (the 8 symbols of the cue task).
+    n_train : int
+        Training length ``L``; the learned table has exactly ``L`` rows.
+    base : float
+        Frequency base ``b`` of the sinusoidal code and of RoPE (Definition 2).
+    alibi_slope : float
+        ALiBi's slope ``s`` (1/2: ALiBi's first slope at ``H = 8``).
+    t5_buckets, t5_max_distance : int
+        T5's bucket count and the distance where its logarithmic map reaches the last bucket.
+    shaw_clip : int
+        Shaw's clip ``K``: offsets ``>= K`` share one vector.  ``L - 1 = 31`` is the largest clip
+        whose every vector training reaches (offset 31 occurs once per sequence, key 0 against
+        the query), so no row is left at its initial value, and the window is resolved exactly.
+    embed_scale : float
+        Embeddings (and the learned table, and Shaw's vectors) start from ``N(0, embed_scale**2)``.
+    map_scale : float
+        Each ``d x d`` map (and the readout) starts from ``N(0, map_scale**2 / d)``.
+    """
+
+    scheme: str = "nope"
+    d: int = 16
+    vocab: int = 17
+    n_classes: int = 8
+    n_train: int = 32
+    base: float = DEFAULT_BASE
+    alibi_slope: float = 0.5
+    t5_buckets: int = 32
+    t5_max_distance: int = 128
+    shaw_clip: int = 31
+    embed_scale: float = 0.25
+    map_scale: float = 0.25
+
+    def __post_init__(self):
+        from .schemes import HEAD_SCHEMES  # registry lives with the implementations
+
+        if self.scheme not in HEAD_SCHEMES:
+            raise PosKernelsError(f"unknown scheme {self.scheme!r}; accepted: {', '.join(sorted(HEAD_SCHEMES))}")
+        check_even_dimension(self.d)
+        for name in ("vocab", "n_classes", "n_train", "t5_buckets", "t5_max_distance", "shaw_clip"):
+            check_positive_int(name, getattr(self, name))
+        check_base(self.base)
+        for name in ("alibi_slope", "embed_scale", "map_scale"):
+            check_positive_real(name, getattr(self, name))
+
+    @property
+    def tau(self) -> float:
+        """Temperature ``sqrt(d)`` (the article's ``tau = sqrt(d_k)``)."""
+        return math.sqrt(self.d)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """A training run: the head, the stream it learns from, and Adam.
+
+    Attributes
+    ----------
+    head : HeadConfig
+        The head.
+    task : str
+        Name of the training stream, a key of :data:`poskernels.tasks.registry.TASKS` (``"cue"``),
+        or the name a caller gives its own sampler.  It is part of the cache key, so a custom stream
+        must carry a name that changes whenever the stream does.
+    steps : int
+        Adam steps.
+    batch : int
+        Fresh sequences per step.
+    lr, beta1, beta2, eps : float
+        Adam's constants (Kingma and Ba 2015; the standard ones).
+    """
+
+    head: HeadConfig = field(default_factory=HeadConfig)
+    task: str = "cue"
+    steps: int = 1500
+    batch: int = 128
+    lr: float = 1e-2
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+
+    def __post_init__(self):
+        if not isinstance(self.head, HeadConfig):
+            raise PosKernelsError(f"head must be a HeadConfig; got {type(self.head).__name__}")
+        if not isinstance(self.task, str) or not self.task:
+            raise PosKernelsError(f"task must be a non-empty name; got {self.task!r}")
+        check_positive_int("steps", self.steps)
+        check_positive_int("batch", self.batch)
+        check_positive_real("lr", self.lr)
+        check_positive_real("eps", self.eps)
+        for name in ("beta1", "beta2"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise PosKernelsError(f"{name} must lie in [0, 1); got {value!r}")
+
+    def with_scheme(self, scheme: str) -> TrainConfig:
+        """The same run with another position scheme.
+
+        >>> preset("tournament").with_scheme("rope").head.scheme
+        'rope'
+        """
+        return replace(self, head=replace(self.head, scheme=scheme))
+
+    def to_dict(self) -> dict:
+        """Plain dict of every field (the cache key hashes it)."""
+        return asdict(self)
+
+
+#: Named presets.  ``tournament`` is the article's run (1,500 steps at length 32); ``quick`` is a
+#: short run for examples and smoke tests.
+PRESETS: dict[str, TrainConfig] = {
+    "tournament": TrainConfig(),
+    "quick": TrainConfig(steps=200, batch=64),
+}
+
+
+def preset(name: str, scheme: str | None = None) -> TrainConfig:
+    """A named preset, optionally with another scheme.
+
+    >>> c = preset("tournament", "alibi")
+    >>> (c.head.scheme, c.head.n_train, c.steps, c.batch, c.lr)
+    ('alibi', 32, 1500, 128, 0.01)
+    """
+    if name not in PRESETS:
+        raise PosKernelsError(f"unknown preset {name!r}; accepted: {', '.join(sorted(PRESETS))}")
+    config = PRESETS[name]
+    return config if scheme is None else config.with_scheme(scheme)

@@ -1,0 +1,196 @@
+"""How each position scheme enters the head: a registry of small implementations, one signature.
+
+A scheme touches the head in at most three places, and each place has its forward and, right
+beside it, its backward:
+
+* ``code``: an absolute code ``p(m)`` added to the token embedding (Definition 1): the
+  sinusoidal code (Definition 2) or a learned table.
+* ``rotary``: queries and keys rotated by their positions (Definition 4); the rotation itself is
+  done by the head (:mod:`poskernels.model.head`), which can read it with any per-plane
+  frequencies and logit scale (Definition 5's maps).
+* ``bias``: a term added to the logits that depends on the offset ``r = t - j`` (and, for Shaw,
+  on the query): ALiBi's ``-s r``, T5's learned ``beta_bucket(r)``, Shaw's ``q a_min(r,K) / tau``
+  (Definition 3).
+
+Shapes: ``positions`` is ``(n,)``.  The query-only path passes the queries of its ``U`` distinct
+query tokens, ``q`` of shape ``(U, d)``, and offsets ``r`` of shape ``(n,)``, and a bias returns
+``(U, n)`` or ``(n,)``; the all-positions path passes ``(B, n, d)`` and ``(n, n)``, and a bias
+returns ``(B, n, n)`` or ``(n, n)``.  A scheme is either additive (``code``) or rotary, not both.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..encodings import shaw_clip, sinusoidal_code, t5_bucket
+from ..errors import PosKernelsError
+
+__all__ = ["HEAD_SCHEMES", "HeadScheme"]
+
+
+class HeadScheme:
+    """No position at all (the base class: every hook is empty).
+
+    Attributes
+    ----------
+    name : str
+        Registry key.
+    rotary : bool
+        Whether queries and keys are rotated by their positions (RoPE).
+    """
+
+    name = "nope"
+    rotary = False
+
+    def init(self, cfg, rng: np.random.Generator) -> dict:
+        """Extra parameters of the scheme, drawn from ``rng`` (none here)."""
+        return {}
+
+    def code(self, params: dict, cfg, positions: np.ndarray):
+        """Additive code ``p(m)``, shape ``(n, d)``, or None when the scheme adds nothing."""
+        return None
+
+    def code_backward(self, dcode: np.ndarray, params: dict, cfg, positions: np.ndarray) -> dict:
+        """Gradients of the scheme's parameters from ``dL/dp``, shape ``(n, d)``."""
+        return {}
+
+    def bias(self, params: dict, cfg, q: np.ndarray, r: np.ndarray):
+        """Additive logit term for offsets ``r`` (None when there is none)."""
+        return None
+
+    def bias_backward(self, dz: np.ndarray, params: dict, cfg, q: np.ndarray, r: np.ndarray):
+        """``(dL/dq or None, grads)`` from ``dL/dbias`` of the query-only path, ``dz`` shape ``(U, n)``."""
+        return None, {}
+
+
+@lru_cache(maxsize=64)
+def _sinusoidal_rows(n: int, d: int, base: float) -> np.ndarray:
+    code = sinusoidal_code(np.arange(n), d, base)  # (n, d)
+    code.setflags(write=False)
+    return code
+
+
+class Sinusoidal(HeadScheme):
+    """The sinusoidal code added to the embedding (Definition 2); no parameters."""
+
+    name = "sinusoidal"
+
+    def code(self, params, cfg, positions):
+        n = positions.size
+        if np.array_equal(positions, np.arange(n)):  # the common case, cached
+            return _sinusoidal_rows(n, cfg.d, float(cfg.base))
+        return sinusoidal_code(positions, cfg.d, cfg.base)  # (n, d), any real positions
+
+
+class Learned(HeadScheme):
+    """A learned table ``P`` of ``L = n_train`` rows added to the embedding (Definition 1).
+
+    The table is undefined past its length: reading a position outside ``0..L-1`` raises
+    :class:`PosKernelsError`, never a silent wrap or clip.
+    """
+
+    name = "learned"
+
+    def init(self, cfg, rng):
+        return {"P": rng.normal(0.0, cfg.embed_scale, size=(cfg.n_train, cfg.d))}  # (L, d)
+
+    @staticmethod
+    def _rows(params, positions):
+        L = params["P"].shape[0]
+        idx = np.asarray(positions)
+        if idx.size and (np.any(idx != np.round(idx)) or idx.min() < 0 or idx.max() > L - 1):
+            raise PosKernelsError(
+                f"a learned table is defined only at integer positions 0..{L - 1} (its training length "
+                f"{L}); got positions from {idx.min()!r} to {idx.max()!r}"
+            )
+        return idx.astype(np.int64)
+
+    def code(self, params, cfg, positions):
+        return params["P"][self._rows(params, positions)]  # (n, d)
+
+    def code_backward(self, dcode, params, cfg, positions):
+        dP = np.zeros_like(params["P"])  # (L, d)
+        rows = self._rows(params, positions)
+        if np.array_equal(rows, np.arange(rows.size)):
+            dP[: rows.size] = dcode  # training reads rows 0..n-1 once each
+        else:
+            np.add.at(dP, rows, dcode)
+        return {"P": dP}
+
+
+class Rope(HeadScheme):
+    """RoPE (Definition 4): the head rotates queries and keys; the scheme adds nothing else."""
+
+    name = "rope"
+    rotary = True
+
+
+class Alibi(HeadScheme):
+    """ALiBi (Definition 3): the fixed bias ``-s r`` with slope ``s = cfg.alibi_slope``."""
+
+    name = "alibi"
+
+    def bias(self, params, cfg, q, r):
+        return -cfg.alibi_slope * r  # (n,) or (n, n); Theorem 3 (i): the exponential kernel in time
+
+
+class T5(HeadScheme):
+    """T5's bucketed bias (Definition 3): one learned scalar ``beta`` per bucket of the offset.
+
+    Buckets follow T5's own definition (:func:`poskernels.encodings.t5_bucket`, causal, 32 buckets,
+    max distance 128).  ``beta`` starts at zero, so a bucket training never reaches (offsets past
+    the window fall in buckets 22..31) keeps exactly zero.
+    """
+
+    name = "t5"
+
+    def init(self, cfg, rng):
+        return {"beta": np.zeros(cfg.t5_buckets)}  # (buckets,)
+
+    @staticmethod
+    def _buckets(cfg, r):
+        return t5_bucket(-np.asarray(np.rint(r), dtype=np.int64), cfg.t5_buckets, cfg.t5_max_distance)
+
+    def bias(self, params, cfg, q, r):
+        return params["beta"][self._buckets(cfg, np.maximum(r, 0))]  # (n,) or (n, n)
+
+    def bias_backward(self, dz, params, cfg, q, r):
+        buckets = self._buckets(cfg, np.maximum(r, 0))  # (n,)
+        return None, {"beta": np.bincount(buckets, weights=dz.sum(axis=0), minlength=cfg.t5_buckets)}
+
+
+class Shaw(HeadScheme):
+    """Shaw et al.'s relative keys (Definition 3): ``s_tj += q_t a_min(r, K) / tau``.
+
+    One learned vector per clipped offset, ``A`` of shape ``(K + 1, d)``, from ``N(0, embed_scale**2)``.
+    """
+
+    name = "shaw"
+
+    def init(self, cfg, rng):
+        return {"A": rng.normal(0.0, cfg.embed_scale, size=(cfg.shaw_clip + 1, cfg.d))}  # (K+1, d)
+
+    @staticmethod
+    def _clip(cfg, r):
+        return shaw_clip(np.maximum(np.asarray(np.rint(r), dtype=np.int64), 0), cfg.shaw_clip)
+
+    def bias(self, params, cfg, q, r):
+        G = q @ params["A"].T / cfg.tau  # (..., K+1): the query against every offset vector
+        idx = self._clip(cfg, r)  # (n,) or (n, n)
+        return np.take_along_axis(G, np.broadcast_to(idx, G.shape[:-1] + idx.shape[-1:]), axis=-1)
+
+    def bias_backward(self, dz, params, cfg, q, r):
+        K1 = cfg.shaw_clip + 1
+        idx = self._clip(cfg, r)  # (n,)
+        U = dz.shape[0]
+        flat = (np.arange(U)[:, None] * K1 + idx[None, :]).ravel()  # (U n,)
+        dG = np.bincount(flat, weights=dz.ravel(), minlength=U * K1).reshape(U, K1) / cfg.tau  # (U, K+1)
+        return dG @ params["A"], {"A": dG.T @ q}
+
+
+#: Registry of position schemes, by name (the names of :data:`poskernels.encodings.SCHEMES`).
+HEAD_SCHEMES: dict[str, HeadScheme] = {
+    s.name: s for s in (HeadScheme(), Sinusoidal(), Learned(), Rope(), Alibi(), T5(), Shaw())
+}

@@ -1,0 +1,133 @@
+"""The cue task of the tournament: which marked token came last?
+
+Each sequence holds ``n - 1`` content tokens, each carrying one of ``S = 8`` symbols drawn
+uniformly and, with probability ``0.1``, a mark; if no content token is marked, one uniformly
+random content token is marked.  A query token ends the sequence, and the target is the symbol
+on the most recent marked token (the DESIGN convention, under which the article's bag-reader
+figures are exact).
+
+Token ids (``2 S + 1 = 17`` of them at ``S = 8``):
+
+=============  ==============  ==============
+token          id              example (S = 8)
+=============  ==============  ==============
+symbol ``s``   ``s``           ``3``
+marked ``s``   ``S + s``       ``11`` (3, marked)
+query          ``2 S``         ``16``
+=============  ==============  ==============
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import PosKernelsError, check_positive_int
+
+__all__ = ["MARK_PROB", "N_SYMBOLS", "cue_batch", "cue_vocab", "describe", "query_token", "token_id"]
+
+#: Symbols per content token, and the chance that a content token is marked.
+N_SYMBOLS = 8
+MARK_PROB = 0.1
+
+
+def cue_vocab(n_symbols: int = N_SYMBOLS) -> int:
+    """Number of token ids, ``2 S + 1``.
+
+    >>> cue_vocab()
+    17
+    """
+    return 2 * check_positive_int("n_symbols", n_symbols) + 1
+
+
+def token_id(symbol, marked, n_symbols: int = N_SYMBOLS) -> np.ndarray:
+    """Token id of a content token: ``symbol`` if unmarked, ``S + symbol`` if marked.
+
+    >>> token_id([3, 3], [False, True]).tolist()
+    [3, 11]
+    """
+    return np.asarray(symbol, dtype=np.int64) + n_symbols * np.asarray(marked, dtype=np.int64)
+
+
+def query_token(n_symbols: int = N_SYMBOLS) -> int:
+    """Id of the query token, ``2 S``.
+
+    >>> query_token()
+    16
+    """
+    return 2 * check_positive_int("n_symbols", n_symbols)
+
+
+def cue_batch(
+    rng: np.random.Generator, batch: int, n: int, n_symbols: int = N_SYMBOLS, mark_prob: float = MARK_PROB
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``batch`` cue sequences of length ``n`` (``n - 1`` content tokens and the query).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The only source of randomness.
+    batch : int
+        Number of sequences.
+    n : int
+        Sequence length including the query token, ``>= 2``.
+    n_symbols : int
+        Symbols ``S`` (8 in the article).
+    mark_prob : float
+        Probability that a content token is marked, in ``(0, 1]``.
+
+    Returns
+    -------
+    tokens : ndarray of int64, shape (batch, n)
+        Token ids (see the module docstring); the last column is the query ``2 S``.
+    targets : ndarray of int64, shape (batch,)
+        Symbol on the most recent marked content token, in ``0..S-1``.
+
+    Examples
+    --------
+    One encoded sequence of length 12.  Marked tokens are ``S + s``: 15, 12 and 13 are symbols
+    7, 4 and 5 marked, at positions 2, 5 and 6.  The query 16 ends it, and the answer is the
+    symbol on the most recent mark, 5.
+
+    >>> tokens, targets = cue_batch(np.random.default_rng(9), 1, 12)
+    >>> tokens[0].tolist(), int(targets[0])
+    ([3, 6, 15, 2, 0, 12, 13, 6, 5, 5, 7, 16], 5)
+    >>> print(describe(tokens[0]))
+    3 6 7* 2 0 4* 5* 6 5 5 7 ?
+    """
+    batch = check_positive_int("batch", batch)
+    n = check_positive_int("n", n)
+    n_symbols = check_positive_int("n_symbols", n_symbols)
+    if n < 2:
+        raise PosKernelsError(f"n must be >= 2 (at least one content token and the query); got {n}")
+    if not 0.0 < float(mark_prob) <= 1.0:
+        raise PosKernelsError(f"mark_prob must lie in (0, 1]; got {mark_prob!r}")
+    m = n - 1
+    symbols = rng.integers(0, n_symbols, size=(batch, m))  # (batch, n-1)
+    marked = rng.random((batch, m)) < mark_prob  # (batch, n-1)
+    unmarked_rows = np.flatnonzero(~marked.any(axis=1))
+    # the convention that makes the bag reader's figures exact: one uniform content token is marked
+    marked[unmarked_rows, rng.integers(0, m, size=unmarked_rows.size)] = True
+    last = m - 1 - np.argmax(marked[:, ::-1], axis=1)  # (batch,) index of the most recent mark
+    tokens = np.empty((batch, n), dtype=np.int64)
+    tokens[:, :m] = symbols + n_symbols * marked  # (batch, n-1)
+    tokens[:, m] = 2 * n_symbols
+    return tokens, symbols[np.arange(batch), last]
+
+
+def describe(tokens, n_symbols: int = N_SYMBOLS) -> str:
+    """Readable form of one sequence: symbols, ``s*`` for a marked symbol, ``?`` for the query.
+
+    >>> describe([3, 11, 16])
+    '3 3* ?'
+    """
+    out = []
+    for t in np.asarray(tokens).tolist():
+        if t == 2 * n_symbols:
+            out.append("?")
+        elif n_symbols <= t < 2 * n_symbols:
+            out.append(f"{t - n_symbols}*")
+        elif 0 <= t < n_symbols:
+            out.append(str(t))
+        else:
+            raise PosKernelsError(f"token id must lie in [0, {2 * n_symbols}]; got {t}")
+    return " ".join(out)

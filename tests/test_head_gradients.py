@@ -1,0 +1,110 @@
+"""Oracle: every hand-written gradient of every scheme against float64 central differences."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from poskernels.model.config import HeadConfig
+from poskernels.model.head import (
+    PLAIN,
+    Reading,
+    cross_entropy,
+    init_params,
+    loss_and_grad,
+    query_backward,
+    query_forward,
+)
+from poskernels.model.optim import central_difference
+from poskernels.model.schemes import HEAD_SCHEMES
+from poskernels.tasks.cue import cue_batch
+
+# A small head that still exercises every branch: T5's logarithmic buckets (offsets past 4 with
+# 8 buckets and max distance 12) and Shaw's clip (offsets past 3) are reached at n = 10.
+SMALL = dict(d=6, vocab=9, n_classes=4, n_train=10, t5_buckets=8, t5_max_distance=12, shaw_clip=3)
+
+
+def _scaled(params, factor):
+    # larger weights than at init, so that softmax is far from uniform and every term matters
+    return {k: v * factor for k, v in params.items()}
+
+
+def _check(cfg, params, tokens, targets, reading=PLAIN, entries=None, rng=None):
+    def loss():
+        logits, _ = query_forward(params, cfg, tokens, reading=reading)
+        return cross_entropy(logits, targets)[0]
+
+    logits, cache = query_forward(params, cfg, tokens, reading=reading)
+    grads = query_backward(params, cfg, cache, cross_entropy(logits, targets)[1])
+    assert sorted(grads) == sorted(params)
+    for name, value in params.items():
+        if entries is None:
+            numeric = central_difference(loss, value)
+            analytic = grads[name]
+        else:  # a random subset of entries of a full-size head
+            idx = rng.choice(value.size, size=min(entries, value.size), replace=False)
+            flat = value.reshape(-1)
+            numeric = np.empty(idx.size)
+            for i, k in enumerate(idx):
+                view = flat[k : k + 1]
+                numeric[i] = central_difference(loss, view)[0]
+            analytic = grads[name].reshape(-1)[idx]
+        assert np.allclose(analytic, numeric, rtol=1e-5, atol=1e-8), (cfg.scheme, name)
+        assert np.abs(analytic).max() > 1e-6, (cfg.scheme, name)  # the check is not vacuous
+
+
+@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+def test_every_parameter_small_head(scheme):
+    rng = np.random.default_rng(7)
+    cfg = HeadConfig(scheme=scheme, **SMALL)
+    params = _scaled(init_params(cfg, rng), 4.0)
+    tokens, targets = cue_batch(rng, 5, 10, n_symbols=4, mark_prob=0.3)
+    _check(cfg, params, tokens, targets)
+
+
+@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+def test_every_parameter_many_query_tokens(scheme):
+    # a stream whose last token varies (the filings' windows): several rows of the score table
+    rng = np.random.default_rng(5)
+    cfg = HeadConfig(scheme=scheme, **SMALL)
+    params = _scaled(init_params(cfg, rng), 4.0)
+    tokens = rng.integers(0, cfg.vocab, size=(6, 10))
+    targets = rng.integers(0, cfg.n_classes, size=6)
+    assert np.unique(tokens[:, -1]).size > 2
+    _check(cfg, params, tokens, targets)
+
+
+@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+def test_tournament_head_random_entries(scheme):
+    rng = np.random.default_rng(11)
+    cfg = HeadConfig(scheme=scheme)
+    params = _scaled(init_params(cfg, rng), 3.0)
+    tokens, targets = cue_batch(rng, 6, 32)
+    _check(cfg, params, tokens, targets, entries=25, rng=rng)
+
+
+@pytest.mark.parametrize("name", ["pi", "yarn"])
+def test_rope_gradients_under_a_rescaled_reading(name):
+    # the backward also carries a reading's frequencies and logit scale (YaRN's (0.1 ln 4 + 1)^2)
+    from poskernels.encodings import omega
+    from poskernels.extension import extend
+
+    rng = np.random.default_rng(3)
+    cfg = HeadConfig(scheme="rope", **SMALL)
+    params = _scaled(init_params(cfg, rng), 4.0)
+    tokens, targets = cue_batch(rng, 4, 10, n_symbols=4, mark_prob=0.3)
+    _check(cfg, params, tokens, targets, reading=Reading.from_extension(extend(name, omega(6), 4, 10)))
+
+
+def test_loss_and_grad_matches_the_two_halves():
+    rng = np.random.default_rng(0)
+    cfg = HeadConfig(scheme="shaw")
+    params = init_params(cfg, rng)
+    tokens, targets = cue_batch(rng, 16, 32)
+    loss, grads = loss_and_grad(params, cfg, tokens, targets)
+    logits, cache = query_forward(params, cfg, tokens)
+    ref_loss, dlogits = cross_entropy(logits, targets)
+    ref = query_backward(params, cfg, cache, dlogits)
+    assert loss == ref_loss
+    for k in params:
+        assert np.array_equal(grads[k], ref[k])
