@@ -43,6 +43,7 @@ def ruler(part: dict) -> str:
         f"offset axis. Past a few positions the limit is a straight line in ln Δ, the ruler: each doubling of the "
         f"offset costs the same ln 2 / ln b ≈ {part['octave_cost']} of similarity (Theorem 1 (ii)). The "
         "convergence in d is not uniform in Δ: large offsets need many planes."
+        + (" Dots: the article's kernel table." if "table" in part else "")
     )
 
 

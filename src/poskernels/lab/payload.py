@@ -149,6 +149,7 @@ def _clocks(src: Sources) -> dict:
         "d": D,
         "b": B,
         "omega": [_sig(w) for w in encodings.omega(D, B)],
+        "omega_labels": [f"{w:.3g}" for w in encodings.omega(D, B)],
         "positions": {"min": 0, "max": SLIDER_MAX, "m": SLIDER_START[0], "n": SLIDER_START[1]},
         "readout": _rnd(readout, "kernel"),
         "decimals": PRECISION["kernel"],
@@ -175,6 +176,14 @@ def _ruler(src: Sources) -> dict:
         "x": _axis([1, RULER_MAX_OFFSET], 1, "offset Δ (log scale)", ticks=4 ** np.arange(7), log=True),
         "y": _axis(list(curves.values()) + [limit, rule], 0.25, "similarity (2/d) κ_d(Δ)"),
     }
+    thm1 = src.numbers.get("thm1")
+    if thm1 is not None:  # the article's kernel table, as the page section computed it: dots on the curves
+        at = sorted(thm1["limit"], key=int)
+        part["table"] = {
+            "offsets": [int(x) for x in at],
+            "kernel": {d: _rnd([thm1["kernel"][d][x] for x in at], "kernel") for d in part["dims"]},
+            "limit": _rnd([thm1["limit"][x] for x in at], "kernel"),
+        }
     part["caption"] = captions.ruler(part)
     return part
 

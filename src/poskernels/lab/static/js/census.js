@@ -17,8 +17,7 @@ export function draw(container, data, state) {
   }
   const half = data.planes.length;
   const x = { min: -0.5, max: half - 0.5, ticks: [], label: "" };
-  const f = frame(container, x, data.y, { height: 320, title: "factor per plane and map" });
-  f.m.bottom = 60;
+  const f = frame(container, x, data.y, { height: 380, bottom: 66, title: "factor per plane and map" });
   axes(f, x, data.y);
   const cols = svgEl("g", {}, f.svg);
   const bars = svgEl("g", {}, f.svg);

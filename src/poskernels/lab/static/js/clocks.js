@@ -36,6 +36,7 @@ export function draw(container, data, state) {
   }, container);
   const hands = [];
   data.omega.forEach((w, j) => {
+    const wLabel = data.omega_labels[j];
     const cx = cell * j + cell / 2;
     const cy = R + 10;
     const g = svgEl("g", { class: "clock", "data-plane": j }, svg);
@@ -44,7 +45,7 @@ export function draw(container, data, state) {
     const hm = svgEl("line", { x1: cx, y1: cy, class: "hand hand-m", "data-plane": j }, g);
     const hn = svgEl("line", { x1: cx, y1: cy, class: "hand hand-n", "data-plane": j }, g);
     svgEl("text", { x: cx, y: cy + R + 16, "text-anchor": "middle", class: "tick" }, g, `j = ${j}`);
-    svgEl("text", { x: cx, y: cy + R + 30, "text-anchor": "middle", class: "tick small" }, g, `ω = ${w}`);
+    svgEl("text", { x: cx, y: cy + R + 30, "text-anchor": "middle", class: "tick small" }, g, `ω = ${wLabel}`);
     hands.push({ cx, cy, w, hm, hn });
   });
 

@@ -7,7 +7,7 @@ export function draw(container, data, state) {
   el("h3", {}, container, "Learned score against offset, per reader");
   const toggles = el("div", { class: "toggles", role: "group", "aria-label": "show or hide a reader's curve" },
     container);
-  const f = frame(container, data.x, data.y, { height: 340, title: "learned score against offset" });
+  const f = frame(container, data.x, data.y, { height: 420, title: "learned score against offset" });
   // the training window, offsets 0..window-1
   svgEl("rect", {
     x: f.sx(0), y: f.m.top, width: f.sx(data.window - 1) - f.sx(0), height: f.h, class: "window",

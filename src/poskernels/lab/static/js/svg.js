@@ -35,8 +35,8 @@ export function fmt(x, decimals) {
 }
 
 // A plot frame: an SVG with a viewBox (it scales with the page), margins, and data -> pixel scales.
-export function frame(parent, x, y, { width = 640, height = 300, title = "" } = {}) {
-  const m = { left: 62, right: 14, top: 12, bottom: 46 };
+export function frame(parent, x, y, { width = 900, height = 380, title = "", bottom = 46 } = {}) {
+  const m = { left: 62, right: 14, top: 12, bottom };
   const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": title }, parent);
   svg.classList.add("plot");
   const w = width - m.left - m.right;

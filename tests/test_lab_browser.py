@@ -1,0 +1,248 @@
+"""The laboratory in a real browser: Debian's chromium driven by Playwright (no browser is downloaded).
+
+The page is served by the package's own server on 127.0.0.1; every request that leaves 127.0.0.1 is
+aborted and recorded, and every console error is recorded; both must stay empty.  Screenshots of both
+figures go to ``results/screenshots/`` for a person to look at.
+
+Figure A is tested on the committed payload.  The views of Figure B that need trained heads are tested on
+the committed payload when it carries them; while a part is absent there (its section not registered yet),
+the same page is served a copy of the payload with that part filled from fixed kernels of the scheme
+registry and a small filing, so the page's behaviour (toggles, hover) is tested either way.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import numpy as np
+import pytest
+from playwright.sync_api import sync_playwright
+
+from poskernels.encodings import SCHEMES
+from poskernels.lab import PAYLOAD_PATH, payload
+from poskernels.lab.server import STATIC_DIR, make_server
+from poskernels.lab.trained import filing_case
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+SHOTS = Path(__file__).resolve().parents[1] / "results" / "screenshots"
+
+
+def _filled(p: dict) -> tuple[dict, list[str]]:
+    """The committed payload with each absent trained part of Figure B filled by a fixture (see module doc)."""
+    p = json.loads(json.dumps(p))
+    filled = []
+    if "absent" in p["scores"]:
+        r = np.arange(256)
+        keys = [k for k in SCHEMES if SCHEMES[k].offset_kernel is not None]
+        scores = {k: payload._rnd(SCHEMES[k].offset_kernel(r), "score") for k in keys}
+        part = {"offsets": r.tolist(), "scores": scores, "query_length": 256, "window": 32,
+                "readers": [{"key": k, "label": SCHEMES[k].title} for k in keys]}  # fmt: skip
+        part["x"] = payload._axis(part["offsets"], 32, "offset r")
+        part["y"] = payload._axis(list(scores.values()), 5.0, "score")
+        part["caption"] = "fixture: fixed kernels of the scheme registry"
+        p["scores"] = part
+        filled.append("scores")
+    if "absent" in p["filing"]:
+        toks = ["Acme", "grew", "and", "Bolt", "fell", ";", "the", "company"]
+        marked = [t in ("Acme", "Bolt") for t in toks]
+        truth = [None, 0, 0, 1, 1, 1, 1, 1]
+        answers = {"rope": {"0": truth, "1": [None, 0, 0, 1, 1, 1, 0, 0]}, "alibi": {"0": truth, "1": truth}}
+        part = filing_case({"tokens": toks, "marked": marked, "companies": ["Acme", "Bolt"], "truth": truth,
+                            "answers": answers})  # fmt: skip
+        part["readers"] = [{"key": k, "label": k} for k in part["readers"]]
+        part["caption"] = "fixture: a two-company filing"
+        p["filing"] = part
+        filled.append("filing")
+    return p, filled
+
+
+@pytest.fixture(scope="module")
+def committed() -> dict:
+    return json.loads(PAYLOAD_PATH.read_text())
+
+
+def _serve(directory: Path):
+    server = make_server(port=0, directory=directory)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+@pytest.fixture(scope="module")
+def sites(committed, tmp_path_factory):
+    """Two servers: the package's static page as shipped, and a copy whose payload is filled (if needed)."""
+    copy = tmp_path_factory.mktemp("static") / "static"
+    shutil.copytree(STATIC_DIR, copy)
+    filled, which = _filled(committed)
+    (copy / "payload.json").write_text(json.dumps(filled))
+    real, url_real = _serve(STATIC_DIR)
+    fill, url_fill = _serve(copy)
+    yield {"real": url_real, "filled": url_fill, "which": which, "payload": filled}
+    for s in (real, fill):
+        s.shutdown()
+        s.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    """Open a URL in a fresh page; yields (page, problems) where problems collects console errors and
+    requests outside 127.0.0.1 (aborted)."""
+    contexts = []
+
+    def _open(url, width=1280):
+        ctx = browser.new_context(viewport={"width": width, "height": 900})
+        contexts.append(ctx)
+        problems = []
+
+        def guard(route):
+            host = urlparse(route.request.url).hostname
+            if host == "127.0.0.1":
+                route.continue_()
+            else:
+                problems.append(f"request outside 127.0.0.1: {route.request.url}")
+                route.abort()
+
+        ctx.route("**/*", guard)
+        pg = ctx.new_page()
+        pg.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        pg.goto(url)
+        pg.wait_for_selector("body[data-ready=true]", timeout=15_000)
+        return pg, problems
+
+    yield _open
+    for c in contexts:
+        c.close()
+
+
+def _hand(pg, which: str, plane: int) -> tuple[float, float]:
+    h = pg.locator(f"line.hand-{which}[data-plane='{plane}']")
+    return float(h.get_attribute("x2")), float(h.get_attribute("y2"))
+
+
+def test_sliders_move_the_hands_and_the_readout(open_page, sites, committed):
+    pg, problems = open_page(sites["real"])
+    readout = committed["clocks"]["readout"]
+    assert pg.locator("#clock-readout").inner_text() == f"{readout[7]:.3f}"  # m = 3, n = 10
+    before = [_hand(pg, "m", j) for j in range(3)]
+    pg.locator("#clock-m").focus()
+    for _ in range(5):  # keyboard: m = 3 -> 8
+        pg.keyboard.press("ArrowRight")
+    assert pg.locator("#clock-m-value").inner_text() == "8"
+    assert pg.locator("#clock-offset").inner_text() == "2"
+    assert pg.locator("#clock-readout").inner_text() == f"{readout[2]:.3f}"
+    after = [_hand(pg, "m", j) for j in range(3)]
+    assert all(a != b for a, b in zip(after, before))  # the fast hands turned
+    pg.locator("#clock-n").focus()
+    pg.keyboard.press("End")
+    top = committed["clocks"]["positions"]["max"]
+    assert pg.locator("#clock-n-value").inner_text() == str(top)
+    assert pg.locator("#clock-readout").inner_text() == f"{readout[top - 8]:.3f}"
+    assert problems == []
+
+
+def test_offset_lock_keeps_the_readout_while_the_hands_turn(open_page, sites):
+    pg, problems = open_page(sites["real"])
+    pg.locator("#clock-lock").check()
+    value, offset = pg.locator("#clock-readout").inner_text(), pg.locator("#clock-offset").inner_text()
+    hands = [(_hand(pg, "m", j), _hand(pg, "n", j)) for j in range(8)]
+    pg.locator("#clock-m").focus()
+    for _ in range(20):
+        pg.keyboard.press("ArrowRight")
+        assert pg.locator("#clock-readout").inner_text() == value
+    assert pg.locator("#clock-m-value").inner_text() == "23" and pg.locator("#clock-n-value").inner_text() == "30"
+    pg.locator("#clock-n").focus()
+    pg.keyboard.press("PageUp")
+    assert pg.locator("#clock-offset").inner_text() == offset and pg.locator("#clock-readout").inner_text() == value
+    moved = [(_hand(pg, "m", j), _hand(pg, "n", j)) for j in range(8)]
+    turned = [a != b for a, b in zip(hands, moved)]
+    assert turned[:3] == [True] * 3  # every fast hand turned; the readout did not move
+    pg.locator("#clock-lock").uncheck()
+    pg.locator("#clock-m").focus()
+    pg.keyboard.press("ArrowLeft")
+    assert pg.locator("#clock-offset").inner_text() != offset  # unlocked: the offset changes again
+    assert problems == []
+
+
+def test_reader_toggles_show_and_hide_curves(open_page, sites):
+    pg, problems = open_page(sites["filled"])
+    toggles = pg.locator("#view-scores button.toggle")
+    assert toggles.count() == len(sites["payload"]["scores"]["readers"]) >= 3
+    key = sites["payload"]["scores"]["readers"][0]["key"]
+    curve = pg.locator(f"#view-scores path.curve[data-key='{key}']")
+    button = pg.locator(f"#view-scores button.toggle[data-key='{key}']")
+    assert curve.is_visible() and button.get_attribute("aria-pressed") == "true"
+    button.click()
+    assert not curve.is_visible() and button.get_attribute("aria-pressed") == "false"
+    button.focus()
+    pg.keyboard.press("Enter")  # keyboard toggles too
+    assert curve.is_visible()
+    others = pg.locator("#view-scores path.curve")
+    assert sum(others.nth(i).is_visible() for i in range(others.count())) == others.count()
+    assert problems == []
+
+
+def test_census_kappa_changes_the_bars(open_page, sites, committed):
+    pg, problems = open_page(sites["real"])
+    bar = pg.locator("#view-census rect.bar[data-key='pi'][data-plane='0']")
+    h4 = float(bar.get_attribute("height"))
+    pg.locator("#census-kappa-2").check()
+    h2 = float(pg.locator("#view-census rect.bar[data-key='pi'][data-plane='0']").get_attribute("height"))
+    assert h2 == pytest.approx(2 * h4, rel=1e-3)  # PI's factor 1/kappa: 1/2 against 1/4
+    assert problems == []
+
+
+def test_hovering_a_filing_token_shows_every_readers_answer(open_page, sites):
+    pg, problems = open_page(sites["filled"])
+    part = sites["payload"]["filing"]
+    i = max(k for k, t in enumerate(part["truth"]) if t is not None)
+    pg.locator(f"#view-filing .tok[data-pos='{i}']").hover()
+    panel = pg.locator("#filing-answers")
+    assert f"Token {i}:" in panel.inner_text()
+    rows = panel.locator("tbody tr")
+    assert rows.count() == len(part["readers"])
+    for r, reader in enumerate(part["readers"]):
+        cells = rows.nth(r).locator("td")
+        assert cells.count() == len(part["seeds"])
+        for s, seed in enumerate(part["seeds"]):
+            a = part["answers"][reader["key"]][seed][i]
+            assert cells.nth(s).inner_text().startswith(part["companies"][a])
+            assert ("✗" in cells.nth(s).inner_text()) == (a != part["truth"][i])
+    pg.locator(f"#view-filing .tok[data-pos='{i}']").focus()
+    pg.keyboard.press("ArrowLeft")  # keyboard: the previous token's answers
+    assert f"Token {i - 1}:" in panel.inner_text()
+    assert problems == []
+
+
+def test_screenshots_of_both_figures(open_page, sites):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for name, url in (("", sites["real"]),) + ((("_with_test_fixture", sites["filled"]),) if sites["which"] else ()):
+        pg, problems = open_page(url)
+        for fig in ("A", "B"):
+            path = SHOTS / f"figure_{fig}{name}.png"
+            pg.locator(f"#figure-{fig}").screenshot(path=str(path))
+            assert path.stat().st_size > 10_000
+        assert problems == []
+    pg, problems = open_page(sites["real"], width=820)  # a narrow laptop window: nothing overflows sideways
+    assert pg.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert problems == []
+
+
+def test_the_guard_catches_outside_requests_and_errors(open_page, sites):
+    pg, problems = open_page(sites["real"])
+    pg.evaluate("fetch('http://example.invalid/x').catch(() => {}); console.error('boom')")
+    pg.wait_for_timeout(200)
+    assert any("outside 127.0.0.1" in p for p in problems) and any("boom" in p for p in problems)
