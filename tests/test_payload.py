@@ -177,7 +177,7 @@ def test_readouts_carry_the_numbers_and_the_caption_quotes_them():
         "nope", "sinusoidal", "learned", "rope", "alibi", "rope_pi", "rope_ntk", "rope_yarn",
     ]  # fmt: skip
     assert r["readers"][5]["label"] == "RoPE + PI"
-    assert "84.14 at r = 181" in r["caption"] and "114.1 at r = 1" in r["caption"]
+    assert "84.14 at r = 181" in r["caption"] and "114.10 at r = 1" in r["caption"]
     assert p["sections"] == ["rebound", "rescaled", "tournament"]
 
 

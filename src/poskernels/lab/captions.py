@@ -52,7 +52,8 @@ def drift(part: dict) -> str:
         f"The score a trained head gives a marked key r = {part['offset']} positions back, as the query moves "
         "along the sequence. The sinusoidal head's score drifts with absolute position: adding a stationary code "
         "does not make attention relative (Theorem 2). The RoPE head's is flat, because its score depends on the "
-        "offset alone (Proposition 3 (i))."
+        f"offset alone (Proposition 3 (i)). Training always put the query at position {part['window'] - 1} "
+        "(shaded: the positions training saw)."
     )
 
 
@@ -62,17 +63,19 @@ def scores(part: dict) -> str:
         f"Training only sees offsets 0 to {last} (shaded). The RoPE head's score is a trigonometric polynomial in "
         "r (Proposition 3): it falls across the window, as the task rewards, dives past it, and then the planes "
         "that never completed a turn bring it back up. ALiBi's score is a straight line down. The absolute codes' "
-        f"curves are drawn for a query at the end of a {part['query_length']}-token sequence; the learned table "
-        f"has nothing past {last}. Toggle a reader to show or hide its curve."
+        f"curves are drawn for a query at the end of a {part['query_length']}-token sequence, the learned table's "
+        f"for a query at {last}, its last row: it has nothing past {last}. Toggle a reader to show or hide its curve."
     )
 
 
 def readouts(part: dict) -> str:
     r, s = part["peak"]
+    f = f"{{:.{part['decimals']['score']}f}}".format
     return (
         f"RoPE's accuracy at each length, and its seed-{part['rebound_seed']} head's score for a marked key: "
-        f"{part['score_r1']} at r = 1, {part['score_edge']} at the window's edge, a dive to {part['deepest'][1]} at "
-        f"r = {part['deepest'][0]}, then {s} at r = {r}, so a cue {r} positions back outscores a recent one."
+        f"{f(part['score_r1'])} at r = 1, {f(part['score_edge'])} at the window's edge, a dive to "
+        f"{f(part['deepest'][1])} at r = {part['deepest'][0]}, then {f(s)} at r = {r}, so a cue {r} positions back "
+        "outscores a recent one. Below: every reader's accuracy at every length (— where it has no reading)."
     )
 
 

@@ -190,7 +190,9 @@ def _ruler(src: Sources) -> dict:
 
 def _drift(src: Sources) -> dict:
     part = trained.drift(src, D)
+    part["readers"] = [{"key": k, "label": _reader_label(k)} for k in part["readers"]]
     part["scores"] = _rnd(part["scores"], "score")
+    part["window"] = L_TRAIN
     part["x"] = _axis(part["positions"], 32, "query position t (key at t − r)")
     part["y"] = _axis(list(part["scores"].values()), 10.0, f"score of a marked key at r = {part['offset']}")
     part["caption"] = captions.drift(part)
@@ -237,6 +239,7 @@ def _readouts(src: Sources) -> dict:
         "first_trough": [int(r["first_trough"][0]), _rnd(r["first_trough"][1], "score")],
         "deepest": [int(r["deepest"][0]), _rnd(r["deepest"][1], "score")],
         "peak": [int(r["peak"][0]), _rnd(r["peak"][1], "score")],
+        "decimals": {"score": PRECISION["score"], "accuracy": PRECISION["accuracy"]},
     }
     part["caption"] = captions.readouts(part)
     return part

@@ -7,9 +7,18 @@ These read the tournament's cached heads through the head API (issue 3) and the 
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..encodings import omega
 from ..errors import PosKernelsError
 
-__all__ = ["drift", "filing_case", "scores_against_offset"]
+__all__ = ["DRIFT_OFFSET", "drift", "filing_case", "marked_key_scores", "scores_against_offset"]
+
+
+#: Figure A's drift view: the offset of the marked key whose score follows the query along the sequence.
+DRIFT_OFFSET = 1
+#: The seed whose heads the curves show (the rebound readouts are seed 0's too).
+SEED = 0
 
 
 def _absent(why: str):
@@ -18,24 +27,117 @@ def _absent(why: str):
     return Absent(why)
 
 
-def _head_api(src):
-    from .payload import _module
+def _tournament_heads(src, schemes) -> dict:
+    """The tournament's seed-0 heads, read from the cache the ``tournament`` section filled."""
+    from .payload import _module, _need
 
+    _need(src.numbers, "tournament", "accuracy")
     if src.cache_dir is None:
         raise _absent("no cache of trained heads was given (pass a page Context or cache_dir)")
-    return _module("poskernels.experiments.tournament")
+    config = _module("poskernels.model.config")
+    train = _module("poskernels.model.train")
+    jobs = [(config.preset("tournament", s), SEED) for s in schemes]
+    return dict(zip(schemes, train.train_many(jobs, src.cache_dir, workers=1)))
+
+
+def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
+    """The pre-softmax score of the query token at positions ``t`` against the mean marked key at ``j``.
+
+    The head's own score (:func:`poskernels.model.head.query_forward` computes the same ``z``):
+    ``z = <q_t, k_j> / tau + bias(t - j)``, with ``h = E[x] + p(position)`` for an additive code and the
+    rotation by ``j - t`` for RoPE (Proposition 3 (i)), read through ``reading`` (a rescaled RoPE).  The key is
+    the mean of the eight marked symbols' keys: the score is linear in the key, so this is the mean of their
+    scores, as :mod:`poskernels.experiments.rebound` reads it.
+
+    Parameters
+    ----------
+    head : poskernels.model.train.TrainedHead
+    t, j : array_like, shape (R,)
+        Query and key positions, ``j <= t``.
+    reading : poskernels.model.head.Reading, optional
+    keys : sequence of int, optional
+        Key tokens whose mean key is scored (default the eight marked symbols).
+
+    Returns
+    -------
+    ndarray, shape (R,)
+        The scores; NaN where the scheme has no code (a learned table past its length).
+    """
+    from ..model.head import PLAIN
+    from ..model.schemes import HEAD_SCHEMES
+    from ..tasks.cue import N_SYMBOLS, query_token, token_id
+
+    reading = PLAIN if reading is None else reading
+    cfg, p = head.head, head.params
+    scheme = HEAD_SCHEMES[cfg.scheme]
+    t, j = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(j, dtype=float))  # (R,) each
+    out = np.full(t.shape, np.nan)  # (R,)
+    ok = np.ones(t.shape, dtype=bool)
+    if cfg.scheme == "learned":  # Definition 1: the table has rows 0..L-1 only
+        ok = (t <= cfg.n_train - 1) & (j >= 0)
+    t, j = t[ok], j[ok]
+    keys = token_id(np.arange(N_SYMBOLS), True) if keys is None else np.asarray(keys)
+    hq = np.tile(p["E"][query_token(N_SYMBOLS)], (t.size, 1))  # (R, d)
+    hk = np.tile(p["E"][keys].mean(axis=0), (t.size, 1))  # (R, d) the mean marked embedding
+    if scheme.code(p, cfg, np.zeros(1)) is not None:
+        hq = hq + scheme.code(p, cfg, t)
+        hk = hk + scheme.code(p, cfg, j)
+    q, k = hq @ p["W_Q"], hk @ p["W_K"]  # (R, d) each
+    if scheme.rotary:
+        theta = omega(cfg.d, cfg.base) if reading.inv_freq is None else np.asarray(reading.inv_freq)  # (d/2,)
+        e = np.exp(1j * (j - t)[:, None] * theta)  # (R, d/2): Proposition 3 (i), the key turned by j - t
+        z = (q.view(np.complex128).conj() * k.view(np.complex128) * e).real.sum(-1) * reading.logit_scale  # (R,)
+    else:
+        z = (q * k).sum(-1)  # (R,)
+    z = z / cfg.tau
+    bias = scheme.bias(p, cfg, q, t - j)  # (R,) or (R, R) (a query-dependent bias: row i is query i)
+    if bias is not None:
+        bias = np.asarray(bias)
+        z = z + (np.diagonal(bias) if bias.ndim == 2 else bias)
+    out[ok] = z
+    return out
 
 
 def drift(src, d: int) -> dict:
     """Score of a marked key at a fixed offset as the query moves (Figure A's drift view)."""
-    _head_api(src)
-    raise _absent("the head API does not yet expose the score against absolute position")
+    readers = ["sinusoidal", "rope", "alibi"]
+    heads = _tournament_heads(src, readers)
+    r = DRIFT_OFFSET
+    t = np.arange(r, 256)  # (T,) query positions; the key sits r before
+    return {
+        "offset": r,
+        "positions": t.tolist(),
+        "seed": SEED,
+        "readers": readers,
+        "scores": {s: marked_key_scores(heads[s], t, t - r) for s in readers},
+    }
 
 
 def scores_against_offset(src, readers: list[str]) -> dict:
-    """Each reader's learned score of a marked key against its offset r (Figure B)."""
-    _head_api(src)
-    raise _absent("the head API does not yet expose the score against offset")
+    """Each reader's learned score of a marked key against its offset r (Figure B).
+
+    The query sits at the end of a 256-token sequence (position 255; the learned table's at its last row, L - 1),
+    the key r before it; RoPE + PI / NTK /
+    YaRN read the RoPE head through the map at kappa = 256 / 32, as the re-read table does at 256.
+    """
+    from ..experiments.tournament import READERS, rescaled_reading
+
+    n = 256
+    schemes = [r for r in readers if r not in READERS or r == "rope"]
+    heads = _tournament_heads(src, schemes)
+    offsets = np.arange(n)  # (n,)
+    t = np.full(n, n - 1)
+    scores = {}
+    for reader in readers:
+        if reader == "learned":  # Definition 1: no row past L - 1, so its query sits at L - 1
+            last = np.full(n, heads[reader].head.n_train - 1)
+            scores[reader] = marked_key_scores(heads[reader], last, last - offsets)
+        elif reader in schemes:
+            scores[reader] = marked_key_scores(heads[reader], t, t - offsets)
+        else:
+            reading = rescaled_reading(heads["rope"], READERS[reader], n)
+            scores[reader] = marked_key_scores(heads["rope"], t, t - offsets, reading)
+    return {"offsets": offsets.tolist(), "query_length": n, "seed": SEED, "scores": scores}
 
 
 def filing_case(case: dict) -> dict:

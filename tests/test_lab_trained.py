@@ -1,0 +1,109 @@
+"""The lab's curves drawn from a head's weights: the score of a marked key against offset and position.
+
+Oracle: the head's own forward pass.  With every key the same token, the attention weights of
+:func:`poskernels.model.head.query_forward` satisfy ``log a_j - log a_t = z_j - z_t``, which must equal
+``marked_key_scores`` at ``(t, j)`` minus the query's score against itself.  Heads are drawn at random (the
+function is the same for any weights), with T5's and Shaw's parameters randomized too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from poskernels.encodings import omega
+from poskernels.experiments import rebound
+from poskernels.experiments.tournament import rescaled_reading
+from poskernels.extension import extend
+from poskernels.lab.trained import marked_key_scores
+from poskernels.model.config import preset
+from poskernels.model.head import Reading, init_params, query_forward
+from poskernels.model.schemes import HEAD_SCHEMES
+from poskernels.model.train import TrainedHead
+from poskernels.tasks.cue import query_token, token_id
+
+RELATIVE = ("nope", "rope", "alibi", "t5", "shaw")
+
+
+def _head(scheme: str, seed: int) -> TrainedHead:
+    config = preset("tournament", scheme)
+    rng = np.random.default_rng(seed)
+    params = init_params(config.head, rng)
+    if scheme == "t5":
+        params["beta"] = rng.normal(size=params["beta"].shape)  # init is zero: make the bias visible
+    return TrainedHead(config, seed, params, np.zeros(0), "")
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(sorted(HEAD_SCHEMES)), st.integers(0, 2**31), st.integers(0, 7), st.integers(2, 32))
+def test_scores_match_the_heads_forward_pass(scheme, seed, symbol, n):
+    head = _head(scheme, seed)
+    key, query = int(token_id(symbol, True)), query_token()
+    tokens = np.array([[key] * (n - 1) + [query]])  # (1, n)
+    reading = None
+    if scheme == "rope" and seed % 2:  # a rescaled reading too (YaRN: frequencies and a logit scale)
+        reading = Reading.from_extension(extend("yarn", omega(16), 4, 32))
+    _, cache = query_forward(head.params, head.head, tokens, reading=reading or Reading())
+    a = cache["a"][0]  # (n,)
+    t = np.full(n - 1, n - 1)
+    z = marked_key_scores(head, t, np.arange(n - 1), reading, keys=[key])  # (n - 1,)
+    z_self = marked_key_scores(head, [n - 1], [n - 1], reading, keys=[query])[0]
+    np.testing.assert_allclose(z - z_self, np.log(a[:-1]) - np.log(a[-1]), atol=1e-9)
+
+
+def test_rope_curve_is_the_rebound_modules_curve():
+    head = _head("rope", 3)
+    r = np.arange(rebound.MAX_OFFSET + 1)
+    t = np.full(r.size, 255)
+    np.testing.assert_allclose(marked_key_scores(head, t, t - r), rebound.offset_scores(head), atol=1e-10)
+    # PI at 256 = the polynomial read at r / 8 (Definition 5: m -> m / kappa)
+    pi = marked_key_scores(head, t, t - r, rescaled_reading(head, "pi", 256))
+    np.testing.assert_allclose(pi, rebound.marked_key_polynomial(head)(-r / 8) / head.head.tau, atol=1e-10)
+
+
+@pytest.mark.parametrize("scheme", RELATIVE)
+def test_relative_heads_are_flat_in_absolute_position(scheme):
+    # Proposition 3 (i) / Definition 3: the score depends on the offset alone
+    head = _head(scheme, 5)
+    t = np.arange(7, 256)
+    for r in (1, 7):
+        s = marked_key_scores(head, t, t - r)
+        np.testing.assert_allclose(s, s[0], atol=1e-9)
+
+
+def test_absolute_heads_drift_and_the_learned_table_stops_at_its_length():
+    t = np.arange(1, 256)
+    s = marked_key_scores(_head("sinusoidal", 5), t, t - 1)
+    assert np.ptp(s) > 1e-3  # Theorem 2: a generic M leaves the added code's score absolute
+    learned = marked_key_scores(_head("learned", 5), t, t - 1)
+    assert np.isfinite(learned[:31]).all() and np.isnan(learned[31:]).all()  # rows 0..31 only
+    assert np.ptp(learned[:31]) > 1e-3
+
+
+def test_payload_draws_these_curves_for_every_reader(monkeypatch, tmp_path):
+    # the payload's plumbing on random heads (no training): readers, rounding, the learned table's gap, axes
+    from poskernels.lab import payload, trained, viz_payload
+
+    schemes = ["nope", "sinusoidal", "learned", "rope", "alibi"]
+    monkeypatch.setattr(trained, "_tournament_heads", lambda src, names: {s: _head(s, 0) for s in names})
+    numbers = {
+        "tournament": {"accuracy": {s: {} for s in schemes}},
+        "rescaled": {"accuracy": {r: {} for r in ("rope_pi", "rope_ntk", "rope_yarn")}},
+    }
+    p = viz_payload(numbers, cache_dir=tmp_path)
+    sc, dr = p["scores"], p["drift"]
+    assert [r["key"] for r in sc["readers"]] == schemes + ["rope_pi", "rope_ntk", "rope_yarn"]
+    r = np.arange(256)
+    t = np.full(256, 255)
+    want = payload._rnd(marked_key_scores(_head("rope", 0), t, t - r), "score")
+    assert sc["scores"]["rope"] == want
+    ntk = marked_key_scores(_head("rope", 0), t, t - r, rescaled_reading(_head("rope", 0), "ntk", 256))
+    assert sc["scores"]["rope_ntk"] == payload._rnd(ntk, "score")
+    learned = sc["scores"]["learned"]
+    assert None not in learned[:32] and set(learned[32:]) == {None}
+    values = [v for s in sc["scores"].values() for v in s if v is not None]
+    assert sc["y"]["min"] <= min(values) and max(values) <= sc["y"]["max"]
+    assert len(set(dr["scores"]["rope"])) == 1 and len(set(dr["scores"]["sinusoidal"])) > 1  # flat, and drifting
+    assert dr["positions"][0] == dr["offset"] and dr["window"] == 32
