@@ -1,0 +1,86 @@
+"""The ``sweep`` and ``plot`` subcommands (entries of :data:`poskernels.cli.COMMANDS`).
+
+::
+
+    poskernels sweep GRID.toml --store PATH [--scheduler ADDRESS] [--workers N] [--cache DIR] [--retry-failed]
+    poskernels sweep export STORE --format csv|parquet --out FILE
+    poskernels plot STORE --out PNG
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import PosKernelsError
+from .export import FORMATS, export
+from .grid import load_grid
+from .plot import plot_store
+from .runner import dask_backend, local_backend, run_sweep
+from .store import Store
+
+__all__ = ["add_plot_arguments", "add_sweep_arguments", "plot", "sweep"]
+
+SWEEP_HELP = "train and read one head per point of a grid (TOML) into a resumable SQLite store; or export a store"
+PLOT_HELP = "draw a sweep store: accuracy against test length per scheme, with a band over seeds"
+
+
+def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = (
+        "Run:    poskernels sweep GRID.toml --store PATH [--scheduler tcp://HOST:PORT] [--workers N]\n"
+        "Export: poskernels sweep export STORE --format csv|parquet --out FILE\n"
+        "An interrupted sweep resumes where it stopped when the same command is run again."
+    )
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("grid", metavar="GRID.toml|export", help="the grid file, or 'export' followed by a store")
+    p.add_argument("export_store", nargs="?", metavar="STORE", type=Path, help="(export) the store to export")
+    p.add_argument("--store", type=Path, help="the SQLite store of results (created if absent)")
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS", help="a Dask distributed scheduler (default: a local process pool)"
+    )
+    p.add_argument("--workers", type=int, help="local processes (default: the CPUs); with --scheduler, jobs in flight")
+    p.add_argument("--cache", type=Path, help="folder of trained heads shared with 'reproduce' (visible to workers)")
+    p.add_argument("--retry-failed", action="store_true", help="run again the points recorded as failed")
+    p.add_argument("--format", choices=sorted(FORMATS), default="csv", help="(export) output format (default: csv)")
+    p.add_argument("--out", type=Path, help="(export) the file to write")
+
+
+def sweep(args: argparse.Namespace) -> int:
+    if args.grid == "export":
+        if args.export_store is None or args.out is None:
+            raise PosKernelsError("usage: poskernels sweep export STORE --format csv|parquet --out FILE")
+        with Store(args.export_store, create=False) as store:
+            n = export(store, args.out, args.format)
+        print(f"wrote {n} rows to {args.out}")
+        return 0
+    if args.export_store is not None:
+        raise PosKernelsError(f"unexpected argument {str(args.export_store)!r} (did you mean --store?)")
+    if args.store is None:
+        raise PosKernelsError("--store PATH is required: the SQLite file that keeps the results")
+    grid = load_grid(args.grid)
+    backend = local_backend(args.workers) if args.scheduler is None else dask_backend(args.scheduler, args.workers)
+    try:
+        with Store(args.store) as store:
+            s = run_sweep(grid, store, backend, cache_dir=args.cache, retry_failed=args.retry_failed)
+    finally:
+        backend.close()
+    rate = (s.done - s.done_before) / s.seconds if s.seconds > 0 else 0.0
+    print(
+        f"sweep: {s.done}/{s.points} points done ({s.done - s.done_before} this run, {s.trained} heads trained, "
+        f"{rate:.2f} points/s), {s.failed} failed; store {args.store}",
+        file=sys.stderr,
+    )
+    return 1 if s.failed else 0
+
+
+def add_plot_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("store", type=Path, help="a sweep store (poskernels sweep ... --store PATH)")
+    p.add_argument("--out", type=Path, default=Path("sweep.png"), help="the PNG to write (default: sweep.png)")
+
+
+def plot(args: argparse.Namespace) -> int:
+    with Store(args.store, create=False) as store:
+        path, data = plot_store(store, args.out)
+    print(f"wrote {path}: {len(data)} curve(s)")
+    return 0

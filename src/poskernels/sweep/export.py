@@ -1,0 +1,98 @@
+"""Flatten a sweep's store into a table: CSV with the standard library, Parquet with pyarrow.
+
+One record per row of the store: the key, the status, the code version, every setting of the point
+as its own column (``test_lengths`` as text), ``acc_<n>`` per test length (empty where a head is
+undefined at that length, e.g. a learned table past its rows), ``final_loss``, and the bookkeeping
+columns (attempts, failures, timings, worker, error).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from ..errors import PosKernelsError
+from .grid import SETTINGS
+from .store import Store
+
+__all__ = ["FORMATS", "export", "records"]
+
+_BOOKKEEPING = ("attempts", "failures", "lost", "trained", "training", "train_seconds", "eval_seconds", "worker",
+                "run_id", "submitted_at", "started_at", "finished_at", "error")  # fmt: skip
+
+
+def records(store: Store) -> tuple[list[str], list[dict]]:
+    """Column names and one flat dict per row of ``store``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from poskernels.sweep.grid import parse_grid
+    >>> with Store(pathlib.Path(tempfile.mkdtemp()) / "s.sqlite") as s:
+    ...     p = parse_grid("").points[0]
+    ...     _ = s.add_points([("k", p)], "v")
+    ...     s.finish({"k": {"metrics": {"accuracy": {"32": 0.5, "64": None}, "final_loss": 1.0}}}, run_id=1)
+    ...     names, rows = records(s)
+    >>> [n for n in names if n.startswith("acc_")], rows[0]["acc_32"], rows[0]["acc_64"], rows[0]["status"]
+    (['acc_32', 'acc_64'], 0.5, None, 'done')
+    """
+    lengths: set[int] = set()
+    out = []
+    for r in store.rows():
+        rec = {"key": r["key"], "status": r["status"], "code_version": r["code_version"]}
+        for name in SETTINGS:
+            value = r["config"].get(name)
+            rec[name] = json.dumps(value) if isinstance(value, list) else value
+        metrics = r["metrics"] or {}
+        for n, acc in (metrics.get("accuracy") or {}).items():
+            lengths.add(int(n))
+            rec[f"acc_{n}"] = acc
+        rec["final_loss"] = metrics.get("final_loss")
+        rec.update({k: r[k] for k in _BOOKKEEPING})
+        out.append(rec)
+    names = ["key", "status", "code_version", *SETTINGS, *(f"acc_{n}" for n in sorted(lengths)), "final_loss",
+             *_BOOKKEEPING]  # fmt: skip
+    return names, [{n: rec.get(n) for n in names} for rec in out]
+
+
+def _write_csv(names, rows, path: Path) -> None:
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=names)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def _write_parquet(names, rows, path: Path) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise PosKernelsError(
+            "Parquet export needs pyarrow: pip install 'poskernels[parquet]' (or use --format csv, which needs nothing)"
+        ) from None
+    table = pa.Table.from_pydict({n: [r[n] for r in rows] for n in names})
+    pq.write_table(table, path)
+
+
+#: Writers by format name.
+FORMATS = {"csv": _write_csv, "parquet": _write_parquet}
+
+
+def export(store: Store, path, fmt: str = "csv") -> int:
+    """Write ``store`` to ``path`` as ``fmt`` (``csv`` or ``parquet``), atomically; returns the rows written."""
+    if fmt not in FORMATS:
+        raise PosKernelsError(f"unknown export format {fmt!r}; accepted: {', '.join(FORMATS)}")
+    names, rows = records(store)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        FORMATS[fmt](names, rows, Path(tmp))
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return len(rows)

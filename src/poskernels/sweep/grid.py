@@ -1,0 +1,306 @@
+"""A sweep's grid: a TOML file read with :mod:`tomllib`, checked key by key, expanded into points.
+
+A grid file has three tables, all optional::
+
+    [sweep]
+    preset = "tournament"     # defaults of every setting (a key of poskernels.model.config.PRESETS)
+
+    [fixed]                   # one value per setting, shared by every point
+    steps = 1500
+    test_lengths = [32, 64, 128, 256]
+
+    [grid]                    # a list per setting: the points are the Cartesian product of the lists
+    scheme = ["nope", "sinusoidal", "learned", "rope", "alibi"]
+    seed = [0, 1, 2]
+
+``[[grid]]`` (an array of tables) sweeps the union of several products, each over ``[fixed]``.
+A point is a plain dict giving a value to every name of :data:`SETTINGS`.  An extension map only
+re-reads a RoPE head, so a combination of another scheme with ``extension != "none"`` is dropped
+(and counted in :attr:`Grid.skipped`).  A malformed grid raises :class:`PosKernelsError` naming
+the file, the line, the table and the key.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..encodings import omega
+from ..errors import PosKernelsError
+from ..extension import MAPS, extend
+from ..model.config import PRESETS, HeadConfig, TrainConfig
+
+__all__ = ["DEFAULT_EVAL", "SETTINGS", "Grid", "Setting", "load_grid", "parse_grid"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One knob of a grid point.
+
+    Attributes
+    ----------
+    name : str
+        Key in the grid file and in a point.
+    kind : type
+        ``int``, ``float``, ``str`` or ``list`` (a list of positive ints: the test lengths).
+    part : str
+        Where it goes: ``"head"`` (:class:`HeadConfig`), ``"train"`` (:class:`TrainConfig`),
+        ``"seed"`` (the training seed) or ``"eval"`` (how the trained head is read).
+    """
+
+    name: str
+    kind: type
+    part: str
+
+
+_HEAD = {"scheme": str, "d": int, "n_train": int, "base": float, "alibi_slope": float, "t5_buckets": int,
+         "t5_max_distance": int, "shaw_clip": int, "embed_scale": float, "map_scale": float}  # fmt: skip
+_TRAIN = {"steps": int, "batch": int, "lr": float, "beta1": float, "beta2": float, "eps": float}
+_EVAL = {"test_lengths": list, "test_size": int, "test_seed": int, "extension": str}
+
+#: Every setting a grid may span, by name.
+SETTINGS: dict[str, Setting] = {
+    **{k: Setting(k, t, "head") for k, t in _HEAD.items()},
+    **{k: Setting(k, t, "train") for k, t in _TRAIN.items()},
+    "seed": Setting("seed", int, "seed"),
+    **{k: Setting(k, t, "eval") for k, t in _EVAL.items()},
+}
+
+#: Defaults of the reading settings: the tournament's test lengths and test-set size (2,000 fresh
+#: sequences per length), the test stream's seed, and RoPE read as trained.
+DEFAULT_EVAL = {"test_lengths": [32, 64, 128, 256], "test_size": 2000, "test_seed": 0, "extension": "none"}
+
+_TABLES = ("sweep", "fixed", "grid")
+_SWEEP_KEYS = ("preset",)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """An expanded grid.
+
+    Attributes
+    ----------
+    points : list of dict
+        One dict per point, a value for every name of :data:`SETTINGS`, in expansion order (blocks
+        in file order, then the product in the order the keys are written, last key fastest).
+    text : str
+        The grid file as read (the store keeps it with each run).
+    skipped : int
+        Combinations dropped because an extension map was asked of a head that is not RoPE.
+    """
+
+    points: list
+    text: str
+    skipped: int = 0
+
+
+class _Lines:
+    """Line numbers of the keys and table headers of a simple TOML text (tomllib keeps none)."""
+
+    _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-]+)\s*\]\]?\s*(#.*)?$")
+    _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
+
+    def __init__(self, text: str):
+        self.keys: dict[tuple[str, int, str], int] = {}
+        self.tables: dict[tuple[str, int], int] = {}
+        table, index, seen = "", 0, {}
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            m = self._HEADER.match(line)
+            if m:
+                table = m.group(2)
+                index = seen.get(table, -1) + 1 if m.group(1) == "[[" else 0
+                seen[table] = index
+                self.tables.setdefault((table, index), lineno)
+                continue
+            m = self._KEY.match(line)
+            if m:
+                self.keys.setdefault((table, index, m.group(1).strip('"')), lineno)
+
+    def key(self, table: str, key: str, index: int = 0):
+        return self.keys.get((table, index, key))
+
+    def table(self, table: str, index: int = 0):
+        return self.tables.get((table, index))
+
+
+class _Reader:
+    """Checks one grid text, raising errors that name the file, line, table and key."""
+
+    def __init__(self, text: str, name: str):
+        self.text, self.name, self.lines = text, name, _Lines(text)
+
+    def fail(self, message: str, table: str, key: str | None = None, index: int = 0):
+        line = self.lines.key(table, key, index) if key is not None else self.lines.table(table, index)
+        where = f"{self.name}, line {line if line is not None else '?'}"
+        label = f"[{table}]" if key is None else (f"[{table}] {key}" if table else key)
+        raise PosKernelsError(f"{where}: {label}: {message}")
+
+    def value(self, table: str, key: str, value, index: int = 0):
+        """Check one value of setting ``key`` (type, then the config's own validators)."""
+        kind = SETTINGS[key].kind
+        if kind is list:
+            if not isinstance(value, list) or not value:
+                self.fail(f"must be a non-empty list of integers >= 2; got {value!r}", table, key, index)
+            for n in value:
+                if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+                    self.fail(f"test lengths must be integers >= 2; got {n!r}", table, key, index)
+            if len(set(value)) != len(value):
+                self.fail(f"test lengths must be distinct; got {value!r}", table, key, index)
+            return list(value)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if isinstance(value, bool) or not isinstance(value, kind):
+            self.fail(f"must be {_KIND_WORDS[kind]}; got {value!r}", table, key, index)
+        try:
+            _check_alone(key, value)
+        except PosKernelsError as err:
+            self.fail(str(err), table, key, index)
+        return value
+
+
+_KIND_WORDS = {int: "an integer", float: "a number", str: "a string"}
+
+
+def _check_alone(key: str, value) -> None:
+    """Run the configuration's own validator on one setting, the others at their defaults."""
+    part = SETTINGS[key].part
+    if part == "head":
+        HeadConfig(**{key: value})
+    elif part == "train":
+        TrainConfig(**{key: value})
+    elif key in ("seed", "test_size", "test_seed"):
+        if value < (1 if key == "test_size" else 0):
+            raise PosKernelsError(f"must be {'positive' if key == 'test_size' else 'non-negative'}; got {value!r}")
+    elif key == "extension" and value not in MAPS:
+        raise PosKernelsError(f"unknown extension map {value!r}; accepted: {', '.join(sorted(MAPS))}")
+
+
+def _defaults(preset: str) -> dict:
+    config = PRESETS[preset]
+    point = {k: getattr(config.head, k) for k in _HEAD}
+    point.update({k: getattr(config, k) for k in _TRAIN})
+    return {**point, "seed": 0, **{k: (list(v) if isinstance(v, list) else v) for k, v in DEFAULT_EVAL.items()}}
+
+
+def parse_grid(text: str, name: str = "<grid>") -> Grid:
+    """Parse, check and expand a grid given as TOML text.
+
+    Parameters
+    ----------
+    text : str
+        The grid file's content (see the module docstring).
+    name : str
+        Name used in error messages (the file's path).
+
+    Returns
+    -------
+    Grid
+
+    Examples
+    --------
+    >>> g = parse_grid('[fixed]\\nsteps = 30\\n[grid]\\nscheme = ["rope", "alibi"]\\nextension = ["none", "pi"]\\n')
+    >>> [(p["scheme"], p["extension"], p["steps"]) for p in g.points], g.skipped
+    ([('rope', 'none', 30), ('rope', 'pi', 30), ('alibi', 'none', 30)], 1)
+    >>> parse_grid('[grid]\\nd = [16, 15]\\n', "g.toml")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: g.toml, line 2: [grid] d: ...15...
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        m = re.search(r"line (\d+)", str(err))
+        shown = ""
+        if m and 1 <= int(m.group(1)) <= len(text.splitlines()):
+            shown = f": {text.splitlines()[int(m.group(1)) - 1].strip()!r}"
+        raise PosKernelsError(f"{name}, line {m.group(1) if m else '?'}: not valid TOML ({err}){shown}") from None
+    r = _Reader(text, name)
+    for table, value in data.items():
+        if table not in _TABLES:
+            r.fail(f"unknown table or key; accepted tables: {', '.join(_TABLES)}", "", table)
+        if table != "grid" and not isinstance(value, dict):
+            r.fail("must be a table", "", table)
+
+    sweep = data.get("sweep", {})
+    for key in sweep:
+        if key not in _SWEEP_KEYS:
+            r.fail(f"unknown key; accepted: {', '.join(_SWEEP_KEYS)}", "sweep", key)
+    preset = sweep.get("preset", "tournament")
+    if preset not in PRESETS:
+        r.fail(f"unknown preset {preset!r}; accepted: {', '.join(sorted(PRESETS))}", "sweep", "preset")
+    base = _defaults(preset)
+
+    fixed = {}
+    for key, value in data.get("fixed", {}).items():
+        if key not in SETTINGS:
+            r.fail(f"unknown setting; accepted: {', '.join(SETTINGS)}", "fixed", key)
+        fixed[key] = r.value("fixed", key, value)
+
+    blocks = data.get("grid", {})
+    blocks = [blocks] if isinstance(blocks, dict) else blocks
+    if not all(isinstance(b, dict) for b in blocks):
+        r.fail("must be a table [grid] or an array of tables [[grid]]", "", "grid")
+    axes_of_blocks = []
+    for i, block in enumerate(blocks):
+        axes = {}
+        for key, values in block.items():
+            if key not in SETTINGS:
+                r.fail(f"unknown setting; accepted: {', '.join(SETTINGS)}", "grid", key, i)
+            if key in fixed:
+                r.fail(
+                    f"is also set in [fixed] (line {r.lines.key('fixed', key)}); give it in one place", "grid", key, i
+                )
+            if not isinstance(values, list) or not values:
+                r.fail(f"must be a non-empty list of values to sweep; got {values!r}", "grid", key, i)
+            checked = [r.value("grid", key, v, i) for v in values]
+            if len({repr(v) for v in checked}) != len(checked):
+                r.fail(f"lists a value twice: {values!r}", "grid", key, i)
+            axes[key] = checked
+        axes_of_blocks.append(axes)
+
+    points, keys, skipped = [], set(), 0
+    for i, axes in enumerate(axes_of_blocks or [{}]):
+        for combo in itertools.product(*axes.values()):
+            point = {**base, **fixed, **dict(zip(axes, combo))}
+            if point["extension"] != "none" and point["scheme"] != "rope":
+                skipped += 1  # an extension map re-reads a RoPE head only
+                continue
+            _check_point(r, point, axes, i)
+            ident = repr(sorted(point.items()))
+            if ident not in keys:
+                keys.add(ident)
+                points.append(point)
+    return Grid(points, text, skipped)
+
+
+def _check_point(r: _Reader, point: dict, axes: dict, index: int) -> None:
+    """Cross-setting checks of one combination; the error names one of the settings involved."""
+    try:
+        head = HeadConfig(**{k: point[k] for k in _HEAD})
+        replace(TrainConfig(), head=head, **{k: point[k] for k in _TRAIN})
+    except PosKernelsError as err:
+        key = next((k for k in axes if SETTINGS[k].part in ("head", "train")), None)
+        r.fail(f"in the point {_brief(point)}: {err}", "grid" if key else "fixed", key, index if key else 0)
+    if point["extension"] != "none":
+        try:
+            extend(point["extension"], omega(point["d"], point["base"]), 2.0, point["n_train"])
+        except (PosKernelsError, TypeError) as err:
+            table = "grid" if "extension" in axes else "fixed"
+            r.fail(f"map {point['extension']!r} cannot re-read this head: {err}", table, "extension", index)
+
+
+def _brief(point: dict) -> str:
+    return ", ".join(f"{k}={point[k]!r}" for k in ("scheme", "d", "n_train", "seed"))
+
+
+def load_grid(path) -> Grid:
+    """Read and expand the grid file at ``path`` (see :func:`parse_grid`)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise PosKernelsError(f"cannot read the grid file {str(path)!r}: {err.strerror}") from None
+    return parse_grid(text, str(path))

@@ -1,0 +1,338 @@
+"""Run a grid through any :class:`concurrent.futures.Executor`, keeping the store current.
+
+The driver (this module) is the store's only writer.  It hands jobs (points sharing a training,
+:func:`poskernels.sweep.point.group_jobs`) to an executor through ``submit`` and
+:func:`concurrent.futures.wait`, the same code for both backends:
+
+* :func:`local_backend`: a :class:`~concurrent.futures.ProcessPoolExecutor` (the default);
+* :func:`dask_backend`: a Dask distributed cluster, through ``Client.get_executor()``, whose
+  futures are :class:`concurrent.futures.Future` too (``pip install 'poskernels[sweep]'``).
+
+What can go wrong, and what the driver does:
+
+* a job raises: its points get one more try (queued at the end), then are recorded as failed
+  with the error;
+* a local worker process dies: the pool is broken for every job in flight, so the driver starts
+  a new pool and resubmits them, counting a loss per point (more than ``max_lost`` -> failed);
+  a Dask worker that dies is rescheduled by Dask itself (``KilledWorker`` after repeated deaths
+  counts as a failure);
+* Ctrl-C: the jobs in flight are cancelled, their rows go back to ``pending``, the run is logged
+  as interrupted, and ``KeyboardInterrupt`` propagates;
+* the driver is killed: rows it had handed out stay ``running``; a new run treats them as not done.
+
+In every case a row is done only once its results are committed, and a done row is never run again.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import PosKernelsError, check_positive_int
+from .grid import Grid
+from .point import CODE_VERSION, group_jobs, point_key, run_job
+from .store import Store
+
+__all__ = ["Backend", "Progress", "SweepSummary", "dask_backend", "local_backend", "run_sweep"]
+
+
+@dataclass
+class Backend:
+    """Where jobs run: a factory of executors and how many jobs they run at once.
+
+    Attributes
+    ----------
+    name : str
+        Logged with each run (``local:4``, ``dask:tcp://127.0.0.1:8786``).
+    slots : int
+        Jobs the executor runs at once; the driver keeps ``2 * slots`` in flight.
+    new : callable
+        ``new() -> Executor``; called again after a local pool breaks.
+    halt : callable
+        ``halt(executor)`` stops an executor now, abandoning its jobs (Ctrl-C, a broken pool).
+    close : callable
+        Releases what the backend holds (a Dask client) at the end.
+    """
+
+    name: str
+    slots: int
+    new: Callable[[], Executor]
+    halt: Callable[[Executor], None] = lambda ex: ex.shutdown(wait=False, cancel_futures=True)
+    close: Callable[[], None] = lambda: None
+
+
+def _available_cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _worker_init() -> None:
+    """Setup of a local worker: Ctrl-C is the driver's to handle, and a worker outlives no driver."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+
+        def watch():
+            multiprocessing.connection.wait([parent.sentinel])
+            os._exit(1)  # the driver died (even by SIGKILL): an orphan would compute for no one
+
+        threading.Thread(target=watch, daemon=True, name="poskernels-parent-watch").start()
+
+
+def _halt_pool(ex: ProcessPoolExecutor) -> None:
+    procs = list((getattr(ex, "_processes", None) or {}).values())  # CPython's own attribute
+    ex.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.join(timeout=5)
+
+
+def local_backend(workers: int | None = None) -> Backend:
+    """A process pool of ``workers`` processes (default: the CPUs this process may use).
+
+    Workers are started with ``spawn``: a clean interpreter each, whatever threads the driver has.
+
+    >>> local_backend(2).name
+    'local:2'
+    """
+    workers = _available_cpus() if workers is None else check_positive_int("workers", workers)
+    context = multiprocessing.get_context("spawn")
+    return Backend(
+        name=f"local:{workers}",
+        slots=workers,
+        new=lambda: ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_init),
+        halt=_halt_pool,
+    )
+
+
+def dask_backend(address: str, slots: int | None = None, timeout: float = 30.0) -> Backend:
+    """A Dask distributed scheduler at ``address`` (e.g. ``tcp://127.0.0.1:8786``).
+
+    Jobs go through ``Client.get_executor(pure=False)``: a :class:`concurrent.futures.Executor`
+    whose futures the driver waits on like a process pool's.  ``slots`` defaults to the cluster's
+    total worker threads.  Workers must have ``poskernels`` installed.
+    """
+    try:
+        from distributed import Client
+    except ImportError:
+        raise PosKernelsError(
+            "--scheduler needs Dask distributed; install it with: pip install 'poskernels[sweep]'"
+        ) from None
+    try:
+        client = Client(address, timeout=timeout)
+    except OSError as err:
+        raise PosKernelsError(f"cannot reach the Dask scheduler at {address!r}: {err}") from None
+    if slots is None:
+        client.wait_for_workers(1, timeout=timeout)
+        slots = max(1, sum(client.nthreads().values()))
+    return Backend(
+        name=f"dask:{address}", slots=check_positive_int("workers", slots),
+        new=lambda: client.get_executor(pure=False), close=client.close,
+    )  # fmt: skip
+
+
+class Progress:
+    """Points done, failed, rate and time left, on a stream (stderr), at most every ``every`` s.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> p = Progress(10, done=2, stream=out, every=0, clock=iter([0.0, 4.0]).__next__)
+    >>> p.update(done=4, failed=0)
+    >>> out.getvalue()
+    '[sweep] 4/10 done, 0 failed, 0.50 points/s, about 12 s left\\n'
+    """
+
+    def __init__(self, total: int, done: int = 0, failed: int = 0, stream=None, every: float = 2.0, clock=None):
+        self.total, self.start_done, self.start_failed = total, done, failed
+        self.stream = sys.stderr if stream is None else stream
+        self.every, self.clock = every, clock or time.monotonic
+        self.t0, self.last = self.clock(), None
+
+    def update(self, done: int, failed: int, force: bool = False) -> None:
+        now = self.clock()
+        if not force and self.last is not None and now - self.last < self.every:
+            return
+        self.last = now
+        ran = done + failed - self.start_done - self.start_failed
+        rate = ran / (now - self.t0) if now > self.t0 else 0.0
+        left = self.total - done - failed
+        eta = f"about {_seconds(left / rate)} left" if rate > 0 and left else ("finished" if not left else "...")
+        print(f"[sweep] {done}/{self.total} done, {failed} failed, {rate:.2f} points/s, {eta}", file=self.stream)
+        self.stream.flush()
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.0f} s" if s < 120 else (f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.1f} h")
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """What a run did: points of the grid, done before it, done and failed now, stale rows rerun."""
+
+    run_id: int
+    points: int
+    done_before: int
+    done: int
+    failed: int
+    stale: int
+    trained: int
+    seconds: float
+
+
+def _describe(err: BaseException) -> str:
+    text = "".join(traceback.format_exception(err)).strip()
+    return f"{type(err).__name__}: {err}\n{text[-4000:]}"
+
+
+def run_sweep(
+    grid: Grid,
+    store: Store,
+    backend: Backend | None = None,
+    *,
+    cache_dir: Path | None = None,
+    retry_failed: bool = False,
+    stream=None,
+    every: float = 2.0,
+    job: Callable[[dict], dict] = run_job,
+    max_lost: int = 3,
+) -> SweepSummary:
+    """Run every point of ``grid`` not yet done in ``store`` on ``backend``.
+
+    Parameters
+    ----------
+    grid : Grid
+        From :func:`poskernels.sweep.grid.load_grid`.
+    store : Store
+        The results; rows already done (same code version) are not run again.
+    backend : Backend, optional
+        Default :func:`local_backend` with every available CPU.
+    cache_dir : Path, optional
+        A folder of trained heads shared with ``poskernels reproduce`` (must be visible to the workers).
+    retry_failed : bool
+        Run again the points a previous run recorded as failed.
+    stream : file, optional
+        Progress lines (default stderr); ``every`` seconds apart at most.
+    job : callable
+        The worker function, ``job(dict) -> dict`` (:func:`poskernels.sweep.point.run_job`).
+    max_lost : int
+        Local worker deaths a point may see before it is recorded as failed.
+
+    Returns
+    -------
+    SweepSummary
+    """
+    backend = local_backend() if backend is None else backend
+    stream = sys.stderr if stream is None else stream
+    start = time.perf_counter()
+    keys = [point_key(p) for p in grid.points]
+    point_of = dict(zip(keys, grid.points))
+    store.add_points(list(point_of.items()), CODE_VERSION)
+    todo, stale = store.todo(keys, CODE_VERSION, retry_failed)
+    todo_set = set(todo)
+    status = dict(store.db.execute("SELECT key, status FROM points").fetchall())
+    prior = dict((k, (f, n)) for k, f, n in store.db.execute("SELECT key, failures, lost FROM points") if k in todo_set)
+    done_before = sum(status[k] == "done" for k in keys if k not in todo_set)
+    c = {"done": done_before, "failed": sum(status[k] == "failed" for k in keys if k not in todo_set)}
+    jobs = deque(group_jobs([(k, point_of[k]) for k in todo]))
+    failures = {id(j): max(prior[k][0] for k, _ in j) for j in jobs}
+    lost = {id(j): max(prior[k][1] for k, _ in j) for j in jobs}
+    progress = Progress(len(keys), c["done"], c["failed"], stream, every)
+    print(f"[sweep] {len(keys)} points ({grid.skipped} combinations skipped), {done_before} already done, "
+          f"{len(todo)} to run in {len(jobs)} trainings on {backend.name}" + (f"; {stale} stale" if stale else ""),
+          file=stream)  # fmt: skip
+    run_id = store.begin_run(grid.text, CODE_VERSION, backend.name)
+    window = 2 * backend.slots
+    in_flight: dict = {}
+    trained = 0
+    executor = backend.new() if jobs else None
+    try:
+        while jobs or in_flight:
+            while jobs and len(in_flight) < window:
+                j = jobs.popleft()
+                store.submit([k for k, _ in j])
+                payload = {"points": [[k, p] for k, p in j], "cache_dir": None if cache_dir is None else str(cache_dir)}
+                in_flight[executor.submit(job, payload)] = j
+            finished, _ = wait(list(in_flight), timeout=max(every, 0.05), return_when=FIRST_COMPLETED)
+            broken = []
+            for future in finished:
+                j = in_flight.pop(future)
+                try:
+                    out = future.result()
+                except BrokenExecutor:
+                    broken.append(j)
+                except Exception as err:
+                    failures[id(j)] += 1
+                    final = failures[id(j)] >= 2  # one retry, then recorded as failed
+                    store.fail([k for k, _ in j], _describe(err), final, run_id)
+                    c["failed"] += final * len(j)
+                    if not final:
+                        jobs.append(j)
+                else:
+                    trained += bool(out["trained"])
+                    store.finish(_rows(j, out), run_id, CODE_VERSION)
+                    c["done"] += len(j)
+            if broken:  # a local worker died: every job in flight is lost with the pool
+                for future, j in list(in_flight.items()):
+                    if future.done() and future.exception() is None:
+                        trained += bool(future.result()["trained"])
+                        store.finish(_rows(j, future.result()), run_id, CODE_VERSION)
+                        c["done"] += len(j)
+                    else:
+                        broken.append(j)
+                in_flight.clear()
+                backend.halt(executor)
+                executor = backend.new()
+                for j in broken:
+                    lost[id(j)] += 1
+                    keys_j = [k for k, _ in j]
+                    if lost[id(j)] > max_lost:
+                        store.lose(keys_j, f"a worker process died under this point {lost[id(j)]} times")
+                        c["failed"] += len(j)
+                    else:
+                        store.lose(keys_j)
+                        jobs.appendleft(j)
+                print(
+                    f"[sweep] a worker process died; {len(broken)} training(s) resubmitted to a new pool", file=stream
+                )
+            progress.update(c["done"], c["failed"])
+    except BaseException as err:
+        if executor is not None:
+            backend.halt(executor)
+        store.release([k for j in in_flight.values() for k, _ in j])
+        why = "interrupted" if isinstance(err, KeyboardInterrupt) else f"stopped by {type(err).__name__}"
+        store.end_run(run_id, why)
+        print(f"[sweep] {why}: {c['done']}/{len(keys)} done; run the same command again to resume", file=stream)
+        raise
+    if executor is not None:
+        executor.shutdown(wait=True)
+    store.end_run(run_id, "finished")
+    progress.update(c["done"], c["failed"], force=True)
+    seconds = time.perf_counter() - start
+    return SweepSummary(run_id, len(keys), done_before, c["done"], c["failed"], stale, trained, seconds)
+
+
+def _rows(j, out: dict) -> dict:
+    """Store rows of a finished job: each point's metrics, the shared training's timings."""
+    return {
+        key: {
+            "metrics": {"accuracy": out["results"][key]["accuracy"], "final_loss": out["final_loss"]},
+            "trained": out["trained"],
+            "training": out["training"],
+            "train_seconds": out["train_seconds"],
+            "eval_seconds": out["results"][key]["eval_seconds"],
+            "worker": out["worker"],
+            "started_at": out["started_at"],
+            "finished_at": out["finished_at"],
+        }
+        for key, _ in j
+    }

@@ -1,0 +1,264 @@
+"""The sweep's store: one SQLite row per grid point, written in transactions by the driver alone.
+
+A row is keyed by :func:`poskernels.sweep.point.point_key` (a hash of the point's configuration),
+so running a grid again finds the rows it already has.  Its ``status`` moves
+``pending -> running -> done`` (or ``failed``); ``running`` means "handed to an executor", and a
+row left ``running`` by a killed driver is simply run again.  Every change is one transaction, and
+a job's rows are finished together, so a crash leaves each row either as it was or complete.
+The database runs in WAL mode with ``synchronous = FULL``: a reader (``export``, ``plot``) never
+blocks the sweep, and a committed row survives the process being killed.
+
+Columns: ``key``, ``config`` (JSON of the point), ``scheme``, ``seed``, ``status``,
+``code_version``, ``metrics`` (JSON: ``accuracy`` per test length, ``final_loss``), ``error``,
+``attempts`` (times handed to an executor), ``failures`` (times it raised), ``lost`` (times its
+worker died under it), ``trained`` (1 if this row's head was trained, 0 if read from a cache),
+``training`` (a key shared by the rows read from one trained head),
+``train_seconds``, ``eval_seconds``, ``worker``, ``run_id`` (the run that finished it),
+``submitted_at``, ``started_at``, ``finished_at`` (epoch seconds).  Table ``runs`` logs each
+invocation with its grid text.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+from ..errors import PosKernelsError
+
+__all__ = ["COLUMNS", "Store"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS points (
+    key TEXT PRIMARY KEY,
+    config TEXT NOT NULL,
+    scheme TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
+    code_version TEXT NOT NULL,
+    metrics TEXT,
+    error TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    failures INTEGER NOT NULL DEFAULT 0,
+    lost INTEGER NOT NULL DEFAULT 0,
+    trained INTEGER,
+    training TEXT,
+    train_seconds REAL,
+    eval_seconds REAL,
+    worker TEXT,
+    run_id INTEGER,
+    submitted_at REAL,
+    started_at REAL,
+    finished_at REAL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    code_version TEXT NOT NULL,
+    grid TEXT NOT NULL,
+    executor TEXT NOT NULL
+);
+"""
+
+#: Columns of ``points``, in table order.
+COLUMNS = ("key", "config", "scheme", "seed", "status", "code_version", "metrics", "error", "attempts",
+           "failures", "lost", "trained", "training", "train_seconds", "eval_seconds", "worker", "run_id",
+           "submitted_at", "started_at", "finished_at")  # fmt: skip
+
+
+class Store:
+    """A sweep's SQLite file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The database file (created with its folder if absent).
+    create : bool
+        False to refuse a missing file (``export`` and ``plot`` read an existing store).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with Store(pathlib.Path(tempfile.mkdtemp()) / "s.sqlite") as s:
+    ...     s.add_points([("k1", {"scheme": "rope", "seed": 0})], "v1")
+    ...     s.submit(["k1"])
+    ...     s.finish({"k1": {"metrics": {"accuracy": {"32": 1.0}}, "trained": True}}, run_id=1)
+    ...     s.counts()
+    1
+    {'done': 1}
+    """
+
+    def __init__(self, path, create: bool = True):
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise PosKernelsError(f"no sweep store at {str(self.path)!r}")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as err:
+            raise PosKernelsError(f"{str(self.path)!r} is not a sweep store (SQLite says: {err})") from None
+        if tables and (version != SCHEMA_VERSION or "points" not in tables):
+            self.db.close()
+            raise PosKernelsError(
+                f"{str(self.path)!r} is not a sweep store of schema {SCHEMA_VERSION} (found version {version}, "
+                f"tables {sorted(tables)})"
+            )
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = FULL")
+        if not tables:  # one script, one transaction: the tables and the schema version together
+            self.db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _transaction(self):
+        return _Transaction(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- runs -----------------------------------------------------------------------------------
+    def begin_run(self, grid_text: str, code_version: str, executor: str) -> int:
+        """Log a new invocation; returns its id."""
+        with self._transaction():
+            cur = self.db.execute(
+                "INSERT INTO runs (started_at, status, code_version, grid, executor) VALUES (?, 'running', ?, ?, ?)",
+                (time.time(), code_version, grid_text, executor),
+            )
+        return int(cur.lastrowid)
+
+    def end_run(self, run_id: int, status: str) -> None:
+        with self._transaction():
+            self.db.execute("UPDATE runs SET finished_at = ?, status = ? WHERE id = ?", (time.time(), status, run_id))
+
+    def runs(self) -> list[dict]:
+        cur = self.db.execute("SELECT id, started_at, finished_at, status, code_version, executor FROM runs")
+        return [dict(zip([c[0] for c in cur.description], row)) for row in cur.fetchall()]
+
+    # -- points ---------------------------------------------------------------------------------
+    def add_points(self, points, code_version: str) -> int:
+        """Insert ``(key, point)`` pairs not yet stored as ``pending``; returns how many were new."""
+        with self._transaction():
+            before = self.db.total_changes
+            self.db.executemany(
+                "INSERT OR IGNORE INTO points (key, config, scheme, seed, status, code_version) "
+                "VALUES (?, ?, ?, ?, 'pending', ?)",
+                [(k, json.dumps(p, sort_keys=True), p["scheme"], p["seed"], code_version) for k, p in points],
+            )
+            return self.db.total_changes - before
+
+    def todo(self, keys, code_version: str, retry_failed: bool = False) -> tuple[list[str], int]:
+        """Keys among ``keys`` still to run, in the given order, and how many of them are stale.
+
+        Done rows of ``code_version`` are kept; done rows of another version are stale (run again);
+        failed rows are run again only with ``retry_failed`` (their failure count then restarts).
+        """
+        rows = dict(self.db.execute("SELECT key, status || '|' || code_version FROM points").fetchall())
+        out, stale, retry = [], 0, []
+        for key in keys:
+            status, version = rows[key].split("|", 1)
+            if status == "done" and version == code_version:
+                continue
+            if status == "failed" and version == code_version and not retry_failed:
+                continue
+            stale += status == "done"
+            if status == "failed":
+                retry.append(key)
+            out.append(key)
+        if retry:
+            with self._transaction():
+                self.db.executemany("UPDATE points SET failures = 0 WHERE key = ?", [(k,) for k in retry])
+        return out, stale
+
+    def submit(self, keys) -> None:
+        """Mark rows as handed to an executor (``attempts`` + 1)."""
+        with self._transaction():
+            self.db.executemany(
+                "UPDATE points SET status = 'running', attempts = attempts + 1, submitted_at = ? WHERE key = ?",
+                [(time.time(), k) for k in keys],
+            )
+
+    def finish(self, results: dict, run_id: int, code_version: str | None = None) -> None:
+        """Record finished rows, all in one transaction.
+
+        ``results[key]`` holds ``metrics`` (JSON-ready) and optionally ``trained``, ``train_seconds``,
+        ``eval_seconds``, ``worker``, ``started_at``, ``finished_at``.
+        """
+        now = time.time()
+        with self._transaction():
+            for key, r in results.items():
+                self.db.execute(
+                    "UPDATE points SET status = 'done', metrics = ?, error = NULL, trained = ?, training = ?, "
+                    "train_seconds = ?, eval_seconds = ?, worker = ?, run_id = ?, started_at = ?, finished_at = ?, "
+                    "code_version = COALESCE(?, code_version) WHERE key = ?",
+                    (json.dumps(r["metrics"], sort_keys=True), int(bool(r.get("trained", True))),
+                     r.get("training"), r.get("train_seconds"), r.get("eval_seconds"), r.get("worker"), run_id,
+                     r.get("started_at"), r.get("finished_at", now), code_version, key),
+                )  # fmt: skip
+
+    def fail(self, keys, error: str, final: bool, run_id: int) -> None:
+        """Count one failure of each row; ``final`` records it as failed with ``error``, else pending."""
+        status = "failed" if final else "pending"
+        with self._transaction():
+            self.db.executemany(
+                "UPDATE points SET failures = failures + 1, status = ?, error = ?, run_id = ?, "
+                "finished_at = CASE WHEN ? THEN ? ELSE finished_at END WHERE key = ?",
+                [(status, error, run_id, final, time.time(), k) for k in keys],
+            )
+
+    def lose(self, keys, error: str | None = None) -> None:
+        """Count a worker's death under each row; with ``error`` the rows are recorded as failed."""
+        with self._transaction():
+            self.db.executemany(
+                "UPDATE points SET lost = lost + 1, status = ?, error = COALESCE(?, error) WHERE key = ?",
+                [("failed" if error else "pending", error, k) for k in keys],
+            )
+
+    def release(self, keys) -> None:
+        """Put rows handed out but not finished back to ``pending`` (after an interruption)."""
+        with self._transaction():
+            self.db.executemany(
+                "UPDATE points SET status = 'pending' WHERE key = ? AND status = 'running'", [(k,) for k in keys]
+            )
+
+    def counts(self) -> dict:
+        """Rows per status."""
+        return dict(self.db.execute("SELECT status, COUNT(*) FROM points GROUP BY status ORDER BY status").fetchall())
+
+    def rows(self, status: str | None = None) -> list[dict]:
+        """Every row (or those of one ``status``) as dicts, ``config`` and ``metrics`` decoded, by key."""
+        where, args = ("WHERE status = ?", (status,)) if status else ("", ())
+        cur = self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM points {where} ORDER BY rowid", args)
+        out = []
+        for row in cur.fetchall():
+            r = dict(zip(COLUMNS, row))
+            r["config"] = json.loads(r["config"])
+            r["metrics"] = None if r["metrics"] is None else json.loads(r["metrics"])
+            out.append(r)
+        return out
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any exception, KeyboardInterrupt included)."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def __enter__(self):
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, kind, value, tb):
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+        return False
