@@ -20,6 +20,7 @@ from .errors import PosKernelsError
 from .lab import figures as _lab_figures
 from .lab import payload as _lab_payload
 from .lab import server as _lab_server
+from .sweep import cli as _sweep_cli
 
 __all__ = ["COMMANDS", "main", "write_json_atomic"]
 
@@ -100,6 +101,8 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
         _census_cli.run,
     ),
     "lab": ("serve the laboratory (Figures A and B) on 127.0.0.1", _lab_server.add_arguments, _lab_server.run),
+    "sweep": (_sweep_cli.SWEEP_HELP, _sweep_cli.add_sweep_arguments, _sweep_cli.sweep),
+    "plot": (_sweep_cli.PLOT_HELP, _sweep_cli.add_plot_arguments, _sweep_cli.plot),
 }
 
 
