@@ -42,9 +42,10 @@ def _kernel_ruler(p: dict):
     part = p["ruler"]
     fig = _figure()
     ax = fig.add_subplot()
+    # the limit first, wide and pale, so the largest d (which lies on it) stays visible on top
+    ax.plot(part["offsets"], part["limit"], color="black", lw=4, alpha=0.3, label="limit $I_b(\\Delta)$")
     for i, d in enumerate(part["dims"]):
         ax.plot(part["offsets"], part["kernel"][d], color=_DIM_COLORS[i % 3], lw=1.2, label=f"d = {d}")
-    ax.plot(part["offsets"], part["limit"], color="black", lw=2, label="limit $I_b(\\Delta)$")
     ax.plot(
         part["offsets"], part["ruler"], color="#7f7f7f", lw=1.5, ls="--", label="ruler $1-(\\gamma+\\ln\\Delta)/\\ln b$"
     )
@@ -95,8 +96,8 @@ def _rope_rescaled_scores(p: dict):
         ax.plot(part["offsets"], ys, color=_COLORS.get(r["key"], "#333"), lw=2 if r["key"] == "rope" else 1.3,
                 label=r["label"])  # fmt: skip
     ax.axhline(0, color="#bbb", lw=0.8)
-    ax.set_xlim(part["x"]["min"], part["x"]["max"])
-    ax.set_ylim(part["y"]["min"], part["y"]["max"])
+    ax.set_xlim(part["x"]["min"], part["x"]["max"])  # the y range follows the RoPE curves alone (no ALiBi here)
+    ax.set_xticks(part["x"]["ticks"])
     ax.set_xlabel(part["x"]["label"])
     ax.set_ylabel(part["y"]["label"])
     ax.set_title("RoPE's learned score against offset, read as trained and with each rescaling", fontsize=10)

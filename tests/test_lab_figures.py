@@ -1,0 +1,68 @@
+"""The static figures: each is drawn when its payload part is present and skipped, with the reason, when not."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.image import imread
+
+from poskernels.lab import figures, trained, viz_payload
+from poskernels.model.config import preset
+from poskernels.model.head import init_params
+from poskernels.model.train import TrainedHead
+
+
+def _random_heads(src, names):
+    out = {}
+    for s in names:
+        config = preset("tournament", s)
+        out[s] = TrainedHead(config, 0, init_params(config.head, np.random.default_rng(0)), np.zeros(0), "")
+    return out
+
+
+def _numbers() -> dict:
+    # shaped like numbers.json (DESIGN.md); the accuracies are the article's tournament and re-read tables
+    rope = {"32": 1.0, "64": 0.947, "128": 0.872, "256": 0.466}
+    case = {
+        "tokens": ["Marrow Freight", "grew", "Fenwick Logistics", "and", "the", "company"],
+        "marked": [True, False, True, False, False, False],
+        "companies": ["Marrow Freight", "Fenwick Logistics"],
+        "truth": [None, 0, 1, 1, 1, 1],
+        "answers": {"rope_pi": {"0": [None, 0, 1, 1, 1, 1]}, "alibi": {"0": [None, 0, 1, 1, 0, 0]}},
+    }
+    return {
+        "tournament": {"accuracy": {"rope": rope, "alibi": {"32": 0.999, "64": 0.979, "128": 0.978, "256": 0.978}}},
+        "rescaled": {"accuracy": {"rope_pi": {"64": 0.998, "128": 0.980, "256": 0.917}}},
+        "rebound": {
+            "0": {
+                "score_r1": 114.1,
+                "score_r31": 7.7,
+                "first_trough": [34, 5.91],
+                "deepest": [90, -55.86],
+                "peak": [181, 84.14],
+            }
+        },  # fmt: skip
+        "filings": {"case": case},
+    }
+
+
+def test_every_figure_is_drawn_when_its_data_are_present(monkeypatch, tmp_path):
+    monkeypatch.setattr(trained, "_tournament_heads", _random_heads)
+    p = viz_payload(_numbers(), cache_dir=tmp_path)
+    written, skipped = figures.draw_figures(p, tmp_path / "figs")
+    assert skipped == {}
+    assert sorted(x.name for x in written) == sorted(f"{name}.png" for name in figures.FIGURES)
+    for path in written:
+        image = imread(path)  # (H, W, 4)
+        assert image.shape[0] > 200 and image.shape[1] > 600
+        assert image[..., :3].std() > 0.05  # something was drawn
+
+
+def test_absent_parts_are_skipped_with_the_reason(tmp_path, capsys):
+    from poskernels import page
+
+    ctx = page.Context(cache_dir=tmp_path, log=lambda m: None)
+    written = figures.write_figures(ctx, tmp_path)
+    out = capsys.readouterr().out
+    assert [x.name for x in written] == ["kernel_ruler.png"]
+    for name in ("tournament_accuracy", "rope_rescaled_scores", "filing_readers"):
+        assert f"[figures] skipped {name}.png: payload part" in out and "absent" in out
