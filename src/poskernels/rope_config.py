@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import reprlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -174,9 +175,10 @@ def _factor_list(raw: dict, key: str, scope: str, planes: int) -> list[float]:
         isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in values
     )
     if not ok or len(values) != planes:
+        count = f"{len(values)} values: " if isinstance(values, list) else ""
         raise PosKernelsError(
             f"config key {_where(key, scope)!r} must be a list of {planes} positive numbers (one per plane); "
-            f"got {values!r}"
+            f"got {count}{reprlib.repr(values)}"
         )
     return [float(v) for v in values]
 
@@ -230,10 +232,10 @@ def parse_config(raw: dict, name: str = "config", source: str | None = None) -> 
         raise PosKernelsError(f"config key {prf_key!r} must lie in (0, 1]; got {prf!r}")
     rotary_dim = int(head_dim * prf)
     if rotary_dim < 2 or rotary_dim % 2:
+        width = "'head_dim'" if "head_dim" in raw else "'hidden_size' / 'num_attention_heads'"
         raise PosKernelsError(
-            f"the rotary width int(head_dim * partial_rotary_factor) = int({head_dim} * {prf!r}) = {rotary_dim} "
-            "must be a positive even integer (planes are coordinate pairs); check 'head_dim' and "
-            "'partial_rotary_factor'"
+            f"config keys {width} = {head_dim} and {prf_key!r} = {prf!r} give the rotary width "
+            f"int({head_dim} * {prf!r}) = {rotary_dim}; it must be a positive even integer (planes are pairs)"
         )
     base = _number(scaling, "rope_theta", scope, required=False)
     if base is None:
