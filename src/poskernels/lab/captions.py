@@ -92,8 +92,9 @@ def census(part: dict) -> str:
 
 def filing(part: dict) -> str:
     return (
-        "One held-out filing, token by token (company mentions in bold). Hover over or focus a token (Tab, then "
-        "the arrow keys) to see every reader's answer there to the literal question, which company was named "
-        "last; a cell is marked wrong where the answer differs from the truth. Past 32 tokens from the last "
+        "One held-out filing, token by token (company mentions in bold, underlined in each company's colour). "
+        "Hover over or focus a token (Tab, then the arrow keys) to see every reader's answer there to the literal "
+        "question, which company was named last; ✗ marks an answer that differs from the truth. The redder a "
+        "token, the more of the readers' answers (every reader, every seed) miss there: far from the last "
         "mention, the readers part ways."
     )

@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import encodings
 from ..extension import MAPS
+from ..page.deterministic_a import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
 from . import captions, trained
 
 __all__ = ["PAYLOAD_KEYS", "PAYLOAD_PATH", "PARTS", "PRECISION", "Part", "viz_payload", "write_payload"]
@@ -54,7 +55,6 @@ D, B = 16, encodings.DEFAULT_BASE
 L_TRAIN = 32
 SLIDER_MAX = 255  # one less than the tournament's longest test length
 SLIDER_START = (3, 10)
-RULER_DIMS = (64, 512, 8192)
 RULER_MAX_OFFSET = 4096
 RULER_POINTS = 241
 KAPPAS = (2, 4, 8)  # kappa = n / L for the test lengths 64, 128, 256

@@ -160,8 +160,8 @@ def filing_case(case: dict) -> dict:
     --------
     >>> c = filing_case({"tokens": ["Acme", "grew"], "marked": [True, False], "companies": ["Acme"],
     ...                  "truth": [None, 0], "answers": {"rope": {"0": [None, "Acme"]}}})
-    >>> c["answers"]["rope"]["0"], c["seeds"]
-    ([None, 0], ['0'])
+    >>> c["answers"]["rope"]["0"], c["seeds"], c["back"], c["wrong_share"]
+    ([None, 0], ['0'], [None, 1], [None, 0.0])
     """
     try:
         tokens, companies = [str(t) for t in case["tokens"]], [str(c) for c in case["companies"]]
@@ -195,12 +195,25 @@ def filing_case(case: dict) -> dict:
     extra = {k: v for k, v in case.items() if k in ("title", "far_from", "window")}
     # the company a marked token names (its token is the company's name), for colouring mentions
     company = [index.get(t) if m else None for t, m in zip(tokens, marked)]
+    # how far back the last mention is, and the share of (reader, seed) answers that miss it, per position
+    last = np.maximum.accumulate(np.where(marked, np.arange(n), -1)) if n else np.zeros(0, int)  # (n,)
+    back = [int(i - j) if j >= 0 and truth[i] is not None else None for i, j in enumerate(last)]
+    rows = [row for by_seed in answers.values() for row in by_seed.values()]
+    wrong = [
+        None if truth[i] is None else round(sum(row[i] != truth[i] for row in rows) / max(len(rows), 1), 2)
+        for i in range(n)
+    ]
+    asked = [i for i in range(n) if truth[i] is not None]
+    focus = max(asked, key=lambda i: (wrong[i], -i)) if asked else 0  # the first position most readers miss
     return {
         "tokens": tokens,
         "marked": marked,
         "company": company,
         "companies": companies,
         "truth": truth,
+        "back": back,
+        "wrong_share": wrong,
+        "focus": focus,
         "readers": list(answers),
         "seeds": seeds,
         "answers": answers,

@@ -3,7 +3,7 @@
 import { caption, el } from "./svg.js";
 
 export function draw(container, data, state) {
-  state.focus = state.focus ?? data.tokens.findIndex((_, i) => data.truth[i] !== null);
+  state.focus = state.focus ?? data.focus;
   el("h3", {}, container, "One held-out filing, token by token");
   const text = el("div", { class: "filing", role: "list", "aria-label": "filing tokens; arrow keys move" }, container);
   const panel = el("div", { class: "answers", id: "filing-answers", "aria-live": "polite" }, container);
@@ -12,6 +12,7 @@ export function draw(container, data, state) {
       class: `tok${data.marked[i] ? ` mention c${data.company[i] ?? "x"}` : ""}`, role: "listitem",
       tabindex: i === state.focus ? "0" : "-1", "data-pos": i,
     }, text, tok);
+    if (data.wrong_share[i]) s.style.setProperty("--wrong", String(data.wrong_share[i]));
     s.addEventListener("mouseenter", () => show(i));
     s.addEventListener("focus", () => show(i));
     s.addEventListener("keydown", (ev) => {
@@ -33,7 +34,8 @@ export function draw(container, data, state) {
     spans[i].setAttribute("tabindex", "0");
     panel.replaceChildren();
     el("p", { class: "answers-head" }, panel,
-      `Token ${i}: “${data.tokens[i]}”. Named last: ${name(data.truth[i])}`);
+      `Token ${i}: “${data.tokens[i]}”. Named last: ${name(data.truth[i])}` +
+      (data.back[i] === null ? "" : `, ${data.back[i]} token${data.back[i] === 1 ? "" : "s"} back`));
     if (data.truth[i] === null) {
       el("p", {}, panel, "No company has been named yet: no question is asked here.");
       return;
@@ -52,6 +54,10 @@ export function draw(container, data, state) {
       }
     }
   }
-  if (state.focus >= 0) show(state.focus);
+  if (state.focus >= 0) {
+    show(state.focus);
+    // scroll the text box (not the page) so the token in focus is in view
+    text.scrollTop = Math.max(0, spans[state.focus].offsetTop - text.offsetTop - text.clientHeight / 2);
+  }
   caption(container, data.caption);
 }
