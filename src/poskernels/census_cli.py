@@ -170,10 +170,9 @@ def plot_census(data: dict, path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     planes = [p["plane"] for p in data["planes"]]
     fig, ax = plt.subplots(figsize=(9, 5), dpi=120)
-    for name in data["maps"]:
-        if name == "none":
-            continue
-        style = {"lw": 2.6, "color": "black"} if name == "config" else {"lw": 1.3}
+    dashes = ["-", "--", "-.", ":"]  # maps that coincide (PI and LongRoPE without lists, say) stay visible
+    for k, name in enumerate(n for n in data["maps"] if n != "none"):
+        style = {"lw": 3.0, "color": "black", "alpha": 0.45} if name == "config" else {"lw": 1.5, "ls": dashes[k % 4]}
         label = f"config ({data['maps']['config']['map']})" if name == "config" else name
         ax.plot(planes, [p["factors"][name] for p in data["planes"]], label=label, **style)
     turned = [p["plane"] for p in data["planes"] if p["full_turn"]]
