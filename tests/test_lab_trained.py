@@ -14,8 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from poskernels.encodings import omega
-from poskernels.experiments import rebound
-from poskernels.experiments.tournament import rescaled_reading
 from poskernels.extension import extend
 from poskernels.lab.trained import marked_key_scores
 from poskernels.model.config import preset
@@ -23,6 +21,7 @@ from poskernels.model.head import Reading, init_params, query_forward
 from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.model.train import TrainedHead
 from poskernels.tasks.cue import query_token, token_id
+from poskernels.theory.rope import rope_offset_score
 
 RELATIVE = ("nope", "rope", "alibi", "t5", "shaw")
 
@@ -53,14 +52,23 @@ def test_scores_match_the_heads_forward_pass(scheme, seed, symbol, n):
     np.testing.assert_allclose(z - z_self, np.log(a[:-1]) - np.log(a[-1]), atol=1e-9)
 
 
-def test_rope_curve_is_the_rebound_modules_curve():
+def _reading(name: str, n: int) -> Reading:
+    return Reading.from_extension(extend(name, omega(16), n / 32, 32))  # Definition 5 at kappa = n / L
+
+
+def test_rope_curve_is_proposition_3s_polynomial():
+    # Proposition 3 (iii): <q, R(Delta) k> with q the query token's, k the mean marked key, read at Delta = -r
     head = _head("rope", 3)
-    r = np.arange(rebound.MAX_OFFSET + 1)
+    p = head.params
+    q = p["E"][query_token()] @ p["W_Q"]  # (d,)
+    k = (p["E"][token_id(np.arange(8), True)] @ p["W_K"]).mean(axis=0)  # (d,)
+    poly = rope_offset_score(q, k, omega(16))
+    r = np.arange(256)
     t = np.full(r.size, 255)
-    np.testing.assert_allclose(marked_key_scores(head, t, t - r), rebound.offset_scores(head), atol=1e-10)
-    # PI at 256 = the polynomial read at r / 8 (Definition 5: m -> m / kappa)
-    pi = marked_key_scores(head, t, t - r, rescaled_reading(head, "pi", 256))
-    np.testing.assert_allclose(pi, rebound.marked_key_polynomial(head)(-r / 8) / head.head.tau, atol=1e-10)
+    np.testing.assert_allclose(marked_key_scores(head, t, t - r), poly(-r) / head.head.tau, atol=1e-10)
+    # PI at 256 = the same polynomial read at r / 8 (Definition 5: m -> m / kappa)
+    pi = marked_key_scores(head, t, t - r, _reading("pi", 256))
+    np.testing.assert_allclose(pi, poly(-r / 8) / head.head.tau, atol=1e-10)
 
 
 @pytest.mark.parametrize("scheme", RELATIVE)
@@ -99,7 +107,7 @@ def test_payload_draws_these_curves_for_every_reader(monkeypatch, tmp_path):
     t = np.full(256, 255)
     want = payload._rnd(marked_key_scores(_head("rope", 0), t, t - r), "score")
     assert sc["scores"]["rope"] == want
-    ntk = marked_key_scores(_head("rope", 0), t, t - r, rescaled_reading(_head("rope", 0), "ntk", 256))
+    ntk = marked_key_scores(_head("rope", 0), t, t - r, _reading("ntk", 256))
     assert sc["scores"]["rope_ntk"] == payload._rnd(ntk, "score")
     learned = sc["scores"]["learned"]
     assert None not in learned[:32] and set(learned[32:]) == {None}

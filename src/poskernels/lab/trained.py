@@ -120,10 +120,12 @@ def scores_against_offset(src, readers: list[str]) -> dict:
     the key r before it; RoPE + PI / NTK /
     YaRN read the RoPE head through the map at kappa = 256 / 32, as the re-read table does at 256.
     """
-    from ..experiments.tournament import READERS, rescaled_reading
+    from ..extension import extend
+    from ..model.head import Reading
 
     n = 256
-    schemes = [r for r in readers if r not in READERS or r == "rope"]
+    maps = {r: r[len("rope_") :] for r in readers if r.startswith("rope_")}  # reader -> map of Definition 5
+    schemes = [r for r in readers if r not in maps] + (["rope"] if maps and "rope" not in readers else [])
     heads = _tournament_heads(src, schemes)
     offsets = np.arange(n)  # (n,)
     t = np.full(n, n - 1)
@@ -135,7 +137,8 @@ def scores_against_offset(src, readers: list[str]) -> dict:
         elif reader in schemes:
             scores[reader] = marked_key_scores(heads[reader], t, t - offsets)
         else:
-            reading = rescaled_reading(heads["rope"], READERS[reader], n)
+            cfg = heads["rope"].head  # read at kappa = n / L, as the re-read table does at n
+            reading = Reading.from_extension(extend(maps[reader], omega(cfg.d, cfg.base), n / cfg.n_train, cfg.n_train))
             scores[reader] = marked_key_scores(heads["rope"], t, t - offsets, reading)
     return {"offsets": offsets.tolist(), "query_length": n, "seed": SEED, "scores": scores}
 
