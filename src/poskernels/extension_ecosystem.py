@@ -114,8 +114,9 @@ def yarn_ramp_index(theta, L, beta_fast: float = 32.0, beta_slow: float = 1.0, t
     """
     theta = np.asarray(theta, dtype=float)
     if not (beta_fast > beta_slow > 0):
-        raise PosKernelsError(f"YaRN needs beta_fast > beta_slow > 0; got beta_fast = {beta_fast!r}, "
-                              f"beta_slow = {beta_slow!r}")
+        raise PosKernelsError(
+            f"YaRN needs beta_fast > beta_slow > 0; got beta_fast = {beta_fast!r}, beta_slow = {beta_slow!r}"
+        )
     step = _log_step(theta)
     d = 2 * theta.size
 
