@@ -17,11 +17,20 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CODE_VERSION", "CacheError", "array_digest", "cache_key", "load_arrays", "save_arrays"]
+__all__ = [
+    "CODE_VERSION",
+    "CacheError",
+    "array_digest",
+    "cache_key",
+    "load_arrays",
+    "load_json",
+    "save_arrays",
+    "save_json",
+]
 
 #: Bump whenever a change alters what training produces (head, schemes, initialization, Adam,
 #: the cue stream), so old cache entries stop matching.
-CODE_VERSION = "head-1"
+CODE_VERSION = "head-2"
 
 _META = "__meta__"
 
@@ -123,3 +132,48 @@ def load_arrays(path: Path, expect: dict | None = None) -> tuple[dict, dict]:
         if meta.get(k) != v:
             raise CacheError(f"{path.name}: stored {k} differs from the requested one")
     return arrays, meta
+
+
+def _json_digest(data) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def save_json(path: Path, data, meta: dict) -> None:
+    """Write ``{"meta": meta + sha256 of data, "data": data}`` to ``path`` atomically (computed results).
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "r.json"
+    >>> save_json(p, {"acc": [0.5, 0.25]}, {"seed": 0})
+    >>> load_json(p, expect={"seed": 0})
+    {'acc': [0.5, 0.25]}
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # keys keep their order (lengths, offsets); the digest is over the key-sorted form
+    text = json.dumps({"meta": {**meta, "sha256": _json_digest(data)}, "data": data})
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_json(path: Path, expect: dict | None = None):
+    """Read and verify a file written by :func:`save_json`; raises as :func:`load_arrays` does."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(path)
+    try:
+        blob = json.loads(path.read_text())
+        meta, data = blob["meta"], blob["data"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CacheError(f"{path.name}: unreadable ({type(err).__name__}: {err})") from None
+    if meta.get("sha256") != _json_digest(data):
+        raise CacheError(f"{path.name}: the data do not match their stored SHA-256")
+    for k, v in (expect or {}).items():
+        if meta.get(k) != v:
+            raise CacheError(f"{path.name}: stored {k} differs from the requested one")
+    return data

@@ -23,13 +23,14 @@ scheme's own (``P`` for the learned table, ``beta`` for T5, ``A`` for Shaw).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from ..encodings import omega
 from ..errors import PosKernelsError
 from .config import HeadConfig
-from .schemes import HEAD_SCHEMES
+from .schemes import HEAD_SCHEMES, default_positions
 
 __all__ = [
     "Reading",
@@ -122,7 +123,7 @@ def _check_tokens(cfg: HeadConfig, tokens) -> np.ndarray:
 
 def _positions(positions, n: int) -> np.ndarray:
     if positions is None:
-        return np.arange(n, dtype=float)
+        return default_positions(n)
     pos = np.asarray(positions, dtype=float)
     if pos.shape != (n,):
         raise PosKernelsError(f"positions must have shape ({n},) to match the tokens; got {pos.shape}")
@@ -142,19 +143,31 @@ def _theta(cfg: HeadConfig, scheme, reading: Reading) -> np.ndarray:
     return inv
 
 
-def _query_index(xq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct query tokens ``uq`` and each sequence's index into them (one token in the cue task)."""
-    if xq.size and np.all(xq == xq[0]):
-        return xq[:1], np.zeros(xq.size, dtype=np.int64)
+def _query_index(xq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Distinct query tokens ``uq`` and each sequence's index into them (None: a single query token)."""
+    if xq.size and (xq == xq[0]).all():
+        return xq[:1], None  # the cue task: every sequence ends with the query token
     return np.unique(xq, return_inverse=True)
 
 
-def query_forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, score_shift=None):
+@lru_cache(maxsize=64)
+def _grid(rows: int, n: int, stride: int) -> np.ndarray:
+    """``stride * (i * n + j)`` for ``i < rows``, ``j < n`` (read-only), the offsets of flat table indices."""
+    g = stride * np.arange(rows * n).reshape(rows, n)  # (rows, n)
+    g.setflags(write=False)
+    return g
+
+
+def query_forward(
+    params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, score_shift=None, validate=True
+):
     """Logits at the last position of each sequence, and what the backward pass needs.
 
     The score of key ``j`` depends on the sequence only through the query token ``x_t`` and the
-    key token ``x_j``, so it is read from a table over (distinct query tokens, [positions,] tokens)
-    (a single query token in the cue task): every per-sequence array is ``(B, n)`` or ``(B, V)``.
+    key token ``x_j`` (and ``j``), so it is read from a table over (distinct query tokens,
+    [positions,] tokens), a single query token in the cue task; every per-sequence array is
+    ``(B, n)`` or ``(B, V)``.  The softmax is taken as ``exp(table)[x_j] * exp(position term)_j``,
+    so the exponential runs over the tables, not over every score.
 
     Parameters
     ----------
@@ -169,6 +182,8 @@ def query_forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading
         Per-plane frequencies and logit scale for a RoPE head.
     score_shift : array_like broadcasting to (B, n), optional
         Added to the scores before the softmax (diagnostics that replace one term of the score).
+    validate : bool
+        Check the token ids (the trainer, whose sampler it trusts, skips it).
 
     Returns
     -------
@@ -176,7 +191,8 @@ def query_forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading
     cache : dict
         Intermediates for :func:`query_backward`.
     """
-    tokens = _check_tokens(cfg, tokens)
+    if validate:
+        tokens = _check_tokens(cfg, tokens)
     scheme = HEAD_SCHEMES[cfg.scheme]
     B, n = tokens.shape
     V, tau = cfg.vocab, cfg.tau
@@ -187,7 +203,7 @@ def query_forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading
     code = scheme.code(params, cfg, pos)  # (n, d) or None
     if code is not None and theta is not None:
         raise PosKernelsError(f"scheme {cfg.scheme!r} is both additive and rotary; the head supports one or the other")
-    uq, iq = _query_index(tokens[:, -1])  # (U,), (B,)
+    uq, iq = _query_index(tokens[:, -1])  # (U,), (B,) or None
     U = uq.size
     hq = E[uq]  # (U, d)
     if code is not None:
@@ -195,7 +211,7 @@ def query_forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading
         PK, PV = code @ W_K, code @ W_V  # (n, d) each
     q = hq @ W_Q  # (U, d)
     EK, EV = E @ W_K, E @ W_V  # (V, d) each: key and value of every token
-    rows = iq[:, None] * n + np.arange(n)  # (B, n) index into a (U, n) table
+    rows = None if iq is None else iq[:, None] * n + _grid(1, n, 1)  # (B, n) index into a (U, n) table
     c = {"tokens": tokens, "pos": pos, "r": r, "code": code, "EK": EK, "EV": EV, "hq": hq, "q": q, "uq": uq}
     if theta is not None:
         # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>.  In complex form plane p of k is
@@ -204,30 +220,40 @@ def query_forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading
         W = q.view(np.complex128).conj()[:, None, :] * e  # (U, n, P)
         kc = EK.view(np.complex128)  # (V, P): plane p is EK[:, 2p] + i EK[:, 2p+1]
         table = (W @ kc.T).real * (reading.logit_scale / tau)  # (U, n, V)
-        index = rows * V + tokens  # (B, n)
+        index = (_grid(1, n, V) if rows is None else rows * V) + tokens  # (B, n)
         c.update(e=e, W=W, kc=kc)
     else:
         table = q @ EK.T / tau  # (U, V): each query token against each token's key
-        index = iq[:, None] * V + tokens  # (B, n)
-    z = table.ravel()[index]  # (B, n)
-    ptable = None if code is None or theta is not None else q @ PK.T / tau  # (U, n) query against positions
+        index = tokens if iq is None else iq[:, None] * V + tokens  # (B, n)
+    ptable = None if code is None else q @ PK.T / tau  # (U, n): each query token against each position
     bias = scheme.bias(params, cfg, q, r)  # (U, n) or (n,) or None
     if bias is not None:
         ptable = bias if ptable is None else ptable + bias
+    # softmax over keys, up to a per-row constant: exp(content score) * exp(position term)
+    a = np.exp(table - table.max()).ravel()[index]  # (B, n)
     if ptable is not None:
-        z = z + (ptable.ravel()[rows] if ptable.ndim == 2 else ptable)
+        ep = np.exp(ptable - ptable.max())  # (U, n) or (n,)
+        a *= ep if ep.ndim == 1 or rows is None else ep.ravel()[rows]
     if score_shift is not None:
-        z = z + score_shift
-    z = z - z.max(axis=1, keepdims=True)
-    a = np.exp(z)  # (B, n)
-    a /= a.sum(axis=1, keepdims=True)
-    flat = tokens + V * np.arange(B)[:, None]  # (B, n) index into a (B, V) table
+        shift = np.asarray(score_shift, dtype=float)
+        a *= np.exp(shift - shift.max())
+    total = a.sum(axis=1, keepdims=True)  # (B, 1)
+    if not total.min() > 1e-200:  # a row far below the tables' maxima underflowed: recompute it exactly
+        z = table.ravel()[index]
+        if ptable is not None:
+            z = z + (ptable if ptable.ndim == 1 or rows is None else ptable.ravel()[rows])
+        if score_shift is not None:
+            z = z + shift
+        a = np.exp(z - z.max(axis=1, keepdims=True))
+        total = a.sum(axis=1, keepdims=True)
+    a /= total
+    flat = tokens + _grid(B, 1, V)  # (B, n) index into a (B, V) table
     C = np.bincount(flat.ravel(), weights=a.ravel(), minlength=B * V).reshape(B, V)  # (B, V) mass per token
     o = C @ EV  # (B, d)
     if code is not None:
         o += a @ PV
         c.update(PK=PK, PV=PV)
-    c.update(a=a, C=C, o=o, flat=flat, index=index, rows=rows, table_size=table.size, U=U, iq=iq)
+    c.update(a=a, C=C, o=o, flat=flat, index=index, rows=rows, table_size=table.size, U=U)
     c.update(has_ptable=ptable is not None, logit_scale=reading.logit_scale)
     return o @ params["W_O"], c  # (B, C)
 
@@ -253,7 +279,11 @@ def query_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarr
     dz = a * (da - (a * da).sum(axis=1, keepdims=True))  # (B, n) softmax backward
     dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
     if cache["has_ptable"]:
-        dptable = np.bincount(cache["rows"].ravel(), weights=dz.ravel(), minlength=U * n).reshape(U, n)
+        rows = cache["rows"]
+        if rows is None:
+            dptable = dz.sum(axis=0)[None]  # (1, n)
+        else:
+            dptable = np.bincount(rows.ravel(), weights=dz.ravel(), minlength=U * n).reshape(U, n)  # (U, n)
         dq, scheme_grads = scheme.bias_backward(dptable, params, cfg, q, cache["r"])
     else:
         dq, scheme_grads = None, {}
@@ -300,12 +330,12 @@ def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:
     B = logits.shape[0]
     shifted = logits - logits.max(axis=1, keepdims=True)  # (B, C)
     p = np.exp(shifted)
-    Z = p.sum(axis=1, keepdims=True)
-    p /= Z
-    rows = np.arange(B)
-    loss = float(np.mean(np.log(Z[:, 0]) - shifted[rows, targets]))
-    p[rows, targets] -= 1.0
-    return loss, p / B  # (B, C)
+    Z = p.sum(axis=1)  # (B,)
+    rows = _grid(B, 1, 1).ravel()  # 0..B-1
+    loss = float((np.log(Z).sum() - shifted[rows, targets].sum()) / B)
+    p *= (1.0 / (B * Z))[:, None]
+    p[rows, targets] -= 1.0 / B
+    return loss, p  # (B, C)
 
 
 def loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets) -> tuple[float, dict]:
@@ -348,8 +378,10 @@ def query_logits(
     return np.concatenate(out, axis=0) if out else np.zeros((0, cfg.n_classes))
 
 
-def accuracy(params: dict, cfg: HeadConfig, tokens, targets, positions=None, reading: Reading = PLAIN) -> float:
-    """Fraction of sequences whose last-position argmax equals the target.
+def accuracy(
+    params: dict, cfg: HeadConfig, tokens, targets, positions=None, reading: Reading = PLAIN, score_shift=None
+) -> float:
+    """Fraction of sequences whose last-position argmax equals the target (arguments as :func:`query_forward`).
 
     >>> from poskernels.tasks.cue import cue_batch
     >>> cfg = HeadConfig(scheme="alibi")
@@ -357,7 +389,7 @@ def accuracy(params: dict, cfg: HeadConfig, tokens, targets, positions=None, rea
     >>> 0.0 <= acc <= 1.0
     True
     """
-    logits = query_logits(params, cfg, tokens, positions, reading)
+    logits = query_logits(params, cfg, tokens, positions, reading, score_shift)
     return float(np.mean(np.argmax(logits, axis=1) == np.asarray(targets)))
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from ..encodings import shaw_clip, sinusoidal_code, t5_bucket
 from ..errors import PosKernelsError
 
-__all__ = ["HEAD_SCHEMES", "HeadScheme"]
+__all__ = ["HEAD_SCHEMES", "HeadScheme", "default_positions"]
 
 
 class HeadScheme:
@@ -66,6 +66,14 @@ class HeadScheme:
 
 
 @lru_cache(maxsize=64)
+def default_positions(n: int) -> np.ndarray:
+    """Positions ``0..n-1`` as floats (one read-only array per ``n``, so a scheme can recognise it)."""
+    pos = np.arange(n, dtype=float)  # (n,)
+    pos.setflags(write=False)
+    return pos
+
+
+@lru_cache(maxsize=64)
 def _sinusoidal_rows(n: int, d: int, base: float) -> np.ndarray:
     code = sinusoidal_code(np.arange(n), d, base)  # (n, d)
     code.setflags(write=False)
@@ -78,9 +86,8 @@ class Sinusoidal(HeadScheme):
     name = "sinusoidal"
 
     def code(self, params, cfg, positions):
-        n = positions.size
-        if np.array_equal(positions, np.arange(n)):  # the common case, cached
-            return _sinusoidal_rows(n, cfg.d, float(cfg.base))
+        if positions is default_positions(positions.size):  # the common case, cached
+            return _sinusoidal_rows(positions.size, cfg.d, float(cfg.base))
         return sinusoidal_code(positions, cfg.d, cfg.base)  # (n, d), any real positions
 
 
@@ -99,6 +106,8 @@ class Learned(HeadScheme):
     @staticmethod
     def _rows(params, positions):
         L = params["P"].shape[0]
+        if positions is default_positions(positions.size) and positions.size <= L:
+            return slice(0, positions.size)  # training reads rows 0..n-1 once each
         idx = np.asarray(positions)
         if idx.size and (np.any(idx != np.round(idx)) or idx.min() < 0 or idx.max() > L - 1):
             raise PosKernelsError(
@@ -113,8 +122,8 @@ class Learned(HeadScheme):
     def code_backward(self, dcode, params, cfg, positions):
         dP = np.zeros_like(params["P"])  # (L, d)
         rows = self._rows(params, positions)
-        if np.array_equal(rows, np.arange(rows.size)):
-            dP[: rows.size] = dcode  # training reads rows 0..n-1 once each
+        if isinstance(rows, slice):
+            dP[rows] = dcode
         else:
             np.add.at(dP, rows, dcode)
         return {"P": dP}

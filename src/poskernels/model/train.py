@@ -27,7 +27,7 @@ from .config import TrainConfig
 from .head import PLAIN, Reading, accuracy, cross_entropy, init_params, query_backward, query_forward
 from .optim import adam_init, adam_step, flatten
 
-__all__ = ["TrainedHead", "evaluate", "head_path", "load_head", "train", "train_many"]
+__all__ = ["TrainedHead", "evaluate", "head_path", "initial_params", "load_head", "train", "train_many"]
 
 Log = Callable[[str], None]
 
@@ -80,18 +80,59 @@ def _check_seed(seed) -> int:
     return int(seed)
 
 
-def _fit(config: TrainConfig, seed: int, sampler: Sampler, log: Log | None, progress_every: int):
+def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
     init_seq, data_seq = np.random.SeedSequence(seed).spawn(2)
+    return np.random.default_rng(init_seq), np.random.default_rng(data_seq)
+
+
+def initial_params(config: TrainConfig, seed: int) -> dict:
+    """The weights ``train(config, seed)`` starts from (the diagnostics compare before and after).
+
+    >>> from poskernels.model.config import preset
+    >>> p0 = initial_params(preset("quick", "nope"), 0)
+    >>> h = train(preset("quick", "nope"), 0)
+    >>> bool(np.abs(h.params["E"] - p0["E"]).max() > 0)
+    True
+    """
+    return init_params(config.head, _streams(_check_seed(seed))[0])
+
+
+#: Sequences drawn per call of the sampler (about 8k): the per-call overhead is paid once for many steps.
+DRAW_SEQUENCES = 8192
+
+
+def _check_stream(head, tokens, targets, count: int) -> None:
+    tokens, targets = np.asarray(tokens), np.asarray(targets)
+    if tokens.shape != (count, head.n_train) or targets.shape != (count,):
+        raise PosKernelsError(
+            f"the sampler must return tokens ({count}, {head.n_train}) and targets ({count},); "
+            f"got {tokens.shape} and {targets.shape}"
+        )
+    if tokens.min() < 0 or tokens.max() >= head.vocab or targets.min() < 0 or targets.max() >= head.n_classes:
+        raise PosKernelsError(
+            f"the sampler's token ids must lie in [0, {head.vocab - 1}] and targets in [0, {head.n_classes - 1}]; "
+            f"got tokens {tokens.min()}..{tokens.max()}, targets {targets.min()}..{targets.max()}"
+        )
+
+
+def _fit(config: TrainConfig, seed: int, sampler: Sampler, log: Log | None, progress_every: int):
+    init_rng, data_rng = _streams(seed)
     head = config.head
-    params = init_params(head, np.random.default_rng(init_seq))
+    params = init_params(head, init_rng)
     flat, views = flatten(params)
     state = adam_init(flat.size)
-    data_rng = np.random.default_rng(data_seq)
     losses = np.empty(config.steps)
     start = time.perf_counter()
+    per_draw = max(1, DRAW_SEQUENCES // config.batch)  # steps per call of the sampler
     for step in range(config.steps):
-        tokens, targets = sampler(data_rng, config.batch, head.n_train)
-        logits, cache = query_forward(views, head, tokens)
+        k = step % per_draw
+        if k == 0:  # one call draws the fresh batches of the next steps (one per step, never reused)
+            count = min(per_draw, config.steps - step)
+            all_tokens, all_targets = sampler(data_rng, count * config.batch, head.n_train)
+            _check_stream(head, all_tokens, all_targets, count * config.batch)
+        tokens = all_tokens[k * config.batch : (k + 1) * config.batch]
+        targets = all_targets[k * config.batch : (k + 1) * config.batch]
+        logits, cache = query_forward(views, head, tokens, validate=False)
         losses[step], dlogits = cross_entropy(logits, targets)
         grads = query_backward(views, head, cache, dlogits)
         g = np.concatenate([grads[k].ravel() for k in views])

@@ -1,0 +1,246 @@
+"""The whole single-head laboratory in one call: train (or load) every head, read it, diagnose it.
+
+:func:`run_laboratory` returns the JSON-ready data of the page's trained sections (``tournament``,
+``rescaled``, ``rebound``, ``sinusoidal`` and the trained part of ``thm2``).  The result is itself
+cached as verified JSON under a key of every head's key and the test sets, so a warm run reads one
+file and trains nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+
+from ..model.cache import CacheError, cache_key, load_json, save_json
+from ..model.config import TrainConfig, preset
+from ..model.train import TrainedHead, head_path, train
+from . import rebound as rb
+from . import sinusoidal as sn
+from .tournament import (
+    ARTICLE_SCHEMES,
+    EXTRA_SCHEMES,
+    READERS,
+    RESCALED_LENGTHS,
+    ROPE_SEEDS,
+    SEEDS,
+    TEST_COUNT,
+    TEST_LENGTHS,
+    TEST_SEED,
+    offset_kernel,
+    read_accuracies,
+    read_rescaled,
+    rescaled_table,
+    heldout,
+    tournament_jobs,
+    tournament_table,
+)
+
+__all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "run_laboratory"]
+
+#: Bump when what is computed from the trained heads changes.
+LAB_VERSION = "lab-1"
+#: Offsets at which the learned offset kernels (T5, Shaw) are reported beside ALiBi's.
+KERNEL_OFFSETS = (0, 1, 8, 16, 24, 31, 32, 48, 64, 128, 255)
+
+_MEMO: dict = {}
+
+
+def _description(jobs) -> dict:
+    return {
+        "lab": LAB_VERSION,
+        "heads": [head_path(Path("."), c, s).name for c, s in jobs],
+        "test": {"count": TEST_COUNT, "seed": TEST_SEED, "lengths": list(TEST_LENGTHS)},
+    }
+
+
+def _spread(values) -> dict:
+    v = np.asarray(values, dtype=float)
+    return {"mean": float(v.mean()), "std": float(v.std(ddof=1)), "min": float(v.min()), "max": float(v.max())}
+
+
+def _settings(config: TrainConfig) -> dict:
+    h = config.head
+    return {
+        "d": h.d,
+        "n_train": h.n_train,
+        "steps": config.steps,
+        "batch": config.batch,
+        "lr": config.lr,
+        "betas": [config.beta1, config.beta2],
+        "eps": config.eps,
+        "embed_std": h.embed_scale,
+        "map_std": h.map_scale / np.sqrt(h.d),
+        "alibi_slope": h.alibi_slope,
+        "t5": [h.t5_buckets, h.t5_max_distance],
+        "shaw_clip": h.shaw_clip,
+    }
+
+
+def read_head(head: TrainedHead) -> dict:
+    """Everything the page reads off one trained head (JSON-ready; run in the worker that trained it).
+
+    Returns
+    -------
+    dict
+        ``accuracy`` at every test length; for RoPE ``rescaled`` (every map) and ``rebound``; for the
+        sinusoidal code ``defect``, ``projected``, ``shifted`` and ``spreads``; for the bias schemes
+        ``offset_kernel`` at :data:`KERNEL_OFFSETS`; and ``final_loss``.
+    """
+    cfg = head.head
+    out = {"accuracy": read_accuracies(head), "final_loss": float(head.losses[-50:].mean())}
+    if cfg.scheme == "rope":
+        out["rescaled"] = read_rescaled(head)
+        out["rebound"] = rb.rebound_summary(head)
+    if cfg.scheme == "sinusoidal":
+        long = [n for n in TEST_LENGTHS if n > cfg.n_train]
+        out["defect"] = list(sn.defects(head))
+        out["projected"] = {str(n): sn.projected_accuracy(head, *heldout(n)) for n in long}
+        out["shifted"] = {str(n): sn.shifted_accuracy(head, *heldout(n)) for n in long}
+        out["spreads"] = sn.term_spreads(head, heldout(cfg.n_train)[0])
+    if cfg.scheme in ("alibi", "t5", "shaw"):
+        out["offset_kernel"] = dict(zip(map(str, KERNEL_OFFSETS), offset_kernel(head, KERNEL_OFFSETS).tolist()))
+    return out
+
+
+def _job(args) -> tuple[dict, float]:
+    config, seed, cache_dir = args
+    start = time.perf_counter()
+    head = train(config, seed, cache_dir)
+    return read_head(head), time.perf_counter() - start
+
+
+def _assemble(readings: dict, config: TrainConfig) -> dict:
+    from ..theory.counting import bag_reader_accuracy
+
+    tour = tournament_table(readings, ARTICLE_SCHEMES + EXTRA_SCHEMES)
+    rope10 = tournament_table(readings, ["rope"], seeds=ROPE_SEEDS)["per_seed"]["rope"]
+    tour["bag_reader"] = {str(n): bag_reader_accuracy(n) for n in TEST_LENGTHS}
+    spread = {n: _spread(v) for n, v in rope10.items()}
+    tour["rope_spread"] = {"seeds": list(ROPE_SEEDS), "per_seed": rope10}
+    tour["rope_spread"].update({k: {n: spread[n][k] for n in spread} for k in ("mean", "std", "min", "max")})
+    tour["offset_kernel"] = {
+        s: {
+            str(r): float(np.mean([readings[s, seed]["offset_kernel"][str(r)] for seed in SEEDS]))
+            for r in KERNEL_OFFSETS
+        }
+        for s in ("alibi", "t5", "shaw")
+    }
+    tour["final_loss"] = {
+        s: [readings[s, seed]["final_loss"] for seed in SEEDS] for s in ARTICLE_SCHEMES + EXTRA_SCHEMES
+    }
+    tour["seeds"] = list(SEEDS)
+    tour["settings"] = _settings(config)
+
+    rescaled = rescaled_table(readings)
+    rescaled["kappa"] = {str(n): n / config.head.n_train for n in RESCALED_LENGTHS}
+    rescaled["readers"] = dict(READERS)
+
+    rebound = {str(s): readings["rope", s]["rebound"] for s in SEEDS}
+
+    sin = [readings["sinusoidal", s] for s in SEEDS]
+    defect = {"init": [r["defect"][0] for r in sin], "trained": [r["defect"][1] for r in sin]}
+    per_seed = {k: {n: [r[k][n] for r in sin] for n in sin[0][k]} for k in ("projected", "shifted")}
+    sinusoidal = {
+        "defect": defect,
+        "projected": {n: float(np.mean(v)) for n, v in per_seed["projected"].items()},
+        "projected_per_seed": per_seed["projected"],
+        "shifted": {n: float(np.mean(v)) for n, v in per_seed["shifted"].items()},
+        "shifted_per_seed": per_seed["shifted"],
+        "spread_ratio": [r["spreads"]["ratio"] for r in sin],
+        "spreads": {k: [r["spreads"][k] for r in sin] for k in ("pos_pos", "pos_content", "content_pos")},
+    }
+    return {
+        "tournament": tour,
+        "rescaled": rescaled,
+        "rebound": rebound,
+        "sinusoidal": sinusoidal,
+        "thm2": {"sinusoidal_defect": defect},
+    }
+
+
+def _read_all(jobs, cache_dir, log, workers) -> dict:
+    """Train or load every head and read it, on a process pool (one task per head)."""
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = max(1, min(len(jobs), workers or available))
+    cached = 0 if cache_dir is None else sum(head_path(cache_dir, c, s).exists() for c, s in jobs)
+    if log is not None:
+        log(f"[lab] {len(jobs)} heads ({cached} cached) on {workers} process(es)")
+    args = [(c, s, cache_dir) for c, s in jobs]
+    readings = {}
+
+    def done(i, result):
+        reading, seconds = result
+        config, seed = jobs[i]
+        readings[config.head.scheme, seed] = reading
+        if log is not None:
+            acc = ", ".join("-" if a is None else f"{a:.3f}" for a in reading["accuracy"].values())
+            log(f"[lab] {config.head.scheme} seed {seed}: accuracy {acc} ({seconds:.1f} s)")
+
+    if workers == 1:
+        for i, a in enumerate(args):
+            done(i, _job(a))
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(_job, a): i for i, a in enumerate(args)}
+            for future in as_completed(futures):
+                done(futures[future], future.result())
+    return readings
+
+
+def run_laboratory(
+    cache_dir: Path | None = None,
+    log: Callable[[str], None] | None = None,
+    workers: int | None = None,
+    config: TrainConfig | None = None,
+) -> dict:
+    """Train or load the tournament's heads and compute every trained section of the page.
+
+    Parameters
+    ----------
+    cache_dir : Path, optional
+        Cache for heads (``heads/*.npz``) and the result (``results/laboratory-<key>.json``); None
+        computes everything in memory.
+    log : callable, optional
+        Progress messages.
+    workers : int, optional
+        Processes for training (default: the CPUs available).
+    config : TrainConfig, optional
+        The run (default :func:`poskernels.model.config.preset` ``"tournament"``).
+
+    Returns
+    -------
+    dict
+        ``{"tournament": ..., "rescaled": ..., "rebound": ..., "sinusoidal": ..., "thm2": ...}``.
+    """
+    config = preset("tournament") if config is None else config
+    jobs = tournament_jobs(config)
+    description = _description(jobs)
+    key = cache_key(description)
+    path = None if cache_dir is None else Path(cache_dir) / "results" / f"laboratory-{key}.json"
+    memo_key = (str(path), key)
+    if memo_key in _MEMO and path is not None:
+        return _MEMO[memo_key]
+    if path is not None:
+        try:
+            data = load_json(path, expect={"key": key})
+            _MEMO[memo_key] = data
+            return data
+        except FileNotFoundError:
+            pass
+        except CacheError as err:
+            if log is not None:
+                log(f"[cache] discarding {err}; recomputing")
+            path.unlink(missing_ok=True)
+    start = time.perf_counter()
+    data = _assemble(_read_all(jobs, cache_dir, log, workers), config)
+    if log is not None:
+        log(f"[lab] trained, read and diagnosed {len(jobs)} heads in {time.perf_counter() - start:.1f} s")
+    if path is not None:
+        save_json(path, data, {"key": key, **description})
+        _MEMO[memo_key] = data
+    return data

@@ -1,0 +1,95 @@
+"""Why a relative head fails past its window: the RoPE head's score against offset (the rebound).
+
+By Proposition 3 (iii), the score a trained RoPE head gives a key ``k`` at offset ``r`` behind its
+query ``q`` is the trigonometric polynomial ``s(Delta) = sum_j rho_j cos(Delta theta_j + phi_j)`` read
+at ``Delta = -r`` (a causal head looks back), divided by ``tau``.  Training pins it on offsets
+``0..L-1`` only.  We read it for the query token against the mean key of the marked tokens (the
+score is linear in ``k``, so this is the mean of the eight marked symbols' curves).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..encodings import omega
+from ..errors import PosKernelsError
+from ..model.head import Reading
+from ..model.train import TrainedHead
+from ..tasks.cue import N_SYMBOLS, query_token, token_id
+from ..theory.rope import TrigPolynomial, rope_offset_score
+
+__all__ = ["MAX_OFFSET", "marked_key_polynomial", "offset_scores", "rebound_summary"]
+
+MAX_OFFSET = 255  # the longest test sequence reaches offset 255
+
+
+def marked_key_polynomial(head: TrainedHead, query=None, keys=None, reading: Reading | None = None) -> TrigPolynomial:
+    """Proposition 3 (iii) for a trained RoPE head: ``<q, R_theta(Delta) k>`` with ``q`` of the query token.
+
+    Parameters
+    ----------
+    head : TrainedHead
+        A RoPE head.
+    query : int, optional
+        Query token (default the cue task's query, 16).
+    keys : sequence of int, optional
+        Key tokens whose mean key is used (default the eight marked symbols).
+    reading : Reading, optional
+        Frequencies to read with (default the trained ``theta``).
+
+    Returns
+    -------
+    TrigPolynomial
+        Amplitudes ``rho_j = |q_j| |k_j|`` and phases; evaluate at ``-r`` and divide by ``tau``.
+    """
+    cfg, p = head.head, head.params
+    if cfg.scheme != "rope":
+        raise PosKernelsError(f"the offset score of Proposition 3 needs a RoPE head; got {cfg.scheme!r}")
+    query = query_token(N_SYMBOLS) if query is None else int(query)
+    keys = token_id(np.arange(N_SYMBOLS), True) if keys is None else np.asarray(keys)
+    q = p["E"][query] @ p["W_Q"]  # (d,)
+    k = (p["E"][keys] @ p["W_K"]).mean(axis=0)  # (d,) mean marked key
+    theta = omega(cfg.d, cfg.base) if reading is None or reading.inv_freq is None else reading.inv_freq
+    return rope_offset_score(q, k, theta)
+
+
+def offset_scores(head: TrainedHead, max_offset: int = MAX_OFFSET) -> np.ndarray:
+    """The score ``s(-r) / tau`` of a marked key at offsets ``r = 0..max_offset``.
+
+    Returns
+    -------
+    ndarray, shape (max_offset + 1,)
+    """
+    poly = marked_key_polynomial(head)
+    r = np.arange(max_offset + 1)  # (R,)
+    return poly(-r) / head.head.tau
+
+
+def rebound_summary(head: TrainedHead, max_offset: int = MAX_OFFSET) -> dict:
+    """The landmarks of the rebound for one head.
+
+    Returns
+    -------
+    dict
+        ``score_r1``, ``score_r31`` (the window's edge ``L - 1``), ``first_trough`` ``[r, score]`` (the first
+        local minimum past ``r = 1``), ``deepest`` ``[r, score]`` (the minimum over ``0..max_offset``),
+        ``peak`` ``[r, score]`` (the maximum past the window, ``r >= L``), ``amplitudes`` (``rho_j / tau`` per
+        plane) and ``top_plane`` (the plane with the largest amplitude).
+    """
+    s = offset_scores(head, max_offset)  # (R,)
+    L = head.head.n_train
+    interior = np.flatnonzero((s[1:-1] <= s[:-2]) & (s[1:-1] < s[2:])) + 1  # local minima
+    interior = interior[interior >= 1]
+    trough = int(interior[0]) if interior.size else int(np.argmin(s))
+    deepest = int(np.argmin(s))
+    peak = L + int(np.argmax(s[L:]))
+    rho = marked_key_polynomial(head).rho / head.head.tau  # (P,)
+    return {
+        "score_r1": float(s[1]),
+        f"score_r{L - 1}": float(s[L - 1]),
+        "first_trough": [trough, float(s[trough])],
+        "deepest": [deepest, float(s[deepest])],
+        "peak": [peak, float(s[peak])],
+        "amplitudes": rho.tolist(),
+        "top_plane": int(np.argmax(rho)),
+    }

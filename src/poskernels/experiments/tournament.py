@@ -1,0 +1,179 @@
+"""The length tournament: heads trained at 32 tokens, read at 32, 64, 128 and 256.
+
+Five schemes of the article (``nope``, ``sinusoidal``, ``learned``, ``rope``, ``alibi``) and two beyond
+it (``t5``, ``shaw``), three seeds each, 1,500 Adam steps at length 32 (:func:`poskernels.model.config.preset`).
+Every head is read on the same 2,000 fresh test sequences per length (:func:`heldout`, seeded apart
+from training).  RoPE is also trained over ten seeds (its spread), and each trained RoPE head is
+re-read, with no further training, through PI, NTK-aware and YaRN at ``kappa = n / 32``
+(Definition 5, :data:`poskernels.extension.MAPS`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..encodings import omega
+from ..errors import PosKernelsError
+from ..extension import extend
+from ..model.config import TrainConfig, preset
+from ..model.head import PLAIN, Reading, accuracy
+from ..model.schemes import HEAD_SCHEMES
+from ..model.train import TrainedHead
+from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
+
+__all__ = [
+    "ARTICLE_SCHEMES",
+    "EXTRA_SCHEMES",
+    "READERS",
+    "RESCALED_LENGTHS",
+    "ROPE_SEEDS",
+    "SEEDS",
+    "TEST_COUNT",
+    "TEST_LENGTHS",
+    "TEST_SEED",
+    "head_accuracy",
+    "offset_kernel",
+    "read_accuracies",
+    "read_rescaled",
+    "rescaled_reading",
+    "rescaled_table",
+    "heldout",
+    "tournament_jobs",
+    "tournament_table",
+]
+
+ARTICLE_SCHEMES = ("nope", "sinusoidal", "learned", "rope", "alibi")
+EXTRA_SCHEMES = ("t5", "shaw")  # beyond the article
+SEEDS = (0, 1, 2)
+ROPE_SEEDS = tuple(range(10))  # RoPE's spread; its first three are the table's seeds
+TEST_LENGTHS = (32, 64, 128, 256)
+RESCALED_LENGTHS = (64, 128, 256)
+TEST_COUNT = 2000
+TEST_SEED = 31_415_926  # test sequences are drawn from SeedSequence([TEST_SEED, n]), apart from any training seed
+
+#: Re-readings of a trained RoPE head: reader name -> context-extension map (Definition 5).
+READERS = {"rope": "none", "rope_pi": "pi", "rope_ntk": "ntk", "rope_yarn": "yarn"}
+
+
+@lru_cache(maxsize=16)
+def heldout(n: int, count: int = TEST_COUNT, seed: int = TEST_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed test sequences at length ``n``: the same for every scheme and seed (read-only arrays).
+
+    >>> x, y = heldout(64)
+    >>> x.shape, y.shape, bool(np.array_equal(x, heldout(64)[0]))
+    ((2000, 64), (2000,), True)
+    """
+    tokens, targets = cue_batch(np.random.default_rng(np.random.SeedSequence([seed, n])), count, n)
+    tokens.setflags(write=False)
+    targets.setflags(write=False)
+    return tokens, targets
+
+
+def tournament_jobs(config: TrainConfig | None = None, extra: bool = True, rope_seeds=ROPE_SEEDS) -> list:
+    """Every ``(TrainConfig, seed)`` of the tournament: schemes x :data:`SEEDS`, and RoPE's extra seeds.
+
+    >>> jobs = tournament_jobs()
+    >>> len(jobs), sorted({c.head.scheme for c, _ in jobs})[:3]
+    (28, ['alibi', 'learned', 'nope'])
+    """
+    config = preset("tournament") if config is None else config
+    schemes = ARTICLE_SCHEMES + (EXTRA_SCHEMES if extra else ())
+    jobs = [(config.with_scheme(s), seed) for s in schemes for seed in SEEDS]
+    jobs += [(config.with_scheme("rope"), seed) for seed in rope_seeds if seed not in SEEDS]
+    return jobs
+
+
+def head_accuracy(head: TrainedHead, n: int, reading: Reading = PLAIN) -> float | None:
+    """Accuracy of ``head`` on :func:`heldout` at length ``n``; None where its code is undefined.
+
+    A learned table has no row past its training length, so a learned head has no reading at
+    ``n > L`` (the article's dash), rather than a wrapped or clipped one.
+    """
+    if head.head.scheme == "learned" and n > head.head.n_train:
+        return None
+    return accuracy(head.params, head.head, *heldout(n), reading=reading)
+
+
+def rescaled_reading(head: TrainedHead, name: str, n: int) -> Reading:
+    """The reading of a RoPE head through the map ``name`` at ``kappa = n / L`` (at least 1).
+
+    >>> from poskernels.model.config import preset
+    >>> h = TrainedHead(preset("tournament", "rope"), 0, {}, np.zeros(0), "")
+    >>> rescaled_reading(h, "pi", 128).inv_freq[:2].round(4).tolist()
+    [0.25, 0.0791]
+    """
+    cfg = head.head
+    if not HEAD_SCHEMES[cfg.scheme].rotary:
+        raise PosKernelsError(f"only RoPE heads can be re-read through an extension map; got {cfg.scheme!r}")
+    kappa = max(1.0, n / cfg.n_train)
+    return Reading.from_extension(extend(name, omega(cfg.d, cfg.base), kappa, cfg.n_train))
+
+
+def read_accuracies(head: TrainedHead, lengths=TEST_LENGTHS) -> dict:
+    """``{str(n): accuracy or None}`` of one head on the test sets."""
+    return {str(n): head_accuracy(head, n) for n in lengths}
+
+
+def read_rescaled(head: TrainedHead, lengths=RESCALED_LENGTHS) -> dict:
+    """``{reader: {str(n): accuracy}}`` of one RoPE head read through every map of :data:`READERS`."""
+    return {
+        reader: {str(n): head_accuracy(head, n, rescaled_reading(head, name, n)) for n in lengths}
+        for reader, name in READERS.items()
+    }
+
+
+def _mean(values: list) -> float | None:
+    return None if any(v is None for v in values) else float(np.mean(values))
+
+
+def tournament_table(readings: dict, schemes, seeds=SEEDS, lengths=TEST_LENGTHS) -> dict:
+    """``accuracy[scheme][n]`` (mean over seeds) and ``per_seed[scheme][n]`` (list).
+
+    Parameters
+    ----------
+    readings : dict
+        ``(scheme, seed) -> {"accuracy": {str(n): float or None}, ...}`` (see :func:`read_accuracies`).
+    """
+    per_seed = {
+        s: {str(n): [readings[s, seed]["accuracy"][str(n)] for seed in seeds] for n in lengths} for s in schemes
+    }
+    mean = {s: {n: _mean(v) for n, v in table.items()} for s, table in per_seed.items()}
+    return {"accuracy": mean, "per_seed": per_seed}
+
+
+def rescaled_table(readings: dict, seeds=SEEDS, lengths=RESCALED_LENGTHS) -> dict:
+    """``accuracy[reader][n]`` and ``per_seed[reader][n]`` for the RoPE heads read through each map.
+
+    ``readings[("rope", seed)]["rescaled"]`` comes from :func:`read_rescaled`.
+    """
+    per_seed = {
+        reader: {str(n): [readings["rope", s]["rescaled"][reader][str(n)] for s in seeds] for n in lengths}
+        for reader in READERS
+    }
+    mean = {r: {n: _mean(v) for n, v in table.items()} for r, table in per_seed.items()}
+    return {"accuracy": mean, "per_seed": per_seed}
+
+
+def offset_kernel(head: TrainedHead, r) -> np.ndarray:
+    """The bias a relative-bias head adds to a key ``r`` positions behind the query token (its kernel).
+
+    ALiBi's ``-s r``; T5's learned ``beta`` of ``r``'s bucket (a bucket training never reached keeps
+    its initial 0); Shaw's ``q a_min(r, K) / tau`` for the cue task's query token.  Same shape as ``r``.
+
+    >>> from poskernels.model.config import preset
+    >>> from poskernels.model.head import init_params
+    >>> cfg = preset("tournament", "alibi")
+    >>> h = TrainedHead(cfg, 0, init_params(cfg.head, np.random.default_rng(0)), np.zeros(0), "")
+    >>> offset_kernel(h, [0, 1, 40]).tolist()
+    [-0.0, -0.5, -20.0]
+    """
+    cfg = head.head
+    scheme = HEAD_SCHEMES[cfg.scheme]
+    r = np.asarray(r, dtype=float)
+    q = head.params["E"][[query_token(N_SYMBOLS)]] @ head.params["W_Q"]  # (1, d)
+    bias = scheme.bias(head.params, cfg, q, r.reshape(-1))
+    if bias is None:
+        raise PosKernelsError(f"scheme {cfg.scheme!r} adds no bias over offsets")
+    return np.asarray(bias, dtype=float).reshape(r.shape)
