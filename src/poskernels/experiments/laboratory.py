@@ -31,11 +31,11 @@ from .tournament import (
     TEST_COUNT,
     TEST_LENGTHS,
     TEST_SEED,
+    heldout,
     offset_kernel,
     read_accuracies,
     read_rescaled,
     rescaled_table,
-    heldout,
     tournament_jobs,
     tournament_table,
 )
