@@ -13,12 +13,16 @@ Examples
 --------
 >>> stats = corpus_stats(synthetic_corpus(seed=0))
 >>> stats["train_docs"], stats["test_docs"], stats["median_tokens"], stats["median_mentions"]
-(300, 100, 198.0, 8.0)
+(300, 100, 196.5, 8.0)
 >>> stats["queries"], stats["far_queries"], round(stats["far_fraction"], 3)
-(19034, 7828, 0.411)
+(19332, 7854, 0.406)
 """
 
 from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
 
 import numpy as np
 
@@ -34,7 +38,7 @@ from .filings_corpus import (
     laboratory_filing,
     synthetic_corpus,
 )
-from .filings_jsonl import read_filings, write_filings
+from .filings_jsonl import filing_to_json, read_filings, write_filings
 from .filings_tokens import (
     FAR,
     N_SYMBOLS,
@@ -49,6 +53,7 @@ from .filings_tokens import (
 )
 
 __all__ = [
+    "CORPUS_SEED",
     "FAR",
     "LABORATORY_COMPANIES",
     "LABORATORY_TEXT",
@@ -63,13 +68,18 @@ __all__ = [
     "FilingsCorpus",
     "Mention",
     "Queries",
+    "case_corpus",
+    "corpus_digest",
     "corpus_stats",
     "encode_filing",
     "filing_queries",
+    "filings_sampler",
+    "filings_task_name",
     "generate_filing",
     "laboratory_filing",
     "read_filings",
     "synthetic_corpus",
+    "training_windows",
     "word_symbol",
     "write_filings",
 ]
@@ -103,3 +113,54 @@ def corpus_stats(corpus: FilingsCorpus) -> dict:
         "first_named_all": float((answers == 0).mean()) if len(answers) else 0.0,
         "first_named_far": float((answers[far] == 0).mean()) if far.any() else 0.0,
     }
+
+
+#: The seed of the case study's corpus.
+CORPUS_SEED = 0
+
+
+@lru_cache(maxsize=4)
+def case_corpus(seed: int = CORPUS_SEED) -> FilingsCorpus:
+    """The case study's corpus (300 training and 100 held-out filings), built once per process."""
+    return synthetic_corpus(seed=seed)
+
+
+def corpus_digest(filings) -> str:
+    """SHA-256 (hex) of the filings' JSONL form: it changes whenever a word, a span or the order changes.
+
+    >>> d = corpus_digest(synthetic_corpus(0, 3, 1).train)
+    >>> len(d), d == corpus_digest(synthetic_corpus(0, 3, 1).train), d == corpus_digest(synthetic_corpus(1, 3, 1).train)
+    (64, True, False)
+    """
+    h = hashlib.sha256()
+    for f in filings:
+        h.update(json.dumps(filing_to_json(f), sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n")
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=8)
+def training_windows(seed: int = CORPUS_SEED, length: int = FAR) -> FilingWindows:
+    """Every training window of the case study's training filings, indexed once per process."""
+    return FilingWindows.from_docs([encode_filing(f) for f in case_corpus(seed).train], length)
+
+
+def filings_sampler(rng: np.random.Generator, batch: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The training stream of the filing heads: ``batch`` windows of ``n`` tokens (query last) from the training
+    filings of the corpus with seed :data:`CORPUS_SEED`; the signature of a trainer's sampler.
+
+    Examples
+    --------
+    >>> tokens, targets = filings_sampler(np.random.default_rng(0), 3, 32)
+    >>> tokens.shape, targets.shape, bool((tokens[:, -1] == QUERY).all())
+    ((3, 32), (3,), True)
+    """
+    return training_windows(CORPUS_SEED, n).sample(batch, rng)
+
+
+def filings_task_name(seed: int = CORPUS_SEED) -> str:
+    """The name of the training stream, part of a trained head's cache key: ``filings-s<seed>-<digest>``.
+
+    The digest of the training filings is in the name, so a change to the generator retrains the heads instead
+    of reading stale ones.
+    """
+    return f"filings-s{seed}-{corpus_digest(case_corpus(seed).train)[:12]}"

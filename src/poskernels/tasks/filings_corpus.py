@@ -10,13 +10,15 @@ annotated documents take in JSONL (:mod:`poskernels.tasks.filings_jsonl`).
 
 How a filing is drawn (``FilingPlan`` holds the numbers):
 
-1. a kind (MD&A, earnings call, 8-K), a parent, 1 to 4 subsidiaries and 1 to 3 competitors, all distinct names,
-   at most :data:`MAX_COMPANIES` companies;
-2. a target length of about ``length_mean`` tokens and 2 or 3 bursts: the first opens the filing and names the
-   parent, the others start at uniformly drawn token offsets;
-3. each burst is 1 or 2 sentences that name companies (one to four each, the parent most often last); the text
-   between bursts is filler sentences that name none, added until the next burst's offset (or the target length)
-   is reached.  Defaults give the article's shape: median 198 tokens and 8 mentions, 41% far queries.
+1. a kind (MD&A, earnings call, 8-K), a parent, 1 to 3 subsidiaries and 1 or 2 competitors, all distinct names
+   (at most 6 companies, within :data:`MAX_COMPANIES`);
+2. a target length of about ``length_mean`` tokens and two bursts: the first opens the filing and names the
+   parent, the second starts at a uniformly drawn token offset;
+3. each burst is 1 to 3 sentences that name companies, a sentence naming only the parent drawn three times as
+   often as one naming others; the text between bursts is filler sentences that name none, added until the next
+   burst's offset (or the target length) is reached.
+
+The defaults give the article's shape: a median of 196.5 tokens and 8 mentions, and 41% far queries.
 
 Examples
 --------
@@ -105,6 +107,9 @@ class FilingPlan:
 
     Attributes
     ----------
+    subsidiaries, competitors : tuple of int
+        Their numbers, drawn uniformly from ``range(*subsidiaries)`` and ``range(*competitors)``: 1 to 3 and 1 to
+        2, so a filing casts at most 6 companies and the labels training rarely sees (6, 7) never occur.
     length_mean, length_sd : float
         Target length in tokens, drawn normal and clipped to ``[length_min, length_max]``.
     bursts : tuple of int
@@ -114,18 +119,20 @@ class FilingPlan:
     burst_window : tuple of float
         Later bursts start at offsets drawn uniformly in this fraction of the target length.
     parent_weight : float
-        Weight of a mention sentence whose last company is the parent, against 1 for the others: filings name
-        their filer most, so the filer is most often the company named last.
+        Weight of a mention sentence that names only the parent, against 1 for the others: filings name their
+        filer most, so the filer is most often the company named last.
     """
 
-    length_mean: float = 190.0
+    subsidiaries: tuple[int, int] = (1, 4)
+    competitors: tuple[int, int] = (1, 3)
+    length_mean: float = 186.0
     length_sd: float = 45.0
     length_min: int = 100
     length_max: int = 330
-    bursts: tuple[int, int] = (2, 4)
-    burst_sentences: tuple[float, ...] = (0.5, 0.5)
+    bursts: tuple[int, int] = (2, 3)
+    burst_sentences: tuple[float, ...] = (0.1, 0.4, 0.5)
     burst_window: tuple[float, float] = (0.1, 0.9)
-    parent_weight: float = 10.0
+    parent_weight: float = 3.0
 
 
 @dataclass(frozen=True)
@@ -194,6 +201,11 @@ def _eligible(templates: tuple[str, ...], roles: dict[str, list[str]]) -> list[s
     return keep
 
 
+def _names_only_parent(template: str) -> bool:
+    """Whether every company slot of a template is the parent's."""
+    return {s for s in _SLOT_RE.findall(template) if s in _COMPANY_SLOTS} == {"P"}
+
+
 def _n_tokens(sentence: str, spans: list[tuple]) -> int:
     """Tokens of a sentence: one per entity span, plus the words outside the spans."""
     n, pos = len(spans), 0
@@ -226,14 +238,16 @@ def generate_filing(rng: np.random.Generator, doc_id: str, kind: str | None = No
         kind = T.KINDS[rng.integers(len(T.KINDS))]
     elif kind not in T.KINDS:
         raise PosKernelsError(f"unknown filing kind {kind!r}; accepted: {', '.join(T.KINDS)}")
-    n_sub, n_comp = int(rng.integers(1, 5)), int(rng.integers(1, 4))
-    names = _company_names(rng, 1 + n_sub + n_comp)  # at most 1 + 4 + 3 = MAX_COMPANIES
+    n_sub, n_comp = int(rng.integers(*plan.subsidiaries)), int(rng.integers(*plan.competitors))
+    if 1 + n_sub + n_comp > MAX_COMPANIES:
+        raise PosKernelsError(f"a plan may cast at most {MAX_COMPANIES} companies; got {plan!r}")
+    names = _company_names(rng, 1 + n_sub + n_comp)
     roles = {"parent": names[:1], "subsidiary": names[1 : 1 + n_sub], "competitor": names[1 + n_sub :]}
     target = int(np.clip(round(rng.normal(plan.length_mean, plan.length_sd)), plan.length_min, plan.length_max))
     n_bursts = int(rng.integers(*plan.bursts))
     starts = np.sort(rng.uniform(*plan.burst_window, size=n_bursts - 1) * target)  # (n_bursts - 1,) token offsets
     mention_t, filler_t = _eligible(T.MENTION[kind], roles), T.FILLER[kind]
-    weight = np.array([plan.parent_weight if _SLOT_RE.findall(t)[-1] == "P" else 1.0 for t in mention_t])
+    weight = np.array([plan.parent_weight if _names_only_parent(t) else 1.0 for t in mention_t])
     # (len(mention_t),) sentences ending on the parent are drawn more often
 
     sentences: list[tuple[str, list[tuple]]] = []

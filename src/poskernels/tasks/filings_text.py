@@ -88,6 +88,12 @@ MENTION: dict[str, tuple[str, ...]] = {
         "{S} and {S}, both subsidiaries of {P}, share a distribution network with {P}.",
         "{P} competes with {C} and {C}, and {P} holds the largest share.",
         "Sales by {S} to {C} fell, and {P} offset the decline.",
+        "{P} reported revenue of {amount} million, and {P} expects volumes to grow.",
+        "{P} repurchased {count} million of its shares during the {period}.",
+        "At {P}, orders {direction} {pct} percent in the {segment} segment.",
+        "{P} opened two distribution centers, and management of {P} expects them to lower costs.",
+        "{P} amended its credit facility to extend the maturity to {year}.",
+        "Net income at {P} was {amount} million.",
     ),
     "earnings_call": (
         "{officer}: Thank you, and good morning. {P} delivered revenue of {amount} million this quarter.",
@@ -101,6 +107,12 @@ MENTION: dict[str, tuple[str, ...]] = {
         "{officer}: {S} and {S} both beat plan, and {P} raised guidance.",
         "Analyst: You mentioned {C}. Does {P} see {C} as a threat to {P}?",
         "{officer}: {P} won the contract over {C}, and {S} will deliver it for {P}.",
+        "{officer}: {P} had a strong quarter, and {P} is raising its outlook for the year.",
+        "Analyst: Does {P} still plan to buy back shares this year?",
+        "{officer}: Revenue at {P} grew {pct} percent, ahead of our plan.",
+        "{officer}: Margins at {P} improved for the third straight quarter.",
+        "Analyst: How much debt does {P} want to carry at the end of {year}?",
+        "{officer}: {P} ended the quarter with {amount} million of cash, and {P} has no maturities until {year}.",
     ),
     "8k": (
         "On {month} {day}, {P} entered into a definitive agreement to acquire {S} for {amount} million in cash.",
@@ -114,6 +126,12 @@ MENTION: dict[str, tuple[str, ...]] = {
         "{P} and its subsidiaries {S} and {S} are parties to the agreement with {P} lenders.",
         "{S} will merge into {P}, and {P} will assume the notes of {S}.",
         "{C} and {C} each received notice that {P} terminated its supply contracts.",
+        "The board of directors of {P} declared a quarterly dividend payable on {month} {day}.",
+        "{P} will report results for the {period} on {month} {day}.",
+        "On {month} {day}, {P} redeemed all of its outstanding senior notes.",
+        "{P} issued a press release announcing the transaction, and {P} filed it as Exhibit 99.1.",
+        "The registrant, {P}, has elected to furnish this information.",
+        "{P} expects the transaction to add to its earnings in the first full year.",
     ),
 }
 
