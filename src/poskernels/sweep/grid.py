@@ -114,6 +114,9 @@ class _Lines:
                 index = seen.get(table, -1) + 1 if m.group(1) == "[[" else 0
                 seen[table] = index
                 self.tables.setdefault((table, index), lineno)
+                parts = table.split(".")  # [a.b] defines key b of table a
+                for i in range(1, len(parts)):
+                    self.keys.setdefault((".".join(parts[:i]), 0, parts[i]), lineno)
                 continue
             m = self._KEY.match(line)
             if m:
@@ -220,7 +223,7 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
     r = _Reader(text, name)
     for table, value in data.items():
         if table not in _TABLES:
-            r.fail(f"unknown table or key; accepted tables: {', '.join(_TABLES)}", "", table)
+            r.fail(f"unknown table or key; accepted tables: {', '.join(_TABLES)}", *_where(r, table))
         if table != "grid" and not isinstance(value, dict):
             r.fail("must be a table", "", table)
 
@@ -290,6 +293,11 @@ def _check_point(r: _Reader, point: dict, axes: dict, index: int) -> None:
         except (PosKernelsError, TypeError) as err:
             table = "grid" if "extension" in axes else "fixed"
             r.fail(f"map {point['extension']!r} cannot re-read this head: {err}", table, "extension", index)
+
+
+def _where(r: _Reader, name: str) -> tuple:
+    """(table, key) under which a top-level ``name`` is located: a table header or a top-level key."""
+    return (name, None) if r.lines.table(name) is not None else ("", name)
 
 
 def _brief(point: dict) -> str:

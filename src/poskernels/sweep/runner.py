@@ -100,13 +100,19 @@ def _halt_pool(ex: ProcessPoolExecutor) -> None:
 def local_backend(workers: int | None = None) -> Backend:
     """A process pool of ``workers`` processes (default: the CPUs this process may use).
 
-    Workers are started with ``spawn``: a clean interpreter each, whatever threads the driver has.
+    Workers are forked from a clean server process (``forkserver``, which has imported the sweep's
+    code once), never from the driver, whatever threads the driver runs; ``spawn`` where there is
+    no forkserver.
 
     >>> local_backend(2).name
     'local:2'
     """
     workers = _available_cpus() if workers is None else check_positive_int("workers", workers)
-    context = multiprocessing.get_context("spawn")
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["poskernels.sweep.point"])  # a new pool starts in ~0.1 s, not ~1 s
+    else:  # pragma: no cover - Windows
+        context = multiprocessing.get_context("spawn")
     return Backend(
         name=f"local:{workers}",
         slots=workers,
@@ -233,6 +239,7 @@ def run_sweep(
     """
     backend = local_backend() if backend is None else backend
     stream = sys.stderr if stream is None else stream
+    store.lock()
     start = time.perf_counter()
     keys = [point_key(p) for p in grid.points]
     point_of = dict(zip(keys, grid.points))

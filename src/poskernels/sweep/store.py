@@ -95,6 +95,7 @@ class Store:
 
     def __init__(self, path, create: bool = True):
         self.path = Path(path)
+        self._lock = None
         if not create and not self.path.is_file():
             raise PosKernelsError(f"no sweep store at {str(self.path)!r}")
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -121,6 +122,9 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     def __enter__(self):
         return self
@@ -129,9 +133,30 @@ class Store:
         self.close()
 
     # -- runs -----------------------------------------------------------------------------------
+    def lock(self) -> None:
+        """Claim the store for one driver until this process ends or :meth:`close`.
+
+        An advisory ``flock`` on ``PATH.lock``: the kernel drops it when the process dies, even by
+        SIGKILL, so a killed driver never leaves the store locked, and two drivers never share it.
+        """
+        if self._lock is not None:
+            return
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: one driver per store is the user's to ensure
+            return
+        fh = open(self.path.with_name(self.path.name + ".lock"), "a+")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            raise PosKernelsError(f"another sweep is running on the store {str(self.path)!r}") from None
+        self._lock = fh
+
     def begin_run(self, grid_text: str, code_version: str, executor: str) -> int:
-        """Log a new invocation; returns its id."""
+        """Log a new invocation (a run still marked running was killed: it is marked so); returns its id."""
         with self._transaction():
+            self.db.execute("UPDATE runs SET status = 'killed' WHERE status = 'running'")
             cur = self.db.execute(
                 "INSERT INTO runs (started_at, status, code_version, grid, executor) VALUES (?, 'running', ?, ?, ?)",
                 (time.time(), code_version, grid_text, executor),
