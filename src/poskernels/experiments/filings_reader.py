@@ -1,0 +1,212 @@
+"""The one-pass filing reader: a trained head asked "which company was named last?" at every position at once.
+
+The question at position ``t`` of a filing is the cue task's sequence ``x_0 .. x_t, QUERY``: the filing's prefix
+with the query token appended at position ``t + 1``.  The plain way to answer it everywhere runs the head's
+forward pass once per position (:func:`read_filing_loop`, ``n`` passes over prefixes of growing length).  The
+one-pass reader (:func:`read_filing`) computes every key and value of the filing once, puts a query token at each
+of the positions ``1 .. n`` at once, and lets query ``t + 1`` attend to the keys ``j <= t`` and to itself:
+
+    z_{t j} = <R(t+1) q_{t+1}, R(j) k_j> / tau + bias(t + 1 - j),  j <= t,     z_{t,self} = <q, k_QUERY> / tau + bias(0)
+
+an ``(n, n + 1)`` score matrix instead of ``n`` forward passes; the tests check it equals the loop at every
+position for every scheme and every reading.
+
+Readers: the four trained schemes, and the RoPE heads re-read through the context-extension maps with
+``kappa = max(1, (n + 1) / L)`` for a filing of ``n`` tokens (``n + 1`` with the query: the longest sequence the
+filing asks about), one ``kappa`` per filing, the same at every position.
+
+Examples
+--------
+>>> from poskernels.model import HeadConfig, init_params
+>>> cfg = HeadConfig(scheme="alibi")
+>>> params = init_params(cfg, np.random.default_rng(0))
+>>> ids = np.random.default_rng(1).integers(0, 16, size=50)
+>>> np.allclose(read_filing(params, cfg, ids), read_filing_loop(params, cfg, ids))
+True
+>>> filing_kappa(209), filing_kappa(20)
+(6.5625, 1.0)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..encodings import omega
+from ..errors import PosKernelsError, check_name
+from ..extension import extend
+from ..model.config import HeadConfig
+from ..model.head import Reading, query_forward
+from ..model.schemes import HEAD_SCHEMES
+from ..tasks.filings_tokens import QUERY
+
+__all__ = ["READERS", "content_width", "filing_kappa", "reader_reading", "read_filing", "read_filing_loop"]
+
+#: The seven readers of the case study: name -> (trained scheme, context-extension map).
+READERS: dict[str, tuple[str, str]] = {
+    "nope": ("nope", "none"),
+    "sinusoidal": ("sinusoidal", "none"),
+    "rope": ("rope", "none"),
+    "alibi": ("alibi", "none"),
+    "rope_pi": ("rope", "pi"),
+    "rope_ntk": ("rope", "ntk"),
+    "rope_yarn": ("rope", "yarn"),
+}
+
+
+_PLAIN = Reading()  # a head read as trained
+
+
+def filing_kappa(n_tokens: int, L: int = 32) -> float:
+    """The extension ratio for a filing of ``n_tokens``: ``max(1, (n_tokens + 1) / L)``.
+
+    The longest sequence the filing poses is all of it plus the query token; a filing that fits the training
+    window is read as trained.
+    """
+    return max(1.0, (int(n_tokens) + 1) / L)
+
+
+def reader_reading(reader: str, cfg: HeadConfig, n_tokens: int) -> Reading:
+    """How ``reader`` reads a filing of ``n_tokens`` (plain, or a RoPE head through PI, NTK-aware or YaRN).
+
+    Examples
+    --------
+    >>> r = reader_reading("rope_pi", HeadConfig(scheme="rope"), 127)
+    >>> (r.inv_freq / omega(16)).round(4).tolist()[:2], r.logit_scale
+    ([0.25, 0.25], 1.0)
+    """
+    scheme, name = READERS[check_name("reader", reader, READERS)]
+    if cfg.scheme != scheme:
+        raise PosKernelsError(f"reader {reader!r} reads {scheme!r} heads; got a {cfg.scheme!r} head")
+    if name == "none":
+        return _PLAIN
+    kappa = filing_kappa(n_tokens, cfg.n_train)
+    return Reading.from_extension(extend(name, omega(cfg.d, cfg.base), kappa, cfg.n_train))
+
+
+def _check_ids(cfg: HeadConfig, ids) -> np.ndarray:
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
+        raise PosKernelsError(
+            f"a filing's token ids must be a non-empty 1-d integer array; got {ids.dtype} {ids.shape}"
+        )
+    if ids.min() < 0 or ids.max() >= QUERY:
+        raise PosKernelsError(f"a filing's token ids must lie in [0, {QUERY - 1}] (no query token); got {ids.max()}")
+    return ids
+
+
+@lru_cache(maxsize=16)
+def _offsets_and_mask(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets ``r[t, j] = (t + 1) - j`` from question ``t``'s query to key ``j``, and the causal mask (0 or -inf)."""
+    t = np.arange(n, dtype=float)
+    r = t[:, None] + 1.0 - t[None, :]  # (n, n)
+    mask = np.where(r >= 1.0, 0.0, -np.inf)  # (n, n): question t sees keys j <= t
+    r.setflags(write=False)
+    mask.setflags(write=False)
+    return r, mask
+
+
+def _turn(X: np.ndarray, positions: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Rotate each row of ``X`` (shape (n, d)) by its position: plane p by ``m theta_p`` (Definition 4)."""
+    phi = positions[:, None] * theta  # (n, P)
+    c, s = np.cos(phi), np.sin(phi)  # (n, P) each
+    x0, x1 = X[:, 0::2], X[:, 1::2]  # (n, P) each: plane p is (x[2p], x[2p+1]), cosine first
+    out = np.empty_like(X)  # (n, d)
+    out[:, 0::2] = x0 * c - x1 * s
+    out[:, 1::2] = x0 * s + x1 * c
+    return out
+
+
+def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN) -> np.ndarray:
+    """Answer the question at every position of a filing in one pass.
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        A head's weights (:func:`poskernels.model.head.init_params`).
+    cfg : HeadConfig
+    ids : ndarray of int, shape (n,)
+        The filing's token ids (no query token).
+    reading : Reading
+        Frequencies and logit scale for a RoPE head (:func:`reader_reading`).
+
+    Returns
+    -------
+    ndarray, shape (n, C)
+        Row ``t``: the logits of the head asked at ``t`` (query token at position ``t + 1``).
+    """
+    ids = _check_ids(cfg, ids)
+    scheme = HEAD_SCHEMES[cfg.scheme]
+    n = ids.size
+    E, W_Q, W_K, W_V = params["E"], params["W_Q"], params["W_K"], params["W_V"]
+    pos = np.arange(n + 1, dtype=float)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
+    code = scheme.code(params, cfg, pos)  # (n + 1, d) or None
+    H = E[ids]  # (n, d) the filing's tokens
+    Hq = np.broadcast_to(E[QUERY], (n, cfg.d))  # (n, d) one query token per question
+    if code is not None:
+        H, Hq = H + code[:n], Hq + code[1:]
+    Q, K, V = Hq @ W_Q, H @ W_K, H @ W_V  # (n, d) each
+    Ks, Vs = Hq @ W_K, Hq @ W_V  # (n, d) each: the query token's own key and value
+    scale = 1.0 / cfg.tau
+    Qs = Q
+    if scheme.rotary:
+        theta = omega(cfg.d, cfg.base) if reading.inv_freq is None else np.asarray(reading.inv_freq, dtype=float)
+        scale *= reading.logit_scale
+        Qs, K = _turn(Q, pos[1:], theta), _turn(K, pos[:n], theta)  # query t + 1 and key j turned by position
+    elif not reading.is_plain:
+        raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
+    r, mask = _offsets_and_mask(n)
+    Z = (Qs * scale) @ K.T  # (n, n) content scores <q_{t+1}, k_j> / tau
+    Z += mask
+    z_self = np.einsum("td,td->t", Q, Ks) * scale  # (n,) the query against its own key: same position, no turn
+    bias = scheme.bias(params, cfg, Q, r)  # (n, n) or None: bias(t + 1 - j)
+    if bias is not None:
+        Z += bias
+        z_self = z_self + scheme.bias(params, cfg, Q, np.zeros((n, 1)))[:, 0]  # (n,) bias at offset 0
+    m = np.maximum(Z.max(axis=1), z_self)  # (n,)
+    Z -= m[:, None]
+    np.exp(Z, out=Z)  # (n, n) unnormalized weights, 0 above the diagonal
+    w_self = np.exp(z_self - m)  # (n,)
+    out = Z @ V + w_self[:, None] * Vs  # (n, d)
+    out /= (Z.sum(axis=1) + w_self)[:, None]
+    return out @ params["W_O"]  # (n, C)
+
+
+def read_filing_loop(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN) -> np.ndarray:
+    """The same answers by the plain forward pass, run separately at each position (the reference).
+
+    Returns
+    -------
+    ndarray, shape (n, C)
+    """
+    ids = _check_ids(cfg, ids)
+    rows = []
+    for t in range(ids.size):
+        seq = np.append(ids[: t + 1], QUERY)[None, :]  # (1, t + 2): the prefix and the query
+        rows.append(query_forward(params, cfg, seq, reading=reading)[0][0])
+    return np.stack(rows)  # (n, C)
+
+
+def content_width(params: dict, cfg: HeadConfig) -> float:
+    """The content width ``W`` of an ALiBi (or position-free) head, read off its weights (Theorem 3).
+
+    At the query the head's query vector is fixed, ``q = E[QUERY] W_Q``, and a key's content score
+    ``c(v) = q (E[v] W_K)^T / tau`` depends only on its token ``v``.  ``W`` is the range of ``c`` over the
+    vocabulary (the 16 content tokens and the query's own key): every content score of every filing lies in an
+    interval of this width, so Theorem 3 (iii) holds with it, and ``W / s`` is the head's horizon.
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig, init_params
+    >>> cfg = HeadConfig(scheme="alibi")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> c = (p["E"][QUERY] @ p["W_Q"]) @ (p["E"] @ p["W_K"]).T / cfg.tau
+    >>> bool(np.isclose(content_width(p, cfg), c.max() - c.min()))
+    True
+    """
+    if HEAD_SCHEMES[cfg.scheme].code(params, cfg, np.zeros(1)) is not None or HEAD_SCHEMES[cfg.scheme].rotary:
+        raise PosKernelsError(f"the content width is defined for heads without a code or rotation; got {cfg.scheme!r}")
+    q = params["E"][QUERY] @ params["W_Q"]  # (d,)
+    c = (params["E"] @ params["W_K"]) @ q / cfg.tau  # (V,) content score of every token
+    return float(c.max() - c.min())

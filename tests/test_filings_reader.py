@@ -1,0 +1,152 @@
+"""The one-pass filing reader against the plain forward pass, the per-filing kappa, and the content width W.
+
+Heads here are drawn at random (the identities hold for any weights, with T5's and Shaw's own parameters
+randomized too); the trained heads are read in tests/test_filings.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from poskernels.encodings import omega
+from poskernels.errors import PosKernelsError
+from poskernels.experiments.filings_reader import (
+    READERS,
+    content_width,
+    filing_kappa,
+    read_filing,
+    read_filing_loop,
+    reader_reading,
+)
+from poskernels.extension import extend
+from poskernels.model.config import HeadConfig
+from poskernels.model.head import Reading, init_params, query_forward
+from poskernels.model.schemes import HEAD_SCHEMES
+from poskernels.tasks.filings import QUERY, encode_filing, generate_filing, laboratory_filing
+
+
+def _random_head(scheme: str, seed: int) -> tuple[dict, HeadConfig]:
+    cfg = HeadConfig(scheme=scheme)
+    rng = np.random.default_rng(seed)
+    params = {k: 4.0 * v for k, v in init_params(cfg, rng).items()}  # larger weights: peaked attention
+    if scheme == "t5":
+        params["beta"] = rng.normal(size=params["beta"].shape)  # zero at init: make the bias visible
+    return params, cfg
+
+
+def _readings(scheme: str, n: int):
+    if scheme != "rope":
+        return [Reading()]
+    return [reader_reading(r, HeadConfig(scheme="rope"), n) for r in ("rope", "rope_pi", "rope_ntk", "rope_yarn")]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(sorted(HEAD_SCHEMES)), st.integers(0, 2**31), st.integers(1, 70))
+def test_one_pass_equals_the_forward_pass_at_every_position(scheme, seed, n):
+    if scheme == "learned":
+        n = min(n, 31)  # the question at n - 1 puts the query at n; the table has rows 0..31
+    params, cfg = _random_head(scheme, seed)
+    ids = np.random.default_rng(seed + 1).integers(0, QUERY, size=n)  # (n,)
+    for reading in _readings(scheme, n):
+        fast = read_filing(params, cfg, ids, reading)  # (n, C)
+        slow = read_filing_loop(params, cfg, ids, reading)  # (n, C)
+        np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+def test_one_pass_on_a_real_filing(scheme):
+    doc = encode_filing(laboratory_filing())
+    ids = doc.ids[:31] if scheme == "learned" else doc.ids
+    params, cfg = _random_head(scheme, 7)
+    for reading in _readings(scheme, len(ids)):
+        np.testing.assert_allclose(
+            read_filing(params, cfg, ids, reading), read_filing_loop(params, cfg, ids, reading), atol=1e-10
+        )
+
+
+def test_the_question_at_t_is_the_prefix_and_the_query():
+    # Row t is the head read at the query token appended after x_t, not at x_t itself.
+    params, cfg = _random_head("alibi", 3)
+    ids = encode_filing(generate_filing(np.random.default_rng(0), "x")).ids[:40]
+    rows = read_filing(params, cfg, ids)
+    t = 25
+    expect = query_forward(params, cfg, np.append(ids[: t + 1], QUERY)[None])[0][0]
+    np.testing.assert_allclose(rows[t], expect, atol=1e-12)
+    at_word = query_forward(params, cfg, ids[None, : t + 1])[0][0]
+    assert not np.allclose(rows[t], at_word)
+
+
+def test_bad_inputs_are_refused():
+    params, cfg = _random_head("learned", 0)
+    with pytest.raises(PosKernelsError, match="0..31"):
+        read_filing(params, cfg, np.zeros(40, dtype=np.int64))  # never wraps or clips
+    params, cfg = _random_head("alibi", 0)
+    with pytest.raises(PosKernelsError, match="no query token"):
+        read_filing(params, cfg, np.array([1, QUERY, 2]))
+    with pytest.raises(PosKernelsError, match="1-d integer"):
+        read_filing(params, cfg, np.zeros((2, 3), dtype=np.int64))
+    with pytest.raises(PosKernelsError, match="RoPE heads only"):
+        read_filing(params, cfg, np.arange(5), reader_reading("rope_pi", HeadConfig(scheme="rope"), 100))
+    with pytest.raises(PosKernelsError, match="reads 'rope' heads"):
+        reader_reading("rope_yarn", cfg, 100)
+    with pytest.raises(PosKernelsError, match="unknown reader"):
+        reader_reading("rope_xpos", cfg, 100)
+    with pytest.raises(PosKernelsError, match="content width"):
+        content_width(*_random_head("rope", 0))
+
+
+def test_kappa_per_filing_and_the_readings():
+    # kappa = max(1, (n + 1) / 32): the longest sequence a filing of n tokens poses is n + 1 with the query.
+    assert [filing_kappa(n) for n in (1, 31, 32, 63, 255)] == [1.0, 1.0, 33 / 32, 2.0, 8.0]
+    cfg = HeadConfig(scheme="rope")
+    theta = omega(16)
+    for reader, (_, name) in READERS.items():
+        if reader in ("nope", "sinusoidal", "alibi"):
+            continue
+        r = reader_reading(reader, cfg, 255)
+        if name == "none":
+            assert r.is_plain
+            continue
+        ext = extend(name, theta, 8.0, 32)
+        np.testing.assert_allclose(r.inv_freq, ext.inv_freq)
+        assert r.logit_scale == pytest.approx(ext.logit_scale)
+    np.testing.assert_allclose(reader_reading("rope_pi", cfg, 255).inv_freq, theta / 8)  # Definition 5: m -> m/kappa
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31), st.integers(2, 120))
+def test_content_width_bounds_the_weights_as_theorem_3_says(seed, n):
+    # Theorem 3 (iii): alpha_r <= e^{W - s r} alpha_0 at every offset r, with W read off the weights.
+    params, cfg = _random_head("alibi", seed)
+    W, s = content_width(params, cfg), cfg.alibi_slope
+    rng = np.random.default_rng(seed)
+    tokens = np.append(rng.integers(0, QUERY, size=n - 1), QUERY)[None]  # (1, n)
+    _, cache = query_forward(params, cfg, tokens)
+    a = cache["a"][0]  # (n,) weights on positions 0..n-1; the query sits at n - 1 (offset 0)
+    r = (n - 1) - np.arange(n)  # (n,)
+    assert np.all(a <= np.exp(W - s * r) * a[-1] * (1 + 1e-12))
+    # ... and W is the width of the content scores the head can produce: a key of the top-scoring token right
+    # behind the query and the query itself differ by at most W, attained by the range's two ends.
+    q = params["E"][QUERY] @ params["W_Q"]
+    c = params["E"] @ params["W_K"] @ q / cfg.tau  # (V,)
+    assert W == pytest.approx(c.max() - c.min())
+    lo, hi = int(np.argmin(c)), int(np.argmax(c))
+    if QUERY not in (lo, hi):
+        tokens = np.array([[hi, lo, QUERY]])
+        a = query_forward(params, cfg, tokens)[1]["a"][0]
+        assert np.log(a[0] / a[1]) == pytest.approx(W - s, abs=1e-9)
+
+
+def test_content_width_of_a_hand_built_head_counts_the_querys_own_key():
+    # W_Q = W_K = I and E[QUERY] = 4 e_0 make the content score of token v exactly E[v, 0] (tau = 4); the query's
+    # own score 4 is the top of the range, so W = 4 - (-1) = 5, not the content tokens' width 2.
+    cfg = HeadConfig(scheme="alibi")
+    params = init_params(cfg, np.random.default_rng(0))
+    params["W_Q"], params["W_K"] = np.eye(16), np.eye(16)
+    params["E"] = np.zeros((17, 16))
+    params["E"][:QUERY, 0] = np.linspace(-1.0, 1.0, QUERY)
+    params["E"][QUERY, 0] = 4.0
+    assert content_width(params, cfg) == pytest.approx(5.0)
