@@ -49,7 +49,7 @@ def ruler(part: dict) -> str:
 
 def drift(part: dict) -> str:
     return (
-        f"The score a trained head gives a marked key r = {part['offset']} positions back, as the query moves "
+        f"The score a trained head gives a marked key at offset r = {part['offset']}, as the query moves "
         "along the sequence. The sinusoidal head's score drifts with absolute position: adding a stationary code "
         "does not make attention relative (Theorem 2). The RoPE head's is flat, because its score depends on the "
         f"offset alone (Proposition 3 (i)). Training always put the query at position {part['window'] - 1} "
@@ -74,8 +74,15 @@ def readouts(part: dict) -> str:
     return (
         f"RoPE's accuracy at each length, and its seed-{part['rebound_seed']} head's score for a marked key: "
         f"{f(part['score_r1'])} at r = 1, {f(part['score_edge'])} at the window's edge, a dive to "
-        f"{f(part['deepest'][1])} at r = {part['deepest'][0]}, then {f(s)} at r = {r}, so a cue {r} positions back "
-        "outscores a recent one. Below: every reader's accuracy at every length (— where it has no reading)."
+        f"{f(part['deepest'][1])} at r = {part['deepest'][0]}, then {f(s)} at r = {r}"
+        + (
+            f", so a cue {r} positions back outscores even the most recent one (r = 1)."
+            if s > part["score_r1"]
+            else f", so a cue {r} positions back outscores one at the window's edge."
+            if s > part["score_edge"]
+            else ", still below the score at the window's edge."
+        )
+        + " Below: every reader's accuracy at every length (— where it has no reading)."
     )
 
 

@@ -59,6 +59,7 @@ RULER_MAX_OFFSET = 4096
 RULER_POINTS = 241
 KAPPAS = (2, 4, 8)  # kappa = n / L for the test lengths 64, 128, 256
 ARTICLE_MAPS = ("pi", "ntk", "yarn")  # Definition 5's maps, in the article's order (MAPS may hold more)
+ARTICLE_SCHEMES = ("nope", "sinusoidal", "learned", "rope", "alibi")  # the tournament's rows in the article
 
 
 class Absent(Exception):
@@ -214,6 +215,9 @@ def _scores(src: Sources) -> dict:
     readers = _readers(src.numbers)
     part = trained.scores_against_offset(src, [r["key"] for r in readers])
     part["readers"] = [r for r in readers if r["key"] in part["scores"]]
+    # readers beyond the article (T5, Shaw) start hidden; a toggle shows them
+    article = set(ARTICLE_SCHEMES) | {f"rope_{m}" for m in ARTICLE_MAPS}
+    part["hidden"] = [r["key"] for r in part["readers"] if r["key"] not in article]
     part["scores"] = _rnd(part["scores"], "score")
     part["window"] = L_TRAIN
     part["x"] = _axis(part["offsets"], 32, "offset r = t − j of a marked key")
@@ -279,7 +283,8 @@ def _reader_label(key: str) -> str:
     """``rope_pi`` -> ``RoPE + PI``; a scheme's key -> its title in :data:`poskernels.encodings.SCHEMES`."""
     if key.startswith("rope_") and key[5:] in MAPS:
         return f"RoPE + {captions.MAP_TITLES.get(key[5:], key[5:])}"
-    return encodings.SCHEMES[key].title if key in encodings.SCHEMES else key
+    title = encodings.SCHEMES[key].title if key in encodings.SCHEMES else key
+    return title if key in ARTICLE_SCHEMES or key not in encodings.SCHEMES else f"{title} (beyond the article)"
 
 
 def _filing(src: Sources) -> dict:
