@@ -64,7 +64,7 @@ def _kernel_ruler(p: dict):
 def _tournament_accuracy(p: dict):
     part = p["readouts"]
     lengths = part["lengths"]
-    fig = _figure()
+    fig = _figure(9.0, 3.8)
     ax = fig.add_subplot()
     for r in part["readers"]:
         acc = part["accuracy"].get(r["key"]) or part["rescaled"].get(r["key"], {})
@@ -79,7 +79,7 @@ def _tournament_accuracy(p: dict):
     ax.set_ylabel("accuracy (mean of seeds)")
     ax.set_title("The length tournament: accuracy against test length", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7.5, loc="lower left", ncol=2)
+    ax.legend(fontsize=7.5, loc="center left", bbox_to_anchor=(1.01, 0.5))  # beside the axes, clear of the curves
     return fig, ("readouts",)
 
 
