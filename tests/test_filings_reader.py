@@ -150,3 +150,25 @@ def test_content_width_of_a_hand_built_head_counts_the_querys_own_key():
     params["E"][:QUERY, 0] = np.linspace(-1.0, 1.0, QUERY)
     params["E"][QUERY, 0] = 4.0
     assert content_width(params, cfg) == pytest.approx(5.0)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(["nope", "alibi"]), st.integers(0, 2**31), st.integers(1, 1500))
+def test_recursive_filter_equals_the_score_matrix(scheme, seed, n):
+    # Theorem 3 (i): ALiBi's weights factor into a content kernel and e^{-s r}, so a first-order filter sums them.
+    params, cfg = _random_head(scheme, seed)
+    ids = np.random.default_rng(seed).integers(0, QUERY, size=n)
+    np.testing.assert_allclose(
+        read_filing(params, cfg, ids, method="recursive"), read_filing(params, cfg, ids, method="matrix"), atol=1e-9
+    )
+
+
+def test_methods_are_checked():
+    params, cfg = _random_head("rope", 0)
+    with pytest.raises(PosKernelsError, match="recursive reader needs"):
+        read_filing(params, cfg, np.arange(4), method="recursive")
+    with pytest.raises(PosKernelsError, match="unknown method"):
+        read_filing(params, cfg, np.arange(4), method="fast")
+    params, cfg = _random_head("alibi", 0)
+    with pytest.raises(PosKernelsError, match="RoPE heads only"):
+        read_filing(params, cfg, np.arange(4), reader_reading("rope_pi", HeadConfig(scheme="rope"), 100))

@@ -29,9 +29,12 @@ True
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
+from scipy.signal import lfilter
 
 from ..encodings import omega
 from ..errors import PosKernelsError, check_name
@@ -41,7 +44,15 @@ from ..model.head import Reading, query_forward
 from ..model.schemes import HEAD_SCHEMES
 from ..tasks.filings_tokens import QUERY
 
-__all__ = ["READERS", "content_width", "filing_kappa", "reader_reading", "read_filing", "read_filing_loop"]
+__all__ = [
+    "READERS",
+    "RECURSIVE_DECAY",
+    "content_width",
+    "filing_kappa",
+    "reader_reading",
+    "read_filing",
+    "read_filing_loop",
+]
 
 #: The seven readers of the case study: name -> (trained scheme, context-extension map).
 READERS: dict[str, tuple[str, str]] = {
@@ -56,6 +67,12 @@ READERS: dict[str, tuple[str, str]] = {
 
 
 _PLAIN = Reading()  # a head read as trained
+
+#: Schemes whose one-pass reading is a recursive filter: name -> the decay ``rho`` per position of offset.
+RECURSIVE_DECAY: dict[str, Callable[[HeadConfig], float]] = {
+    "nope": lambda cfg: 1.0,
+    "alibi": lambda cfg: math.exp(-cfg.alibi_slope),  # Theorem 3 (i): the exponential kernel e^{-s r}
+}
 
 
 def filing_kappa(n_tokens: int, L: int = 32) -> float:
@@ -118,7 +135,7 @@ def _turn(X: np.ndarray, positions: np.ndarray, theta: np.ndarray) -> np.ndarray
     return out
 
 
-def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN) -> np.ndarray:
+def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, method: str = "auto") -> np.ndarray:
     """Answer the question at every position of a filing in one pass.
 
     Parameters
@@ -130,14 +147,35 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN) -
         The filing's token ids (no query token).
     reading : Reading
         Frequencies and logit scale for a RoPE head (:func:`reader_reading`).
+    method : str
+        ``"matrix"``: the ``(n, n + 1)`` score matrix, for every scheme.  ``"recursive"``: the ``O(n d)`` filter of
+        :data:`RECURSIVE_DECAY`, for the schemes listed there.  ``"auto"`` (default): recursive where it applies.
 
     Returns
     -------
     ndarray, shape (n, C)
         Row ``t``: the logits of the head asked at ``t`` (query token at position ``t + 1``).
+
+    Notes
+    -----
+    Without a code or a rotation the query vector is the same at every position, ``q = E[QUERY] W_Q``, so key
+    ``j``'s content score ``c(x_j)`` does not depend on the question.  For ALiBi its weight in question ``t`` is
+    ``e^{c(x_j)} rho^{t + 1 - j}`` with ``rho = e^{-s}`` (Theorem 3 (i): a content kernel times an exponential
+    kernel in time), so the weighted sums over ``j <= t`` obey ``y_t = rho (y_{t-1} + e^{c(x_t)} v_t)``: a
+    first-order recursive filter, one pass over the filing (``rho = 1`` without position: a running sum).
     """
     ids = _check_ids(cfg, ids)
+    if method not in ("auto", "matrix", "recursive"):
+        raise PosKernelsError(f"unknown method {method!r}; accepted: auto, matrix, recursive")
     scheme = HEAD_SCHEMES[cfg.scheme]
+    if method == "recursive" and cfg.scheme not in RECURSIVE_DECAY:
+        raise PosKernelsError(
+            f"the recursive reader needs a scheme of {sorted(RECURSIVE_DECAY)}; got {cfg.scheme!r} (use 'matrix')"
+        )
+    if method != "matrix" and cfg.scheme in RECURSIVE_DECAY:
+        if not reading.is_plain:
+            raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
+        return _read_recursive(params, cfg, ids, RECURSIVE_DECAY[cfg.scheme](cfg))
     n = ids.size
     E, W_Q, W_K, W_V = params["E"], params["W_Q"], params["W_K"], params["W_V"]
     pos = np.arange(n + 1, dtype=float)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
@@ -171,6 +209,21 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN) -
     out = Z @ V + w_self[:, None] * Vs  # (n, d)
     out /= (Z.sum(axis=1) + w_self)[:, None]
     return out @ params["W_O"]  # (n, C)
+
+
+def _read_recursive(params: dict, cfg: HeadConfig, ids: np.ndarray, rho: float) -> np.ndarray:
+    """The one-pass reader as a recursive filter (see :func:`read_filing`'s Notes), shape (n, C)."""
+    E = params["E"]
+    q = E[QUERY] @ params["W_Q"]  # (d,) the query vector, the same at every position
+    c = (E @ params["W_K"]) @ q / cfg.tau  # (V,) content score of each token
+    w = np.exp(c - c.max())  # (V,) content kernel, shifted so the largest is 1
+    EV = E @ params["W_V"]  # (V, d) value of each token
+    x = w[ids][:, None] * EV[ids]  # (n, d) weighted values
+    num = lfilter([rho], [1.0, -rho], x, axis=0)  # (n, d): sum_{j <= t} w_j rho^(t+1-j) v_j
+    den = lfilter([rho], [1.0, -rho], w[ids])  # (n,)
+    num += w[QUERY] * EV[QUERY]  # the query's own key, offset 0
+    den += w[QUERY]
+    return (num / den[:, None]) @ params["W_O"]  # (n, C)
 
 
 def read_filing_loop(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN) -> np.ndarray:
