@@ -228,7 +228,7 @@ def test_hovering_a_filing_token_shows_every_readers_answer(open_page, sites):
         assert cells.count() == len(part["seeds"])
         for s, seed in enumerate(part["seeds"]):
             a = part["answers"][reader["key"]][seed][i]
-            assert cells.nth(s).inner_text().startswith(part["companies"][a])
+            assert cells.nth(s).inner_text().startswith(part["labels"][a])
             assert ("✗" in cells.nth(s).inner_text()) == (a != part["truth"][i])
     pg.locator(f"#view-filing .tok[data-pos='{i}']").focus()
     pg.keyboard.press("ArrowLeft")  # keyboard: the previous token's answers

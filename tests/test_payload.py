@@ -188,8 +188,12 @@ def test_filing_case_checks_its_input():
     assert out["company"] == [0, None, 1] and out["answers"]["rope"]["0"] == [None, 0, 0]
     with pytest.raises(PosKernelsError, match="one entry per token"):
         filing_case({**case, "truth": [None, 0]})
-    with pytest.raises(PosKernelsError, match="names no company"):
-        filing_case({**case, "answers": {"rope": {"0": [None, 5, 0]}}})
+    # a head may answer a symbol that labels no company of this filing (the cue task has 8 symbols)
+    odd = filing_case({**case, "answers": {"rope": {"0": [None, 5, 0]}}})
+    assert odd["answers"]["rope"]["0"][1] == 5 and odd["labels"][5] == "symbol 5 (no company here)"
+    assert odd["labels"][:2] == ["Acme", "Bolt"] and len(odd["labels"]) == 8
+    with pytest.raises(PosKernelsError, match="nor a symbol 0..7"):
+        filing_case({**case, "answers": {"rope": {"0": [None, 8, 0]}}})
     with pytest.raises(PosKernelsError, match="not in the form"):
         filing_case({k: v for k, v in case.items() if k != "companies"})
 

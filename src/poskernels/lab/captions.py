@@ -104,4 +104,10 @@ def filing(part: dict) -> str:
         "question, which company was named last; ✗ marks an answer that differs from the truth. The redder a "
         "token, the more of the readers' answers (every reader, every seed) miss there: far from the last "
         "mention, the readers part ways."
+        + (
+            f" It opens at token {part['the_company']}, “the company”, {part['the_company'] - part['last_mention']} "
+            f"tokens after the last company named ({part['companies'][part['company'][part['last_mention']]]})."
+            if part.get("the_company") is not None and part.get("last_mention") is not None
+            else ""
+        )
     )

@@ -118,14 +118,15 @@ def _filing_readers(p: dict):
             rows.append((f"{r['label']}, seed {s}", part["answers"][r["key"]][s]))
     grid = np.array([[np.nan if a is None else a for a in row] for _, row in rows], dtype=float)  # (rows, n)
     palette = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9", "#7a5195", "#999933"]
-    k = len(part["companies"])
+    k = len(part["labels"])  # every symbol a head can answer
     fig = _figure(9.0, 0.22 * len(rows) + 1.6)
     ax = fig.add_subplot()
     ax.imshow(grid, aspect="auto", interpolation="nearest", cmap=ListedColormap(palette[:k]), vmin=-0.5, vmax=k - 0.5)
     ax.set_yticks(range(len(rows)), [name for name, _ in rows], fontsize=6.5)
     ax.set_xlabel("token position in the filing")
     ax.set_title("Which company was named last? Every reader's answer at every position", fontsize=10)
-    handles = [Patch(color=palette[i], label=c) for i, c in enumerate(part["companies"])]
+    shown = sorted({int(v) for v in grid[np.isfinite(grid)]})  # only the symbols that occur
+    handles = [Patch(color=palette[i], label=part["labels"][i]) for i in shown]
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig, ("filing",)
 

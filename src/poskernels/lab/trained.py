@@ -156,8 +156,8 @@ def filing_case(case: dict) -> dict:
     Returns
     -------
     dict
-        ``tokens``, ``marked``, ``companies``, ``truth`` and ``answers[reader][seed]`` as company indices
-        (None where no question is asked), plus ``readers`` in the order given and ``seeds``.
+        ``tokens``, ``marked``, ``companies``, ``truth`` and ``answers[reader][seed]`` as symbols (None where no
+        question is asked), ``labels`` naming every symbol, plus ``readers`` in the order given and ``seeds``.
 
     Examples
     --------
@@ -167,6 +167,8 @@ def filing_case(case: dict) -> dict:
     ([None, 0], ['0'], [None, 1], [None, 0.0])
     """
     try:
+        from ..tasks.cue import N_SYMBOLS
+
         tokens, companies = [str(t) for t in case["tokens"]], [str(c) for c in case["companies"]]
         n = len(tokens)
         marked = [bool(x) for x in case["marked"]]
@@ -176,8 +178,8 @@ def filing_case(case: dict) -> dict:
             if a is None:
                 return None
             k = index[a] if isinstance(a, str) else int(a)
-            if not 0 <= k < len(companies):
-                raise PosKernelsError(f"answer {a!r} names no company of {companies}")
+            if not 0 <= k < N_SYMBOLS:
+                raise PosKernelsError(f"answer {a!r} is not a company of {companies} nor a symbol 0..{N_SYMBOLS - 1}")
             return k
 
         truth = [as_index(a) for a in case["truth"]]
@@ -195,7 +197,7 @@ def filing_case(case: dict) -> dict:
             f"filings.case rows must have one entry per token ({n}); got {sorted({len(r) for r in rows})}"
         )
     seeds = sorted({s for by_seed in answers.values() for s in by_seed}, key=int)
-    extra = {k: v for k, v in case.items() if k in ("title", "far_from", "window")}
+    extra = {k: case[k] for k in ("doc_id", "last_mention", "the_company", "right") if k in case}
     # the company a marked token names (its token is the company's name), for colouring mentions
     company = [index.get(t) if m else None for t, m in zip(tokens, marked)]
     # how far back the last mention is, and the share of (reader, seed) answers that miss it, per position
@@ -208,11 +210,15 @@ def filing_case(case: dict) -> dict:
     ]
     asked = [i for i in range(n) if truth[i] is not None]
     focus = max(asked, key=lambda i: (wrong[i], -i)) if asked else 0  # the first position most readers miss
+    if case.get("the_company") is not None:  # the article's clause: "the company", long after the last mention
+        focus = int(case["the_company"])
     return {
         "tokens": tokens,
         "marked": marked,
         "company": company,
         "companies": companies,
+        # a head may answer any of the task's symbols, also one that labels no company of this filing
+        "labels": companies + [f"symbol {k} (no company here)" for k in range(len(companies), N_SYMBOLS)],
         "truth": truth,
         "back": back,
         "wrong_share": wrong,

@@ -25,7 +25,7 @@ export function draw(container, data, state) {
     text.appendChild(document.createTextNode(" "));
     return s;
   });
-  const name = (k) => (k === null || k === undefined ? "—" : data.companies[k]);
+  const name = (k) => (k === null || k === undefined ? "—" : data.labels[k]);
   function show(i) {
     spans[state.focus]?.classList.remove("current");
     spans[state.focus]?.setAttribute("tabindex", "-1");
