@@ -5,8 +5,8 @@ Usage: ``python benchmarks/bench_step.py [--batch 64] [--n 32] [--repeats 3000]`
 A step is what the trainer does once per batch: the forward pass at the query, the cross-entropy,
 the hand-written backward pass, and Adam on the flat parameter vector.  Drawing the batch is timed
 separately (the trainer draws 8k sequences per call of the sampler; the per-step share is shown).
-Each figure is the median and the minimum over single-step timings; on a shared machine the minimum
-is the better estimate of the cost, the median of what a run sees.
+Each figure is the median and the minimum over single-step wall timings, and the thread's CPU time
+per step; on a shared machine the minimum and the CPU time estimate the cost, the median what a run sees.
 """
 
 from __future__ import annotations
@@ -48,9 +48,11 @@ def bench_scheme(scheme: str, batch: int, n: int, repeats: int) -> dict:
 
     for _ in range(50):  # warm-up
         step()
+    cpu0 = time.thread_time()
     t = _timings(step, repeats)
+    cpu = (time.thread_time() - cpu0) / repeats * 1e6  # CPU time per step: what the step costs on an idle core
     draw = _timings(lambda: cue_batch(rng, DRAW_SEQUENCES, n), max(5, repeats // 100)) / (DRAW_SEQUENCES / batch)
-    return {"median": float(np.median(t)), "min": float(t.min()), "draw": float(np.median(draw))}
+    return {"median": float(np.median(t)), "min": float(t.min()), "cpu": cpu, "draw": float(np.median(draw))}
 
 
 def main(argv=None) -> None:
@@ -60,10 +62,10 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3000)
     args = parser.parse_args(argv)
     print(f"one training step, batch {args.batch}, length {args.n}, float64 (microseconds)")
-    print(f"{'scheme':12s} {'median':>8s} {'min':>8s} {'draw/step':>10s}")
+    print(f"{'scheme':12s} {'median':>8s} {'min':>8s} {'CPU':>8s} {'draw/step':>10s}")
     for scheme in HEAD_SCHEMES:
         r = bench_scheme(scheme, args.batch, args.n, args.repeats)
-        print(f"{scheme:12s} {r['median']:8.1f} {r['min']:8.1f} {r['draw']:10.1f}")
+        print(f"{scheme:12s} {r['median']:8.1f} {r['min']:8.1f} {r['cpu']:8.1f} {r['draw']:10.1f}")
 
 
 if __name__ == "__main__":
