@@ -1,0 +1,275 @@
+"""The finance case study: heads trained on 32-token windows of filings, asked at every position of whole filings.
+
+Four schemes (no position, the sinusoidal code, RoPE, ALiBi), three seeds each, are trained afresh with the
+tournament's head and trainer (:func:`poskernels.model.config.preset`, 1,500 Adam steps at length 32) on windows
+of the training filings (:func:`poskernels.tasks.filings.filings_sampler`).  The RoPE heads are re-read with PI,
+NTK-aware and YaRN at ``kappa = max(1, (n + 1) / 32)`` for a filing of ``n`` tokens
+(:func:`~poskernels.experiments.filings_reader.filing_kappa`): seven readers.  Each reads the 100 held-out filings
+in one pass per filing and answers "which company was named last?" at every position after the first mention.
+
+Results (:func:`filings_results`, the ``filings`` key of ``numbers.json``):
+
+- ``accuracy[reader].all / .far``: mean over seeds on all queries and on those whose answer is more than 32
+  tokens back; ``per_seed`` the same per seed;
+- ``horizon``: each ALiBi head's content width ``W`` (:func:`~poskernels.experiments.filings_reader.content_width`),
+  horizon ``W / s``, and its accuracy on the queries whose answer lies at an offset ``r <= W / (2 s)`` from the
+  query token (inside half the horizon) and ``r > W / s`` (beyond it), for the filing heads and for the
+  tournament's ALiBi heads (trained on the cue stream);
+- ``case``: the laboratory's filing with every reader's answer at every position, per seed.
+
+The offset of an answer from the query token is ``r = back + 1``: the question at ``t`` puts the query at ``t + 1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from ..model.cache import CODE_VERSION, cache_key
+from ..model.config import TrainConfig, preset
+from ..model.train import TrainedHead, train_many
+from ..tasks.filings import (
+    FAR,
+    FilingTokens,
+    case_corpus,
+    corpus_digest,
+    corpus_stats,
+    encode_filing,
+    filing_queries,
+    filings_sampler,
+    filings_task_name,
+    laboratory_filing,
+)
+from .filings_reader import READERS, content_width, read_filing, reader_reading
+from .tournament import tournament_jobs
+
+__all__ = [
+    "RESULTS_VERSION",
+    "SEEDS",
+    "TRAINED_SCHEMES",
+    "answer_filings",
+    "case_study",
+    "filings_config",
+    "filings_results",
+    "horizon_row",
+    "reader_table",
+    "train_filing_heads",
+    "tournament_alibi_heads",
+]
+
+#: Seeds of the filing heads (and of the tournament heads read beside them).
+SEEDS = (0, 1, 2)
+#: The schemes trained on filings; the seven readers are these and RoPE's three re-readings.
+TRAINED_SCHEMES = ("nope", "sinusoidal", "rope", "alibi")
+#: Bump when the readers or the results' layout change, so cached results are recomputed.
+RESULTS_VERSION = "filings-2"
+_RESULT_KEYS = {"corpus", "accuracy", "per_seed", "horizon", "case", "kappa"}
+
+
+def filings_config(scheme: str) -> TrainConfig:
+    """The tournament's run with the filings' training stream.
+
+    >>> c = filings_config("alibi")
+    >>> (c.head.scheme, c.steps, c.batch, c.head.n_train, c.task.startswith("filings-s0-"))
+    ('alibi', 1500, 128, 32, True)
+    """
+    return replace(preset("tournament", scheme), task=filings_task_name())
+
+
+def train_filing_heads(cache_dir=None, log=None, workers=None) -> dict[str, list[TrainedHead]]:
+    """The twelve filing heads (four schemes x three seeds), trained or loaded from the cache.
+
+    Returns
+    -------
+    dict
+        ``{scheme: [head of seed 0, 1, 2]}``.
+    """
+    jobs = [(filings_config(s), seed) for s in TRAINED_SCHEMES for seed in SEEDS]
+    heads = train_many(jobs, cache_dir=cache_dir, log=log, workers=workers, sampler=filings_sampler)
+    return {s: [h for h in heads if h.head.scheme == s] for s in TRAINED_SCHEMES}
+
+
+def tournament_alibi_heads(cache_dir=None, log=None, workers=None) -> list[TrainedHead]:
+    """The tournament's ALiBi heads (seeds 0, 1, 2), the same jobs and cache entries as the tournament's."""
+    jobs = [(c, s) for c, s in tournament_jobs(extra=False, rope_seeds=()) if c.head.scheme == "alibi" and s in SEEDS]
+    return train_many(jobs, cache_dir=cache_dir, log=log, workers=workers)
+
+
+def answer_filings(head: TrainedHead, reader: str, docs: list[FilingTokens]) -> np.ndarray:
+    """The reader's answer at every query position of every filing, concatenated in order, shape (Q,)."""
+    out = []
+    for doc in docs:
+        q = filing_queries(doc)
+        logits = read_filing(head.params, head.head, doc.ids, reader_reading(reader, head.head, len(doc)))  # (n, C)
+        out.append(np.argmax(logits, axis=1)[q.positions])  # (q,)
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+def _truth(docs: list[FilingTokens]) -> tuple[np.ndarray, np.ndarray]:
+    """Answers and offsets ``r = back + 1`` of every query of ``docs``, concatenated, shapes (Q,)."""
+    qs = [filing_queries(d) for d in docs]
+    return np.concatenate([q.answers for q in qs]), np.concatenate([q.back + 1 for q in qs])
+
+
+def reader_table(heads: dict[str, list[TrainedHead]], docs: list[FilingTokens]) -> dict:
+    """Accuracy of the seven readers on all and far queries: per seed, and the mean of seeds.
+
+    Returns
+    -------
+    dict
+        ``{"accuracy": {reader: {"all": float, "far": float}}, "per_seed": {reader: {"all": [...], "far": [...]}}}``
+    """
+    answers, r = _truth(docs)
+    far = r - 1 > FAR  # (Q,) the answer more than 32 tokens back from the asked position
+    accuracy, per_seed = {}, {}
+    for reader, (scheme, _) in READERS.items():
+        rows = []
+        for head in heads[scheme]:
+            ok = answer_filings(head, reader, docs) == answers  # (Q,)
+            rows.append((float(ok.mean()), float(ok[far].mean())))
+        per_seed[reader] = {"all": [a for a, _ in rows], "far": [f for _, f in rows]}
+        accuracy[reader] = {
+            "all": float(np.mean(per_seed[reader]["all"])),
+            "far": float(np.mean(per_seed[reader]["far"])),
+        }
+    return {"accuracy": accuracy, "per_seed": per_seed}
+
+
+def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens]) -> dict:
+    """One row of the ALiBi horizon table (Theorem 3 (iii)): ``W``, ``W / s``, accuracy inside half of it and beyond.
+
+    Returns
+    -------
+    dict
+        ``trained_on``, ``seed``, ``W``, ``horizon``, ``inside_half``, ``beyond``, ``inside_queries``,
+        ``beyond_queries``, ``between`` (accuracy for ``W / (2 s) < r <= W / s``).
+    """
+    W = content_width(head.params, head.head)
+    horizon = W / head.head.alibi_slope  # Theorem 3 (iii): past W / s a key weighs less than the query itself
+    answers, r = _truth(docs)
+    ok = answer_filings(head, "alibi", docs) == answers  # (Q,)
+    inside, beyond = r <= horizon / 2, r > horizon
+    between = ~inside & ~beyond
+
+    def acc(mask):
+        return float(ok[mask].mean()) if mask.any() else None
+
+    return {
+        "trained_on": trained_on,
+        "seed": int(head.seed),
+        "W": W,
+        "horizon": horizon,
+        "inside_half": acc(inside),
+        "beyond": acc(beyond),
+        "between": acc(between),
+        "inside_queries": int(inside.sum()),
+        "beyond_queries": int(beyond.sum()),
+    }
+
+
+def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
+    """The laboratory's filing: its tokens, the truth and every reader's answer at every position, per seed.
+
+    Answers are symbols (first-appearance labels; ``companies`` names them), ``None`` before the first mention.
+    ``right[reader]`` counts the positions each seed answers right; ``last_mention`` is the position of the last
+    company named (Fenwick Logistics) and ``the_company`` that of "the company" after it.
+    """
+    doc = encode_filing(laboratory_filing())
+    q = filing_queries(doc)
+    n = len(doc)
+    truth = [None] * n
+    for t, a in zip(q.positions, q.answers):
+        truth[int(t)] = int(a)
+    answers, right = {}, {}
+    for reader, (scheme, _) in READERS.items():
+        answers[reader], right[reader] = {}, []
+        for head in heads[scheme]:
+            pred = answer_filings(head, reader, [doc])  # (q,)
+            row = [None] * n
+            for t, a in zip(q.positions, pred):
+                row[int(t)] = int(a)
+            answers[reader][str(head.seed)] = row
+            right[reader].append(int((pred == q.answers).sum()))
+    last = int(np.flatnonzero(doc.marked)[-1])
+    lower = [w.lower() for w in doc.words]
+    the_company = next((t for t in range(last + 1, n - 1) if lower[t] == "the" and lower[t + 1] == "company"), None)
+    return {
+        "doc_id": doc.doc_id,
+        "tokens": list(doc.words),
+        "marked": [bool(m) for m in doc.marked],
+        "companies": list(doc.companies),
+        "truth": truth,
+        "answers": answers,
+        "right": right,
+        "queries": int(len(q.positions)),
+        "last_mention": last,
+        "the_company": the_company,
+    }
+
+
+def _results_path(cache_dir, heads, tournament) -> Path:
+    corpus = case_corpus()
+    description = {
+        "version": RESULTS_VERSION,
+        "heads": sorted(h.key for hs in heads.values() for h in hs),
+        "tournament": sorted(h.key for h in tournament),
+        "test": corpus_digest(corpus.test),
+        "laboratory": corpus_digest([laboratory_filing()]),
+    }
+    return Path(cache_dir) / "filings" / f"results-{cache_key(description)}.json"
+
+
+def filings_results(cache_dir=None, log=None, workers=None) -> dict:
+    """Every number of the case study (the ``filings`` key of ``numbers.json``).
+
+    Trained heads come from (and go to) ``cache_dir``; the results themselves are cached there as JSON under a key
+    of the heads' keys, the held-out filings' digest and :data:`RESULTS_VERSION` (a corrupt file is recomputed).
+
+    Returns
+    -------
+    dict
+        ``corpus``, ``accuracy``, ``per_seed``, ``horizon`` (list of rows), ``case``, ``kappa`` (how it is chosen).
+    """
+    heads = train_filing_heads(cache_dir, log, workers)
+    tournament = tournament_alibi_heads(cache_dir, log, workers)
+    path = None if cache_dir is None else _results_path(cache_dir, heads, tournament)
+    if path is not None and path.exists():
+        try:
+            cached = json.loads(path.read_text())
+            if not (
+                isinstance(cached, dict) and _RESULT_KEYS <= set(cached) and set(READERS) <= set(cached["accuracy"])
+            ):
+                raise ValueError("it lacks some of the results")
+            return cached
+        except (OSError, ValueError, TypeError) as err:
+            if log is not None:
+                log(f"[filings] discarding {path.name} ({err}); recomputing")
+    corpus = case_corpus()
+    docs = [encode_filing(f) for f in corpus.test]
+    out = {"corpus": corpus_stats(corpus), **reader_table(heads, docs)}
+    out["horizon"] = [horizon_row(h, "filings", docs) for h in heads["alibi"]]
+    out["horizon"] += [horizon_row(h, "synthetic", docs) for h in tournament]
+    out["case"] = case_study(heads)
+    out["kappa"] = "max(1, (n + 1) / 32) per filing of n tokens"
+    out["code"] = CODE_VERSION
+    if path is not None:
+        _write_json_atomic(path, out)
+    return out
+
+
+def _write_json_atomic(path: Path, data) -> None:
+    """Write JSON through a temporary file and a rename, so no reader sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,171 @@
+"""Page section for "Finance case study: which company was named last?" (the ``filings`` key of ``numbers.json``).
+
+Everything is computed by :func:`poskernels.experiments.filings.filings_results` (heads trained or loaded from the
+cache, results cached as JSON).  The tables print the article's figures beside ours, with ``*`` where the two
+differ by more than three standard errors of the article's query count.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..experiments.filings import filings_results
+from ..experiments.filings_reader import READERS
+from .registry import Context, Section, format_table, register
+
+__all__ = ["ARTICLE_ACCURACY", "ARTICLE_CORPUS", "ARTICLE_HORIZON", "LABELS"]
+
+# The article's printed figures.  Section "Finance case study", its first paragraph: 300 training and 100
+# held-out filings, median length 198 tokens, 8 company mentions, 19,285 queries, 7,895 (41%) far; fourth
+# paragraph: the first company named is right on 76.6% of all queries and 73.9% of the far ones.
+ARTICLE_CORPUS = {
+    "train_docs": 300,
+    "test_docs": 100,
+    "median_tokens": 198,
+    "median_mentions": 8,
+    "queries": 19_285,
+    "far_queries": 7_895,
+    "far_fraction": 0.41,
+    "first_named_all": 0.766,
+    "first_named_far": 0.739,
+}
+# Same section, its accuracy table (mean of three seeds; all queries, answer more than 32 back).
+ARTICLE_ACCURACY = {
+    "nope": (0.613, 0.528),
+    "sinusoidal": (0.762, 0.712),
+    "rope": (0.878, 0.721),
+    "alibi": (0.828, 0.580),
+    "rope_pi": (0.991, 0.986),
+    "rope_ntk": (0.913, 0.788),
+    "rope_yarn": (0.990, 0.985),
+}
+# Same section, the horizon table: (trained on, seed) -> (horizon W/s, inside half of it, beyond it).
+ARTICLE_HORIZON = {
+    ("filings", 0): (51.1, 1.000, 0.723),
+    ("filings", 1): (53.0, 1.000, 0.487),
+    ("filings", 2): (55.8, 1.000, 0.319),
+    ("synthetic", 0): (38.7, 1.000, 0.112),
+    ("synthetic", 1): (35.8, 1.000, 0.087),
+    ("synthetic", 2): (37.0, 1.000, 0.108),
+}
+
+LABELS = {
+    "nope": "no position",
+    "sinusoidal": "sinusoidal, added",
+    "rope": "RoPE",
+    "alibi": "ALiBi",
+    "rope_pi": "RoPE + PI",
+    "rope_ntk": "RoPE + NTK-aware",
+    "rope_yarn": "RoPE + YaRN",
+}
+
+
+def _differs(ours: float, article: float, count: int) -> bool:
+    """More than three standard errors of a ``count``-query test apart.
+
+    >>> _differs(0.985, 0.986, 7895), _differs(0.83, 0.58, 7895)
+    (False, True)
+    """
+    p = min(max(article, 1.0 / count), 1.0 - 1.0 / count)
+    return abs(ours - article) > 3.0 * math.sqrt(p * (1.0 - p) / count)
+
+
+def _cell(value, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _compute(ctx: Context) -> dict:
+    return filings_results(ctx.cache_dir, ctx.log)
+
+
+def _render(data: dict) -> str:
+    out = []
+    c, a = data["corpus"], ARTICLE_CORPUS
+    rows = [
+        ["training filings", c["train_docs"], a["train_docs"]],
+        ["held-out filings", c["test_docs"], a["test_docs"]],
+        ["median length (tokens)", _cell(c["median_tokens"], 1), a["median_tokens"]],
+        ["median company mentions", _cell(c["median_mentions"], 1), a["median_mentions"]],
+        ["queries (held out)", c["queries"], a["queries"]],
+        ["  answer more than 32 back", c["far_queries"], a["far_queries"]],
+        ["  fraction far", _cell(c["far_fraction"]), _cell(a["far_fraction"], 2)],
+        ["first company named is right, all", _cell(c["first_named_all"]), _cell(a["first_named_all"])],
+        ["first company named is right, far", _cell(c["first_named_far"]), _cell(a["first_named_far"])],
+    ]
+    out.append(format_table(["corpus", "ours", "article"], rows, title="The synthetic filings"))
+
+    n_all, n_far = ARTICLE_CORPUS["queries"], ARTICLE_CORPUS["far_queries"]
+    rows = []
+    for reader in READERS:
+        ours, (art_all, art_far) = data["accuracy"][reader], ARTICLE_ACCURACY[reader]
+        rows.append(
+            [
+                LABELS[reader],
+                _cell(ours["all"]),
+                _cell(art_all) + ("*" if _differs(ours["all"], art_all, n_all) else ""),
+                _cell(ours["far"]),
+                _cell(art_far) + ("*" if _differs(ours["far"], art_far, n_far) else ""),
+            ]
+        )
+    title = f"Accuracy, mean of seeds (* differs from the article by > 3 SE); kappa = {data['kappa']}"
+    out.append(format_table(["reader", "all", "article", "> 32 back", "article"], rows, title=title))
+    rows = [
+        [LABELS[r], i, _cell(data["per_seed"][r]["all"][i]), _cell(data["per_seed"][r]["far"][i])]
+        for r in READERS
+        for i in range(len(data["per_seed"][r]["all"]))
+    ]
+    out.append(format_table(["reader", "seed", "all", "> 32 back"], rows, title="Per seed"))
+
+    rows = []
+    for row in data["horizon"]:
+        art = ARTICLE_HORIZON.get((row["trained_on"], row["seed"]), (None, None, None))
+        rows.append(
+            [
+                f"{row['trained_on']}, seed {row['seed']}",
+                _cell(row["W"], 1),
+                _cell(row["horizon"], 1),
+                _cell(art[0], 1),
+                f"{_cell(row['inside_half'])} ({row['inside_queries']})",
+                _cell(art[1]),
+                f"{_cell(row['beyond'])} ({row['beyond_queries']})",
+                _cell(art[2]),
+            ]
+        )
+    headers = ["trained on", "W", "horizon W/s", "article", "inside half (queries)", "article", "beyond", "article"]
+    title = "ALiBi horizon (Theorem 3 (iii)); W = range of q k_v / tau over the vocabulary, offsets r from the query"
+    out.append(format_table(headers, rows, title=title))
+
+    case = data["case"]
+    names, last, at = case["companies"], case["last_mention"], case["the_company"]
+    fenwick = case["truth"][last]
+    rows = []
+    for reader in READERS:
+        answers = case["answers"][reader]
+        at_answers = ", ".join(names[answers[s][at]] for s in sorted(answers, key=int))
+        from_last = [sum(1 for t in range(last, len(case["tokens"])) if answers[s][t] == fenwick) for s in answers]
+        rows.append(
+            [LABELS[reader], at_answers, " ".join(map(str, from_last)), " ".join(map(str, case["right"][reader]))]
+        )
+    title = (
+        f"The laboratory's filing ({len(case['tokens'])} tokens): {names[fenwick]} named last at token {last}, "
+        f"'the company' at {at}; per seed 0, 1, 2"
+    )
+    headers = [
+        "reader",
+        f"answer at token {at}",
+        f"{names[fenwick]} from {last} on (of {len(case['tokens']) - last})",
+        f"right (of {case['queries']})",
+    ]
+    out.append(format_table(headers, rows, title=title))
+    return "\n\n".join(out)
+
+
+register(
+    Section(
+        key="filings",
+        title="Finance case study: which company was named last?",
+        compute=_compute,
+        render=_render,
+        trained=True,
+    )
+)
