@@ -21,7 +21,8 @@ from poskernels.experiments.tournament import (
 )
 from poskernels.model.cache import CacheError, load_json, save_json
 from poskernels.model.config import TrainConfig, preset
-from poskernels.model.head import accuracy, init_params, score_all
+from poskernels.model.head import accuracy, init_params
+from poskernels.model.reader import score_all
 from poskernels.model.train import TrainedHead
 from poskernels.theory.commutant import commutant_projection
 

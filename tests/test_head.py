@@ -9,7 +9,8 @@ from poskernels.encodings import apply_rope, omega, sinusoidal_code
 from poskernels.errors import PosKernelsError
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig, TrainConfig
-from poskernels.model.head import Reading, init_params, query_forward, query_logits, score_all
+from poskernels.model.head import Reading, init_params, query_forward, query_logits
+from poskernels.model.reader import score_all
 from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.model.train import train
 from poskernels.tasks.cue import cue_batch

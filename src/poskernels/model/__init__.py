@@ -1,7 +1,8 @@
 """model layer: one causal attention head, its hand-written gradients, Adam, training and its cache."""
 
 from .config import PRESETS, HeadConfig, TrainConfig, preset
-from .head import Reading, accuracy, init_params, loss_and_grad, query_logits, score_all
+from .head import Reading, accuracy, init_params, loss_and_grad, query_logits
+from .reader import score_all
 from .schemes import HEAD_SCHEMES
 
 __all__ = [

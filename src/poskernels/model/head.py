@@ -12,9 +12,9 @@ Training reads only the last position (the cue task's query).  That path works p
 per position: with ``EK = E W_K`` and ``EV = E W_V`` (``(V, d)`` tables) the content scores are
 ``(q EK^T)[x_j]`` and the output is ``C EV`` where ``C[v]`` is the attention mass on token ``v``,
 so a step never builds a ``(B, n, d)`` array except for RoPE's rotated keys.  Its backward,
-:func:`query_backward`, sits right after :func:`query_forward`.  :func:`score_all` reads every
-position of a sequence in one causal pass (the filings reader); a test checks it against
-:func:`query_forward` on every prefix.
+:func:`query_backward`, sits right after :func:`query_forward`.
+:func:`poskernels.model.reader.score_all` reads every position of a sequence in one causal pass;
+a test checks it against :func:`query_forward` on every prefix.
 
 Parameters are a dict of arrays: ``E (V, d)``, ``W_Q, W_K, W_V (d, d)``, ``W_O (d, C)``, and the
 scheme's own (``P`` for the learned table, ``beta`` for T5, ``A`` for Shaw).
@@ -41,7 +41,6 @@ __all__ = [
     "query_backward",
     "query_forward",
     "query_logits",
-    "score_all",
 ]
 
 
@@ -391,62 +390,3 @@ def accuracy(
     """
     logits = query_logits(params, cfg, tokens, positions, reading, score_shift)
     return float(np.mean(np.argmax(logits, axis=1) == np.asarray(targets)))
-
-
-def score_all(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, return_attention=False):
-    """Read every position of every sequence in one causal pass.
-
-    Position ``t`` attends to ``j <= t`` with the same score as :func:`query_forward` on the
-    prefix ``tokens[:, :t+1]`` (the tests check this at every ``t``).
-
-    Parameters
-    ----------
-    params, cfg, positions, reading : see :func:`query_forward`.
-    tokens : ndarray of int, shape (B, n)
-    return_attention : bool
-        Also return the attention weights.
-
-    Returns
-    -------
-    logits : ndarray, shape (B, n, C)
-    attention : ndarray, shape (B, n, n), only if ``return_attention``
-        Row ``t`` holds the weights of position ``t`` on keys ``j`` (zero above the diagonal).
-
-    Examples
-    --------
-    >>> from poskernels.tasks.cue import cue_batch
-    >>> cfg = HeadConfig(scheme="t5")
-    >>> p = init_params(cfg, np.random.default_rng(0))
-    >>> x, _ = cue_batch(np.random.default_rng(1), 2, 40)
-    >>> np.allclose(score_all(p, cfg, x)[:, -1], query_logits(p, cfg, x))
-    True
-    """
-    tokens = _check_tokens(cfg, tokens)
-    scheme = HEAD_SCHEMES[cfg.scheme]
-    B, n = tokens.shape
-    pos = _positions(positions, n)
-    theta = _theta(cfg, scheme, reading)
-    code = scheme.code(params, cfg, pos)  # (n, d) or None
-    H = params["E"][tokens]  # (B, n, d)
-    if code is not None:
-        H = H + code
-    Q, K, Vv = H @ params["W_Q"], H @ params["W_K"], H @ params["W_V"]  # (B, n, d) each
-    if theta is not None:
-        rot = np.exp(1j * pos[:, None] * theta)  # (n, P): Definition 4, plane p turned by m theta_p
-        Qc = Q.view(np.complex128) * rot  # (B, n, P)
-        Kc = K.view(np.complex128) * rot  # (B, n, P)
-        S = (Qc.conj() @ Kc.transpose(0, 2, 1)).real * reading.logit_scale  # (B, n, n)
-    else:
-        S = Q @ K.transpose(0, 2, 1)  # (B, n, n)
-    S = S / cfg.tau
-    r = pos[:, None] - pos[None, :]  # (n, n) offsets t - j
-    bias = scheme.bias(params, cfg, Q, r)
-    if bias is not None:
-        S = S + bias
-    causal = np.tril(np.ones((n, n), dtype=bool))  # (n, n) key j <= query t
-    S = np.where(causal, S, -np.inf)
-    S = S - S.max(axis=-1, keepdims=True)
-    A = np.exp(S)  # (B, n, n)
-    A /= A.sum(axis=-1, keepdims=True)
-    logits = (A @ Vv) @ params["W_O"]  # (B, n, C)
-    return (logits, A) if return_attention else logits
