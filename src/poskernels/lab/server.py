@@ -52,6 +52,19 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    """Threads per request; a client that hangs up mid-response (a closed tab) is not an error worth a traceback."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 def make_server(host: str = LOCALHOST, port: int = 8000, directory: Path = STATIC_DIR) -> ThreadingHTTPServer:
     """A threading HTTP server for the page, bound to ``host:port`` (``port=0``: any free port).
 
@@ -64,7 +77,7 @@ def make_server(host: str = LOCALHOST, port: int = 8000, directory: Path = STATI
         raise PosKernelsError(f"port must be an integer in 0..65535; got {port!r}")
     handler = functools.partial(_Handler, directory=str(directory))
     try:
-        return ThreadingHTTPServer((host, port), handler)
+        return _Server((host, port), handler)
     except OSError as err:
         raise PosKernelsError(f"cannot serve on {host}:{port} ({err.strerror or err}); try another --port") from None
 
