@@ -18,6 +18,7 @@ from poskernels.tasks.filings import (
     MAX_COMPANIES,
     QUERY,
     Filing,
+    FilingPlan,
     FilingWindows,
     Mention,
     corpus_stats,
@@ -75,6 +76,16 @@ def test_generated_filings_are_well_formed(corpus):
         # the parent is named most often in most filings; the filler between bursts says "the company"
     assert kinds == {"mdna", "earnings_call", "8k"}
     assert np.mean([[m.company for m in f.mentions].count(f.parent) for f in corpus.test]) > 3
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [("bursts", (0, 2)), ("subsidiaries", (2, 1)), ("competitors", (1, 9)), ("burst_sentences", (0.5, 0.6)),
+     ("burst_window", (0.9, 0.1)), ("parent_weight", 0.0), ("length_min", 0)],
+)  # fmt: skip
+def test_bad_plans_are_refused(field, value):
+    with pytest.raises(PosKernelsError, match=f"FilingPlan.{field}"):
+        FilingPlan(**{field: value})
 
 
 def test_bad_kind_and_seed_are_refused():

@@ -134,6 +134,27 @@ class FilingPlan:
     burst_window: tuple[float, float] = (0.1, 0.9)
     parent_weight: float = 3.0
 
+    def __post_init__(self):
+        def bad(field: str, accepted: str):
+            raise PosKernelsError(f"FilingPlan.{field} must be {accepted}; got {getattr(self, field)!r}")
+
+        for field, low in (("subsidiaries", 0), ("competitors", 0), ("bursts", 1)):
+            lo, hi = getattr(self, field)
+            if not (isinstance(lo, int) and isinstance(hi, int) and low <= lo < hi):
+                bad(field, f"a range (lo, hi) of integers with {low} <= lo < hi")
+        if self.subsidiaries[1] + self.competitors[1] - 1 > MAX_COMPANIES:  # 1 parent + the largest draws
+            bad("competitors", f"small enough that at most {MAX_COMPANIES} companies are cast")
+        if not (0 < self.length_min <= self.length_max) or not self.length_sd >= 0:
+            bad("length_min", "positive and at most length_max, with length_sd >= 0")
+        p = np.asarray(self.burst_sentences, dtype=float)
+        if p.ndim != 1 or p.size == 0 or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
+            bad("burst_sentences", "probabilities of 1, 2, ... sentences, non-negative, summing to 1")
+        lo, hi = self.burst_window
+        if not 0.0 <= lo <= hi <= 1.0:
+            bad("burst_window", "fractions 0 <= lo <= hi <= 1 of the target length")
+        if not self.parent_weight > 0:
+            bad("parent_weight", "a positive weight")
+
 
 @dataclass(frozen=True)
 class FilingsCorpus:
@@ -239,8 +260,6 @@ def generate_filing(rng: np.random.Generator, doc_id: str, kind: str | None = No
     elif kind not in T.KINDS:
         raise PosKernelsError(f"unknown filing kind {kind!r}; accepted: {', '.join(T.KINDS)}")
     n_sub, n_comp = int(rng.integers(*plan.subsidiaries)), int(rng.integers(*plan.competitors))
-    if 1 + n_sub + n_comp > MAX_COMPANIES:
-        raise PosKernelsError(f"a plan may cast at most {MAX_COMPANIES} companies; got {plan!r}")
     names = _company_names(rng, 1 + n_sub + n_comp)
     roles = {"parent": names[:1], "subsidiary": names[1 : 1 + n_sub], "competitor": names[1 + n_sub :]}
     target = int(np.clip(round(rng.normal(plan.length_mean, plan.length_sd)), plan.length_min, plan.length_max))
