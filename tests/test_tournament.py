@@ -34,9 +34,12 @@ def _se(p: float) -> float:
 def test_no_position_heads_sit_at_the_exact_bag_reader(lab):
     # Proposition 1 (ii): a head without positions reads a bag; its best reader is exact by counting
     acc = lab["tournament"]["accuracy"]["nope"]
+    same_tests = lab["tournament"]["bag_reader_heldout"]
     for n in TEST_LENGTHS:
         p = bag_reader_accuracy(n)
         assert abs(acc[str(n)] - p) <= 3 * _se(p), (n, acc[str(n)], p)
+        # paired with the bag reader on the very same test sequences, the gap is smaller still
+        assert abs(acc[str(n)] - same_tests[str(n)]) <= 2 * _se(p), (n, acc[str(n)], same_tests[str(n)])
 
 
 def test_every_other_scheme_reads_the_window(lab):

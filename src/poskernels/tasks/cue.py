@@ -23,7 +23,16 @@ import numpy as np
 
 from ..errors import PosKernelsError, check_positive_int
 
-__all__ = ["MARK_PROB", "N_SYMBOLS", "cue_batch", "cue_vocab", "describe", "query_token", "token_id"]
+__all__ = [
+    "MARK_PROB",
+    "N_SYMBOLS",
+    "bag_reader_score",
+    "cue_batch",
+    "cue_vocab",
+    "describe",
+    "query_token",
+    "token_id",
+]
 
 #: Symbols per content token, and the chance that a content token is marked.
 N_SYMBOLS = 8
@@ -131,3 +140,38 @@ def describe(tokens, n_symbols: int = N_SYMBOLS) -> str:
         else:
             raise PosKernelsError(f"token id must lie in [0, {2 * n_symbols}]; got {t}")
     return " ".join(out)
+
+
+def bag_reader_score(tokens, targets, n_symbols: int = N_SYMBOLS) -> np.ndarray:
+    """Expected score of the best bag reader on given sequences (Proposition 1 (ii), sequence by sequence).
+
+    The reader sees only the multiset of tokens and guesses the most frequent marked symbol, breaking
+    ties uniformly; on a sequence it scores ``[target among the most frequent] / (number of them)``.
+    Its mean over many sequences tends to the exact accuracy that
+    :func:`poskernels.theory.counting.bag_reader_accuracy` computes by counting.
+
+    Parameters
+    ----------
+    tokens : array_like of int, shape (B, n)
+    targets : array_like of int, shape (B,)
+
+    Returns
+    -------
+    ndarray, shape (B,)
+        Values in ``[0, 1]``.
+
+    Examples
+    --------
+    >>> bag_reader_score([[8, 9, 9, 1, 16]], [1]).tolist()  # marked 0 once, marked 1 twice: guess 1
+    [1.0]
+    >>> bag_reader_score([[8, 9, 16]], [1]).tolist()  # a tie between 0 and 1
+    [0.5]
+    """
+    tokens, targets = np.asarray(tokens), np.asarray(targets)
+    B = tokens.shape[0]
+    marked = (tokens >= n_symbols) & (tokens < 2 * n_symbols)  # (B, n)
+    rows = np.repeat(np.arange(B), tokens.shape[1])[marked.ravel()]
+    counts = np.bincount(rows * n_symbols + (tokens[marked] - n_symbols), minlength=B * n_symbols)
+    counts = counts.reshape(B, n_symbols)  # (B, S) marked count per symbol
+    best = counts == counts.max(axis=1, keepdims=True)  # (B, S)
+    return best[np.arange(B), targets] / best.sum(axis=1)
