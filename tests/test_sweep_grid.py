@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from poskernels.cli import main
 from poskernels.errors import PosKernelsError
+from poskernels.experiments.tournament import ARTICLE_SCHEMES, TEST_COUNT, TEST_LENGTHS, TEST_SEED
 from poskernels.model.config import preset
 from poskernels.sweep.grid import SETTINGS, load_grid, parse_grid
 from poskernels.sweep.point import group_jobs, point_key, train_config
-from poskernels.sweep.point import test_set as sweep_test_set
-from poskernels.tasks.cue import cue_batch
 
 # Small value pools per setting, all valid, to build random grids from.
 POOLS = {
@@ -77,11 +76,10 @@ def test_point_key_is_the_configuration():
         assert point_key({**p, key: other}) != point_key(p)
 
 
-def test_test_set_is_the_cue_task_seeded_by_seed_and_length():
-    tokens, targets = sweep_test_set(64, 50, seed=3)
-    ref_tokens, ref_targets = cue_batch(np.random.default_rng([3, 64]), 50, 64)
-    assert np.array_equal(tokens, ref_tokens) and np.array_equal(targets, ref_targets)
-    assert not np.array_equal(sweep_test_set(64, 50, seed=4)[0], tokens)
+def test_reading_defaults_are_the_tournaments():
+    p = parse_grid("").points[0]
+    assert (p["test_lengths"], p["test_size"], p["test_seed"]) == (list(TEST_LENGTHS), TEST_COUNT, TEST_SEED)
+    assert (p["test_lengths"], p["test_size"]) == ([32, 64, 128, 256], 2000)  # the article: 2,000 per length
 
 
 BAD = [
@@ -124,3 +122,11 @@ def test_cli_reports_a_malformed_grid(tmp_path, capsys):
     assert not (tmp_path / "s.sqlite").exists()  # nothing is created before the grid is checked
     with pytest.raises(PosKernelsError, match="cannot read the grid file"):
         load_grid(tmp_path / "missing.toml")
+
+
+def test_the_example_grid():
+    g = load_grid(Path(__file__).resolve().parents[1] / "examples" / "grid.toml")
+    assert len(g.points) == 5 * 3 * 3 + 3 * 3 * 3 and g.skipped == 0
+    assert len(group_jobs([(point_key(p), p) for p in g.points])) == 45  # the re-reads train nothing new
+    d16 = [p for p in g.points if p["d"] == 16 and p["extension"] == "none" and p["seed"] == 0]
+    assert [train_config(p) for p in d16] == [preset("tournament", s) for s in ARTICLE_SCHEMES]

@@ -21,6 +21,7 @@ import pytest
 from distributed import Client, LocalCluster
 
 from poskernels.encodings import omega
+from poskernels.experiments.tournament import TEST_SEED
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig, TrainConfig
 from poskernels.model.head import Reading
@@ -120,9 +121,13 @@ def test_a_point_is_the_reproduce_code(small_reference):
     p = next(p for p in SMALL.points if (p["scheme"], p["extension"], p["seed"]) == ("rope", "pi", 1))
     head = train(TrainConfig(head=HeadConfig(scheme="rope", n_train=8), steps=30, batch=16), seed=1)
     pi = Reading.from_extension(extend("pi", omega(16, 1e4), 2.0, 8))
+
+    def fresh(n):  # the tournament's test stream of length n, drawn here by hand
+        return cue_batch(np.random.default_rng(np.random.SeedSequence([TEST_SEED, n])), 50, n)
+
     assert small_reference[point_key(p)]["accuracy"] == {
-        "8": evaluate(head, *cue_batch(np.random.default_rng([0, 8]), 50, 8)),
-        "16": evaluate(head, *cue_batch(np.random.default_rng([0, 16]), 50, 16), reading=pi),
+        "8": evaluate(head, *fresh(8)),
+        "16": evaluate(head, *fresh(16), reading=pi),
     }
     learned = next(p for p in SMALL.points if p["scheme"] == "learned")
     assert small_reference[point_key(learned)]["accuracy"]["16"] is None  # undefined past its 8 rows
@@ -288,3 +293,9 @@ def test_a_point_that_kills_its_worker_every_time_is_recorded_failed(tmp_path):
         (row,) = store.rows()
     assert (s.done, s.failed) == (0, 1)
     assert (row["status"], row["lost"], row["attempts"]) == ("failed", 2, 2) and "died" in row["error"]
+
+
+def test_local_workers_run_one_blas_thread_each():
+    backend = local_backend(2)
+    with backend.new() as pool:
+        assert list(pool.map(os.getenv, ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"])) == ["1", "1"]

@@ -10,7 +10,7 @@ and reading), :mod:`~poskernels.sweep.store` (the resumable store), :mod:`~poske
 from .export import export, records
 from .grid import SETTINGS, Grid, load_grid, parse_grid
 from .plot import curves, plot_store
-from .point import point_key, run_job, test_set, train_config
+from .point import point_key, run_job, train_config
 from .runner import Backend, SweepSummary, dask_backend, local_backend, run_sweep
 from .store import Store
 
@@ -31,6 +31,5 @@ __all__ = [
     "records",
     "run_job",
     "run_sweep",
-    "test_set",
     "train_config",
 ]

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..encodings import omega
 from ..errors import PosKernelsError
+from ..experiments.tournament import TEST_COUNT, TEST_LENGTHS, TEST_SEED
 from ..extension import MAPS, extend
 from ..model.config import PRESETS, HeadConfig, TrainConfig
 
@@ -69,9 +70,14 @@ SETTINGS: dict[str, Setting] = {
     **{k: Setting(k, t, "eval") for k, t in _EVAL.items()},
 }
 
-#: Defaults of the reading settings: the tournament's test lengths and test-set size (2,000 fresh
-#: sequences per length), the test stream's seed, and RoPE read as trained.
-DEFAULT_EVAL = {"test_lengths": [32, 64, 128, 256], "test_size": 2000, "test_seed": 0, "extension": "none"}
+#: Defaults of the reading settings: the tournament's test lengths, test-set size (2,000 fresh
+#: sequences per length) and test stream, and RoPE read as trained.
+DEFAULT_EVAL = {
+    "test_lengths": list(TEST_LENGTHS),
+    "test_size": TEST_COUNT,
+    "test_seed": TEST_SEED,
+    "extension": "none",
+}
 
 _TABLES = ("sweep", "fixed", "grid")
 _SWEEP_KEYS = ("preset",)

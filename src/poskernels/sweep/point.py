@@ -2,7 +2,11 @@
 
 A point (a dict over :data:`poskernels.sweep.grid.SETTINGS`) is trained and read with the code of
 ``poskernels reproduce``: :func:`poskernels.model.train.train` on the cue task, then
-:func:`poskernels.model.train.evaluate` on fresh cue sequences at each test length.  Points that
+:func:`poskernels.model.train.evaluate` on the tournament's test sequences at each test length
+(:func:`poskernels.experiments.tournament.heldout`: the same for every scheme and seed), through
+:func:`~poskernels.experiments.tournament.rescaled_reading` for a RoPE head re-read with an
+extension map (``kappa = max(1, n / L)``).  A tournament point of a sweep therefore gives the
+tournament's number, bit for bit.  Points that
 differ only in how the head is read (test lengths, test set, extension map) share one training:
 they form one *job*, the unit sent to a worker (:func:`run_job`), so a RoPE head re-read with PI,
 NTK-aware and YaRN is trained once.
@@ -17,18 +21,14 @@ import socket
 import time
 from collections.abc import Sequence
 
-import numpy as np
-
-from ..encodings import omega
-from ..extension import extend
+from ..experiments.tournament import heldout, rescaled_reading
 from ..model.cache import CODE_VERSION as HEAD_CODE_VERSION
 from ..model.config import HeadConfig, TrainConfig
-from ..model.head import PLAIN, Reading
+from ..model.head import PLAIN
 from ..model.train import evaluate, load_head, train
-from ..tasks.cue import cue_batch
 from .grid import SETTINGS
 
-__all__ = ["CODE_VERSION", "TASK", "group_jobs", "point_key", "reading", "run_job", "test_set", "train_config"]
+__all__ = ["CODE_VERSION", "TASK", "group_jobs", "point_key", "run_job", "train_config"]
 
 #: The training stream of every point (the tournament's cue task).
 TASK = "cue"
@@ -67,43 +67,6 @@ def train_config(point: dict) -> TrainConfig:
 
 def _training_key(point: dict) -> str:
     return _digest({"task": TASK, **{k: point[k] for k, s in SETTINGS.items() if s.part != "eval"}})
-
-
-def test_set(n: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Fresh cue sequences of length ``n``: the same for every scheme and training seed.
-
-    As in the tournament, each test length has its own ``size`` fresh sequences (2,000 in the
-    article) and every head is read on the same ones, so schemes are compared on equal terms.
-    The stream of length ``n`` is seeded by ``(seed, n)``, independent of the training streams.
-
-    Returns
-    -------
-    tokens : ndarray of int64, shape (size, n)
-    targets : ndarray of int64, shape (size,)
-
-    Examples
-    --------
-    >>> tokens, targets = test_set(8, 3, seed=0)
-    >>> tokens.shape, bool((tokens == test_set(8, 3, seed=0)[0]).all())
-    ((3, 8), True)
-    """
-    return cue_batch(np.random.default_rng([seed, n]), size, n)
-
-
-def reading(point: dict, n: int) -> Reading:
-    """How a point's head is read at test length ``n`` (Definition 5).
-
-    ``extension = "none"`` reads the head as trained; a map reads a RoPE head trained at
-    ``L = n_train`` with ``kappa = max(1, n / L)``, the article's re-read (``kappa = 4`` at 128).
-
-    >>> p = {"extension": "pi", "d": 16, "base": 1e4, "n_train": 32}
-    >>> reading(p, 128).inv_freq[:2].round(4).tolist(), float(reading(p, 32).inv_freq[0])
-    ([0.25, 0.0791], 1.0)
-    """
-    if point["extension"] == "none":
-        return PLAIN
-    kappa = max(1.0, n / point["n_train"])
-    return Reading.from_extension(extend(point["extension"], omega(point["d"], point["base"]), kappa, point["n_train"]))
 
 
 def _defined(point: dict, n: int) -> bool:
@@ -158,7 +121,6 @@ def run_job(job: dict) -> dict:
     cached = None if cache_dir is None else load_head(cache_dir, config, seed)
     head = cached if cached is not None else train(config, seed, cache_dir)
     train_seconds = time.perf_counter() - t0
-    tests: dict[tuple, tuple] = {}
     results = {}
     for key, point in points:
         t1 = time.perf_counter()
@@ -167,10 +129,10 @@ def run_job(job: dict) -> dict:
             if not _defined(point, n):
                 accuracy[str(n)] = None
                 continue
-            ident = (n, point["test_size"], point["test_seed"])
-            if ident not in tests:
-                tests[ident] = test_set(*ident)
-            accuracy[str(n)] = float(evaluate(head, *tests[ident], reading=reading(point, n)))
+            tokens, targets = heldout(n, point["test_size"], point["test_seed"])
+            extension = point["extension"]
+            reading = PLAIN if extension == "none" else rescaled_reading(head, extension, n)
+            accuracy[str(n)] = float(evaluate(head, tokens, targets, reading=reading))
         results[key] = {"accuracy": accuracy, "eval_seconds": time.perf_counter() - t1}
     return {
         "results": results,

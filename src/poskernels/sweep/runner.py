@@ -97,6 +97,25 @@ def _halt_pool(ex: ProcessPoolExecutor) -> None:
         p.join(timeout=5)
 
 
+#: One BLAS/OpenMP thread per worker process, as Dask's nanny sets for its workers: W processes of
+#: ``cpus`` threads each would oversubscribe the machine W-fold.  A value the user set is kept.
+WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _start_forkserver() -> None:
+    """Start the forkserver (if not running) with :data:`WORKER_ENV`, which its workers inherit."""
+    from multiprocessing import forkserver
+
+    saved = {k: os.environ.get(k) for k in WORKER_ENV}
+    os.environ.update({k: v for k, v in WORKER_ENV.items() if saved[k] is None})
+    try:
+        forkserver.ensure_running()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+
+
 def local_backend(workers: int | None = None) -> Backend:
     """A process pool of ``workers`` processes (default: the CPUs this process may use).
 
@@ -111,6 +130,7 @@ def local_backend(workers: int | None = None) -> Backend:
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["poskernels.sweep.point"])  # a new pool starts in ~0.1 s, not ~1 s
+        _start_forkserver()
     else:  # pragma: no cover - Windows
         context = multiprocessing.get_context("spawn")
     return Backend(
