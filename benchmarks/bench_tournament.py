@@ -3,7 +3,8 @@
 Usage: ``python benchmarks/bench_tournament.py [--workers 2] [--keep DIR]``
 
 * cold: an empty cache; trains the tournament's heads (5 schemes x 3 seeds, T5 and Shaw x 3, RoPE's
-  seeds 3-9: 28 heads), reads each at 32-256 with the RoPE re-reads and runs the diagnostics;
+  seeds 3-9: 28 heads; the article's 15 with ``--article-only``), reads each at 32-256 with the RoPE
+  re-reads and runs the diagnostics;
 * heads cached: the result file removed, so every head is loaded and read again;
 * warm: everything cached (what a second ``poskernels reproduce`` does for these sections).
 
@@ -28,15 +29,15 @@ from pathlib import Path
 
 SNIPPET = (
     "from pathlib import Path; from poskernels.experiments.laboratory import run_laboratory; "
-    "run_laboratory(Path({cache!r}), workers={workers})"
+    "run_laboratory(Path({cache!r}), workers={workers}, extra={extra})"
 )
 
 
-def phase(cache: Path, workers: int) -> tuple[float, float]:
+def phase(cache: Path, workers: int, extra: bool) -> tuple[float, float]:
     """Wall time and CPU time (the phase's process and its workers) of one phase."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", SNIPPET.format(cache=str(cache), workers=workers)], check=True)
+    subprocess.run([sys.executable, "-c", SNIPPET.format(cache=str(cache), workers=workers, extra=extra)], check=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -47,13 +48,17 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--keep", type=Path, default=None, help="cache folder to use and keep (default: a temp one)")
+    parser.add_argument(
+        "--article-only", action="store_true", help="the article's 15 heads only (no T5, Shaw, RoPE seeds 3-9)"
+    )
     args = parser.parse_args(argv)
     cache = args.keep or Path(tempfile.mkdtemp(prefix="poskernels-bench-"))
     try:
-        cold = phase(cache, args.workers)
+        extra = not args.article_only
+        cold = phase(cache, args.workers, extra)
         shutil.rmtree(cache / "results")
-        heads_only = phase(cache, args.workers)
-        warm = phase(cache, args.workers)
+        heads_only = phase(cache, args.workers, extra)
+        warm = phase(cache, args.workers, extra)
     finally:
         if args.keep is None:
             shutil.rmtree(cache, ignore_errors=True)
@@ -62,8 +67,9 @@ def main(argv=None) -> None:
     print(f"laboratory on {args.workers} worker(s), {cpus} CPUs visible, load average {load:.1f} at the end")
     print("CPU time / workers is the wall time the phase would take on idle cores")
     print(f"{'phase':40s} {'wall':>8s} {'CPU':>8s} {'CPU/workers':>12s}")
+    heads = 15 if args.article_only else 28
     rows = [
-        ("cold (train 28 heads, read, diagnose)", cold),
+        (f"cold (train {heads} heads, read, diagnose)", cold),
         ("heads cached (read, diagnose)", heads_only),
         ("warm (verified result file; + imports)", warm),
     ]

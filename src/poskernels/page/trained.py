@@ -104,7 +104,8 @@ def _tournament_render(data: dict) -> str:
     lengths = [str(n) for n in TEST_LENGTHS]
     headers = ["scheme"] + [h for n in lengths for h in (n, "article")]
     rows = []
-    for s in ARTICLE_SCHEMES + EXTRA_SCHEMES:
+    schemes = [s for s in ARTICLE_SCHEMES + EXTRA_SCHEMES if s in data["accuracy"]]
+    for s in schemes:
         art = ARTICLE_TOURNAMENT.get(s, {})
         rows.append([LABELS[s]] + [c for n in lengths for c in _pair(data["accuracy"][s][n], art.get(n))])
     rows.append(["best bag reader, exact"] + [c for n in lengths for c in (_cell(data["bag_reader"][n]), "")])
@@ -114,7 +115,7 @@ def _tournament_render(data: dict) -> str:
     out = [format_table(headers, rows, title="Accuracy, mean of seeds 0-2 (* differs from the article by > 3 SE)")]
 
     per = [[LABELS[s], str(seed)] + [_cell(data["per_seed"][s][n][i]) for n in lengths]
-           for s in ARTICLE_SCHEMES + EXTRA_SCHEMES for i, seed in enumerate(data["seeds"])]  # fmt: skip
+           for s in schemes for i, seed in enumerate(data["seeds"])]  # fmt: skip
     out.append(format_table(["scheme", "seed", *lengths], per, title="Per seed"))
 
     sp = data["rope_spread"]
