@@ -6,6 +6,7 @@ Every address is loopback; the Dask cluster has no dashboard.
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
 import sqlite3
@@ -20,7 +21,9 @@ import psutil
 import pytest
 from distributed import Client, LocalCluster
 
+from poskernels.cli import main
 from poskernels.encodings import omega
+from poskernels.errors import PosKernelsError
 from poskernels.experiments.tournament import TEST_SEED
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig, TrainConfig
@@ -145,6 +148,18 @@ def test_local_pool_and_dask_give_the_serial_results(tmp_path, small_reference, 
         backend.close()
 
 
+def test_the_cli_runs_on_a_dask_scheduler(tmp_path, cluster, small_reference, capsys):
+    address, _ = cluster
+    grid, path = tmp_path / "grid.toml", tmp_path / "s.sqlite"
+    grid.write_text(SMALL_TEXT)
+    assert main(["sweep", str(grid), "--store", str(path), "--scheduler", address]) == 0
+    assert "10/10 points done (10 this run, 8 heads trained" in capsys.readouterr().err
+    with Store(path) as store:
+        assert _metrics(store) == small_reference and store.runs()[0]["executor"] == f"dask:{address}"
+    with pytest.raises(PosKernelsError, match="cannot reach the Dask scheduler"):
+        dask_backend("tcp://127.0.0.1:9", timeout=1)
+
+
 def test_a_point_that_raises_is_retried_once_then_recorded(tmp_path, capsys):
     calls: dict[int, int] = {}
 
@@ -210,6 +225,27 @@ def test_a_killed_dask_worker_loses_nothing(tmp_path, slow_reference, cluster):
     assert not psutil.pid_exists(victim) or psutil.Process(victim).status() == psutil.STATUS_ZOMBIE
     assert (s.done, s.failed) == (12, 0) and _metrics_of(rows) == slow_reference
     assert all(r["attempts"] == 1 for r in rows)  # Dask rescheduled the lost task itself
+
+
+def test_ctrl_c_on_dask_hands_rows_back_and_resumes(tmp_path, slow_reference, cluster):
+    address, _ = cluster
+    path = tmp_path / "s.sqlite"
+    backend = dask_backend(address)
+    with Store(path) as store:
+        watcher = _when_done(path, 3, _thread.interrupt_main)  # what Ctrl-C does to the driver
+        with pytest.raises(KeyboardInterrupt):
+            run_sweep(SLOW, store, backend, stream=sys.stdout)
+            time.sleep(30)  # not reached: the interrupt lands while the sweep runs
+        watcher.join()
+        before = {r["key"]: r for r in store.rows()}
+        assert {r["status"] for r in before.values()} <= {"done", "pending"}  # nothing left "running"
+        assert [r["status"] for r in store.runs()] == ["interrupted"]
+        s = run_sweep(SLOW, store, backend, stream=sys.stdout)
+        after = {r["key"]: r for r in store.rows()}
+    backend.close()
+    done = {k for k, r in before.items() if r["status"] == "done"}
+    assert 3 <= len(done) < 12 and s.done_before == len(done) and s.done == 12
+    assert all(after[k] == before[k] for k in done) and _metrics_of(after.values()) == slow_reference
 
 
 def _metrics_of(rows) -> dict:

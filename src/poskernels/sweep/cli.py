@@ -39,7 +39,11 @@ def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scheduler", metavar="ADDRESS", help="a Dask distributed scheduler (default: a local process pool)"
     )
-    p.add_argument("--workers", type=int, help="local processes (default: the CPUs); with --scheduler, jobs in flight")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="local processes (default: the CPUs); with --scheduler, the jobs to run at once (default: its threads)",
+    )
     p.add_argument("--cache", type=Path, help="folder of trained heads shared with 'reproduce' (visible to workers)")
     p.add_argument("--retry-failed", action="store_true", help="run again the points recorded as failed")
     p.add_argument("--format", choices=sorted(FORMATS), default="csv", help="(export) output format (default: csv)")

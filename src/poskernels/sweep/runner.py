@@ -163,7 +163,8 @@ def dask_backend(address: str, slots: int | None = None, timeout: float = 30.0) 
         slots = max(1, sum(client.nthreads().values()))
     return Backend(
         name=f"dask:{address}", slots=check_positive_int("workers", slots),
-        new=lambda: client.get_executor(pure=False), close=client.close,
+        new=lambda: client.get_executor(pure=False), halt=lambda ex: ex.shutdown(wait=False),  # cancels its futures
+        close=client.close,
     )  # fmt: skip
 
 
@@ -335,7 +336,7 @@ def run_sweep(
     except BaseException as err:
         if executor is not None:
             backend.halt(executor)
-        store.release([k for j in in_flight.values() for k, _ in j])
+        store.release(keys)  # every row still "running" is ours (the store is locked): back to pending
         why = "interrupted" if isinstance(err, KeyboardInterrupt) else f"stopped by {type(err).__name__}"
         store.end_run(run_id, why)
         print(f"[sweep] {why}: {c['done']}/{len(keys)} done; run the same command again to resume", file=stream)
