@@ -36,6 +36,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from multiprocessing.connection import wait as wait_for
 from pathlib import Path
 
 from ..errors import PosKernelsError, check_positive_int
@@ -82,7 +83,7 @@ def _worker_init() -> None:
     if parent is not None:
 
         def watch():
-            multiprocessing.connection.wait([parent.sentinel])
+            wait_for([parent.sentinel])
             os._exit(1)  # the driver died (even by SIGKILL): an orphan would compute for no one
 
         threading.Thread(target=watch, daemon=True, name="poskernels-parent-watch").start()
