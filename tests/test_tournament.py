@@ -116,3 +116,22 @@ def test_one_set_of_test_sequences_for_every_scheme():
     x, y = heldout(128)
     assert np.array_equal(x, heldout(128)[0]) and not x.flags.writeable
     assert x.shape == (TEST_COUNT, 128) and (x[:, -1] == 16).all()
+
+
+def test_a_damaged_result_file_is_reported_and_recomputed(lab, tmp_path):
+    import shutil
+
+    from poskernels.experiments import laboratory
+
+    shutil.copytree(CACHE / "heads", tmp_path / "heads")  # the trained heads, not the result
+    source, target = laboratory.result_path(CACHE), laboratory.result_path(tmp_path)
+    assert source.exists(), "the session fixture wrote the result"
+    target.parent.mkdir()
+    target.write_text(source.read_text()[:100])  # truncated
+    laboratory._MEMO.clear()
+    messages = []
+    again = run_laboratory(tmp_path, log=messages.append)
+    assert any("[cache] discarding" in m for m in messages)
+    assert not any("to train" in m or "step" in m for m in messages)  # every head came from the cache
+    assert again["tournament"]["per_seed"] == lab["tournament"]["per_seed"]
+    assert again["rebound"] == lab["rebound"]

@@ -41,7 +41,7 @@ from .tournament import (
     tournament_table,
 )
 
-__all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "run_laboratory"]
+__all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "result_path", "run_laboratory"]
 
 #: Bump when what is computed from the trained heads changes.
 LAB_VERSION = "lab-2"
@@ -195,6 +195,22 @@ def _read_all(jobs, cache_dir, log, workers) -> dict:
     return readings
 
 
+def _jobs(config: TrainConfig, extra: bool) -> list:
+    return tournament_jobs(config) if extra else tournament_jobs(config, extra=False, rope_seeds=SEEDS)
+
+
+def result_path(cache_dir: Path, config: TrainConfig | None = None, extra: bool = True) -> Path:
+    """Where :func:`run_laboratory` caches its result: ``cache_dir/results/laboratory-<key>.json``.
+
+    The key hashes every head's cache key, the test sets and :data:`LAB_VERSION`.
+
+    >>> result_path(Path("c")).parent.name
+    'results'
+    """
+    config = preset("tournament") if config is None else config
+    return Path(cache_dir) / "results" / f"laboratory-{cache_key(_description(_jobs(config, extra)))}.json"
+
+
 def run_laboratory(
     cache_dir: Path | None = None,
     log: Callable[[str], None] | None = None,
@@ -225,10 +241,10 @@ def run_laboratory(
         ``{"tournament": ..., "rescaled": ..., "rebound": ..., "sinusoidal": ..., "thm2": ...}``.
     """
     config = preset("tournament") if config is None else config
-    jobs = tournament_jobs(config) if extra else tournament_jobs(config, extra=False, rope_seeds=SEEDS)
+    jobs = _jobs(config, extra)
     description = _description(jobs)
     key = cache_key(description)
-    path = None if cache_dir is None else Path(cache_dir) / "results" / f"laboratory-{key}.json"
+    path = None if cache_dir is None else result_path(cache_dir, config, extra)
     memo_key = (str(path), key)
     if memo_key in _MEMO and path is not None:
         return _MEMO[memo_key]
