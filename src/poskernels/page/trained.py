@@ -17,6 +17,7 @@ standard errors of a 2,000-sequence test (``3 sqrt(p (1 - p) / 2000)``).
 
 from __future__ import annotations
 
+import copy
 import math
 
 from ..experiments.laboratory import run_laboratory
@@ -89,15 +90,16 @@ def _pair(ours, article) -> list:
     return [_cell(ours), "" if article is None else f"{_cell(article)}{mark}"]
 
 
-def _lab(ctx: Context) -> dict:
-    return run_laboratory(ctx.cache_dir, ctx.log)
+def _lab(ctx: Context, key: str) -> dict:
+    # a copy: numbers.json's sections may be merged into or edited; the laboratory's memo must not be
+    return copy.deepcopy(run_laboratory(ctx.cache_dir, ctx.log)[key])
 
 
 # --------------------------------------------------------------------------- tournament
 
 
 def _tournament(ctx: Context) -> dict:
-    return _lab(ctx)["tournament"]
+    return _lab(ctx, "tournament")
 
 
 def _tournament_render(data: dict) -> str:
@@ -144,7 +146,7 @@ def _tournament_render(data: dict) -> str:
 
 
 def _rescaled(ctx: Context) -> dict:
-    return _lab(ctx)["rescaled"]
+    return _lab(ctx, "rescaled")
 
 
 def _rescaled_render(data: dict) -> str:
@@ -164,7 +166,7 @@ def _rescaled_render(data: dict) -> str:
 
 
 def _rebound(ctx: Context) -> dict:
-    return _lab(ctx)["rebound"]
+    return _lab(ctx, "rebound")
 
 
 def _rebound_render(data: dict) -> str:
@@ -192,7 +194,7 @@ def _rebound_render(data: dict) -> str:
 
 
 def _sinusoidal(ctx: Context) -> dict:
-    return _lab(ctx)["sinusoidal"]
+    return _lab(ctx, "sinusoidal")
 
 
 def _sinusoidal_render(data: dict) -> str:
@@ -223,7 +225,7 @@ def _sinusoidal_render(data: dict) -> str:
 
 
 def _thm2(ctx: Context) -> dict:
-    return _lab(ctx)["thm2"]
+    return _lab(ctx, "thm2")
 
 
 def _thm2_render(data: dict) -> str:
