@@ -19,9 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import psutil
 import pytest
-from distributed import Client, LocalCluster
 
-from poskernels.cli import main
 from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.tournament import TEST_SEED
@@ -85,6 +83,8 @@ def slow_reference():
 
 @pytest.fixture(scope="module")
 def cluster():
+    from distributed import Client, LocalCluster  # here, not at the top: the pool's workers import this module
+
     with LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
     ) as c, Client(c) as client:  # fmt: skip
@@ -152,6 +152,8 @@ def test_the_cli_runs_on_a_dask_scheduler(tmp_path, cluster, small_reference, ca
     address, _ = cluster
     grid, path = tmp_path / "grid.toml", tmp_path / "s.sqlite"
     grid.write_text(SMALL_TEXT)
+    from poskernels.cli import main  # here: the pool's workers import this module, and the CLI imports a lot
+
     assert main(["sweep", str(grid), "--store", str(path), "--scheduler", address]) == 0
     assert "10/10 points done (10 this run, 8 heads trained" in capsys.readouterr().err
     with Store(path) as store:

@@ -321,18 +321,20 @@ def run_sweep(
                 in_flight.clear()
                 backend.halt(executor)
                 executor = backend.new()
+                gave_up = 0
                 for j in broken:
                     lost[id(j)] += 1
                     keys_j = [k for k, _ in j]
                     if lost[id(j)] > max_lost:
                         store.lose(keys_j, f"a worker process died under this point {lost[id(j)]} times")
                         c["failed"] += len(j)
+                        gave_up += 1
                     else:
                         store.lose(keys_j)
                         jobs.appendleft(j)
-                print(
-                    f"[sweep] a worker process died; {len(broken)} training(s) resubmitted to a new pool", file=stream
-                )
+                again = f"{len(broken) - gave_up} training(s) resubmitted to a new pool"
+                failed = f", {gave_up} recorded as failed" if gave_up else ""
+                print(f"[sweep] a worker process died; {again}{failed}", file=stream)
             progress.update(c["done"], c["failed"])
     except BaseException as err:
         if executor is not None:
