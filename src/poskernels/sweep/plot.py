@@ -19,6 +19,7 @@ from .store import Store
 __all__ = ["curves", "draw", "plot_store"]
 
 _NOT_A_CURVE = ("seed", "scheme", "extension", "test_lengths")
+_STYLES, _MARKERS = ("-", "--", ":", "-."), ("o", "s", "^", "D")
 
 
 def _label(config: dict, varying: list[str]) -> str:
@@ -70,11 +71,18 @@ def draw(data: dict, path, title: str = "Accuracy against test length") -> Path:
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     lengths = sorted({n for c in data.values() for n in c})
+    # one colour per scheme (and map), one line style per value of the other varying settings
+    names = list(dict.fromkeys(label.split(" (")[0] for label in data))
+    extras = list(dict.fromkeys(label.partition(" (")[2] for label in data))
+    palette = [f"C{i}" for i in range(10)] + ["#444444", "#999933", "#882255", "#44aa99"]
     for label, c in data.items():
+        name, _, extra = label.partition(" (")
+        style = extras.index(extra)
+        color = palette[names.index(name) % len(palette)]
         n = np.array(sorted(c))  # (lengths,)
         mean, lo, hi = (np.array([c[k][i] for k in n]) for i in range(3))  # each (lengths,)
-        (line,) = ax.plot(n, mean, marker="o", ms=3.5, lw=1.6, label=label)
-        ax.fill_between(n, lo, hi, color=line.get_color(), alpha=0.18, lw=0)
+        ax.plot(n, mean, color=color, ls=_STYLES[style % 4], marker=_MARKERS[style % 4], ms=3.5, lw=1.5, label=label)
+        ax.fill_between(n, lo, hi, color=color, alpha=0.15, lw=0)
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [str(n) for n in lengths])
     ax.set_ylim(0.0, 1.02)
@@ -82,7 +90,7 @@ def draw(data: dict, path, title: str = "Accuracy against test length") -> Path:
     ax.set_ylabel("accuracy")
     ax.set_title(f"{title} (line: mean over seeds; band: lowest to highest seed)", fontsize=9)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="best", ncols=2 if len(data) > 6 else 1)
+    ax.legend(fontsize=6.5, loc="best", ncols=1 + (len(data) > 6) + (len(data) > 16))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
