@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 
@@ -95,9 +94,7 @@ def test_reproduce_hooks_write_payload_and_figures(tmp_path, monkeypatch, capsys
     # a partial run (--only thm1): OUT/payload.json and the figures it can draw; the package copy untouched
     monkeypatch.setattr(payload, "PAYLOAD_PATH", tmp_path / "pkg" / "payload.json")
     assert cli._REPRODUCE_WRITERS == [payload.write_payload, figures.write_figures]
-    start = time.perf_counter()
     assert cli.main(["reproduce", "--out", str(tmp_path / "out"), "--only", "thm1", "thm5"]) == 0
-    assert time.perf_counter() - start < 60
     out = capsys.readouterr().out
     written = json.loads((tmp_path / "out" / "payload.json").read_text())
     assert written["sections"] == ["thm1", "thm5"] and "table" in written["ruler"]
