@@ -13,7 +13,10 @@ What can go wrong, and what the driver does:
 * a job raises: its points get one more try (queued at the end), then are recorded as failed
   with the error;
 * a local worker process dies: the pool is broken for every job in flight, so the driver starts
-  a new pool and resubmits them, counting a loss per point (more than ``max_lost`` -> failed);
+  a new pool and resubmits them, counting a loss per point (more than ``max_lost`` -> failed).  The
+  pool cannot tell whose worker died, so every job in flight is charged; a point that kills its
+  worker each time is failed after ``max_lost + 1`` deaths, and may take a job that shared its pool
+  with it every time along (``--retry-failed`` runs such a point again);
   a Dask worker that dies is rescheduled by Dask itself (``KilledWorker`` after repeated deaths
   counts as a failure);
 * Ctrl-C: the jobs in flight are cancelled, their rows go back to ``pending``, the run is logged
@@ -34,7 +37,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, CancelledError, Executor, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from multiprocessing.connection import wait as wait_for
 from pathlib import Path
@@ -297,7 +300,7 @@ def run_sweep(
                 j = in_flight.pop(future)
                 try:
                     out = future.result()
-                except BrokenExecutor:
+                except (BrokenExecutor, CancelledError):  # lost with its worker, or cancelled under it
                     broken.append(j)
                 except Exception as err:
                     failures[id(j)] += 1
@@ -310,7 +313,7 @@ def run_sweep(
                     trained += bool(out["trained"])
                     store.finish(_rows(j, out), run_id, CODE_VERSION)
                     c["done"] += len(j)
-            if broken:  # a local worker died: every job in flight is lost with the pool
+            if broken:  # a local worker died: every job in flight is lost with the pool, and each is charged
                 for future, j in list(in_flight.items()):
                     if future.done() and future.exception() is None:
                         trained += bool(future.result()["trained"])

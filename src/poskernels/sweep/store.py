@@ -15,7 +15,8 @@ worker died under it), ``trained`` (1 if this row's head was trained, 0 if read 
 ``training`` (a key shared by the rows read from one trained head),
 ``train_seconds``, ``eval_seconds``, ``worker``, ``run_id`` (the run that finished it),
 ``submitted_at``, ``started_at``, ``finished_at`` (epoch seconds).  Table ``runs`` logs each
-invocation with its grid text.
+invocation with its grid text.  A store may hold the points of several grids (a grid run again with
+more seeds adds rows); ``export`` and ``plot`` show every row.
 """
 
 from __future__ import annotations
