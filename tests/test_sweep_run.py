@@ -48,7 +48,7 @@ seed = [0, 1]
 """
 SLOW_TEXT = """
 [fixed]
-steps = 150
+steps = 500
 batch = 32
 n_train = 16
 test_lengths = [16, 32]
