@@ -34,7 +34,6 @@ from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
-from scipy.signal import lfilter
 
 from ..encodings import omega
 from ..errors import PosKernelsError, check_name
@@ -219,6 +218,8 @@ def _read_recursive(params: dict, cfg: HeadConfig, ids: np.ndarray, rho: float) 
     w = np.exp(c - c.max())  # (V,) content kernel, shifted so the largest is 1
     EV = E @ params["W_V"]  # (V, d) value of each token
     x = w[ids][:, None] * EV[ids]  # (n, d) weighted values
+    from scipy.signal import lfilter  # imported here: scipy.signal pulls scipy.stats, ~1 s at start-up
+
     num = lfilter([rho], [1.0, -rho], x, axis=0)  # (n, d): sum_{j <= t} w_j rho^(t+1-j) v_j
     den = lfilter([rho], [1.0, -rho], w[ids])  # (n,)
     num += w[QUERY] * EV[QUERY]  # the query's own key, offset 0

@@ -17,7 +17,6 @@ import numbers
 from fractions import Fraction
 
 import numpy as np
-from scipy.stats import binom
 
 from ..errors import PosKernelsError, check_positive_int
 
@@ -174,6 +173,8 @@ def expected_max_count(K: int, n_symbols: int = 8) -> np.ndarray:
     def merge(Fs, s, Ft, t):
         q = s / (s + t)
         r = np.arange(K + 1)
+        from scipy.stats import binom  # imported here: scipy.stats costs ~1 s at start-up of every command
+
         weights = binom.pmf(r[None, :], r[:, None], q)  # (K+1, K+1): [k, i] = Binom(k, q)(i)
         out = np.empty_like(Fs)  # (m, k)
         for k in range(K + 1):
@@ -249,6 +250,8 @@ def bag_reader_accuracy(n: int, n_symbols: int = 8, p_mark: float = 0.1) -> floa
     n, n_symbols = _check_task(n, n_symbols, p_mark, exact=False)
     L = n - 1  # content tokens
     k = np.arange(L + 1)  # (L+1,)
+    from scipy.stats import binom
+
     pk = binom.pmf(k, L, float(p_mark))  # (L+1,): P(M = k) before the forced mark
     emax = expected_max_count(L, n_symbols)  # (L+1,)
     return float(pk[0] + (pk[1:] * emax[1:] / k[1:]).sum())
