@@ -86,6 +86,8 @@ def test_bad_inputs_are_refused():
     params, cfg = _random_head("alibi", 0)
     with pytest.raises(PosKernelsError, match="no query token"):
         read_filing(params, cfg, np.array([1, QUERY, 2]))
+    with pytest.raises(PosKernelsError, match=r"got -5\.\.3"):  # the range, so a negative offender shows
+        read_filing(params, cfg, np.array([3, -5, 2]))
     with pytest.raises(PosKernelsError, match="1-d integer"):
         read_filing(params, cfg, np.zeros((2, 3), dtype=np.int64))
     with pytest.raises(PosKernelsError, match="RoPE heads only"):

@@ -108,7 +108,9 @@ def _check_ids(cfg: HeadConfig, ids) -> np.ndarray:
             f"a filing's token ids must be a non-empty 1-d integer array; got {ids.dtype} {ids.shape}"
         )
     if ids.min() < 0 or ids.max() >= QUERY:
-        raise PosKernelsError(f"a filing's token ids must lie in [0, {QUERY - 1}] (no query token); got {ids.max()}")
+        raise PosKernelsError(
+            f"a filing's token ids must lie in [0, {QUERY - 1}] (no query token); got {ids.min()}..{ids.max()}"
+        )
     return ids
 
 
