@@ -72,8 +72,8 @@ def test_census_planes_follow_theorem_5():
 def test_census_bound_constants():
     data = census(load_config("llama-2-7b"))
     bound = data["interpolation_bound"]
-    mpmath.mp.dps = 50
-    exact = mpmath.fsum(mpmath.mpf(10000) ** (-mpmath.mpf(4 * j) / 128) for j in range(64))  # sum theta_j^2
+    with mpmath.workdps(50):
+        exact = mpmath.fsum(mpmath.mpf(10000) ** (-mpmath.mpf(4 * j) / 128) for j in range(64))  # sum theta_j^2
     assert bound["sum_theta_sq"] == pytest.approx(float(exact), rel=1e-13)
     assert bound["chen_constant"] == pytest.approx(128 / (4 * math.log(10000)), rel=1e-15)
     assert round(bound["ratio"], 2) == 1.15  # the article: "1.15 times at d = 128"
