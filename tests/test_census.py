@@ -173,13 +173,29 @@ def test_chen_counterexample_fails_the_stated_bound_up_to_d_128():
         assert c.stated < c.error <= c.corrected, d
 
 
+def _chen_constant_by_tangent(d: int, b: float) -> mpmath.mpf:
+    """Chen et al.'s step, redone in mpmath: replace ``b**x`` by its tangent at 0 (slope by mpmath.diff) at x = -4/d.
+
+    The article: "Their proof bounds 1/(1 - b^{-4/d}) by d/(4 ln b) using c^x <= 1 + x ln c".
+    """
+    b = mpmath.mpf(b)
+    slope = mpmath.diff(lambda x: mpmath.power(b, x), 0)  # ln b, numerically
+    x = mpmath.mpf(-4) / d
+    return 1 / (1 - (1 + x * slope))
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 200).map(lambda h: 2 * h), bases)
 def test_chen_constant_is_too_small_by_convexity(d, b):
+    # oracle: the constant is the tangent-line step of Chen et al.'s proof, and the ratio is the exact plane-by-plane
+    # sum of theta_j^2 over it, both in mpmath
+    with mpmath.workdps(30):
+        stated = _chen_constant_by_tangent(d, b)
+        exact = mpmath.fsum(mpmath.power(mpmath.mpf(b), -mpmath.mpf(4 * j) / d) for j in range(d // 2))  # theta_j^2
+        assert chen_constant(d, b) == pytest.approx(float(stated), rel=1e-12)
+        assert chen_ratio(d, b) == pytest.approx(float(exact / stated), rel=1e-12)
     # 1 - e^{-x} <= x, so 1/(1 - b^{-4/d}) >= d/(4 ln b); the numerator 1 - b^{-2} costs little
-    assert chen_constant(d, b) == pytest.approx(d / (4 * math.log(b)))
     assert 1 / -math.expm1(-4 * math.log(b) / d) >= chen_constant(d, b) * (1 - 1e-12)
-    assert chen_ratio(d, b) == pytest.approx(sum_theta_sq(d, b) / chen_constant(d, b))
 
 
 # --------------------------------------------------------------------------------------------------
