@@ -96,7 +96,9 @@ def test_yarn_ramp_ends():
     gamma = yarn_ramp_turns(theta, 32)
     turns = 32 * theta / (2 * np.pi)
     assert np.all(gamma[turns <= 1] == 0) and np.all(gamma[turns >= 32] == 1)
-    assert gamma[0] == pytest.approx((turns[0] - 1) / 31)
+    # oracle: "linear in turns from 1 to 32", clamped, is numpy's piecewise-linear interpolation through (1, 0), (32, 1)
+    assert np.allclose(gamma, np.interp(turns, [1.0, 32.0], [0.0, 1.0]), rtol=1e-14, atol=0)
+    assert 0 < gamma[0] < 1  # plane 0 (5.1 turns) is inside the ramp, so the line above checks its slope
     # with the ramp narrowed to (alpha, beta) = (1, 2), plane 0's 5 turns keep it whole
     assert yarn_ramp_turns(theta, 32, 1.0, 2.0)[0] == 1.0
 
