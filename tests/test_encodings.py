@@ -126,7 +126,12 @@ def test_half_split_round_trip(d):
 def test_alibi_slopes_and_bias():
     s = alibi_slopes(8)
     assert s.tolist() == [2.0**-k for k in range(1, 9)]  # ALiBi's H = 8 slopes: 1/2 .. 1/256
-    assert np.allclose(alibi_slopes(12), 2 ** (-8 * np.arange(1, 13) / 12))
+    # ALiBi (Press et al. 2022, Section 3): 16 heads "interpolate those 8 slopes by geometrically averaging every
+    # consecutive pair, resulting in the geometric sequence that starts at 1/2^0.5 and has the ratio of 1/2^0.5"
+    s16 = alibi_slopes(16)
+    assert np.allclose(s16[1::2], s)
+    assert np.allclose(s16[2::2], np.sqrt(s[:-1] * s[1:]))
+    assert np.allclose(s16**2, [2.0**-k for k in range(1, 17)])  # squares of 2^-0.5 * (2^-0.5)^k
     B = alibi_bias(6, 0.25)
     for t in range(6):
         for j in range(6):
