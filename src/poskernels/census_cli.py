@@ -18,12 +18,12 @@ draws the factors per plane.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from .atomic import savefig_atomic, write_json_atomic
 from .errors import PosKernelsError, check_positive_int
 from .extension import MAPS, extend
 from .extension_ecosystem import compare_yarn_ramps
@@ -167,7 +167,6 @@ def plot_census(data: dict, path) -> Path:
     import matplotlib.pyplot as plt
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     planes = [p["plane"] for p in data["planes"]]
     fig, ax = plt.subplots(figsize=(9, 5), dpi=120)
     dashes = ["-", "--", "-.", ":"]  # maps that coincide (PI and LongRoPE without lists, say) stay visible
@@ -185,7 +184,7 @@ def plot_census(data: dict, path) -> Path:
     ax.set_title(f"{cfg['name']}: factors per plane at N = {data['target_length']} (kappa = {data['kappa']:.3g})")
     ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
-    fig.savefig(path)
+    savefig_atomic(fig, path)  # the format from the suffix, as fig.savefig(path) chose it
     plt.close(fig)
     return path
 
@@ -211,8 +210,7 @@ def run(args: argparse.Namespace) -> int:
     data = census(load_config(args.config), args.target_length)
     text = render_census(data)
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, indent=1) + "\n")
+        write_json_atomic(args.json, data)
     if args.plot is not None:
         plot_census(data, args.plot)
     print(text)

@@ -7,37 +7,20 @@ the parser from it, so adding a command is one entry.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from . import census_cli as _census_cli
+from .atomic import write_json_atomic
 from .errors import PosKernelsError
 from .lab import figures as _lab_figures
 from .lab import payload as _lab_payload
 from .lab import server as _lab_server
 from .sweep import cli as _sweep_cli
 
-__all__ = ["COMMANDS", "main", "write_json_atomic"]
-
-
-def write_json_atomic(path: Path, data) -> None:
-    """Write JSON to ``path`` through a temporary file and a rename, so no reader sees half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=1, sort_keys=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+__all__ = ["COMMANDS", "main"]
 
 
 def _reproduce_args(p: argparse.ArgumentParser) -> None:

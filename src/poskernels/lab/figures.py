@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ..atomic import savefig_atomic
+
 __all__ = ["FIGURES", "draw_figures", "write_figures"]
 
 _COLORS = {
@@ -162,9 +164,7 @@ def draw_figures(payload: dict, out_dir) -> tuple[list[Path], dict[str, str]]:
             skipped[name] = f"payload part '{_NEEDS[name]}' is absent: {need['absent']}"
             continue
         fig, _ = drawer(payload)
-        path = out_dir / f"{name}.png"
-        fig.savefig(path, metadata={"Software": None})
-        written.append(path)
+        written.append(savefig_atomic(fig, out_dir / f"{name}.png", format="png", metadata={"Software": None}))
     return written, skipped
 
 

@@ -378,7 +378,7 @@ def write_payload(ctx, out_dir) -> list[Path]:
     so ``reproduce --only ...`` or ``--no-train`` never replaces the full payload with a partial one.
     """
     from .. import page
-    from ..cli import write_json_atomic
+    from ..atomic import write_json_atomic
 
     payload = viz_payload(ctx)
     written = [Path(out_dir) / "payload.json"]

@@ -3,19 +3,19 @@
 A file holds the head's arrays, its loss curve and one string entry, ``__meta__``: JSON with the
 configuration, the seed, :data:`CODE_VERSION` and the SHA-256 of every array.  Reading checks all
 of it, so a truncated, corrupt or stale file is reported and never trusted (the caller retrains).
-Writes go through a temporary file and :func:`os.replace`, so no reader sees half a file.
+Writes go through :mod:`poskernels.atomic` (a temporary file and :func:`os.replace`), so no reader sees half a file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from ..atomic import replacing, write_text_atomic
 
 __all__ = [
     "CODE_VERSION",
@@ -77,18 +77,11 @@ def save_arrays(path: Path, arrays: dict, meta: dict) -> None:
     ([0.0, 1.0, 2.0], 1)
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if _META in arrays:
         raise ValueError(f"{_META!r} is reserved")
     full_meta = {**meta, "sha256": array_digest(arrays)}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays, **{_META: np.array(json.dumps(full_meta, sort_keys=True))})
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with replacing(path) as tmp, open(tmp, "wb") as fh:  # an open file: np.savez would add .npz to a name
+        np.savez(fh, **arrays, **{_META: np.array(json.dumps(full_meta, sort_keys=True))})
 
 
 def load_arrays(path: Path, expect: dict | None = None) -> tuple[dict, dict]:
@@ -147,18 +140,8 @@ def save_json(path: Path, data, meta: dict) -> None:
     >>> load_json(p, expect={"seed": 0})
     {'acc': [0.5, 0.25]}
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     # keys keep their order (lengths, offsets); the digest is over the key-sorted form
-    text = json.dumps({"meta": {**meta, "sha256": _json_digest(data)}, "data": data})
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, json.dumps({"meta": {**meta, "sha256": _json_digest(data)}, "data": data}))
 
 
 def load_json(path: Path, expect: dict | None = None):

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from ..atomic import replacing
 from ..errors import PosKernelsError
 from .grid import SETTINGS
 from .store import Store
@@ -86,13 +85,6 @@ def export(store: Store, path, fmt: str = "csv") -> int:
     if fmt not in FORMATS:
         raise PosKernelsError(f"unknown export format {fmt!r}; accepted: {', '.join(FORMATS)}")
     names, rows = records(store)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        FORMATS[fmt](names, rows, Path(tmp))
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    with replacing(path) as tmp:
+        FORMATS[fmt](names, rows, tmp)
     return len(rows)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..atomic import savefig_atomic
 from ..errors import PosKernelsError
 from .grid import SETTINGS
 from .store import Store
@@ -91,10 +92,7 @@ def draw(data: dict, path, title: str = "Accuracy against test length") -> Path:
     ax.set_title(f"{title} (line: mean over seeds; band: lowest to highest seed)", fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=6.5, loc="best", ncols=1 + (len(data) > 6) + (len(data) > 16))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    return path
+    return savefig_atomic(fig, path)  # the format from the suffix, as fig.savefig(path) chose it
 
 
 def plot_store(store: Store, path) -> tuple[Path, dict]:

@@ -26,10 +26,9 @@ True
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from ..atomic import replacing
 from ..errors import PosKernelsError
 from .filings_corpus import MAX_COMPANIES, Filing, Mention
 
@@ -175,14 +174,6 @@ def read_filings(path) -> tuple[Filing, ...]:
 
 def write_filings(path, filings) -> None:
     """Write filings as JSONL, through a temporary file and a rename (no reader sees half a file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for f in filings:
-                fh.write(json.dumps(filing_to_json(f), ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with replacing(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        for f in filings:
+            fh.write(json.dumps(filing_to_json(f), ensure_ascii=False) + "\n")
