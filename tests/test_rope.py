@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -172,18 +174,24 @@ def test_rope_itself_is_in_normal_form():
 @pytest.mark.parametrize(
     "call, quoted",
     [
-        (lambda: rope_score(np.ones(5), np.ones(5), 0, 1, omega(4)), "5"),
-        (lambda: rope_score(np.ones(4), np.ones(6), 0, 1, omega(4)), "(6,)"),
-        (lambda: rope_score(np.ones(4), np.ones(4), 0, 1, omega(8)), "(4,)"),
-        (lambda: rope_offset_score(np.ones(4), np.ones(4), [1.0]), "(1,)"),
-        (lambda: plane_products(np.ones(3), np.ones(3)), "3"),
-        (lambda: relative_encoding_normal_form(2 * np.eye(3)), "3"),
-        (lambda: relative_encoding_normal_form(np.ones((2, 3))), "(2, 3)"),
-        (lambda: orthogonal_from_relative_family(np.eye(3)[None]), "(1, 3, 3)"),
-        (lambda: orthogonal_from_relative_family(np.stack([2 * np.eye(2), np.eye(2)])), "identity"),
+        (lambda: rope_score(np.ones(5), np.ones(5), 0, 1, omega(4)), "got 5"),
+        (lambda: rope_score(np.ones(4), np.ones(6), 0, 1, omega(4)), "got (4,) and (6,)"),
+        (lambda: rope_score(np.ones(4), np.ones(4), 0, 1, omega(8)), "got (4,)"),
+        (lambda: rope_offset_score(np.ones(4), np.ones(4), [1.0]), "got (1,)"),
+        (lambda: plane_products(np.ones(3), np.ones(3)), "got 3"),
+        # a matrix is quoted by how far it misses: 1.5 I has U^T U - I = 1.25 I
+        (lambda: relative_encoding_normal_form(1.5 * np.eye(3)), "got max |U^T U - I| = 1.25"),
+        (lambda: relative_encoding_normal_form(np.ones((2, 3))), "got shape (2, 3)"),
+        (lambda: orthogonal_from_relative_family(np.eye(3)[None]), "got (1, 3, 3)"),
+        (lambda: orthogonal_from_relative_family(np.stack([1.5 * np.eye(2), np.eye(2)])), "got max |L_0 - I| = 0.5"),
+        (
+            lambda: orthogonal_from_relative_family(np.stack([np.full((2, 2), np.nan), np.eye(2)])),
+            "got max |L_0 - I| = nan",
+        ),
     ],
 )
 def test_bad_input_raises_and_quotes(call, quoted):
     with pytest.raises(PosKernelsError) as err:
         call()
-    assert quoted in str(err.value)
+    # the message quotes the bad value itself: "got 3", not a "3" that "(3,)" or "got 3.5" also contains
+    assert re.search(re.escape(quoted) + r"(?!\.?\w)", str(err.value)), str(err.value)

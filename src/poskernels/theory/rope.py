@@ -170,7 +170,7 @@ def _check_orthogonal(U, atol: float) -> np.ndarray:
         raise PosKernelsError(f"U must be a finite square matrix; got shape {U.shape}")
     defect = float(np.abs(U.T @ U - np.eye(U.shape[0])).max())
     if defect > atol:
-        raise PosKernelsError(f"U must be orthogonal; max |U^T U - I| = {defect:.3g} exceeds atol = {atol:g}")
+        raise PosKernelsError(f"U must be orthogonal; got max |U^T U - I| = {defect:.3g} > atol = {atol:g}")
     return U
 
 
@@ -261,8 +261,9 @@ def orthogonal_from_relative_family(L, atol: float = 1e-8) -> np.ndarray:
     if L.ndim != 3 or L.shape[0] < 2 or L.shape[1] != L.shape[2]:
         raise PosKernelsError(f"L must have shape (M + 1, d, d) with M >= 1; got {L.shape}")
     M, d = L.shape[0] - 1, L.shape[1]
-    if not np.allclose(L[0], np.eye(d), atol=atol, rtol=0):
-        raise PosKernelsError("L_0 must be the identity")
+    off = float(np.abs(L[0] - np.eye(d)).max())
+    if not off <= atol:  # NaN fails too
+        raise PosKernelsError(f"L_0 must be the identity; got max |L_0 - I| = {off:.3g} > atol = {atol:g}")
     worst, where = 0.0, (0, 0)
     for m in range(M + 1):
         for n in range(m, M + 1):
@@ -275,6 +276,7 @@ def orthogonal_from_relative_family(L, atol: float = 1e-8) -> np.ndarray:
         )
     U = _check_orthogonal(L[1], atol)
     for m in range(2, M + 1):
-        if not np.allclose(L[m], np.linalg.matrix_power(U, m), atol=atol * m, rtol=0):
-            raise PosKernelsError(f"L_{m} differs from U^{m}")
+        off = float(np.abs(L[m] - np.linalg.matrix_power(U, m)).max())
+        if not off <= atol * m:
+            raise PosKernelsError(f"L_{m} differs from U^{m}; got max |L_{m} - U^{m}| = {off:.3g} > {atol * m:g}")
     return U
