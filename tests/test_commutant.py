@@ -8,6 +8,8 @@ in tests/test_page_a.py.
 
 from __future__ import annotations
 
+import re
+
 import mpmath
 import numpy as np
 import pytest
@@ -192,24 +194,26 @@ def test_numerical_rank_counts_the_exact_singular_values_above_numpy_tolerance()
 
 
 @pytest.mark.parametrize(
-    "call",
+    "call, quoted",
     [
-        lambda: commutant_projection(np.ones((3, 3))),
-        lambda: commutant_projection(np.ones((2, 4))),
-        lambda: relativity_defect(np.zeros((4, 4))),
-        lambda: expected_random_defect(15),
-        lambda: shift_commutator_map([0.5, 0.5]),
-        lambda: shift_commutator_map([0.5, 4.0]),
-        lambda: window_map([0.0, 1.0]),
-        lambda: numerical_rank(0),
-        lambda: condition_number_exact(8, 16),
-        lambda: condition_number_exact(-64),
-        lambda: condition_number_exact(64, 15),
-        lambda: condition_number_exact(64, 16, 1.0),
-        lambda: condition_number_float64(64, 16, 0.5),
-        lambda: condition_number_exact(64, 16, 1e4, digits=0),
+        (lambda: commutant_projection(np.ones((3, 3))), "got 3"),
+        (lambda: commutant_projection(np.ones((2, 4))), "got shape (2, 4)"),
+        (lambda: relativity_defect(np.zeros((4, 4))), "got a zero matrix"),
+        (lambda: expected_random_defect(15), "got 15"),
+        (lambda: shift_commutator_map([0.5, 0.5]), "got array([0.5, 0.5])"),
+        (lambda: shift_commutator_map([0.5, 4.0]), "got array([0.5, 4. ])"),
+        (lambda: window_map([0.0, 1.0]), "got array([0., 1.])"),
+        (lambda: numerical_rank(0), "got 0"),
+        (lambda: condition_number_exact(8, 16), "got 8"),
+        (lambda: condition_number_exact(-64), "got -64"),
+        (lambda: condition_number_exact(64, 15), "got 15"),
+        (lambda: condition_number_exact(64, 16, 1.0), "got 1.0"),
+        (lambda: condition_number_float64(64, 16, 0.5), "got 0.5"),
+        (lambda: condition_number_exact(64, 16, 1e4, digits=0), "got 0"),
     ],
 )
-def test_bad_input_raises(call):
-    with pytest.raises(PosKernelsError):
+def test_bad_input_raises_and_quotes(call, quoted):
+    with pytest.raises(PosKernelsError) as err:
         call()
+    # the message quotes the bad value itself: "got 1", not a "1" that "> 1" or "got 1.0" also contains
+    assert re.search(re.escape(quoted) + r"(?!\.?\w)", str(err.value)), str(err.value)

@@ -6,6 +6,8 @@ distance.  The article's kernel table and column cosines are checked once, in te
 
 from __future__ import annotations
 
+import re
+
 import mpmath
 import numpy as np
 import pytest
@@ -173,26 +175,28 @@ def test_max_column_cosine_against_scipy(W, d, b):
 
 
 @pytest.mark.parametrize(
-    "call",
+    "call, quoted",
     [
-        lambda: kappa_d(3, 15),
-        lambda: kappa_d(3, 0),
-        lambda: kappa_d(3, 16, 1.0),
-        lambda: kappa_d(3, 16, 0.5),
-        lambda: kappa_d(np.nan, 16),
-        lambda: I_b(3, 1.0),
-        lambda: ruler(0),
-        lambda: ruler([1, 0, 2]),
-        lambda: ruler_error_bound(0),
-        lambda: octave_cost(-2),
-        lambda: code_matrix(0, 16),
-        lambda: code_matrix(-3, 16),
-        lambda: max_column_cosine(1),
-        lambda: min_code_distance(1, 16),
-        lambda: shift_code(np.ones(6), 1, 8),
-        lambda: gram_matrix(np.ones((2, 2)), 8),
+        (lambda: kappa_d(3, 15), "got 15"),
+        (lambda: kappa_d(3, 0), "got 0"),
+        (lambda: kappa_d(3, 16, 1.0), "got 1.0"),
+        (lambda: kappa_d(3, 16, 0.5), "got 0.5"),
+        (lambda: kappa_d(np.nan, 16), "got nan"),
+        (lambda: I_b(3, 1.0), "got 1.0"),
+        (lambda: ruler(0), "got 0"),
+        (lambda: ruler([1, 0, 2]), "got [1, 0, 2]"),
+        (lambda: ruler_error_bound(0), "got 0"),
+        (lambda: octave_cost(-2), "got -2"),
+        (lambda: code_matrix(0, 16), "got 0"),
+        (lambda: code_matrix(-3, 16), "got -3"),
+        (lambda: max_column_cosine(1), "got 1"),
+        (lambda: min_code_distance(1, 16), "got 1"),
+        (lambda: shift_code(np.ones(6), 1, 8), "got shape (6,)"),
+        (lambda: gram_matrix(np.ones((2, 2)), 8), "got shape (2, 2)"),
     ],
 )
-def test_bad_input_raises(call):
-    with pytest.raises(PosKernelsError):
+def test_bad_input_raises_and_quotes(call, quoted):
+    with pytest.raises(PosKernelsError) as err:
         call()
+    # the message quotes the bad value itself: "got 1", not a "1" that "> 1" or "got 1.0" also contains
+    assert re.search(re.escape(quoted) + r"(?!\.?\w)", str(err.value)), str(err.value)
