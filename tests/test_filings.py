@@ -142,10 +142,27 @@ def test_results_cache_is_read_and_a_bad_file_rebuilt(heads, tmp_path, monkeypat
     monkeypatch.setattr(fx, "reader_table", fake_table)
     monkeypatch.setattr(fx, "horizon_row", lambda h, on, docs: {"trained_on": on})
     monkeypatch.setattr(fx, "case_study", lambda h: {})
-    first = fx.filings_results(tmp_path)
-    assert fx.filings_results(tmp_path) == first and len(calls) == 1  # read back, not recomputed
+    logged = []
+    first = fx.filings_results(tmp_path, logged.append)
+    assert fx.filings_results(tmp_path, logged.append) == first and len(calls) == 1  # read back, not recomputed
+    assert logged == []
     (path,) = (tmp_path / "filings").glob("results-*.json")
+    good = json.loads(path.read_text())
     path.write_text(path.read_text()[:50])  # truncated
-    assert fx.filings_results(tmp_path) == first and len(calls) == 2
+    assert fx.filings_results(tmp_path, logged.append) == first and len(calls) == 2
+    assert "unreadable" in logged[-1]
     path.write_text(json.dumps({"corpus": {}}))  # valid JSON, not the results
-    assert fx.filings_results(tmp_path) == first and len(calls) == 3
+    assert fx.filings_results(tmp_path, logged.append) == first and len(calls) == 3
+    # every key in place, one number altered: only the stored SHA-256 tells, and the file is not trusted
+    altered = json.loads(json.dumps(good))
+    altered["data"]["accuracy"]["rope_pi"]["far"] = 0.25
+    path.write_text(json.dumps(altered))
+    assert fx.filings_results(tmp_path, logged.append) == first and len(calls) == 4
+    assert path.name in logged[-1] and "SHA-256" in logged[-1]
+    assert json.loads(path.read_text()) == good  # rewritten with the recomputed results
+    # an intact file stored under another key (copied or renamed into place) is not trusted either
+    other = json.loads(json.dumps(good))
+    other["meta"]["key"] = "0" * 20
+    path.write_text(json.dumps(other))
+    assert fx.filings_results(tmp_path, logged.append) == first and len(calls) == 5
+    assert "stored key differs" in logged[-1]

@@ -22,15 +22,12 @@ The offset of an answer from the query token is ``r = back + 1``: the question a
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from ..model.cache import CODE_VERSION, cache_key
+from ..model.cache import CODE_VERSION, CacheError, cache_key, load_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, train_many
 from ..tasks.filings import (
@@ -67,8 +64,7 @@ SEEDS = (0, 1, 2)
 #: The schemes trained on filings; the seven readers are these and RoPE's three re-readings.
 TRAINED_SCHEMES = ("nope", "sinusoidal", "rope", "alibi")
 #: Bump when the readers or the results' layout change, so cached results are recomputed.
-RESULTS_VERSION = "filings-2"
-_RESULT_KEYS = {"corpus", "accuracy", "per_seed", "horizon", "case", "kappa"}
+RESULTS_VERSION = "filings-3"
 
 
 def filings_config(scheme: str) -> TrainConfig:
@@ -212,23 +208,24 @@ def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
     }
 
 
-def _results_path(cache_dir, heads, tournament) -> Path:
-    corpus = case_corpus()
-    description = {
+def _results_description(heads, tournament) -> dict:
+    """What the results are a function of: the heads' and the tournament heads' keys, the filings read, the version."""
+    return {
         "version": RESULTS_VERSION,
         "heads": sorted(h.key for hs in heads.values() for h in hs),
         "tournament": sorted(h.key for h in tournament),
-        "test": corpus_digest(corpus.test),
+        "test": corpus_digest(case_corpus().test),
         "laboratory": corpus_digest([laboratory_filing()]),
     }
-    return Path(cache_dir) / "filings" / f"results-{cache_key(description)}.json"
 
 
 def filings_results(cache_dir=None, log=None, workers=None) -> dict:
     """Every number of the case study (the ``filings`` key of ``numbers.json``).
 
-    Trained heads come from (and go to) ``cache_dir``; the results themselves are cached there as JSON under a key
-    of the heads' keys, the held-out filings' digest and :data:`RESULTS_VERSION` (a corrupt file is recomputed).
+    Trained heads come from (and go to) ``cache_dir``; the results themselves are cached there as verified JSON
+    (:func:`poskernels.model.cache.save_json`: the data's SHA-256 and the key stored beside them) under a key of the
+    heads' keys, the held-out filings' digest and :data:`RESULTS_VERSION`; a file that fails the check (truncated,
+    altered, another key) is reported through ``log`` and recomputed.
 
     Returns
     -------
@@ -237,18 +234,17 @@ def filings_results(cache_dir=None, log=None, workers=None) -> dict:
     """
     heads = train_filing_heads(cache_dir, log, workers)
     tournament = tournament_alibi_heads(cache_dir, log, workers)
-    path = None if cache_dir is None else _results_path(cache_dir, heads, tournament)
-    if path is not None and path.exists():
+    description = _results_description(heads, tournament)
+    key = cache_key(description)
+    path = None if cache_dir is None else Path(cache_dir) / "filings" / f"results-{key}.json"
+    if path is not None:
         try:
-            cached = json.loads(path.read_text())
-            if not (
-                isinstance(cached, dict) and _RESULT_KEYS <= set(cached) and set(READERS) <= set(cached["accuracy"])
-            ):
-                raise ValueError("it lacks some of the results")
-            return cached
-        except (OSError, ValueError, TypeError) as err:
+            return load_json(path, expect={"key": key})
+        except FileNotFoundError:
+            pass
+        except CacheError as err:
             if log is not None:
-                log(f"[filings] discarding {path.name} ({err}); recomputing")
+                log(f"[filings] discarding {err}; recomputing")
     corpus = case_corpus()
     docs = [encode_filing(f) for f in corpus.test]
     out = {"corpus": corpus_stats(corpus), **reader_table(heads, docs)}
@@ -258,18 +254,5 @@ def filings_results(cache_dir=None, log=None, workers=None) -> dict:
     out["kappa"] = "max(1, (n + 1) / 32) per filing of n tokens"
     out["code"] = CODE_VERSION
     if path is not None:
-        _write_json_atomic(path, out)
+        save_json(path, out, {"key": key, **description})
     return out
-
-
-def _write_json_atomic(path: Path, data) -> None:
-    """Write JSON through a temporary file and a rename, so no reader sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
