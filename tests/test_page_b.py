@@ -98,12 +98,23 @@ def test_thm5_snapshot(numbers):
     assert (round(ce["error"], 3), round(ce["stated"], 3), round(ce["corrected"], 3)) == (0.459, 0.434, 0.500)
 
 
+def _row(text: str, label: str) -> list[float]:
+    """The numbers of the one table row whose first cell is ``label``."""
+    rows = [line.split()[1:] for line in text.splitlines() if line.split()[:1] == [label]]
+    assert len(rows) == 1, (label, text)
+    return [float(x) for x in rows[0]]
+
+
 def test_render_prints_the_tables(numbers):
     by_key = {s.key: s for s in page.SECTIONS if s.key in KEYS}
     text = {k: by_key[k].render(numbers[k]) for k in KEYS}
     assert "113" in text["def3"] and "112.4" in text["def3"]
-    assert "2.541" in text["thm3"] and "5.24e-09" in text["thm3"]
-    assert "2048-4095" in text["prop4"] and "2018.443" in text["prop4"]
+    # the article's figures, read back from the rendered rows at the precision it prints them
+    # (Theorem 3: "2.54 at D = 40, then 1.15 x 10^-4 at 60 and 5.24 x 10^-9 at 80")
+    assert round(_row(text["thm3"], "40")[0], 2) == 2.54
+    assert _sig(_row(text["thm3"], "60")[0]) == 1.15e-4 and _sig(_row(text["thm3"], "80")[0]) == 5.24e-9
+    # (Proposition 4: "falls from 2018 at Delta = 1 to 312 over offsets 2048 to 4095")
+    assert round(_row(text["prop4"], "1")[0]) == 2018 and round(_row(text["prop4"], "2048-4095")[0]) == 312
     assert "0.820" in text["thm5"] and "0.349" in text["thm5"] and "2 of 8 planes" in text["thm5"]
     for k in KEYS:  # aligned tables: a header rule of dashes under every table
         assert "---" in text[k]
