@@ -47,11 +47,16 @@ def offset_score_complex(h, Delta, theta) -> np.ndarray:
     >>> complex(offset_score_complex([1, 1j], 0.0, [1.0, 0.5]))
     (1+1j)
     """
+    h, theta = _check_planes(h, theta)
+    Delta = np.asarray(Delta, dtype=float)
+    return (h * np.exp(1j * Delta[..., None] * theta)).sum(-1)  # Delta.shape
+
+
+def _check_planes(h, theta) -> tuple[np.ndarray, np.ndarray]:
     h, theta = np.asarray(h, dtype=complex), np.asarray(theta, dtype=float)
     if h.ndim != 1 or h.shape != theta.shape:
         raise PosKernelsError(f"h and theta must be 1-d of one shape (P,); got {h.shape} and {theta.shape}")
-    Delta = np.asarray(Delta, dtype=float)
-    return (h * np.exp(1j * Delta[..., None] * theta)).sum(-1)  # Delta.shape
+    return h, theta
 
 
 def decay_envelope(Delta, theta) -> np.ndarray:
@@ -85,9 +90,10 @@ def decay_bound(h, Delta, theta) -> np.ndarray:
     >>> float(decay_bound([1.0, 1.0], 0.0, [1.0, 0.5]))  # max|diff| = 1, envelope = 1 + 2
     3.0
     """
-    h = np.asarray(h, dtype=complex)
+    h, theta = _check_planes(h, theta)
+    envelope = decay_envelope(Delta, theta)  # shape of Delta; refuses an empty theta (and so an empty h)
     steps = np.abs(np.diff(np.append(h, 0.0)))  # (d/2,) |h_{j+1} - h_j|, j = 0..d/2-1
-    return steps.max() * decay_envelope(Delta, theta)
+    return steps.max() * envelope
 
 
 def envelope_octave_means(d: int = 128, b: float = DEFAULT_BASE, max_octave_start: int = 2048) -> dict[int, float]:
