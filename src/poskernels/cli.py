@@ -29,7 +29,7 @@ def _reproduce_args(p: argparse.ArgumentParser) -> None:
         "--cache",
         type=Path,
         default=None,
-        help="cache folder for trained weights and results (default: OUT/../.cache/poskernels)",
+        help="cache folder for trained weights and results (default: .cache/poskernels in the current directory)",
     )
     p.add_argument("--only", nargs="+", metavar="KEY", help="compute only these top-level keys of numbers.json")
     p.add_argument("--no-train", action="store_true", help="skip the sections that train heads")
@@ -39,8 +39,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     from . import page
 
     start = time.perf_counter()
-    cache = args.cache if args.cache is not None else Path(".cache") / "poskernels"
-    ctx = page.Context(cache_dir=cache)
+    ctx = page.Context() if args.cache is None else page.Context(cache_dir=args.cache)
     known = {s.key for s in page.SECTIONS}
     if args.only:
         unknown = sorted(set(args.only) - known)
@@ -53,11 +52,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         if section.trained and args.no_train:
             continue
         t0 = time.perf_counter()
-        data = section.compute(ctx)
-        if section.merge and section.key in ctx.numbers:
-            ctx.numbers[section.key].update(data)
-        else:
-            ctx.numbers[section.key] = data
+        data = page.compute_section(ctx, section)
         bar = "=" * len(section.title)
         print(f"\n{section.title}\n{bar}\n{section.render(data)}")
         ctx.log(f"[{section.key}] {time.perf_counter() - t0:.2f} s")

@@ -15,7 +15,30 @@ _SECTION_MODULES: tuple[str, ...] = ("deterministic_a", "deterministic_b", "trai
 for _name in _SECTION_MODULES:
     importlib.import_module(f"{__name__}.{_name}")
 
-__all__ = ["SECTIONS", "Context", "Section", "assemble", "format_table", "register"]
+__all__ = ["SECTIONS", "Context", "Section", "assemble", "compute_section", "format_table", "register"]
+
+
+def compute_section(ctx: Context, section: Section) -> dict:
+    """Compute ``section`` into ``ctx.numbers`` and return its data.
+
+    A section with ``merge=True`` adds its keys to those already under its key (the trained part of ``thm2``
+    joins the deterministic part); any other section replaces its key.
+
+    Examples
+    --------
+    >>> ctx = Context(log=lambda msg: None)
+    >>> ctx.numbers["k"] = {"a": 1}
+    >>> compute_section(ctx, Section("k", "K", lambda c: {"b": 2}, str, merge=True))
+    {'b': 2}
+    >>> ctx.numbers
+    {'k': {'a': 1, 'b': 2}}
+    """
+    data = section.compute(ctx)
+    if section.merge and section.key in ctx.numbers:
+        ctx.numbers[section.key].update(data)
+    else:
+        ctx.numbers[section.key] = data
+    return data
 
 
 def assemble(ctx: Context | None = None, keys=None, include_trained: bool = True) -> dict:
@@ -42,9 +65,5 @@ def assemble(ctx: Context | None = None, keys=None, include_trained: bool = True
             continue
         if section.trained and not include_trained:
             continue
-        data = section.compute(ctx)
-        if section.merge and section.key in ctx.numbers:
-            ctx.numbers[section.key].update(data)
-        else:
-            ctx.numbers[section.key] = data
+        compute_section(ctx, section)
     return ctx.numbers

@@ -22,7 +22,8 @@ class Context:
     Attributes
     ----------
     cache_dir : Path
-        Where trained weights and results are cached (``.npz`` without pickle, JSON).
+        Where trained weights and results are cached (``.npz`` without pickle, JSON); default
+        ``.cache/poskernels`` in the current directory.
     numbers : dict
         Sections computed so far, by key (a later section may read an earlier one).
     log : callable
