@@ -200,6 +200,8 @@ def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = Non
     theta = np.asarray(theta, dtype=float)
     if x.ndim < 2:
         raise PosKernelsError(f"x must have shape (..., n, d); got shape {x.shape}")
+    if theta.ndim != 1 or theta.size == 0 or not np.all(np.isfinite(theta)) or np.any(theta <= 0):
+        raise PosKernelsError(f"theta must be a non-empty 1-d array of finite positive frequencies; got {theta!r}")
     d = check_even_dimension(x.shape[-1], "the last axis of x")
     is_int = isinstance(rotated_planes, int | np.integer) and not isinstance(rotated_planes, bool)
     planes = theta.size if rotated_planes is None else int(rotated_planes) if is_int else -1  # -1: not whole, raise
