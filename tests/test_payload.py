@@ -194,8 +194,9 @@ def test_filing_case_checks_its_input():
     assert odd["labels"][:2] == ["Acme", "Bolt"] and len(odd["labels"]) == 8
     with pytest.raises(PosKernelsError, match="nor a symbol 0..7"):
         filing_case({**case, "answers": {"rope": {"0": [None, 8, 0]}}})
-    with pytest.raises(PosKernelsError, match="not in the form"):
+    with pytest.raises(PosKernelsError, match="not in the form") as err:
         filing_case({k: v for k, v in case.items() if k != "companies"})
+    assert "'companies'" in str(err.value) and "case_study" in str(err.value)  # what lacks, and who writes it
 
 
 def test_viz_payload_rejects_other_sources():

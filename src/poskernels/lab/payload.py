@@ -10,7 +10,7 @@ choices (which dimensions the ruler shows, how far the sliders reach, the log gr
 Floats are rounded to the precision the page shows (:data:`PRECISION`), so the committed copy
 (``lab/static/payload.json``, :data:`PAYLOAD_PATH`) can be required to equal ``viz_payload()`` exactly.
 
-Parts whose source has not been computed (a trained section left out, a module not present) are still in
+Parts whose source has not been computed (a trained section left out, no cache of trained heads) are still in
 the payload, as ``{"absent": "<why>"}``; the page says so in place of the view.
 
 Examples
@@ -24,7 +24,6 @@ Examples
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from collections.abc import Callable
@@ -36,6 +35,7 @@ import numpy as np
 from .. import encodings
 from ..extension import MAPS
 from ..page.deterministic_a import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
+from ..theory import census, kernel
 from . import captions, trained
 
 __all__ = ["PAYLOAD_KEYS", "PAYLOAD_PATH", "PARTS", "PRECISION", "Part", "viz_payload", "write_payload"]
@@ -120,16 +120,6 @@ def _need(numbers: dict, *path: str):
     return node
 
 
-def _module(name: str):
-    """Import an optional module of the package; :class:`Absent` if that module does not exist (yet)."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as err:
-        if err.name is not None and name.startswith(err.name):
-            raise Absent(f"module {name} is not in this installation") from None
-        raise
-
-
 @dataclass(frozen=True)
 class Sources:
     """Where a part's numbers come from: ``numbers.json`` so far, and the cache of trained heads."""
@@ -161,7 +151,6 @@ def _clocks(src: Sources) -> dict:
 
 
 def _ruler(src: Sources) -> dict:
-    kernel = _module("poskernels.theory.kernel")
     # Theorem 1 (ii): (2/d) kappa_d -> I_b, and I_b is the ruler 1 - (gamma + ln|Delta|)/ln b
     grid = np.unique(np.round(np.geomspace(1, RULER_MAX_OFFSET, RULER_POINTS)).astype(int))  # (P,)
     curves = {str(d): _rnd(kernel.normalized_kernel(grid, d, B), "kernel") for d in RULER_DIMS}
@@ -250,7 +239,6 @@ def _readouts(src: Sources) -> dict:
 
 
 def _census(src: Sources) -> dict:
-    census = _module("poskernels.theory.census")
     rows = census.wavelength_census(L_TRAIN, D, B)  # Theorem 5 (i): one row per plane
     maps = [name for name in ARTICLE_MAPS if name in MAPS]
     part = {

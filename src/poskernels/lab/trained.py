@@ -1,8 +1,10 @@
 """The laboratory's views drawn from trained heads: score drift, scores against offset, the filing's readers.
 
-These read the tournament's cached heads through the head API (issue 3) and the filings section's
-``filings.case`` (issue 4).  While a source is missing, each function raises
-:class:`poskernels.lab.payload.Absent` and the page shows the view as absent with the reason.
+These read the tournament's cached heads (:func:`poskernels.model.train.train_many` over the tournament's
+preset, through the head's own scores) and ``numbers.json``'s ``filings.case``, which
+:func:`poskernels.experiments.filings.case_study` writes.  While a source is missing (the section not computed,
+no cache), each function raises :class:`poskernels.lab.payload.Absent` and the page shows the view as absent with
+the reason.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import numpy as np
 
 from ..encodings import omega
 from ..errors import PosKernelsError
+from ..model.config import preset
+from ..model.train import train_many
 
 __all__ = ["DRIFT_OFFSET", "drift", "filing_case", "marked_key_scores", "scores_against_offset"]
 
@@ -29,15 +33,13 @@ def _absent(why: str):
 
 def _tournament_heads(src, schemes) -> dict:
     """The tournament's seed-0 heads, read from the cache the ``tournament`` section filled."""
-    from .payload import _module, _need
+    from .payload import _need
 
     _need(src.numbers, "tournament", "accuracy")
     if src.cache_dir is None:
         raise _absent("no cache of trained heads was given (pass a page Context or cache_dir)")
-    config = _module("poskernels.model.config")
-    train = _module("poskernels.model.train")
-    jobs = [(config.preset("tournament", s), SEED) for s in schemes]
-    return dict(zip(schemes, train.train_many(jobs, src.cache_dir, workers=1)))
+    jobs = [(preset("tournament", s), SEED) for s in schemes]
+    return dict(zip(schemes, train_many(jobs, src.cache_dir, workers=1)))
 
 
 def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
@@ -189,7 +191,8 @@ def filing_case(case: dict) -> dict:
         }
     except (KeyError, TypeError, ValueError) as err:
         raise PosKernelsError(
-            f"filings.case is not in the form the lab reads ({err!r}); see notes/lab_needs.md"
+            f"filings.case is not in the form the lab reads ({err!r}): expected tokens, marked, companies, truth "
+            "and answers[reader][seed], as poskernels.experiments.filings.case_study writes them"
         ) from err
     rows = [truth, marked] + [r for by_seed in answers.values() for r in by_seed.values()]
     if any(len(r) != n for r in rows):
