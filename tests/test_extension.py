@@ -91,6 +91,15 @@ def test_registry_names_and_article_maps():
     assert extend("none", theta, 4, 32).factors.tolist() == [1.0] * 8
 
 
+def test_extend_passes_options_on():
+    from poskernels.extension_ecosystem import yarn_hf
+
+    theta = omega(16)
+    assert np.array_equal(extend("yarn", theta, 4, 32, beta=2.0).inv_freq, yarn(theta, 4, 32, 1.0, 2.0).inv_freq)
+    got = extend("yarn_hf_untruncated", theta, 4, 32, beta_fast=16.0).inv_freq
+    assert np.array_equal(got, yarn_hf(theta, 4, 32, beta_fast=16.0, truncate=False).inv_freq)
+
+
 def test_yarn_ramp_ends():
     theta = omega(16)
     gamma = yarn_ramp_turns(theta, 32)
@@ -121,6 +130,23 @@ def test_yarn_ramp_ends():
         (lambda: yarn(omega(16), 4, 32, alpha=32.0, beta=1.0), "32.0"),
         (lambda: yarn_ramp_turns(omega(16), 0), "0"),
         (lambda: yarn_ramp_turns(omega(16), -32), "-32"),
+        (lambda: yarn_ramp_turns(np.array([1.0, -0.1]), 32), "got array([ 1. , -0.1])"),
+        (lambda: yarn(omega(16), 4, 32, alpha="x"), "alpha must be a finite real number of turns; got 'x'"),
+        (
+            lambda: extend("yarn", omega(16), 4, 32, beta=float("nan")),
+            "beta must be a finite real number of turns; got nan",
+        ),
+        # an unknown option names itself, the map and what the map accepts (read from its signature)
+        (lambda: extend("pi", omega(16), 4, 32, alpha=1.0), "map 'pi' takes no option 'alpha'; accepted options: none"),
+        (
+            lambda: extend("yarn", omega(16), 4, 32, alfa=2.0),
+            "map 'yarn' takes no option 'alfa'; accepted options: alpha, beta",
+        ),
+        # a map that passes its options on: the callee's TypeError, re-raised with the map and the option
+        (
+            lambda: extend("yarn_hf_untruncated", omega(16), 4, 32, foo=1),
+            "map 'yarn_hf_untruncated' refused its options {'foo': 1}",
+        ),
     ],
 )
 def test_bad_input_raises_and_quotes(call, quoted):

@@ -16,7 +16,9 @@ so it multiplies both the rotated query and key, and the score by its square
 
 from __future__ import annotations
 
+import inspect
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -67,11 +69,21 @@ class Extension:
         return self.attention_factor**2
 
 
-def _check(theta, kappa, L):
+def _check_theta(theta) -> np.ndarray:
     theta = np.asarray(theta, dtype=float)
     if theta.ndim != 1 or theta.size == 0 or np.any(~np.isfinite(theta)) or np.any(theta <= 0):
         raise PosKernelsError(f"theta must be a non-empty 1-d array of positive frequencies; got {theta!r}")
-    return theta, check_kappa(kappa), check_positive_int("the training length L", L)
+    return theta
+
+
+def _check(theta, kappa, L):
+    return _check_theta(theta), check_kappa(kappa), check_positive_int("the training length L", L)
+
+
+def _check_turns(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise PosKernelsError(f"YaRN's {name} must be a finite real number of turns; got {value!r}")
+    return float(value)
 
 
 def position_interpolation(theta, kappa, L) -> Extension:
@@ -114,8 +126,9 @@ def yarn_ramp_turns(theta, L, alpha: float = 1.0, beta: float = 32.0) -> np.ndar
     >>> yarn_ramp_turns(omega(16), 32)[:3].round(4)
     array([0.132 , 0.0197, 0.    ])
     """
-    theta = np.asarray(theta, dtype=float)
+    theta = _check_theta(theta)
     L = check_positive_int("the training length L", L)
+    alpha, beta = _check_turns("alpha", alpha), _check_turns("beta", beta)
     if not beta > alpha:
         raise PosKernelsError(f"YaRN needs beta > alpha; got alpha = {alpha!r}, beta = {beta!r}")
     turns = L * theta / (2 * math.pi)  # (d/2,)  L / lambda_j
@@ -167,8 +180,33 @@ def extend(name: str, theta, kappa, L, **options) -> Extension:
     Traceback (most recent call last):
     ...
     poskernels.errors.PosKernelsError: unknown extension map 'longrope?'; accepted: dynamic, ..., yarn_hf_untruncated
+    >>> extend("yarn", omega(4), 2, 32, alfa=2.0)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: extension map 'yarn' takes no option 'alfa'; accepted options: alpha, beta
     """
-    return MAPS[check_name("extension map", name, MAPS)](theta, kappa, L, **options)
+    fn = MAPS[check_name("extension map", name, MAPS)]
+    accepted = _options(fn)
+    unknown = [key for key in options if key not in accepted]
+    if unknown and not any(a.startswith("**") for a in accepted):  # a map that passes options on is checked below
+        raise PosKernelsError(
+            f"extension map {name!r} takes no option {unknown[0]!r}; accepted options: {', '.join(accepted) or 'none'}"
+        )
+    try:
+        return fn(theta, kappa, L, **options)
+    except TypeError as err:  # an option the map passes on and its callee refuses, or a value of the wrong type
+        if not options:
+            raise
+        raise PosKernelsError(
+            f"extension map {name!r} refused its options {options!r} ({err}); "
+            f"accepted options: {', '.join(accepted) or 'none'}"
+        ) from err
+
+
+def _options(fn: MapFn) -> list[str]:
+    """The names a map takes after ``(theta, kappa, L)``; ``**name`` for a map that passes options on."""
+    params = list(inspect.signature(fn).parameters.values())[3:]
+    return [("**" if p.kind is p.VAR_KEYWORD else "") + p.name for p in params if p.kind is not p.VAR_POSITIONAL]
 
 
 # The ecosystem's maps (dynamic NTK, reference YaRN, Llama 3, LongRoPE) register themselves into MAPS.
