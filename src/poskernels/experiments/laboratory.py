@@ -16,8 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..encodings import SCHEMES
 from ..model.cache import CacheError, cache_key, load_json, save_json
 from ..model.config import TrainConfig, preset
+from ..model.schemes import HEAD_SCHEMES
 from ..model.train import TrainedHead, head_path, train
 from ..tasks.cue import bag_reader_score
 from . import rebound as rb
@@ -94,7 +96,7 @@ def read_head(head: TrainedHead) -> dict:
     """
     cfg = head.head
     out = {"accuracy": read_accuracies(head), "final_loss": float(head.losses[-50:].mean())}
-    if cfg.scheme == "rope":
+    if HEAD_SCHEMES[cfg.scheme].rotary:
         out["rescaled"] = read_rescaled(head)
         out["rebound"] = rb.rebound_summary(head)
     if cfg.scheme == "sinusoidal":
@@ -103,7 +105,7 @@ def read_head(head: TrainedHead) -> dict:
         out["projected"] = {str(n): sn.projected_accuracy(head, *heldout(n)) for n in long}
         out["shifted"] = {str(n): sn.shifted_accuracy(head, *heldout(n)) for n in long}
         out["spreads"] = sn.term_spreads(head, heldout(cfg.n_train)[0])
-    if cfg.scheme in ("alibi", "t5", "shaw"):
+    if SCHEMES[cfg.scheme].where == "score":  # a bias on the logits: ALiBi, T5, Shaw
         out["offset_kernel"] = dict(zip(map(str, KERNEL_OFFSETS), offset_kernel(head, KERNEL_OFFSETS).tolist()))
     return out
 
@@ -132,8 +134,8 @@ def _assemble(readings: dict, config: TrainConfig) -> dict:
             str(r): float(np.mean([readings[s, seed]["offset_kernel"][str(r)] for seed in SEEDS]))
             for r in KERNEL_OFFSETS
         }
-        for s in ("alibi", "t5", "shaw")
-        if s in schemes
+        for s in schemes
+        if SCHEMES[s].where == "score"
     }
     tour["final_loss"] = {s: [readings[s, seed]["final_loss"] for seed in SEEDS] for s in schemes}
     tour["seeds"] = list(SEEDS)

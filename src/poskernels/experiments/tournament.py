@@ -14,8 +14,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..encodings import omega
-from ..errors import PosKernelsError
+from ..encodings import SCHEMES, omega
+from ..errors import PosKernelsError, check_name
 from ..extension import extend
 from ..model.config import TrainConfig, preset
 from ..model.head import PLAIN, Reading, accuracy
@@ -33,6 +33,7 @@ __all__ = [
     "TEST_COUNT",
     "TEST_LENGTHS",
     "TEST_SEED",
+    "defined_at",
     "head_accuracy",
     "offset_kernel",
     "read_accuracies",
@@ -85,13 +86,25 @@ def tournament_jobs(config: TrainConfig | None = None, extra: bool = True, rope_
     return jobs
 
 
+def defined_at(scheme: str, n_train: int, n: int) -> bool:
+    """Whether a head of ``scheme`` trained at length ``L = n_train`` has a code at every position ``0..n-1``.
+
+    Definition 1: a learned table has rows ``0..L-1`` only (its :class:`poskernels.encodings.Scheme` is not
+    ``defined_everywhere``), so it reads no sequence longer than ``L``; every other scheme reads any length.
+
+    >>> defined_at("learned", 32, 32), defined_at("learned", 32, 64), defined_at("rope", 32, 64)
+    (True, False, True)
+    """
+    return SCHEMES[check_name("scheme", scheme, SCHEMES)].defined_everywhere or n <= n_train
+
+
 def head_accuracy(head: TrainedHead, n: int, reading: Reading = PLAIN) -> float | None:
     """Accuracy of ``head`` on :func:`heldout` at length ``n``; None where its code is undefined.
 
     A learned table has no row past its training length, so a learned head has no reading at
-    ``n > L`` (the article's dash), rather than a wrapped or clipped one.
+    ``n > L`` (the article's dash), rather than a wrapped or clipped one (:func:`defined_at`).
     """
-    if head.head.scheme == "learned" and n > head.head.n_train:
+    if not defined_at(head.head.scheme, head.head.n_train, n):
         return None
     return accuracy(head.params, head.head, *heldout(n), reading=reading)
 

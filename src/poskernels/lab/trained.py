@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encodings import omega
+from ..encodings import SCHEMES, omega
 from ..errors import PosKernelsError
 from ..model.config import preset
 from ..model.train import train_many
@@ -75,7 +75,7 @@ def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     t, j = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(j, dtype=float))  # (R,) each
     out = np.full(t.shape, np.nan)  # (R,)
     ok = np.ones(t.shape, dtype=bool)
-    if cfg.scheme == "learned":  # Definition 1: the table has rows 0..L-1 only
+    if not SCHEMES[cfg.scheme].defined_everywhere:  # Definition 1: a learned table has rows 0..L-1 only
         ok = (t <= cfg.n_train - 1) & (j >= 0)
     t, j = t[ok], j[ok]
     keys = token_id(np.arange(N_SYMBOLS), True) if keys is None else np.asarray(keys)
@@ -133,11 +133,10 @@ def scores_against_offset(src, readers: list[str]) -> dict:
     t = np.full(n, n - 1)
     scores = {}
     for reader in readers:
-        if reader == "learned":  # Definition 1: no row past L - 1, so its query sits at L - 1
-            last = np.full(n, heads[reader].head.n_train - 1)
-            scores[reader] = marked_key_scores(heads[reader], last, last - offsets)
-        elif reader in schemes:
-            scores[reader] = marked_key_scores(heads[reader], t, t - offsets)
+        if reader in schemes:
+            # Definition 1: a learned table has no row past L - 1, so its query sits at L - 1
+            q = t if SCHEMES[reader].defined_everywhere else np.full(n, heads[reader].head.n_train - 1)
+            scores[reader] = marked_key_scores(heads[reader], q, q - offsets)
         else:
             cfg = heads["rope"].head  # read at kappa = n / L, as the re-read table does at n
             reading = Reading.from_extension(extend(maps[reader], omega(cfg.d, cfg.base), n / cfg.n_train, cfg.n_train))

@@ -21,7 +21,7 @@ import socket
 import time
 from collections.abc import Sequence
 
-from ..experiments.tournament import heldout, rescaled_reading
+from ..experiments.tournament import defined_at, heldout, rescaled_reading
 from ..model.cache import CODE_VERSION as HEAD_CODE_VERSION
 from ..model.config import HeadConfig, TrainConfig
 from ..model.head import PLAIN
@@ -67,11 +67,6 @@ def train_config(point: dict) -> TrainConfig:
 
 def _training_key(point: dict) -> str:
     return _digest({"task": TASK, **{k: point[k] for k, s in SETTINGS.items() if s.part != "eval"}})
-
-
-def _defined(point: dict, n: int) -> bool:
-    # Definition 1: a learned table has L = n_train rows and is undefined past them
-    return not (point["scheme"] == "learned" and n > point["n_train"])
 
 
 def group_jobs(points: Sequence[tuple[str, dict]]) -> list[list[tuple[str, dict]]]:
@@ -126,7 +121,7 @@ def run_job(job: dict) -> dict:
         t1 = time.perf_counter()
         accuracy = {}
         for n in point["test_lengths"]:
-            if not _defined(point, n):
+            if not defined_at(point["scheme"], point["n_train"], n):  # Definition 1: a learned table past L
                 accuracy[str(n)] = None
                 continue
             tokens, targets = heldout(n, point["test_size"], point["test_seed"])
