@@ -14,6 +14,7 @@ import numpy as np
 from ..encodings import omega
 from ..errors import PosKernelsError
 from ..model.head import Reading
+from ..model.schemes import HEAD_SCHEMES
 from ..model.train import TrainedHead
 from ..tasks.cue import N_SYMBOLS, query_token, token_id
 from ..theory.rope import TrigPolynomial, rope_offset_score
@@ -43,7 +44,7 @@ def marked_key_polynomial(head: TrainedHead, query=None, keys=None, reading: Rea
         Amplitudes ``rho_j = |q_j| |k_j|`` and phases; evaluate at ``-r`` and divide by ``tau``.
     """
     cfg, p = head.head, head.params
-    if cfg.scheme != "rope":
+    if not HEAD_SCHEMES[cfg.scheme].rotary:
         raise PosKernelsError(f"the offset score of Proposition 3 needs a RoPE head; got {cfg.scheme!r}")
     query = query_token(N_SYMBOLS) if query is None else int(query)
     keys = token_id(np.arange(N_SYMBOLS), True) if keys is None else np.asarray(keys)
@@ -72,14 +73,13 @@ def rebound_summary(head: TrainedHead, max_offset: int = MAX_OFFSET) -> dict:
     -------
     dict
         ``score_r1``, ``score_r31`` (the window's edge ``L - 1``), ``first_trough`` ``[r, score]`` (the first
-        local minimum past ``r = 1``), ``deepest`` ``[r, score]`` (the minimum over ``0..max_offset``),
-        ``peak`` ``[r, score]`` (the maximum past the window, ``r >= L``), ``amplitudes`` (``rho_j / tau`` per
-        plane) and ``top_plane`` (the plane with the largest amplitude).
+        local minimum at ``r >= 1``, else the minimum), ``deepest`` ``[r, score]`` (the minimum over
+        ``0..max_offset``), ``peak`` ``[r, score]`` (the maximum past the window, ``r >= L``), ``amplitudes``
+        (``rho_j / tau`` per plane) and ``top_plane`` (the plane with the largest amplitude).
     """
     s = offset_scores(head, max_offset)  # (R,)
     L = head.head.n_train
-    interior = np.flatnonzero((s[1:-1] <= s[:-2]) & (s[1:-1] < s[2:])) + 1  # local minima
-    interior = interior[interior >= 1]
+    interior = np.flatnonzero((s[1:-1] <= s[:-2]) & (s[1:-1] < s[2:])) + 1  # local minima at r = 1..R-2
     trough = int(interior[0]) if interior.size else int(np.argmin(s))
     deepest = int(np.argmin(s))
     peak = L + int(np.argmax(s[L:]))
