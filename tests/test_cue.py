@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -63,4 +65,12 @@ def test_bad_arguments():
         cue_batch(rng, 3, 8, mark_prob=0.0)
     with pytest.raises(PosKernelsError, match="token id"):
         describe([40])
+    for bad in ("x", float("nan"), 1.5, True):
+        with pytest.raises(PosKernelsError, match=re.escape(f"got {bad!r}")):
+            cue_batch(rng, 3, 8, mark_prob=bad)
+    for bad in (None, 0, np.random.RandomState(0)):
+        with pytest.raises(
+            PosKernelsError, match=r"rng must be a numpy\.random\.Generator .*; got " + re.escape(repr(bad))
+        ):
+            cue_batch(bad, 3, 8)
     assert cue_vocab(8) == 17

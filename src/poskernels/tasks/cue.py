@@ -19,6 +19,9 @@ query          ``2 S``         ``16``
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 from ..errors import PosKernelsError, check_positive_int
@@ -103,13 +106,16 @@ def cue_batch(
     >>> print(describe(tokens[0]))
     3 6 7* 2 0 4* 5* 6 5 5 7 ?
     """
+    if not isinstance(rng, np.random.Generator):
+        raise PosKernelsError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)); got {rng!r}")
     batch = check_positive_int("batch", batch)
     n = check_positive_int("n", n)
     n_symbols = check_positive_int("n_symbols", n_symbols)
     if n < 2:
         raise PosKernelsError(f"n must be >= 2 (at least one content token and the query); got {n}")
-    if not 0.0 < float(mark_prob) <= 1.0:
-        raise PosKernelsError(f"mark_prob must lie in (0, 1]; got {mark_prob!r}")
+    is_real = isinstance(mark_prob, numbers.Real) and not isinstance(mark_prob, bool)
+    if not (is_real and math.isfinite(mark_prob) and 0.0 < mark_prob <= 1.0):
+        raise PosKernelsError(f"mark_prob must be a number in (0, 1]; got {mark_prob!r}")
     m = n - 1
     symbols = rng.integers(0, n_symbols, size=(batch, m))  # (batch, n-1)
     marked = rng.random((batch, m)) < mark_prob  # (batch, n-1)
