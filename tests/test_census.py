@@ -227,6 +227,9 @@ def test_chen_constant_is_too_small_by_convexity(d, b):
         (lambda: interpolation_bound([1.0, 2.0], [1.0], 0, 1, 0.5), "got (2,)"),
         (lambda: interpolation_error([1.0], [1.0], 0, 1, -0.5), "got array(-0.5)"),
         (lambda: chen_stated_bound(-1.0, 16, 1e4, 0, 1, 0.5), "got -1.0"),
+        (lambda: chen_stated_bound("a", 16, 1e4, 0, 1, 0.5), "got 'a'"),
+        (lambda: chen_stated_bound(float("nan"), 16, 1e4, 0, 1, 0.5), "got nan"),
+        (lambda: chen_stated_bound(float("inf"), 16, 1e4, 0, 1, 0.5), "got inf"),
     ],
 )
 def test_bad_input_raises_and_quotes(call, quoted):
