@@ -149,8 +149,10 @@ class T5(HeadScheme):
     """T5's bucketed bias (Definition 3): one learned scalar ``beta`` per bucket of the offset.
 
     Buckets follow T5's own definition (:func:`poskernels.encodings.t5_bucket`, causal, 32 buckets,
-    max distance 128).  ``beta`` starts at zero, so a bucket training never reaches (offsets past
-    the window fall in buckets 22..31) keeps exactly zero.
+    max distance 128).  ``beta`` starts at zero, so a bucket training never reaches keeps exactly zero.
+    With the 32-token window the largest trained offset, 31, shares bucket 21 with offsets 32..34, so
+    those read a trained ``beta``; the buckets training never reaches are 22..31, offsets 35 and on
+    (:func:`poskernels.theory.alibi.t5_bucket_ranges`).
     """
 
     name = "t5"
