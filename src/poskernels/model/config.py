@@ -11,7 +11,14 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 
 from ..encodings import DEFAULT_BASE
-from ..errors import PosKernelsError, check_base, check_even_dimension, check_positive_int, check_positive_real
+from ..errors import (
+    PosKernelsError,
+    check_base,
+    check_even_dimension,
+    check_name,
+    check_positive_int,
+    check_positive_real,
+)
 
 __all__ = ["PRESETS", "HeadConfig", "TrainConfig", "preset"]
 
@@ -64,8 +71,7 @@ class HeadConfig:
     def __post_init__(self):
         from .schemes import HEAD_SCHEMES  # registry lives with the implementations
 
-        if self.scheme not in HEAD_SCHEMES:
-            raise PosKernelsError(f"unknown scheme {self.scheme!r}; accepted: {', '.join(sorted(HEAD_SCHEMES))}")
+        check_name("scheme", self.scheme, HEAD_SCHEMES)
         check_even_dimension(self.d)
         for name in ("vocab", "n_classes", "n_train", "t5_buckets", "t5_max_distance", "shaw_clip"):
             check_positive_int(name, getattr(self, name))
@@ -149,8 +155,14 @@ def preset(name: str, scheme: str | None = None) -> TrainConfig:
     >>> c = preset("tournament", "alibi")
     >>> (c.head.scheme, c.head.n_train, c.steps, c.batch, c.lr)
     ('alibi', 32, 1500, 128, 0.01)
+    >>> preset("fast")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown preset 'fast'; accepted: quick, tournament
+    >>> preset("tournament", ["rope"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown scheme ['rope']; accepted: alibi, learned, nope, ...
     """
-    if name not in PRESETS:
-        raise PosKernelsError(f"unknown preset {name!r}; accepted: {', '.join(sorted(PRESETS))}")
-    config = PRESETS[name]
+    config = PRESETS[check_name("preset", name, PRESETS)]
     return config if scheme is None else config.with_scheme(scheme)
