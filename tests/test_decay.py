@@ -25,6 +25,7 @@ from poskernels.theory.decay import (
     unmatched_scores,
 )
 from poskernels.theory.rope import plane_products, rope_score
+from quoting import assert_quotes
 
 
 def test_envelope_against_loops():
@@ -147,4 +148,4 @@ def test_counterexample_variance_by_quadrature(Delta):
 def test_bad_input_raises_and_quotes(call, quoted):
     with pytest.raises(PosKernelsError) as err:
         call()
-    assert quoted in str(err.value)
+    assert_quotes(str(err.value), quoted)

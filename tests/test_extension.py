@@ -20,6 +20,7 @@ from poskernels.extension import (
     yarn,
     yarn_ramp_turns,
 )
+from quoting import assert_quotes
 
 ARTICLE_MAPS = ("none", "pi", "ntk", "yarn")  # Definition 5 (and the identity); MAPS holds more
 dims = st.integers(2, 128).map(lambda half: 2 * half)
@@ -152,4 +153,4 @@ def test_yarn_ramp_ends():
 def test_bad_input_raises_and_quotes(call, quoted):
     with pytest.raises(PosKernelsError) as err:
         call()
-    assert quoted in str(err.value)
+    assert_quotes(str(err.value), quoted)

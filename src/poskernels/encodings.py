@@ -347,7 +347,7 @@ def shaw_clip(r, K: int) -> np.ndarray:
     K = check_positive_int("the Shaw clip K", K)
     r = np.asarray(r)
     if np.any(r < 0):
-        raise PosKernelsError(f"causal offsets must be >= 0; got min {r.min()}")
+        raise PosKernelsError(f"causal offsets must be >= 0; got min {r.min().item()!r}")
     return np.minimum(r, K)
 
 

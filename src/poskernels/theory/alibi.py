@@ -313,7 +313,7 @@ def alibi_offset_ratio_bound(W: float, s: float, r) -> np.ndarray:
     s = check_positive_real("the ALiBi slope s", s)
     r = np.asarray(r, dtype=float)
     if np.any(r < 0):
-        raise PosKernelsError(f"causal offsets r must be >= 0; got min {r.min()!r}")
+        raise PosKernelsError(f"causal offsets r must be >= 0; got min {r.min().item()!r}")
     return np.exp(W - s * r)
 
 
