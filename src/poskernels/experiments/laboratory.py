@@ -8,7 +8,6 @@ file and trains nothing.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -20,7 +19,7 @@ from ..encodings import SCHEMES
 from ..model.cache import CacheError, cache_key, load_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.schemes import HEAD_SCHEMES
-from ..model.train import TrainedHead, head_path, train
+from ..model.train import TrainedHead, available_cpus, head_path, train
 from ..tasks.cue import bag_reader_score
 from . import rebound as rb
 from . import sinusoidal as sn
@@ -170,8 +169,7 @@ def _assemble(readings: dict, config: TrainConfig) -> dict:
 
 def _read_all(jobs, cache_dir, log, workers) -> dict:
     """Train or load every head and read it, on a process pool (one task per head)."""
-    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    workers = max(1, min(len(jobs), workers or available))
+    workers = max(1, min(len(jobs), workers or available_cpus()))
     cached = 0 if cache_dir is None else sum(head_path(cache_dir, c, s).exists() for c, s in jobs)
     if log is not None:
         log(f"[lab] {len(jobs)} heads ({cached} cached) on {workers} process(es)")

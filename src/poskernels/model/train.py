@@ -228,6 +228,15 @@ def _train_job(args):
     return head, time.perf_counter() - start
 
 
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one), the default pool size.
+
+    >>> available_cpus() >= 1
+    True
+    """
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def train_many(
     jobs: Sequence[tuple[TrainConfig, int]],
     cache_dir: Path | None = None,
@@ -262,8 +271,7 @@ def train_many(
         else:
             out[i] = cached
     if todo:
-        available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        workers = min(len(todo), workers or available)
+        workers = min(len(todo), workers or available_cpus())
         if log is not None:
             log(f"[train] {len(todo)} head(s) to train on {workers} process(es); {len(jobs) - len(todo)} cached")
         args = [(jobs[i][0], jobs[i][1], cache_dir, sampler) for i in todo]

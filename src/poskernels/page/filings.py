@@ -7,11 +7,9 @@ differ by more than three standard errors of the article's query count.
 
 from __future__ import annotations
 
-import math
-
 from ..experiments.filings import filings_results
 from ..experiments.filings_reader import READERS
-from .registry import Context, Section, format_table, register
+from .registry import READER_LABELS, Context, Section, cell, differs, format_table, register
 
 __all__ = ["ARTICLE_ACCURACY", "ARTICLE_CORPUS", "ARTICLE_HORIZON", "LABELS"]
 
@@ -50,28 +48,9 @@ ARTICLE_HORIZON = {
 }
 
 LABELS = {
-    "nope": "no position",
-    "sinusoidal": "sinusoidal, added",
-    "rope": "RoPE",
-    "alibi": "ALiBi",
-    "rope_pi": "RoPE + PI",
-    "rope_ntk": "RoPE + NTK-aware",
-    "rope_yarn": "RoPE + YaRN",
+    reader: READER_LABELS[reader]
+    for reader in ("nope", "sinusoidal", "rope", "alibi", "rope_pi", "rope_ntk", "rope_yarn")
 }
-
-
-def _differs(ours: float, article: float, count: int) -> bool:
-    """More than three standard errors of a ``count``-query test apart.
-
-    >>> _differs(0.985, 0.986, 7895), _differs(0.83, 0.58, 7895)
-    (False, True)
-    """
-    p = min(max(article, 1.0 / count), 1.0 - 1.0 / count)
-    return abs(ours - article) > 3.0 * math.sqrt(p * (1.0 - p) / count)
-
-
-def _cell(value, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
 
 
 def _compute(ctx: Context) -> dict:
@@ -84,13 +63,13 @@ def _render(data: dict) -> str:
     rows = [
         ["training filings", c["train_docs"], a["train_docs"]],
         ["held-out filings", c["test_docs"], a["test_docs"]],
-        ["median length (tokens)", _cell(c["median_tokens"], 1), a["median_tokens"]],
-        ["median company mentions", _cell(c["median_mentions"], 1), a["median_mentions"]],
+        ["median length (tokens)", cell(c["median_tokens"], 1), a["median_tokens"]],
+        ["median company mentions", cell(c["median_mentions"], 1), a["median_mentions"]],
         ["queries (held out)", c["queries"], a["queries"]],
         ["  answer more than 32 back", c["far_queries"], a["far_queries"]],
-        ["  fraction far", _cell(c["far_fraction"]), _cell(a["far_fraction"], 2)],
-        ["first company named is right, all", _cell(c["first_named_all"]), _cell(a["first_named_all"])],
-        ["first company named is right, far", _cell(c["first_named_far"]), _cell(a["first_named_far"])],
+        ["  fraction far", cell(c["far_fraction"]), cell(a["far_fraction"], 2)],
+        ["first company named is right, all", cell(c["first_named_all"]), cell(a["first_named_all"])],
+        ["first company named is right, far", cell(c["first_named_far"]), cell(a["first_named_far"])],
     ]
     out.append(format_table(["corpus", "ours", "article"], rows, title="The synthetic filings"))
 
@@ -101,16 +80,16 @@ def _render(data: dict) -> str:
         rows.append(
             [
                 LABELS[reader],
-                _cell(ours["all"]),
-                _cell(art_all) + ("*" if _differs(ours["all"], art_all, n_all) else ""),
-                _cell(ours["far"]),
-                _cell(art_far) + ("*" if _differs(ours["far"], art_far, n_far) else ""),
+                cell(ours["all"]),
+                cell(art_all) + ("*" if differs(ours["all"], art_all, n_all) else ""),
+                cell(ours["far"]),
+                cell(art_far) + ("*" if differs(ours["far"], art_far, n_far) else ""),
             ]
         )
     title = f"Accuracy, mean of seeds (* differs from the article by > 3 SE); kappa = {data['kappa']}"
     out.append(format_table(["reader", "all", "article", "> 32 back", "article"], rows, title=title))
     rows = [
-        [LABELS[r], i, _cell(data["per_seed"][r]["all"][i]), _cell(data["per_seed"][r]["far"][i])]
+        [LABELS[r], i, cell(data["per_seed"][r]["all"][i]), cell(data["per_seed"][r]["far"][i])]
         for r in READERS
         for i in range(len(data["per_seed"][r]["all"]))
     ]
@@ -122,13 +101,13 @@ def _render(data: dict) -> str:
         rows.append(
             [
                 f"{row['trained_on']}, seed {row['seed']}",
-                _cell(row["W"], 1),
-                _cell(row["horizon"], 1),
-                _cell(art[0], 1),
-                f"{_cell(row['inside_half'])} ({row['inside_queries']})",
-                _cell(art[1]),
-                f"{_cell(row['beyond'])} ({row['beyond_queries']})",
-                _cell(art[2]),
+                cell(row["W"], 1),
+                cell(row["horizon"], 1),
+                cell(art[0], 1),
+                f"{cell(row['inside_half'])} ({row['inside_queries']})",
+                cell(art[1]),
+                f"{cell(row['beyond'])} ({row['beyond_queries']})",
+                cell(art[2]),
             ]
         )
     headers = ["trained on", "W", "horizon W/s", "article", "inside half (queries)", "article", "beyond", "article"]

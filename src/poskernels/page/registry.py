@@ -7,12 +7,13 @@ dimensions, offsets and seeds are decimal strings); ``render`` turns that data i
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["SECTIONS", "Context", "Section", "format_table", "register"]
+__all__ = ["READER_LABELS", "SECTIONS", "Context", "Section", "cell", "differs", "format_table", "register"]
 
 
 @dataclass
@@ -107,3 +108,42 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence], title: str | 
     for k, row in enumerate(cells):
         lines.append(line(row, [numeric[i][k] for i in range(len(headers))]))
     return "\n".join(lines)
+
+
+#: How the tables name each reader: the schemes of the head, and RoPE re-read with a map.
+READER_LABELS = {
+    "nope": "no position",
+    "sinusoidal": "sinusoidal, added",
+    "learned": "learned table, added",
+    "rope": "RoPE",
+    "alibi": "ALiBi",
+    "t5": "T5 buckets (beyond)",
+    "shaw": "Shaw relative keys (beyond)",
+    "rope_pi": "RoPE + PI",
+    "rope_ntk": "RoPE + NTK-aware",
+    "rope_yarn": "RoPE + YaRN",
+}
+
+
+def differs(ours, article, count: int) -> bool:
+    """Whether two accuracies differ by more than three standard errors of a ``count``-item test.
+
+    The standard error is the article's binomial one, ``sqrt(p (1 - p) / count)`` at ``p`` = the
+    article's value (kept one item away from 0 and 1).  A value missing on one side only differs.
+
+    >>> differs(0.95, 0.947, 2000), differs(0.70, 0.872, 2000), differs(None, None, 2000)
+    (False, True, False)
+    """
+    if ours is None or article is None:
+        return (ours is None) != (article is None)
+    p = min(max(article, 1.0 / count), 1.0 - 1.0 / count)
+    return abs(ours - article) > 3.0 * math.sqrt(p * (1.0 - p) / count)
+
+
+def cell(value, digits: int = 3) -> str:
+    """A table cell: ``value`` to ``digits`` decimals, or a dash when it is missing.
+
+    >>> cell(0.98765), cell(None), cell(196.5, 1)
+    ('0.988', '—', '196.5')
+    """
+    return "—" if value is None else f"{value:.{digits}f}"

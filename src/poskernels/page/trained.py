@@ -18,12 +18,12 @@ standard errors of a 2,000-sequence test (``3 sqrt(p (1 - p) / 2000)``).
 from __future__ import annotations
 
 import copy
-import math
 
 from ..experiments.laboratory import run_laboratory
 from ..experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, RESCALED_LENGTHS, TEST_COUNT, TEST_LENGTHS
 from ..theory.commutant import expected_random_defect
-from .registry import Context, Section, format_table, register
+from .registry import READER_LABELS, Context, Section, cell, format_table, register
+from .registry import differs as _differs
 
 __all__ = ["ARTICLE_RESCALED", "ARTICLE_TOURNAMENT", "LABELS", "differs"]
 
@@ -53,41 +53,23 @@ ARTICLE_DEFECT = {"init": [0.970, 0.956, 0.979], "trained": [0.971, 0.955, 0.973
 ARTICLE_PROJECTED = {"64": 0.202, "128": 0.136, "256": 0.143}
 ARTICLE_SHIFTED = {"64": 0.769, "128": None, "256": 0.313}
 
-LABELS = {
-    "nope": "no position",
-    "sinusoidal": "sinusoidal, added",
-    "learned": "learned table, added",
-    "rope": "RoPE",
-    "alibi": "ALiBi",
-    "t5": "T5 buckets (beyond)",
-    "shaw": "Shaw relative keys (beyond)",
-    "rope_pi": "RoPE + PI",
-    "rope_ntk": "RoPE + NTK-aware",
-    "rope_yarn": "RoPE + YaRN",
-}
+LABELS = READER_LABELS
 
 
 def differs(ours, article, count: int = TEST_COUNT) -> bool:
-    """Whether two accuracies differ by more than three standard errors of a ``count``-sequence test.
+    """:func:`poskernels.page.registry.differs` for the tournament's ``TEST_COUNT`` test sequences.
 
     >>> differs(0.95, 0.947), differs(0.70, 0.872)
     (False, True)
     """
-    if ours is None or article is None:
-        return (ours is None) != (article is None)
-    p = min(max(article, 1.0 / count), 1.0 - 1.0 / count)
-    return abs(ours - article) > 3.0 * math.sqrt(p * (1.0 - p) / count)
-
-
-def _cell(value) -> str:
-    return "—" if value is None else f"{value:.3f}"
+    return _differs(ours, article, count)
 
 
 def _pair(ours, article) -> list:
     if article is None and ours is None:
         return ["—", ""]
     mark = "*" if differs(ours, article) else ""
-    return [_cell(ours), "" if article is None else f"{_cell(article)}{mark}"]
+    return [cell(ours), "" if article is None else f"{cell(article)}{mark}"]
 
 
 def _lab(ctx: Context, key: str) -> dict:
@@ -110,13 +92,13 @@ def _tournament_render(data: dict) -> str:
     for s in schemes:
         art = ARTICLE_TOURNAMENT.get(s, {})
         rows.append([LABELS[s]] + [c for n in lengths for c in _pair(data["accuracy"][s][n], art.get(n))])
-    rows.append(["best bag reader, exact"] + [c for n in lengths for c in (_cell(data["bag_reader"][n]), "")])
+    rows.append(["best bag reader, exact"] + [c for n in lengths for c in (cell(data["bag_reader"][n]), "")])
     rows.append(
-        ["best bag reader, same tests"] + [c for n in lengths for c in (_cell(data["bag_reader_heldout"][n]), "")]
+        ["best bag reader, same tests"] + [c for n in lengths for c in (cell(data["bag_reader_heldout"][n]), "")]
     )
     out = [format_table(headers, rows, title="Accuracy, mean of seeds 0-2 (* differs from the article by > 3 SE)")]
 
-    per = [[LABELS[s], str(seed)] + [_cell(data["per_seed"][s][n][i]) for n in lengths]
+    per = [[LABELS[s], str(seed)] + [cell(data["per_seed"][s][n][i]) for n in lengths]
            for s in schemes for i, seed in enumerate(data["seeds"])]  # fmt: skip
     out.append(format_table(["scheme", "seed", *lengths], per, title="Per seed"))
 

@@ -43,6 +43,7 @@ from multiprocessing.connection import wait as wait_for
 from pathlib import Path
 
 from ..errors import PosKernelsError, check_positive_int
+from ..model.train import available_cpus
 from .grid import Grid
 from .point import CODE_VERSION, group_jobs, point_key, run_job
 from .store import Store
@@ -73,10 +74,6 @@ class Backend:
     new: Callable[[], Executor]
     halt: Callable[[Executor], None] = lambda ex: ex.shutdown(wait=False, cancel_futures=True)
     close: Callable[[], None] = lambda: None
-
-
-def _available_cpus() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _worker_init() -> None:
@@ -130,7 +127,7 @@ def local_backend(workers: int | None = None) -> Backend:
     >>> local_backend(2).name
     'local:2'
     """
-    workers = _available_cpus() if workers is None else check_positive_int("workers", workers)
+    workers = available_cpus() if workers is None else check_positive_int("workers", workers)
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["poskernels.sweep.point"])  # a new pool starts in ~0.1 s, not ~1 s
