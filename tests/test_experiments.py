@@ -21,7 +21,7 @@ from poskernels.experiments.tournament import (
 )
 from poskernels.model.cache import CacheError, load_json, save_json
 from poskernels.model.config import TrainConfig, preset
-from poskernels.model.head import accuracy, init_params
+from poskernels.model.head import accuracy, init_params, token_table
 from poskernels.model.reader import score_all
 from poskernels.model.train import TrainedHead
 from poskernels.theory.commutant import commutant_projection
@@ -37,10 +37,11 @@ def test_offset_score_is_the_heads_own_score():
     # oracle: rotate q at t and every marked key at t - r with encodings.apply_rope (Definition 4)
     head = _head("rope", 1)
     p = head.params
+    E = token_table(p, head.head)  # (V, d) the embedding of every token
     t = 300
     r = np.arange(256)
-    q = apply_rope((p["E"][16] @ p["W_Q"])[None], [t], omega(16))[0]  # (d,)
-    keys = p["E"][8:16] @ p["W_K"]  # (8, d) the marked symbols
+    q = apply_rope((E[16] @ p["W_Q"])[None], [t], omega(16))[0]  # (d,)
+    keys = E[8:16] @ p["W_K"]  # (8, d) the marked symbols
     ref = np.array([apply_rope(keys, np.full(8, t - k), omega(16)) @ q for k in r]).mean(axis=1) / 4.0
     assert np.allclose(rb.offset_scores(head, 255), ref)
 
@@ -49,13 +50,14 @@ def test_offset_score_matches_the_forward_pass():
     # the same score drives the head: log(a_j / a_t) = z_j - z_t in the one-pass reader's attention
     head = _head("rope", 2)
     p = head.params
-    q = p["E"][16] @ p["W_Q"]
+    E = token_table(p, head.head)  # (V, d)
+    q = E[16] @ p["W_Q"]
     for r in (1, 7, 40):
         tokens = np.full((1, r + 1), 3)
         tokens[0, 0], tokens[0, -1] = 8 + 5, 16  # symbol 5 marked, r positions before the query
         _, attention = score_all(p, head.head, tokens, return_attention=True)
         log_ratio = np.log(attention[0, -1, 0] / attention[0, -1, -1])
-        z_self = q @ (p["E"][16] @ p["W_K"]) / 4.0
+        z_self = q @ (E[16] @ p["W_K"]) / 4.0
         assert np.isclose(log_ratio, rb.marked_key_polynomial(head, keys=[13])(-r) / 4.0 - z_self)
 
 
@@ -112,8 +114,9 @@ def test_term_spreads_against_loops():
     M = p["W_Q"] @ p["W_K"].T
     P = sinusoidal_code(np.arange(32), 16)
     pp = [P[31] @ M @ P[j] / 4 for j in range(32)]
-    pc = [[P[31] @ M @ p["E"][x[b, j]] / 4 for j in range(32)] for b in range(40)]
-    cp = [p["E"][16] @ M @ P[j] / 4 for j in range(32)]
+    E = token_table(p, head.head)  # (V, d)
+    pc = [[P[31] @ M @ E[x[b, j]] / 4 for j in range(32)] for b in range(40)]
+    cp = [E[16] @ M @ P[j] / 4 for j in range(32)]
     out = sn.term_spreads(head, x)
     assert np.isclose(out["pos_pos"], np.std(pp)) and np.isclose(out["content_pos"], np.std(cp))
     assert np.isclose(out["pos_content"], np.mean(np.std(pc, axis=1)))
@@ -135,7 +138,7 @@ def test_offset_kernels():
             h.params["beta"][:] = np.arange(32.0)
             assert np.array_equal(offset_kernel(h, np.arange(300)), t5_bucket(-np.arange(300)).astype(float))
         else:
-            q = h.params["E"][16] @ h.params["W_Q"]
+            q = token_table(h.params, h.head)[16] @ h.params["W_Q"]
             ref = [q @ h.params["A"][min(r, 31)] / 4 for r in range(100)]
             assert np.allclose(offset_kernel(h, np.arange(100)), ref)
     assert np.array_equal(offset_kernel(_head("alibi"), [0, 3]), [-0.0, -1.5])

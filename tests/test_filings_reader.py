@@ -23,7 +23,7 @@ from poskernels.experiments.filings_reader import (
 )
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
-from poskernels.model.head import Reading, init_params, query_forward
+from poskernels.model.head import Reading, init_params, query_forward, token_table
 from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.tasks.filings import QUERY, encode_filing, generate_filing, laboratory_filing
 
@@ -132,8 +132,9 @@ def test_content_width_bounds_the_weights_as_theorem_3_says(seed, n):
     assert np.all(a <= np.exp(W - s * r) * a[-1] * (1 + 1e-12))
     # ... and W is the width of the content scores the head can produce: a key of the top-scoring token right
     # behind the query and the query itself differ by at most W, attained by the range's two ends.
-    q = params["E"][QUERY] @ params["W_Q"]
-    c = params["E"] @ params["W_K"] @ q / cfg.tau  # (V,)
+    E = token_table(params, cfg)  # (V, d)
+    q = E[QUERY] @ params["W_Q"]
+    c = E @ params["W_K"] @ q / cfg.tau  # (V,)
     assert W == pytest.approx(c.max() - c.min())
     lo, hi = int(np.argmin(c)), int(np.argmax(c))
     if QUERY not in (lo, hi):
@@ -144,8 +145,9 @@ def test_content_width_bounds_the_weights_as_theorem_3_says(seed, n):
 
 def test_content_width_of_a_hand_built_head_counts_the_querys_own_key():
     # W_Q = W_K = I and E[QUERY] = 4 e_0 make the content score of token v exactly E[v, 0] (tau = 4); the query's
-    # own score 4 is the top of the range, so W = 4 - (-1) = 5, not the content tokens' width 2.
-    cfg = HeadConfig(scheme="alibi")
+    # own score 4 is the top of the range, so W = 4 - (-1) = 5, not the content tokens' width 2.  (A free table
+    # embeds each token on its own, so the range can be set token by token.)
+    cfg = HeadConfig(scheme="alibi", embedding="table")
     params = init_params(cfg, np.random.default_rng(0))
     params["W_Q"], params["W_K"] = np.eye(16), np.eye(16)
     params["E"] = np.zeros((17, 16))

@@ -9,7 +9,7 @@ from poskernels.encodings import apply_rope, omega, sinusoidal_code
 from poskernels.errors import PosKernelsError
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig, TrainConfig
-from poskernels.model.head import Reading, init_params, query_forward, query_logits
+from poskernels.model.head import Reading, init_params, query_forward, query_logits, token_table
 from poskernels.model.reader import score_all
 from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.model.train import train
@@ -50,7 +50,7 @@ def test_rope_scores_against_an_independent_rotation():
     params = _heavy(cfg, 5)
     tokens, _ = cue_batch(np.random.default_rng(6), 1, 20)
     _, attention = score_all(params, cfg, tokens, return_attention=True)
-    H = params["E"][tokens[0]]  # (n, d)
+    H = token_table(params, cfg)[tokens[0]]  # (n, d)
     Q = apply_rope(H @ params["W_Q"], np.arange(20), omega(16))
     K = apply_rope(H @ params["W_K"], np.arange(20), omega(16))
     S = Q[-1] @ K.T / 4.0  # (n,) the last query's scores
@@ -62,7 +62,7 @@ def test_sinusoidal_head_adds_the_code_of_definition_2():
     cfg = HeadConfig(scheme="sinusoidal")
     params = _heavy(cfg, 7)
     tokens, _ = cue_batch(np.random.default_rng(8), 1, 12)
-    H = params["E"][tokens[0]] + sinusoidal_code(np.arange(12), 16)  # (n, d)
+    H = token_table(params, cfg)[tokens[0]] + sinusoidal_code(np.arange(12), 16)  # (n, d)
     S = (H[-1] @ params["W_Q"]) @ (H @ params["W_K"]).T / 4.0
     A = np.exp(S - S.max()) / np.exp(S - S.max()).sum()
     logits = (A @ (H @ params["W_V"])) @ params["W_O"]
@@ -131,5 +131,5 @@ def test_schemes_with_one_seed_see_the_same_training_stream():
         return tokens, targets
 
     for scheme in ("nope", "shaw"):
-        _fit(TrainConfig(head=HeadConfig(scheme=scheme), steps=3, batch=4), 0, spy, None, 0)
+        _fit(TrainConfig(head=HeadConfig(scheme=scheme), steps=3, batch=4), [0], spy, None, 0)
     assert all(np.array_equal(x, y) for x, y in zip(seen["nope"], seen["shaw"]))

@@ -14,7 +14,12 @@ from poskernels.model.head import (
     loss_and_grad,
     query_backward,
     query_forward,
+    stack_backward,
+    stack_cross_entropy,
+    stack_forward,
+    stack_params,
 )
+from poskernels.model.embedding import EMBEDDINGS
 from poskernels.model.optim import central_difference
 from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.tasks.cue import cue_batch
@@ -53,10 +58,11 @@ def _check(cfg, params, tokens, targets, reading=PLAIN, entries=None, rng=None):
         assert np.abs(analytic).max() > 1e-6, (cfg.scheme, name)  # the check is not vacuous
 
 
+@pytest.mark.parametrize("embedding", sorted(EMBEDDINGS))
 @pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
-def test_every_parameter_small_head(scheme):
+def test_every_parameter_small_head(scheme, embedding):
     rng = np.random.default_rng(7)
-    cfg = HeadConfig(scheme=scheme, **SMALL)
+    cfg = HeadConfig(scheme=scheme, embedding=embedding, **SMALL)
     params = _scaled(init_params(cfg, rng), 4.0)
     tokens, targets = cue_batch(rng, 5, 10, n_symbols=4, mark_prob=0.3)
     _check(cfg, params, tokens, targets)
@@ -96,13 +102,14 @@ def test_rope_gradients_under_a_rescaled_reading(name):
     _check(cfg, params, tokens, targets, reading=Reading.from_extension(extend(name, omega(6), 4, 10)))
 
 
+@pytest.mark.parametrize("embedding", sorted(EMBEDDINGS))
 @pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
-def test_against_pytorch_autograd(scheme):
+def test_against_pytorch_autograd(scheme, embedding):
     # oracle: the same head written position by position in PyTorch, differentiated by autograd
     from poskernels.model.reference import torch_loss_and_grad
 
     rng = np.random.default_rng(21)
-    cfg = HeadConfig(scheme=scheme)
+    cfg = HeadConfig(scheme=scheme, embedding=embedding)
     params = _scaled(init_params(cfg, rng), 3.0)
     tokens, targets = cue_batch(rng, 16, 32)
     ref_loss, ref = torch_loss_and_grad(params, cfg, tokens, targets)
@@ -110,3 +117,62 @@ def test_against_pytorch_autograd(scheme):
     assert np.isclose(loss, ref_loss, rtol=1e-12)
     for k in params:
         assert np.allclose(grads[k], ref[k], rtol=1e-9, atol=1e-12), k
+
+
+def _stack(cfg, rng, M, B, n, **kw):
+    params = stack_params(_scaled(init_params(cfg, rng), 4.0) for _ in range(M))
+    data = [cue_batch(rng, B, n, **kw) for _ in range(M)]
+    return params, np.stack([x for x, _ in data]), np.stack([y for _, y in data])
+
+
+@pytest.mark.parametrize("embedding", sorted(EMBEDDINGS))
+@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+def test_stacked_gradients_against_central_differences(scheme, embedding):
+    # a stack of three heads, each on its own sequences: the gradient of the summed losses, entry by entry
+    rng = np.random.default_rng(13)
+    cfg = HeadConfig(scheme=scheme, embedding=embedding, **SMALL)
+    params, tokens, targets = _stack(cfg, rng, 3, 4, 10, n_symbols=4, mark_prob=0.3)
+
+    def loss():
+        return float(stack_cross_entropy(stack_forward(params, cfg, tokens)[0], targets)[0].sum())
+
+    logits, cache = stack_forward(params, cfg, tokens)
+    grads = stack_backward(params, cfg, cache, stack_cross_entropy(logits, targets)[1])
+    assert sorted(grads) == sorted(params)
+    for name, value in params.items():
+        numeric = central_difference(loss, value)
+        assert np.allclose(grads[name], numeric, rtol=1e-5, atol=1e-8), (scheme, name)
+        assert np.abs(grads[name]).max() > 1e-6, (scheme, name)
+
+
+@pytest.mark.parametrize("embedding", sorted(EMBEDDINGS))
+@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+def test_stacked_gradients_against_pytorch_autograd(scheme, embedding):
+    from poskernels.model.reference import torch_stack_loss_and_grad
+
+    rng = np.random.default_rng(23)
+    cfg = HeadConfig(scheme=scheme, embedding=embedding)
+    params, tokens, targets = _stack(cfg, rng, 4, 8, 32)
+    ref_loss, ref = torch_stack_loss_and_grad(params, cfg, tokens, targets)
+    logits, cache = stack_forward(params, cfg, tokens)
+    loss, dlogits = stack_cross_entropy(logits, targets)
+    grads = stack_backward(params, cfg, cache, dlogits)
+    assert np.allclose(loss, ref_loss, rtol=1e-12)
+    for k in params:
+        assert np.allclose(grads[k], ref[k], rtol=1e-9, atol=1e-12), k
+
+
+@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+def test_a_stack_computes_each_head_as_alone_bit_for_bit(scheme):
+    # nothing mixes the models: head m's logits and gradients do not depend on the heads beside it
+    rng = np.random.default_rng(31)
+    cfg = HeadConfig(scheme=scheme)
+    params, tokens, targets = _stack(cfg, rng, 5, 16, 32)
+    logits, cache = stack_forward(params, cfg, tokens)
+    grads = stack_backward(params, cfg, cache, stack_cross_entropy(logits, targets)[1])
+    for m in (0, 3):
+        one = {k: v[m] for k, v in params.items()}
+        alone, c1 = query_forward(one, cfg, tokens[m])
+        assert np.array_equal(alone, logits[m])
+        g1 = query_backward(one, cfg, c1, cross_entropy(alone, targets[m])[1])
+        assert all(np.array_equal(g1[k], grads[k][m]) for k in params)

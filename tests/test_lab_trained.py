@@ -17,7 +17,7 @@ from poskernels.encodings import omega
 from poskernels.extension import extend
 from poskernels.lab.trained import marked_key_scores
 from poskernels.model.config import preset
-from poskernels.model.head import Reading, init_params, query_forward
+from poskernels.model.head import Reading, init_params, query_forward, token_table
 from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.model.train import TrainedHead
 from poskernels.tasks.cue import query_token, token_id
@@ -60,8 +60,9 @@ def test_rope_curve_is_proposition_3s_polynomial():
     # Proposition 3 (iii): <q, R(Delta) k> with q the query token's, k the mean marked key, read at Delta = -r
     head = _head("rope", 3)
     p = head.params
-    q = p["E"][query_token()] @ p["W_Q"]  # (d,)
-    k = (p["E"][token_id(np.arange(8), True)] @ p["W_K"]).mean(axis=0)  # (d,)
+    E = token_table(p, head.head)  # (V, d)
+    q = E[query_token()] @ p["W_Q"]  # (d,)
+    k = (E[token_id(np.arange(8), True)] @ p["W_K"]).mean(axis=0)  # (d,)
     poly = rope_offset_score(q, k, omega(16))
     r = np.arange(256)
     t = np.full(r.size, 255)

@@ -39,7 +39,7 @@ from ..encodings import omega
 from ..errors import PosKernelsError, check_name
 from ..extension import extend
 from ..model.config import HeadConfig
-from ..model.head import Reading, query_forward
+from ..model.head import Reading, query_forward, token_table
 from ..model.schemes import HEAD_SCHEMES
 from ..tasks.filings_tokens import QUERY
 
@@ -178,7 +178,7 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, m
             raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
         return _read_recursive(params, cfg, ids, RECURSIVE_DECAY[cfg.scheme](cfg))
     n = ids.size
-    E, W_Q, W_K, W_V = params["E"], params["W_Q"], params["W_K"], params["W_V"]
+    E, W_Q, W_K, W_V = token_table(params, cfg), params["W_Q"], params["W_K"], params["W_V"]  # E: (V, d)
     pos = np.arange(n + 1, dtype=float)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
     code = scheme.code(params, cfg, pos)  # (n + 1, d) or None
     H = E[ids]  # (n, d) the filing's tokens
@@ -214,7 +214,7 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, m
 
 def _read_recursive(params: dict, cfg: HeadConfig, ids: np.ndarray, rho: float) -> np.ndarray:
     """The one-pass reader as a recursive filter (see :func:`read_filing`'s Notes), shape (n, C)."""
-    E = params["E"]
+    E = token_table(params, cfg)  # (V, d)
     q = E[QUERY] @ params["W_Q"]  # (d,) the query vector, the same at every position
     c = (E @ params["W_K"]) @ q / cfg.tau  # (V,) content score of each token
     w = np.exp(c - c.max())  # (V,) content kernel, shifted so the largest is 1
@@ -257,12 +257,14 @@ def content_width(params: dict, cfg: HeadConfig) -> float:
     >>> from poskernels.model import HeadConfig, init_params
     >>> cfg = HeadConfig(scheme="alibi")
     >>> p = init_params(cfg, np.random.default_rng(0))
-    >>> c = (p["E"][QUERY] @ p["W_Q"]) @ (p["E"] @ p["W_K"]).T / cfg.tau
+    >>> T = token_table(p, cfg)
+    >>> c = (T[QUERY] @ p["W_Q"]) @ (T @ p["W_K"]).T / cfg.tau
     >>> bool(np.isclose(content_width(p, cfg), c.max() - c.min()))
     True
     """
     if HEAD_SCHEMES[cfg.scheme].code(params, cfg, np.zeros(1)) is not None or HEAD_SCHEMES[cfg.scheme].rotary:
         raise PosKernelsError(f"the content width is defined for heads without a code or rotation; got {cfg.scheme!r}")
-    q = params["E"][QUERY] @ params["W_Q"]  # (d,)
-    c = (params["E"] @ params["W_K"]) @ q / cfg.tau  # (V,) content score of every token
+    T = token_table(params, cfg)  # (V, d)
+    q = T[QUERY] @ params["W_Q"]  # (d,)
+    c = (T @ params["W_K"]) @ q / cfg.tau  # (V,) content score of every token
     return float(c.max() - c.min())

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..encodings import omega
 from ..errors import PosKernelsError
-from ..model.head import Reading
+from ..model.head import Reading, token_table
 from ..model.schemes import HEAD_SCHEMES
 from ..model.train import TrainedHead
 from ..tasks.cue import N_SYMBOLS, query_token, token_id
@@ -48,8 +48,9 @@ def marked_key_polynomial(head: TrainedHead, query=None, keys=None, reading: Rea
         raise PosKernelsError(f"the offset score of Proposition 3 needs a RoPE head; got {cfg.scheme!r}")
     query = query_token(N_SYMBOLS) if query is None else int(query)
     keys = token_id(np.arange(N_SYMBOLS), True) if keys is None else np.asarray(keys)
-    q = p["E"][query] @ p["W_Q"]  # (d,)
-    k = (p["E"][keys] @ p["W_K"]).mean(axis=0)  # (d,) mean marked key
+    T = token_table(p, cfg)  # (V, d) the embedding of every token
+    q = T[query] @ p["W_Q"]  # (d,)
+    k = (T[keys] @ p["W_K"]).mean(axis=0)  # (d,) mean marked key
     theta = omega(cfg.d, cfg.base) if reading is None or reading.inv_freq is None else reading.inv_freq
     return rope_offset_score(q, k, theta)
 

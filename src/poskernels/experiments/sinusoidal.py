@@ -18,7 +18,7 @@ import numpy as np
 
 from ..encodings import sinusoidal_code
 from ..errors import PosKernelsError
-from ..model.head import accuracy
+from ..model.head import accuracy, token_table
 from ..model.train import TrainedHead, initial_params
 from ..tasks.cue import N_SYMBOLS, query_token
 from ..theory.commutant import commutant_projection, relativity_defect
@@ -108,8 +108,9 @@ def term_spreads(head: TrainedHead, tokens) -> dict:
     P = sinusoidal_code(np.arange(n), cfg.d, cfg.base)  # (n, d)
     pt = P[-1] @ M / cfg.tau  # (d,) the query's position, through M
     pos_pos = P @ pt  # (n,)
-    pos_content = (p["E"] @ pt)[tokens]  # (B, n)
-    content_pos = P @ (M.T @ p["E"][query_token(N_SYMBOLS)]) / cfg.tau  # (n,)
+    T = token_table(p, cfg)  # (V, d) the embedding of every token
+    pos_content = (T @ pt)[tokens]  # (B, n)
+    content_pos = P @ (M.T @ T[query_token(N_SYMBOLS)]) / cfg.tau  # (n,)
     out = {
         "pos_pos": float(pos_pos.std()),
         "pos_content": float(pos_content.std(axis=1).mean()),

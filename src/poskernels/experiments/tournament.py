@@ -18,7 +18,7 @@ from ..encodings import SCHEMES, omega
 from ..errors import PosKernelsError, check_name
 from ..extension import extend
 from ..model.config import TrainConfig, preset
-from ..model.head import PLAIN, Reading, accuracy
+from ..model.head import PLAIN, Reading, accuracy, token_table
 from ..model.schemes import HEAD_SCHEMES
 from ..model.train import TrainedHead
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
@@ -185,7 +185,7 @@ def offset_kernel(head: TrainedHead, r) -> np.ndarray:
     cfg = head.head
     scheme = HEAD_SCHEMES[cfg.scheme]
     r = np.asarray(r, dtype=float)
-    q = head.params["E"][[query_token(N_SYMBOLS)]] @ head.params["W_Q"]  # (1, d)
+    q = token_table(head.params, cfg)[[query_token(N_SYMBOLS)]] @ head.params["W_Q"]  # (1, d)
     bias = scheme.bias(head.params, cfg, q, r.reshape(-1))
     if bias is None:
         raise PosKernelsError(f"scheme {cfg.scheme!r} adds no bias over offsets")

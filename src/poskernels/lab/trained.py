@@ -65,7 +65,7 @@ def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     ndarray, shape (R,)
         The scores; NaN where the scheme has no code (a learned table past its length).
     """
-    from ..model.head import PLAIN
+    from ..model.head import PLAIN, token_table
     from ..model.schemes import HEAD_SCHEMES
     from ..tasks.cue import N_SYMBOLS, query_token, token_id
 
@@ -79,8 +79,9 @@ def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
         ok = (t <= cfg.n_train - 1) & (j >= 0)
     t, j = t[ok], j[ok]
     keys = token_id(np.arange(N_SYMBOLS), True) if keys is None else np.asarray(keys)
-    hq = np.tile(p["E"][query_token(N_SYMBOLS)], (t.size, 1))  # (R, d)
-    hk = np.tile(p["E"][keys].mean(axis=0), (t.size, 1))  # (R, d) the mean marked embedding
+    T = token_table(p, cfg)  # (V, d) the embedding of every token
+    hq = np.tile(T[query_token(N_SYMBOLS)], (t.size, 1))  # (R, d)
+    hk = np.tile(T[keys].mean(axis=0), (t.size, 1))  # (R, d) the mean marked embedding
     if scheme.code(p, cfg, np.zeros(1)) is not None:
         hq = hq + scheme.code(p, cfg, t)
         hk = hk + scheme.code(p, cfg, j)

@@ -34,7 +34,10 @@ class HeadConfig:
     d : int
         Width of the head (queries, keys, values, embeddings); the temperature is ``tau = sqrt(d)``.
     vocab : int
-        Number of token ids (17 for the cue task: 8 symbols, marked or not, and the query).
+        Number of token ids, ``2 S + 1`` (17 for the cue task: 8 symbols, marked or not, and the query).
+    embedding : str
+        How a token id becomes a vector, a key of :data:`poskernels.model.embedding.EMBEDDINGS`:
+        ``"factored"`` (the article's ``h = E[symbol] + m [marked]``) or ``"table"`` (a free row per id).
     n_classes : int
         Size of the readout (the 8 symbols of the cue task).
     n_train : int
@@ -58,6 +61,7 @@ class HeadConfig:
     scheme: str = "nope"
     d: int = 16
     vocab: int = 17
+    embedding: str = "factored"
     n_classes: int = 8
     n_train: int = 32
     base: float = DEFAULT_BASE
@@ -69,12 +73,18 @@ class HeadConfig:
     map_scale: float = 0.25
 
     def __post_init__(self):
+        from .embedding import EMBEDDINGS
         from .schemes import HEAD_SCHEMES  # registry lives with the implementations
 
         check_name("scheme", self.scheme, HEAD_SCHEMES)
+        check_name("embedding", self.embedding, EMBEDDINGS)
         check_even_dimension(self.d)
         for name in ("vocab", "n_classes", "n_train", "t5_buckets", "t5_max_distance", "shaw_clip"):
             check_positive_int(name, getattr(self, name))
+        if self.vocab % 2 != 1 or self.vocab < 3:
+            raise PosKernelsError(
+                f"vocab must be 2 S + 1 (S symbols, marked or not, and the query): odd and >= 3; got {self.vocab!r}"
+            )
         check_base(self.base)
         for name in ("alibi_slope", "embed_scale", "map_scale"):
             check_positive_real(name, getattr(self, name))

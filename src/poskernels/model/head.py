@@ -1,23 +1,26 @@
-"""One causal attention head in NumPy: forward, hand-written backward, and a one-pass reader.
+"""One causal attention head in NumPy, or a stack of independent heads: forward, hand-written backward.
 
 The head reads token ids ``x_0..x_{n-1}``:
 
-* ``h_m = E[x_m] + p(m)`` (``p`` only for an additive scheme), ``q = h_t W_Q``, ``k_j = h_j W_K``,
-  ``v_j = h_j W_V``;
+* ``h_m = T[x_m] + p(m)`` (``p`` only for an additive scheme), where ``T = token_table(params, cfg)``
+  is the embedding of every token id: the article's ``E[symbol] + m [marked]``, or a free table
+  (:mod:`poskernels.model.embedding`); ``q = h_t W_Q``, ``k_j = h_j W_K``, ``v_j = h_j W_V``;
 * RoPE rotates them: ``q -> R_theta(t) q``, ``k_j -> R_theta(j) k_j`` (Definition 4);
 * scores ``z_j = <q, k_j> / tau + bias(t - j)`` over the causal prefix ``j <= t``, ``tau = sqrt(d)``;
 * ``o = sum_j softmax(z)_j v_j`` and logits ``o W_O`` over the symbols; softmax cross-entropy.
 
 Training reads only the last position (the cue task's query).  That path works per token, not
-per position: with ``EK = E W_K`` and ``EV = E W_V`` (``(V, d)`` tables) the content scores are
+per position: with ``EK = T W_K`` and ``EV = T W_V`` (``(V, d)`` tables) the content scores are
 ``(q EK^T)[x_j]`` and the output is ``C EV`` where ``C[v]`` is the attention mass on token ``v``,
-so a step never builds a ``(B, n, d)`` array except for RoPE's rotated keys.  Its backward,
-:func:`query_backward`, sits right after :func:`query_forward`.
+so a step never builds a ``(B, n, d)`` array.  It runs on a *stack* of ``M`` independent heads at
+once (:func:`stack_forward`, its backward :func:`stack_backward` right after it): every parameter
+gains a leading model axis, and one call advances all ``M``; :func:`query_forward` is the stack of one.
 :func:`poskernels.model.reader.score_all` reads every position of a sequence in one causal pass;
 a test checks it against :func:`query_forward` on every prefix.
 
-Parameters are a dict of arrays: ``E (V, d)``, ``W_Q, W_K, W_V (d, d)``, ``W_O (d, C)``, and the
-scheme's own (``P`` for the learned table, ``beta`` for T5, ``A`` for Shaw).
+Parameters are a dict of arrays: the embedding's (``E (S+1, d)`` and ``m (d,)``, or ``E (V, d)``),
+``W_Q, W_K, W_V (d, d)``, ``W_O (d, C)``, and the scheme's own (``P`` for the learned table,
+``beta`` for T5, ``A`` for Shaw); a stack adds a leading ``M`` to each.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import numpy as np
 from ..encodings import omega
 from ..errors import PosKernelsError
 from .config import HeadConfig
+from .embedding import init_embedding, token_table, token_table_backward
 from .schemes import HEAD_SCHEMES, default_positions
 
 __all__ = [
@@ -41,6 +45,12 @@ __all__ = [
     "query_backward",
     "query_forward",
     "query_logits",
+    "stack_backward",
+    "stack_cross_entropy",
+    "stack_forward",
+    "stack_params",
+    "token_table",
+    "token_table_backward",
 ]
 
 
@@ -81,7 +91,7 @@ PLAIN = Reading()
 
 
 def init_params(cfg: HeadConfig, rng: np.random.Generator) -> dict:
-    """Draw a head: ``E ~ N(0, embed_scale^2)``, each map ``~ N(0, map_scale^2 / d)``, no biases.
+    """Draw a head: the embedding ``~ N(0, embed_scale^2)``, each map ``~ N(0, map_scale^2 / d)``, no biases.
 
     Parameters
     ----------
@@ -91,24 +101,36 @@ def init_params(cfg: HeadConfig, rng: np.random.Generator) -> dict:
     Returns
     -------
     dict of str to ndarray
-        ``E (V, d)``, ``W_Q``, ``W_K``, ``W_V`` ``(d, d)``, ``W_O (d, C)``, then the scheme's own.
+        The embedding's (``E (S+1, d)`` and ``m (d,)``, or ``E (V, d)`` for a table), ``W_Q``,
+        ``W_K``, ``W_V`` ``(d, d)``, ``W_O (d, C)``, then the scheme's own.
 
     Examples
     --------
     >>> p = init_params(HeadConfig(scheme="learned"), np.random.default_rng(0))
     >>> {k: v.shape for k, v in p.items()}
-    {'E': (17, 16), 'W_Q': (16, 16), 'W_K': (16, 16), 'W_V': (16, 16), 'W_O': (16, 8), 'P': (32, 16)}
+    {'E': (9, 16), 'm': (16,), 'W_Q': (16, 16), 'W_K': (16, 16), 'W_V': (16, 16), 'W_O': (16, 8), 'P': (32, 16)}
     """
     d, s = cfg.d, cfg.map_scale / np.sqrt(cfg.d)
-    params = {
-        "E": rng.normal(0.0, cfg.embed_scale, size=(cfg.vocab, d)),  # (V, d)
-        "W_Q": rng.normal(0.0, s, size=(d, d)),  # (d, d)
-        "W_K": rng.normal(0.0, s, size=(d, d)),  # (d, d)
-        "W_V": rng.normal(0.0, s, size=(d, d)),  # (d, d)
-        "W_O": rng.normal(0.0, s, size=(d, cfg.n_classes)),  # (d, C)
-    }
+    params = init_embedding(cfg, rng)
+    params.update(
+        W_Q=rng.normal(0.0, s, size=(d, d)),  # (d, d)
+        W_K=rng.normal(0.0, s, size=(d, d)),  # (d, d)
+        W_V=rng.normal(0.0, s, size=(d, d)),  # (d, d)
+        W_O=rng.normal(0.0, s, size=(d, cfg.n_classes)),  # (d, C)
+    )
     params.update(HEAD_SCHEMES[cfg.scheme].init(cfg, rng))
     return params
+
+
+def stack_params(heads) -> dict:
+    """Stack heads' parameter dicts along a new leading model axis (one array per name).
+
+    >>> p = stack_params([init_params(HeadConfig(), np.random.default_rng(s)) for s in range(3)])
+    >>> p["E"].shape, p["W_O"].shape
+    ((3, 9, 16), (3, 16, 8))
+    """
+    heads = list(heads)
+    return {k: np.stack([h[k] for h in heads]) for k in heads[0]}
 
 
 def _check_tokens(cfg: HeadConfig, tokens) -> np.ndarray:
@@ -144,8 +166,9 @@ def _theta(cfg: HeadConfig, scheme, reading: Reading) -> np.ndarray:
 
 def _query_index(xq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """Distinct query tokens ``uq`` and each sequence's index into them (None: a single query token)."""
-    if xq.size and (xq == xq[0]).all():
-        return xq[:1], None  # the cue task: every sequence ends with the query token
+    first = xq.flat[0] if xq.size else 0
+    if xq.size and (xq == first).all():
+        return xq.reshape(-1)[:1], None  # the cue task: every sequence ends with the query token
     return np.unique(xq, return_inverse=True)
 
 
@@ -157,32 +180,207 @@ def _grid(rows: int, n: int, stride: int) -> np.ndarray:
     return g
 
 
-def query_forward(
+def _per_model_max(x: np.ndarray) -> np.ndarray:
+    """The maximum of each model's slice of ``x`` (shape ``(M, ...)``), shaped to broadcast against it."""
+    return x.reshape(x.shape[0], -1).max(axis=1).reshape((-1,) + (1,) * (x.ndim - 1))
+
+
+def stack_forward(
     params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, score_shift=None, validate=True
 ):
-    """Logits at the last position of each sequence, and what the backward pass needs.
+    """Logits at the last position of each sequence for a stack of ``M`` heads, and what the backward needs.
 
-    The score of key ``j`` depends on the sequence only through the query token ``x_t`` and the
-    key token ``x_j`` (and ``j``), so it is read from a table over (distinct query tokens,
-    [positions,] tokens), a single query token in the cue task; every per-sequence array is
-    ``(B, n)`` or ``(B, V)``.  The softmax is taken as ``exp(table)[x_j] * exp(position term)_j``,
-    so the exponential runs over the tables, not over every score.
+    Every parameter carries a leading model axis (:func:`stack_params`); head ``m`` reads its own
+    sequences ``tokens[m]``.  The score of key ``j`` depends on the sequence only through the
+    query token ``x_t`` and the key token ``x_j`` (and ``j``), so it is read from a table over
+    (distinct query tokens, [positions,] tokens), a single query token in the cue task; every
+    per-sequence array is ``(M, B, n)`` or ``(M, B, V)``.  The softmax is taken as
+    ``exp(table)[x_j] * exp(position term)_j``, so the exponential runs over the tables, not over
+    every score.  Nothing mixes models: each one's maxima, sums and accumulations are its own, so a
+    head's result does not depend on the heads stacked with it.
 
     Parameters
     ----------
     params : dict of ndarray
+        Stacked parameters, each ``(M, ...)``.
     cfg : HeadConfig
-    tokens : ndarray of int, shape (B, n)
+    tokens : ndarray of int, shape (M, B, n)
         Token ids; the last column is read (the query).
     positions : array_like, shape (n,), optional
         Absolute positions of the columns (default ``0..n-1``); real values are allowed for the
         sinusoidal code and RoPE (a shifted or interpolated reading).
     reading : Reading
         Per-plane frequencies and logit scale for a RoPE head.
-    score_shift : array_like broadcasting to (B, n), optional
+    score_shift : array_like broadcasting to (M, B, n), optional
         Added to the scores before the softmax (diagnostics that replace one term of the score).
     validate : bool
         Check the token ids (the trainer, whose sampler it trusts, skips it).
+
+    Returns
+    -------
+    logits : ndarray, shape (M, B, C)
+    cache : dict
+        Intermediates for :func:`stack_backward`.
+    """
+    tokens = np.asarray(tokens)
+    if validate:
+        _check_tokens(cfg, tokens.reshape(-1, tokens.shape[-1]) if tokens.ndim == 3 else tokens)
+    scheme = HEAD_SCHEMES[cfg.scheme]
+    M, B, n = tokens.shape
+    V, tau = cfg.vocab, cfg.tau
+    W_Q, W_K, W_V = params["W_Q"], params["W_K"], params["W_V"]
+    T = token_table(params, cfg)  # (M, V, d)
+    pos = _positions(positions, n)
+    r = pos[-1] - pos  # (n,) offsets t - j
+    theta = _theta(cfg, scheme, reading)
+    code = scheme.code(params, cfg, pos)  # (n, d), (M, n, d) or None
+    if code is not None and theta is not None:
+        raise PosKernelsError(f"scheme {cfg.scheme!r} is both additive and rotary; the head supports one or the other")
+    uq, iq = _query_index(tokens[..., -1])  # (U,), (M*B,) or None
+    U = uq.size
+    hq = T[:, uq]  # (M, U, d)
+    if code is not None:
+        hq = hq + code[..., -1:, :]
+        PK, PV = code @ W_K, code @ W_V  # (M, n, d) each
+    q = hq @ W_Q  # (M, U, d)
+    EK, EV = T @ W_K, T @ W_V  # (M, V, d) each: key and value of every token
+    # rows: each sequence's query row in a per-model (U, n) table, offset by the model
+    rows = None if iq is None else iq.reshape(M, B, 1) * n + _grid(1, n, 1)  # (M, B, n)
+    c = {"tokens": tokens, "pos": pos, "r": r, "code": code, "T": T, "EK": EK, "EV": EV, "hq": hq, "q": q, "uq": uq}
+    if theta is not None:
+        # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>.  In complex form plane p of k is
+        # multiplied by e^{i (j - t) theta_p}; W[u, j] = conj(q_u) e^{i (j - t) theta}.
+        e = np.exp(-1j * r[:, None] * theta)  # (n, P)
+        W = q.view(np.complex128).conj()[:, :, None, :] * e  # (M, U, n, P)
+        kc = EK.view(np.complex128)  # (M, V, P): plane p is EK[..., 2p] + i EK[..., 2p+1]
+        table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real * (reading.logit_scale / tau)  # (M, U n, V)
+        index = (_grid(1, n, V) if rows is None else rows * V) + tokens  # (M, B, n) within a model's table
+        c.update(e=e, W=W, kc=kc)
+    else:
+        table = q @ np.swapaxes(EK, 1, 2) / tau  # (M, U, V): each query token against each token's key
+        index = tokens if rows is None else iq.reshape(M, B, 1) * V + tokens  # (M, B, n)
+    size = table[0].size
+    index = index + _grid(M, 1, size).reshape(M, 1, 1)  # (M, B, n) into the stack's flat tables
+    ptable = None if code is None else q @ np.swapaxes(PK, 1, 2) / tau  # (M, U, n): query tokens against positions
+    bias = scheme.bias(params, cfg, q, r)  # (M, U, n), (M, n), (n,) or None
+    if bias is not None:
+        bias = bias[:, None, :] if bias.ndim == 2 else bias
+        ptable = bias if ptable is None else ptable + bias
+    # softmax over keys, up to a per-row constant: exp(content score) * exp(position term)
+    a = np.exp(table - _per_model_max(table)).ravel()[index]  # (M, B, n)
+    if ptable is not None:
+        if ptable.ndim == 1:  # one position term for every model and query: (n,)
+            a *= np.exp(ptable - ptable.max())
+        else:
+            ptable = np.broadcast_to(ptable, (M, U, n))
+            ep = np.exp(ptable - _per_model_max(ptable))  # (M, U, n)
+            a *= ep if rows is None else ep.ravel()[rows + _grid(M, 1, U * n).reshape(M, 1, 1)]
+    if score_shift is not None:
+        shift = np.broadcast_to(np.asarray(score_shift, dtype=float), (M, B, n))
+        a *= np.exp(shift - _per_model_max(shift))
+    total = a.sum(axis=-1, keepdims=True)  # (M, B, 1)
+    low = total.reshape(M, B).min(axis=1) <= 1e-200  # (M,) a row far below its tables' maxima underflowed
+    for m in np.flatnonzero(low):  # recompute those models' scores exactly
+        z = table[m].ravel()[index[m] - m * size]
+        if ptable is not None:
+            z = z + (ptable if ptable.ndim == 1 else ptable[m] if rows is None else ptable[m].ravel()[rows[m]])
+        if score_shift is not None:
+            z = z + shift[m]
+        a[m] = np.exp(z - z.max(axis=1, keepdims=True))
+        total[m] = a[m].sum(axis=1, keepdims=True)
+    a /= total
+    flat = tokens + _grid(M * B, 1, V).reshape(M, B, 1)  # (M, B, n) index into a (M, B, V) table
+    C = np.bincount(flat.ravel(), weights=a.ravel(), minlength=M * B * V).reshape(M, B, V)  # mass per token
+    o = C @ EV  # (M, B, d)
+    if code is not None:
+        o += a @ PV
+        c.update(PK=PK, PV=PV)
+    c.update(a=a, C=C, o=o, flat=flat, index=index, rows=rows, table_size=table.size, U=U)
+    c.update(has_ptable=ptable is not None, logit_scale=reading.logit_scale)
+    return o @ params["W_O"], c  # (M, B, C)
+
+
+def stack_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
+    """Gradients of every stacked parameter from ``dL/dlogits`` (shape ``(M, B, C)``), by hand.
+
+    The reverse of :func:`stack_forward`, line by line; checked against float64 central
+    differences and PyTorch autograd in ``tests/test_head_gradients.py``.
+    """
+    scheme = HEAD_SCHEMES[cfg.scheme]
+    W_Q, W_K, W_V, W_O = params["W_Q"], params["W_K"], params["W_V"], params["W_O"]
+    tokens, a, C, q, code, U = cache["tokens"], cache["a"], cache["C"], cache["q"], cache["code"], cache["U"]
+    M, B, n = tokens.shape
+    V, tau = cfg.vocab, cfg.tau
+    grads = {"W_O": np.swapaxes(cache["o"], 1, 2) @ dlogits}  # (M, d, C)
+    do = dlogits @ np.swapaxes(W_O, 1, 2)  # (M, B, d)
+    dEV = np.swapaxes(C, 1, 2) @ do  # (M, V, d)
+    da = (do @ np.swapaxes(cache["EV"], 1, 2)).ravel()[cache["flat"]]  # (M, B, n)
+    if code is not None:
+        dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
+        da += do @ np.swapaxes(cache["PV"], 1, 2)
+    dz = a * (da - (a * da).sum(axis=-1, keepdims=True))  # (M, B, n) softmax backward
+    dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
+    if cache["has_ptable"]:
+        rows = cache["rows"]
+        if rows is None:
+            dptable = dz.sum(axis=1)[:, None]  # (M, 1, n)
+        else:
+            flat_rows = rows + _grid(M, 1, U * n).reshape(M, 1, 1)  # (M, B, n)
+            dptable = np.bincount(flat_rows.ravel(), weights=dz.ravel(), minlength=M * U * n).reshape(M, U, n)
+        dq, scheme_grads = scheme.bias_backward(dptable, params, cfg, q, cache["r"])
+    else:
+        dq, scheme_grads = None, {}
+    dq = np.zeros_like(q) if dq is None else dq  # (M, U, d)
+    if scheme.rotary:
+        dtable = dtable.reshape(M, U * n, V) * (cache["logit_scale"] / tau)  # (M, U n, V)
+        # table = Re(W kc^T): d/dkc = sum conj(W) dtable; d/dW = conj(dtable kc), and W = conj(q) e
+        Wc = cache["W"].reshape(M, U * n, -1).conj()  # (M, U n, P)
+        dEK = (np.swapaxes(dtable, 1, 2) @ Wc).view(np.float64)  # (M, V, d)
+        dW = (dtable @ cache["kc"]).reshape(M, U, n, -1)  # (M, U, n, P)
+        dq += (dW * cache["e"]).sum(axis=2).view(np.float64)  # (M, U, d)
+    else:
+        dtable = dtable.reshape(M, U, V) / tau  # (M, U, V)
+        dq += dtable @ cache["EK"]
+        dEK = np.swapaxes(dtable, 1, 2) @ q  # (M, V, d)
+        if code is not None:
+            dq += dptable @ cache["PK"] / tau
+            dPK = np.swapaxes(dptable, 1, 2) @ q / tau  # (M, n, d)
+    T = cache["T"]
+    TT = np.swapaxes(T, 1, 2)  # (M, d, V)
+    grads["W_Q"] = np.swapaxes(cache["hq"], 1, 2) @ dq  # (M, d, d)
+    dhq = dq @ np.swapaxes(W_Q, 1, 2)  # (M, U, d)
+    grads["W_K"] = TT @ dEK
+    grads["W_V"] = TT @ dEV
+    dT = dEK @ np.swapaxes(W_K, 1, 2) + dEV @ np.swapaxes(W_V, 1, 2)  # (M, V, d)
+    dT[:, cache["uq"]] += dhq  # the distinct query tokens' rows
+    grads.update(token_table_backward(dT, params, cfg))
+    if code is not None:
+        codeT = np.swapaxes(code, -1, -2)  # (d, n) or (M, d, n)
+        grads["W_K"] += codeT @ dPK
+        grads["W_V"] += codeT @ dPV
+        dcode = dPK @ np.swapaxes(W_K, 1, 2) + dPV @ np.swapaxes(W_V, 1, 2)  # (M, n, d)
+        dcode[:, -1] += dhq.sum(axis=1)
+        scheme_grads.update(scheme.code_backward(dcode, params, cfg, cache["pos"]))
+    grads.update(scheme_grads)
+    return {k: grads[k] for k in params}
+
+
+def _one(params: dict) -> dict:
+    return {k: v[None] for k, v in params.items()}
+
+
+def query_forward(
+    params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, score_shift=None, validate=True
+):
+    """Logits at the last position of each sequence of one head: the stack of one (:func:`stack_forward`).
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        One head's parameters (no model axis).
+    tokens : ndarray of int, shape (B, n)
+    positions, reading, score_shift, validate
+        As in :func:`stack_forward` (``score_shift`` broadcasting to ``(B, n)``).
 
     Returns
     -------
@@ -192,149 +390,45 @@ def query_forward(
     """
     if validate:
         tokens = _check_tokens(cfg, tokens)
-    scheme = HEAD_SCHEMES[cfg.scheme]
-    B, n = tokens.shape
-    V, tau = cfg.vocab, cfg.tau
-    E, W_Q, W_K, W_V = params["E"], params["W_Q"], params["W_K"], params["W_V"]
-    pos = _positions(positions, n)
-    r = pos[-1] - pos  # (n,) offsets t - j
-    theta = _theta(cfg, scheme, reading)
-    code = scheme.code(params, cfg, pos)  # (n, d) or None
-    if code is not None and theta is not None:
-        raise PosKernelsError(f"scheme {cfg.scheme!r} is both additive and rotary; the head supports one or the other")
-    uq, iq = _query_index(tokens[:, -1])  # (U,), (B,) or None
-    U = uq.size
-    hq = E[uq]  # (U, d)
-    if code is not None:
-        hq = hq + code[-1]
-        PK, PV = code @ W_K, code @ W_V  # (n, d) each
-    q = hq @ W_Q  # (U, d)
-    EK, EV = E @ W_K, E @ W_V  # (V, d) each: key and value of every token
-    rows = None if iq is None else iq[:, None] * n + _grid(1, n, 1)  # (B, n) index into a (U, n) table
-    c = {"tokens": tokens, "pos": pos, "r": r, "code": code, "EK": EK, "EV": EV, "hq": hq, "q": q, "uq": uq}
-    if theta is not None:
-        # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>.  In complex form plane p of k is
-        # multiplied by e^{i (j - t) theta_p}; W[u, j] = conj(q_u) e^{i (j - t) theta}.
-        e = np.exp(-1j * r[:, None] * theta)  # (n, P)
-        W = q.view(np.complex128).conj()[:, None, :] * e  # (U, n, P)
-        kc = EK.view(np.complex128)  # (V, P): plane p is EK[:, 2p] + i EK[:, 2p+1]
-        table = (W @ kc.T).real * (reading.logit_scale / tau)  # (U, n, V)
-        index = (_grid(1, n, V) if rows is None else rows * V) + tokens  # (B, n)
-        c.update(e=e, W=W, kc=kc)
-    else:
-        table = q @ EK.T / tau  # (U, V): each query token against each token's key
-        index = tokens if iq is None else iq[:, None] * V + tokens  # (B, n)
-    ptable = None if code is None else q @ PK.T / tau  # (U, n): each query token against each position
-    bias = scheme.bias(params, cfg, q, r)  # (U, n) or (n,) or None
-    if bias is not None:
-        ptable = bias if ptable is None else ptable + bias
-    # softmax over keys, up to a per-row constant: exp(content score) * exp(position term)
-    a = np.exp(table - table.max()).ravel()[index]  # (B, n)
-    if ptable is not None:
-        ep = np.exp(ptable - ptable.max())  # (U, n) or (n,)
-        a *= ep if ep.ndim == 1 or rows is None else ep.ravel()[rows]
-    if score_shift is not None:
-        shift = np.asarray(score_shift, dtype=float)
-        a *= np.exp(shift - shift.max())
-    total = a.sum(axis=1, keepdims=True)  # (B, 1)
-    if not total.min() > 1e-200:  # a row far below the tables' maxima underflowed: recompute it exactly
-        z = table.ravel()[index]
-        if ptable is not None:
-            z = z + (ptable if ptable.ndim == 1 or rows is None else ptable.ravel()[rows])
-        if score_shift is not None:
-            z = z + shift
-        a = np.exp(z - z.max(axis=1, keepdims=True))
-        total = a.sum(axis=1, keepdims=True)
-    a /= total
-    flat = tokens + _grid(B, 1, V)  # (B, n) index into a (B, V) table
-    C = np.bincount(flat.ravel(), weights=a.ravel(), minlength=B * V).reshape(B, V)  # (B, V) mass per token
-    o = C @ EV  # (B, d)
-    if code is not None:
-        o += a @ PV
-        c.update(PK=PK, PV=PV)
-    c.update(a=a, C=C, o=o, flat=flat, index=index, rows=rows, table_size=table.size, U=U)
-    c.update(has_ptable=ptable is not None, logit_scale=reading.logit_scale)
-    return o @ params["W_O"], c  # (B, C)
+    tokens = np.asarray(tokens)
+    shift = None if score_shift is None else np.asarray(score_shift, dtype=float)[None]
+    logits, cache = stack_forward(_one(params), cfg, tokens[None], positions, reading, shift, validate=False)
+    return logits[0], cache
 
 
 def query_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
-    """Gradients of every parameter from ``dL/dlogits`` (shape ``(B, C)``), by hand.
+    """Gradients of one head's parameters from ``dL/dlogits`` (shape ``(B, C)``): :func:`stack_backward` of one."""
+    return {k: g[0] for k, g in stack_backward(_one(params), cfg, cache, np.asarray(dlogits)[None]).items()}
 
-    The reverse of :func:`query_forward`, line by line; checked against float64 central
-    differences in ``tests/test_head_gradients.py``.
+
+def stack_cross_entropy(logits: np.ndarray, targets) -> tuple[np.ndarray, np.ndarray]:
+    """Each model's mean softmax cross-entropy and its gradient, logits ``(M, B, C)``, targets ``(M, B)``.
+
+    >>> loss, g = stack_cross_entropy(np.zeros((2, 2, 4)), [[0, 3], [1, 1]])
+    >>> loss.round(4).tolist(), g.shape
+    ([1.3863, 1.3863], (2, 2, 4))
     """
-    scheme = HEAD_SCHEMES[cfg.scheme]
-    E, W_Q, W_K, W_V, W_O = params["E"], params["W_Q"], params["W_K"], params["W_V"], params["W_O"]
-    tokens, a, C, q, code, U = cache["tokens"], cache["a"], cache["C"], cache["q"], cache["code"], cache["U"]
-    B, n = tokens.shape
-    V, tau = cfg.vocab, cfg.tau
-    grads = {"W_O": cache["o"].T @ dlogits}  # (d, C)
-    do = dlogits @ W_O.T  # (B, d)
-    dEV = C.T @ do  # (V, d)
-    da = (do @ cache["EV"].T).ravel()[cache["flat"]]  # (B, n)
-    if code is not None:
-        dPV = a.T @ do  # (n, d)
-        da += do @ cache["PV"].T
-    dz = a * (da - (a * da).sum(axis=1, keepdims=True))  # (B, n) softmax backward
-    dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
-    if cache["has_ptable"]:
-        rows = cache["rows"]
-        if rows is None:
-            dptable = dz.sum(axis=0)[None]  # (1, n)
-        else:
-            dptable = np.bincount(rows.ravel(), weights=dz.ravel(), minlength=U * n).reshape(U, n)  # (U, n)
-        dq, scheme_grads = scheme.bias_backward(dptable, params, cfg, q, cache["r"])
-    else:
-        dq, scheme_grads = None, {}
-    dq = np.zeros_like(q) if dq is None else dq  # (U, d)
-    if scheme.rotary:
-        dtable = dtable.reshape(U, n, V) * (cache["logit_scale"] / tau)  # (U, n, V)
-        # table = Re(W kc^T): d/dkc = sum conj(W) dtable; d/dW = conj(dtable kc), and W = conj(q) e
-        dEK = np.einsum("ujv,ujp->vp", dtable, cache["W"].conj()).view(np.float64)  # (V, d)
-        dq += ((dtable @ cache["kc"]) * cache["e"]).sum(axis=1).view(np.float64)  # (U, d)
-    else:
-        dtable = dtable.reshape(U, V) / tau  # (U, V)
-        dq += dtable @ cache["EK"]
-        dEK = dtable.T @ q  # (V, d)
-        if code is not None:
-            dq += dptable @ cache["PK"] / tau
-            dPK = dptable.T @ q / tau  # (n, d)
-    hq = cache["hq"]
-    grads["W_Q"] = hq.T @ dq  # (d, d)
-    dhq = dq @ W_Q.T  # (U, d)
-    grads["W_K"] = E.T @ dEK
-    grads["W_V"] = E.T @ dEV
-    dE = dEK @ W_K.T + dEV @ W_V.T  # (V, d)
-    dE[cache["uq"]] += dhq  # the distinct query tokens' rows
-    grads["E"] = dE
-    if code is not None:
-        grads["W_K"] += code.T @ dPK
-        grads["W_V"] += code.T @ dPV
-        dcode = dPK @ W_K.T + dPV @ W_V.T  # (n, d)
-        dcode[-1] += dhq.sum(axis=0)
-        scheme_grads.update(scheme.code_backward(dcode, params, cfg, cache["pos"]))
-    grads.update(scheme_grads)
-    return {k: grads[k] for k in params}
+    logits = np.asarray(logits, dtype=float)
+    M, B, C = logits.shape
+    pick = _grid(M * B, 1, C).ravel() + np.asarray(targets).ravel()  # (M B,) flat index of each target
+    shifted = logits - logits.max(axis=-1, keepdims=True)  # (M, B, C)
+    p = np.exp(shifted)
+    Z = p.sum(axis=-1)  # (M, B)
+    loss = (np.log(Z).sum(axis=1) - shifted.ravel()[pick].reshape(M, B).sum(axis=1)) / B  # (M,)
+    p *= (1.0 / (B * Z))[..., None]
+    p.ravel()[pick] -= 1.0 / B
+    return loss, p  # (M,), (M, B, C)
 
 
 def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:
-    """Mean softmax cross-entropy and its gradient with respect to the logits.
+    """Mean softmax cross-entropy and its gradient with respect to the logits (one head).
 
     >>> loss, g = cross_entropy(np.zeros((2, 4)), [0, 3])
     >>> round(loss, 4), float(abs(g.sum()).round(12))
     (1.3863, 0.0)
     """
-    logits = np.asarray(logits, dtype=float)
-    targets = np.asarray(targets)
-    B = logits.shape[0]
-    shifted = logits - logits.max(axis=1, keepdims=True)  # (B, C)
-    p = np.exp(shifted)
-    Z = p.sum(axis=1)  # (B,)
-    rows = _grid(B, 1, 1).ravel()  # 0..B-1
-    loss = float((np.log(Z).sum() - shifted[rows, targets].sum()) / B)
-    p *= (1.0 / (B * Z))[:, None]
-    p[rows, targets] -= 1.0 / B
-    return loss, p  # (B, C)
+    loss, grad = stack_cross_entropy(np.asarray(logits, dtype=float)[None], np.asarray(targets)[None])
+    return float(loss[0]), grad[0]
 
 
 def loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets) -> tuple[float, dict]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import HeadConfig
-from .head import PLAIN, Reading, _check_tokens, _positions, _theta
+from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
 from .schemes import HEAD_SCHEMES
 
 __all__ = ["score_all"]
@@ -51,7 +51,7 @@ def score_all(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Re
     pos = _positions(positions, n)
     theta = _theta(cfg, scheme, reading)
     code = scheme.code(params, cfg, pos)  # (n, d) or None
-    H = params["E"][tokens]  # (B, n, d)
+    H = token_table(params, cfg)[tokens]  # (B, n, d)
     if code is not None:
         H = H + code
     Q, K, Vv = H @ params["W_Q"], H @ params["W_K"], H @ params["W_V"]  # (B, n, d) each

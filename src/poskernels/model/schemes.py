@@ -12,10 +12,13 @@ beside it, its backward:
   on the query): ALiBi's ``-s r``, T5's learned ``beta_bucket(r)``, Shaw's ``q a_min(r,K) / tau``
   (Definition 3).
 
-Shapes: ``positions`` is ``(n,)``.  The query-only path passes the queries of its ``U`` distinct
-query tokens, ``q`` of shape ``(U, d)``, and offsets ``r`` of shape ``(n,)``, and a bias returns
-``(U, n)`` or ``(n,)``; the all-positions path passes ``(B, n, d)`` and ``(n, n)``, and a bias
-returns ``(B, n, n)`` or ``(n, n)``.  A scheme is either additive (``code``) or rotary, not both.
+Shapes: ``positions`` is ``(n,)``.  The query-only path trains a *stack* of ``M`` heads: every
+parameter has a leading model axis, it passes the queries of its ``U`` distinct query tokens, ``q``
+of shape ``(M, U, d)``, and offsets ``r`` of shape ``(n,)``, and a bias returns ``(M, U, n)``,
+``(M, n)`` or ``(n,)``; a code is ``(n, d)`` or ``(M, n, d)``.  The all-positions path reads one
+head (no model axis): it passes ``(B, n, d)`` and ``(n, n)``, and a bias returns ``(B, n, n)`` or
+``(n, n)``.  Every hook indexes from the right, so one implementation serves both.  A scheme is
+either additive (``code``) or rotary, not both.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ class HeadScheme:
         return None
 
     def code_backward(self, dcode: np.ndarray, params: dict, cfg, positions: np.ndarray) -> dict:
-        """Gradients of the scheme's parameters from ``dL/dp``, shape ``(n, d)``."""
+        """Gradients of the scheme's parameters (stacked) from ``dL/dp``, shape ``(M, n, d)``."""
         return {}
 
     def bias(self, params: dict, cfg, q: np.ndarray, r: np.ndarray):
@@ -61,7 +64,7 @@ class HeadScheme:
         return None
 
     def bias_backward(self, dz: np.ndarray, params: dict, cfg, q: np.ndarray, r: np.ndarray):
-        """``(dL/dq or None, grads)`` from ``dL/dbias`` of the query-only path, ``dz`` shape ``(U, n)``."""
+        """``(dL/dq or None, grads)`` from ``dL/dbias`` of the query-only path, ``dz`` shape ``(M, U, n)``."""
         return None, {}
 
 
@@ -105,7 +108,7 @@ class Learned(HeadScheme):
 
     @staticmethod
     def _rows(params, positions):
-        L = params["P"].shape[0]
+        L = params["P"].shape[-2]
         if positions is default_positions(positions.size) and positions.size <= L:
             return slice(0, positions.size)  # training reads rows 0..n-1 once each
         idx = np.asarray(positions)
@@ -117,15 +120,15 @@ class Learned(HeadScheme):
         return idx.astype(np.int64)
 
     def code(self, params, cfg, positions):
-        return params["P"][self._rows(params, positions)]  # (n, d)
+        return params["P"][..., self._rows(params, positions), :]  # (..., n, d)
 
     def code_backward(self, dcode, params, cfg, positions):
-        dP = np.zeros_like(params["P"])  # (L, d)
+        dP = np.zeros_like(params["P"])  # (M, L, d)
         rows = self._rows(params, positions)
         if isinstance(rows, slice):
-            dP[rows] = dcode
+            dP[:, rows] = dcode
         else:
-            np.add.at(dP, rows, dcode)
+            np.add.at(dP, (slice(None), rows), dcode)
         return {"P": dP}
 
 
@@ -165,11 +168,13 @@ class T5(HeadScheme):
         return t5_bucket(-np.asarray(np.rint(r), dtype=np.int64), cfg.t5_buckets, cfg.t5_max_distance)
 
     def bias(self, params, cfg, q, r):
-        return params["beta"][self._buckets(cfg, np.maximum(r, 0))]  # (n,) or (n, n)
+        return np.take(params["beta"], self._buckets(cfg, np.maximum(r, 0)), axis=-1)  # (M, n) or (n, n)
 
     def bias_backward(self, dz, params, cfg, q, r):
-        buckets = self._buckets(cfg, np.maximum(r, 0))  # (n,)
-        return None, {"beta": np.bincount(buckets, weights=dz.sum(axis=0), minlength=cfg.t5_buckets)}
+        M, nb = dz.shape[0], cfg.t5_buckets
+        flat = self._buckets(cfg, np.maximum(r, 0)) + nb * np.arange(M)[:, None]  # (M, n) bucket of model m
+        dbeta = np.bincount(flat.ravel(), weights=dz.sum(axis=1).ravel(), minlength=M * nb)  # sum over queries
+        return None, {"beta": dbeta.reshape(M, nb)}
 
 
 class Shaw(HeadScheme):
@@ -188,17 +193,17 @@ class Shaw(HeadScheme):
         return shaw_clip(np.maximum(np.asarray(np.rint(r), dtype=np.int64), 0), cfg.shaw_clip)
 
     def bias(self, params, cfg, q, r):
-        G = q @ params["A"].T / cfg.tau  # (..., K+1): the query against every offset vector
+        G = q @ np.swapaxes(params["A"], -1, -2) / cfg.tau  # (..., K+1): the query against every offset vector
         idx = self._clip(cfg, r)  # (n,) or (n, n)
         return np.take_along_axis(G, np.broadcast_to(idx, G.shape[:-1] + idx.shape[-1:]), axis=-1)
 
     def bias_backward(self, dz, params, cfg, q, r):
         K1 = cfg.shaw_clip + 1
         idx = self._clip(cfg, r)  # (n,)
-        U = dz.shape[0]
-        flat = (np.arange(U)[:, None] * K1 + idx[None, :]).ravel()  # (U n,)
-        dG = np.bincount(flat, weights=dz.ravel(), minlength=U * K1).reshape(U, K1) / cfg.tau  # (U, K+1)
-        return dG @ params["A"], {"A": dG.T @ q}
+        M, U, _ = dz.shape
+        flat = (np.arange(M * U)[:, None] * K1 + idx[None, :]).ravel()  # (M U n,)
+        dG = np.bincount(flat, weights=dz.ravel(), minlength=M * U * K1).reshape(M, U, K1) / cfg.tau  # (M, U, K+1)
+        return dG @ params["A"], {"A": np.swapaxes(dG, -1, -2) @ q}  # (M, U, d), (M, K+1, d)
 
 
 #: Registry of position schemes, by name (the names of :data:`poskernels.encodings.SCHEMES`).

@@ -3,9 +3,12 @@
 ``train(config, seed)`` is a pure function of its arguments (and the code version): the seed
 splits, through :class:`numpy.random.SeedSequence`, into one stream for the initial weights and
 one for the data, so the same seed gives the same weights bit for bit, and heads of different
-schemes with the same seed see the same training sequences.  With a ``cache_dir`` the result is
-stored as ``.npz`` under a key of the full configuration (:mod:`poskernels.model.cache`).
-:func:`train_many` trains the heads missing from the cache on a process pool.
+schemes with the same seed see the same training sequences.  Heads train as a *stack*: the seeds
+of one configuration advance together, one forward/backward/Adam call per step for all of them
+(:func:`train_stack`); a single head is the stack of one, through the same code, and a head's
+weights do not depend on what it was stacked with.  With a ``cache_dir`` each head is stored as
+``.npz`` under a key of its full configuration and seed (:mod:`poskernels.model.cache`).
+:func:`train_many` trains the heads missing from the cache in stacks, on a process pool.
 """
 
 from __future__ import annotations
@@ -24,10 +27,29 @@ from ..errors import PosKernelsError
 from ..tasks.registry import Sampler, get_task
 from .cache import CODE_VERSION, CacheError, cache_key, load_arrays, save_arrays
 from .config import TrainConfig
-from .head import PLAIN, Reading, accuracy, cross_entropy, init_params, query_backward, query_forward
+from .head import (
+    PLAIN,
+    Reading,
+    accuracy,
+    init_params,
+    stack_backward,
+    stack_cross_entropy,
+    stack_forward,
+    stack_params,
+)
 from .optim import adam_init, adam_step, flatten
 
-__all__ = ["TrainedHead", "evaluate", "head_path", "initial_params", "load_head", "train", "train_many"]
+__all__ = [
+    "TrainedHead",
+    "evaluate",
+    "head_path",
+    "initial_params",
+    "load_head",
+    "stacks",
+    "train",
+    "train_many",
+    "train_stack",
+]
 
 Log = Callable[[str], None]
 
@@ -115,34 +137,61 @@ def _check_stream(head, tokens, targets, count: int) -> None:
         )
 
 
-def _fit(config: TrainConfig, seed: int, sampler: Sampler, log: Log | None, progress_every: int):
-    init_rng, data_rng = _streams(seed)
-    head = config.head
-    params = init_params(head, init_rng)
-    flat, views = flatten(params)
+def _draw(config: TrainConfig, sampler: Sampler, rngs, count: int):
+    """``count`` steps' batches for every model, each from its own seed's stream.
+
+    Returns tokens ``(count, M, B, n)`` and targets ``(count, M, B)``: step ``k`` reads one
+    contiguous block per array.
+    """
+    head, B = config.head, config.batch
+    tokens = np.empty((count, len(rngs), B, head.n_train), dtype=np.int64)
+    targets = np.empty((count, len(rngs), B), dtype=np.int64)
+    for i, rng in enumerate(rngs):
+        x, y = sampler(rng, count * B, head.n_train)
+        _check_stream(head, x, y, count * B)
+        tokens[:, i] = np.asarray(x).reshape(count, B, head.n_train)
+        targets[:, i] = np.asarray(y).reshape(count, B)
+    return tokens, targets
+
+
+def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log | None, progress_every: int):
+    """Train the heads of ``seeds`` as one stack: the only trainer (a single head is the stack of one).
+
+    Each seed has its own initialization and data streams (:func:`_streams`), every per-head
+    quantity of the step is its own (:func:`~poskernels.model.head.stack_forward`), and Adam is
+    elementwise, so a head's weights do not depend on the heads stacked with it.
+    """
+    streams = [_streams(seed) for seed in seeds]
+    head, M = config.head, len(seeds)
+    params = stack_params(init_params(head, init_rng) for init_rng, _ in streams)
+    data_rngs = [data_rng for _, data_rng in streams]
+    flat, views = flatten(params)  # parameter-major: each name's (M, ...) block is contiguous
     state = adam_init(flat.size)
-    losses = np.empty(config.steps)
+    losses = np.empty((M, config.steps))
     start = time.perf_counter()
     per_draw = max(1, DRAW_SEQUENCES // config.batch)  # steps per call of the sampler
     for step in range(config.steps):
         k = step % per_draw
-        if k == 0:  # one call draws the fresh batches of the next steps (one per step, never reused)
-            count = min(per_draw, config.steps - step)
-            all_tokens, all_targets = sampler(data_rng, count * config.batch, head.n_train)
-            _check_stream(head, all_tokens, all_targets, count * config.batch)
-        tokens = all_tokens[k * config.batch : (k + 1) * config.batch]
-        targets = all_targets[k * config.batch : (k + 1) * config.batch]
-        logits, cache = query_forward(views, head, tokens, validate=False)
-        losses[step], dlogits = cross_entropy(logits, targets)
-        grads = query_backward(views, head, cache, dlogits)
-        g = np.concatenate([grads[k].ravel() for k in views])
+        if k == 0:  # one call per head draws the fresh batches of the next steps (one per step, never reused)
+            all_tokens, all_targets = _draw(config, sampler, data_rngs, min(per_draw, config.steps - step))
+        logits, cache = stack_forward(views, head, all_tokens[k], validate=False)
+        losses[:, step], dlogits = stack_cross_entropy(logits, all_targets[k])
+        grads = stack_backward(views, head, cache, dlogits)
+        g = np.concatenate([grads[name].ravel() for name in views])  # the layout of flat
         adam_step(flat, g, state, config.lr, config.beta1, config.beta2, config.eps)
         if log is not None and progress_every and ((step + 1) % progress_every == 0 or step + 1 == config.steps):
+            tail = losses[:, max(0, step - 49) : step + 1].mean()
             log(
-                f"[train] {config.task}/{head.scheme} seed {seed}: step {step + 1}/{config.steps}, "
-                f"loss {losses[max(0, step - 49) : step + 1].mean():.4f} ({time.perf_counter() - start:.1f} s)"
+                f"[train] {config.task}/{head.scheme} seeds {_seed_list(seeds)}: step {step + 1}/{config.steps}, "
+                f"loss {tail:.4f} ({time.perf_counter() - start:.1f} s)"
             )
-    return {k: v.copy() for k, v in views.items()}, losses
+    return [{k: v[i].copy() for k, v in views.items()} for i in range(M)], losses
+
+
+def _seed_list(seeds) -> str:
+    seeds = list(seeds)
+    contiguous = len(seeds) > 2 and seeds == list(range(seeds[0], seeds[0] + len(seeds)))
+    return f"{seeds[0]}..{seeds[-1]}" if contiguous else ",".join(map(str, seeds))
 
 
 def load_head(cache_dir: Path, config: TrainConfig, seed: int, log: Log | None = None) -> TrainedHead | None:
@@ -167,6 +216,63 @@ def load_head(cache_dir: Path, config: TrainConfig, seed: int, log: Log | None =
     return TrainedHead(config, seed, arrays, losses, cache_key(description))
 
 
+def _save(cache_dir, head: TrainedHead) -> None:
+    description = _description(head.config, head.seed)
+    path = head_path(cache_dir, head.config, head.seed)
+    save_arrays(path, {**head.params, "__losses__": head.losses}, {**description, "code": CODE_VERSION})
+
+
+def train_stack(
+    config: TrainConfig,
+    seeds: Sequence[int],
+    cache_dir: Path | None = None,
+    sampler: Sampler | None = None,
+    log: Log | None = None,
+    progress_every: int = 500,
+) -> list[TrainedHead]:
+    """Train the heads of ``config`` for every seed of ``seeds`` as one stack (or load them from the cache).
+
+    The heads found in the cache are loaded; the missing ones train together, one
+    forward/backward/Adam call advancing all of them, and each is stored in its own file, keyed
+    as if trained alone: a head's weights are the same bit for bit whatever it is stacked with.
+
+    Parameters
+    ----------
+    config : TrainConfig
+    seeds : sequence of int
+        Distinct non-negative seeds.
+    cache_dir, sampler, log, progress_every
+        As in :func:`train`.
+
+    Returns
+    -------
+    list of TrainedHead, in the order of ``seeds``.
+
+    Examples
+    --------
+    >>> from poskernels.model.config import preset
+    >>> heads = train_stack(preset("quick", "alibi"), [0, 1, 2])
+    >>> alone = train(preset("quick", "alibi"), 1)
+    >>> bool(np.array_equal(heads[1].params["W_Q"], alone.params["W_Q"]))
+    True
+    """
+    seeds = [_check_seed(seed) for seed in seeds]
+    if not isinstance(config, TrainConfig):
+        raise PosKernelsError(f"config must be a TrainConfig; got {type(config).__name__}")
+    if len(set(seeds)) != len(seeds):
+        raise PosKernelsError(f"the seeds of a stack must be distinct; got {seeds!r}")
+    out = {seed: None if cache_dir is None else load_head(cache_dir, config, seed, log) for seed in seeds}
+    todo = [seed for seed in seeds if out[seed] is None]
+    if todo:
+        sampler = get_task(config.task) if sampler is None else sampler
+        params, losses = _fit(config, todo, sampler, log, progress_every)
+        for seed, p, loss in zip(todo, params, losses):
+            out[seed] = TrainedHead(config, seed, p, loss, cache_key(_description(config, seed)))
+            if cache_dir is not None:
+                _save(cache_dir, out[seed])
+    return [out[seed] for seed in seeds]
+
+
 def train(
     config: TrainConfig,
     seed: int,
@@ -175,7 +281,7 @@ def train(
     log: Log | None = None,
     progress_every: int = 500,
 ) -> TrainedHead:
-    """Train one head (or load it from the cache).
+    """Train one head (or load it from the cache): the stack of one (:func:`train_stack`).
 
     Parameters
     ----------
@@ -204,28 +310,14 @@ def train(
     >>> acc > 0.5
     True
     """
-    seed = _check_seed(seed)
-    if not isinstance(config, TrainConfig):
-        raise PosKernelsError(f"config must be a TrainConfig; got {type(config).__name__}")
-    if cache_dir is not None:
-        cached = load_head(cache_dir, config, seed, log)
-        if cached is not None:
-            return cached
-    sampler = get_task(config.task) if sampler is None else sampler
-    params, losses = _fit(config, seed, sampler, log, progress_every)
-    description = _description(config, seed)
-    if cache_dir is not None:
-        save_arrays(
-            head_path(cache_dir, config, seed), {**params, "__losses__": losses}, {**description, "code": CODE_VERSION}
-        )
-    return TrainedHead(config, seed, params, losses, cache_key(description))
+    return train_stack(config, [_check_seed(seed)], cache_dir, sampler, log, progress_every)[0]
 
 
 def _train_job(args):
-    config, seed, cache_dir, sampler = args
+    config, seeds, cache_dir, sampler = args
     start = time.perf_counter()
-    head = train(config, seed, cache_dir, sampler)
-    return head, time.perf_counter() - start
+    heads = train_stack(config, seeds, cache_dir, sampler)
+    return heads, time.perf_counter() - start
 
 
 def available_cpus() -> int:
@@ -237,6 +329,36 @@ def available_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def stacks(jobs: Sequence[tuple[TrainConfig, int]], parts: int = 1) -> list[tuple[TrainConfig, list[int]]]:
+    """Group ``(config, seed)`` jobs into stacks: the seeds of one configuration, in first appearance order.
+
+    With ``parts > 1`` the stacks are split, as evenly as their sizes allow, until there are at
+    least ``parts`` of them (so a pool of ``parts`` processes has work for each); stacking never
+    changes a head, so the split is free to choose.
+
+    >>> from poskernels.model.config import preset
+    >>> a, b = preset("quick", "nope"), preset("quick", "rope")
+    >>> [(c.head.scheme, s) for c, s in stacks([(a, 0), (b, 0), (a, 1), (a, 2)])]
+    [('nope', [0, 1, 2]), ('rope', [0])]
+    >>> [(c.head.scheme, s) for c, s in stacks([(a, 0), (b, 0), (a, 1), (a, 2)], parts=3)]
+    [('nope', [0, 1]), ('nope', [2]), ('rope', [0])]
+    """
+    groups: dict[TrainConfig, list[int]] = {}
+    for config, seed in jobs:
+        seeds = groups.setdefault(config, [])
+        if seed not in seeds:
+            seeds.append(seed)
+    out = [(config, seeds) for config, seeds in groups.items()]
+    while len(out) < parts:
+        i = max(range(len(out)), key=lambda j: len(out[j][1]), default=None)
+        if i is None or len(out[i][1]) < 2:
+            break
+        config, seeds = out[i]
+        half = (len(seeds) + 1) // 2
+        out[i : i + 1] = [(config, seeds[:half]), (config, seeds[half:])]
+    return out
+
+
 def train_many(
     jobs: Sequence[tuple[TrainConfig, int]],
     cache_dir: Path | None = None,
@@ -244,16 +366,19 @@ def train_many(
     workers: int | None = None,
     sampler: Sampler | None = None,
 ) -> list[TrainedHead]:
-    """Train (or load) every ``(config, seed)`` of ``jobs``, the missing ones on a process pool.
+    """Train (or load) every ``(config, seed)`` of ``jobs``: the missing ones in stacks, on a process pool.
+
+    The missing heads of one configuration train as one stack (:func:`train_stack`, split by
+    :func:`stacks` when there are fewer stacks than processes); the pool distributes stacks.
 
     Parameters
     ----------
     jobs : sequence of (TrainConfig, int)
     cache_dir : Path, optional
     log : callable, optional
-        Reports each head as it finishes.
+        Reports each stack as it finishes.
     workers : int, optional
-        Processes (default: the CPUs available, at most the number of heads to train); 1 trains
+        Processes (default: the CPUs available, at most the number of stacks to train); 1 trains
         in this process.
     sampler : callable, optional
         A module-level function (it is sent to the workers), as in :func:`train`.
@@ -262,36 +387,48 @@ def train_many(
     -------
     list of TrainedHead, in the order of ``jobs``.
     """
-    out: list[TrainedHead | None] = [None] * len(jobs)
-    todo = []
-    for i, (config, seed) in enumerate(jobs):
+    found: dict[tuple[TrainConfig, int], TrainedHead] = {}
+    missing = []
+    for config, seed in jobs:
+        key = (config, _check_seed(seed))
+        if key in found or key in missing:
+            continue
         cached = None if cache_dir is None else load_head(cache_dir, config, seed, log)
         if cached is None:
-            todo.append(i)
+            missing.append(key)
         else:
-            out[i] = cached
-    if todo:
-        workers = min(len(todo), workers or available_cpus())
+            found[key] = cached
+    if missing:
+        workers = workers or available_cpus()
+        todo = stacks(missing, parts=workers)
+        workers = min(len(todo), workers)
         if log is not None:
-            log(f"[train] {len(todo)} head(s) to train on {workers} process(es); {len(jobs) - len(todo)} cached")
-        args = [(jobs[i][0], jobs[i][1], cache_dir, sampler) for i in todo]
+            log(
+                f"[train] {len(missing)} head(s) to train in {len(todo)} stack(s) on {workers} process(es); "
+                f"{len(found)} cached"
+            )
+        args = [(config, seeds, cache_dir, sampler) for config, seeds in todo]
         if workers <= 1:
             results = map(_train_job, args)
-            for i, (head, seconds) in zip(todo, results):
-                out[i] = head
-                _report(log, head, seconds)
+            for heads, seconds in results:
+                _collect(found, heads, seconds, log)
         else:
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                for i, (head, seconds) in zip(todo, pool.map(_train_job, args)):
-                    out[i] = head
-                    _report(log, head, seconds)
-    return out
+                for heads, seconds in pool.map(_train_job, args):
+                    _collect(found, heads, seconds, log)
+    return [found[(config, int(seed))] for config, seed in jobs]
 
 
-def _report(log, head: TrainedHead, seconds: float) -> None:
+def _collect(found: dict, heads: list[TrainedHead], seconds: float, log) -> None:
+    for head in heads:
+        found[(head.config, head.seed)] = head
     if log is not None:
-        tail = head.losses[-50:].mean()
-        log(f"[train] {head.config.task}/{head.head.scheme} seed {head.seed}: loss {tail:.4f} in {seconds:.1f} s")
+        tail = np.mean([head.losses[-50:].mean() for head in heads])
+        first = heads[0]
+        log(
+            f"[train] {first.config.task}/{first.head.scheme} seeds {_seed_list([h.seed for h in heads])}: "
+            f"mean loss {tail:.4f} in {seconds:.1f} s"
+        )
 
 
 def evaluate(head: TrainedHead, tokens, targets, positions=None, reading: Reading = PLAIN) -> float:

@@ -94,17 +94,23 @@ def cue_batch(
     targets : ndarray of int64, shape (batch,)
         Symbol on the most recent marked content token, in ``0..S-1``.
 
+    Notes
+    -----
+    Each content token costs one 32-bit draw: with ``S = 2^b`` symbols its low ``b`` bits are the
+    symbol and the rest decide the mark, which holds with probability ``mark_prob`` rounded to a
+    multiple of ``2^-(32 - b)`` (``2^-29`` at ``S = 8``).  Any other ``S`` draws its symbols apart.
+
     Examples
     --------
-    One encoded sequence of length 12.  Marked tokens are ``S + s``: 15, 12 and 13 are symbols
-    7, 4 and 5 marked, at positions 2, 5 and 6.  The query 16 ends it, and the answer is the
-    symbol on the most recent mark, 5.
+    One encoded sequence of length 12.  Marked tokens are ``S + s``: 9, 13 and 14 are symbols
+    1, 5 and 6 marked, at positions 5, 6 and 7.  The query 16 ends it, and the answer is the
+    symbol on the most recent mark, 6.
 
-    >>> tokens, targets = cue_batch(np.random.default_rng(9), 1, 12)
+    >>> tokens, targets = cue_batch(np.random.default_rng(0), 1, 12)
     >>> tokens[0].tolist(), int(targets[0])
-    ([3, 6, 15, 2, 0, 12, 13, 6, 5, 5, 7, 16], 5)
+    ([7, 7, 1, 0, 0, 9, 13, 14, 3, 0, 6, 16], 6)
     >>> print(describe(tokens[0]))
-    3 6 7* 2 0 4* 5* 6 5 5 7 ?
+    7 7 1 0 0 1* 5* 6* 3 0 6 ?
     """
     if not isinstance(rng, np.random.Generator):
         raise PosKernelsError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)); got {rng!r}")
@@ -117,16 +123,25 @@ def cue_batch(
     if not (is_real and math.isfinite(mark_prob) and 0.0 < mark_prob <= 1.0):
         raise PosKernelsError(f"mark_prob must be a number in (0, 1]; got {mark_prob!r}")
     m = n - 1
-    symbols = rng.integers(0, n_symbols, size=(batch, m))  # (batch, n-1)
-    marked = rng.random((batch, m)) < mark_prob  # (batch, n-1)
-    unmarked_rows = np.flatnonzero(~marked.any(axis=1))
-    # the convention that makes the bag reader's figures exact: one uniform content token is marked
-    marked[unmarked_rows, rng.integers(0, m, size=unmarked_rows.size)] = True
+    bits = n_symbols.bit_length() - 1 if n_symbols & (n_symbols - 1) == 0 and n_symbols <= 1 << 16 else 0
+    raw = rng.integers(0, 1 << 32, size=(batch, m), dtype=np.uint32)  # (batch, n-1): one draw per token
+    # the mark: the bits above the symbol's, below a threshold (mark_prob to within 2^-(32 - bits))
+    marked = raw >= np.uint32(0) if mark_prob == 1.0 else raw < np.uint32(round(mark_prob * 2.0 ** (32 - bits)) << bits)
+    if bits or n_symbols == 1:  # S a power of two: the symbol is the low bits of the same draw
+        symbols = raw & np.uint32(n_symbols - 1)  # (batch, n-1)
+    else:
+        symbols = rng.integers(0, n_symbols, size=(batch, m), dtype=np.uint32)
     last = m - 1 - np.argmax(marked[:, ::-1], axis=1)  # (batch,) index of the most recent mark
+    rows = np.arange(batch)
+    unmarked_rows = np.flatnonzero(~marked[rows, last])
+    # the convention that makes the bag reader's figures exact: one uniform content token is marked
+    pick = rng.integers(0, m, size=unmarked_rows.size)
+    marked[unmarked_rows, pick] = True
+    last[unmarked_rows] = pick
     tokens = np.empty((batch, n), dtype=np.int64)
-    tokens[:, :m] = symbols + n_symbols * marked  # (batch, n-1)
+    tokens[:, :m] = symbols + marked * np.uint32(n_symbols)  # (batch, n-1): symbol + S [marked]
     tokens[:, m] = 2 * n_symbols
-    return tokens, symbols[np.arange(batch), last]
+    return tokens, symbols[rows, last].astype(np.int64)
 
 
 def describe(tokens, n_symbols: int = N_SYMBOLS) -> str:
