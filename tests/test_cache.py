@@ -32,7 +32,7 @@ def test_second_call_loads_without_training(tmp_path):
 def test_file_is_plain_npz_without_pickle(tmp_path):
     train(CONFIG, 1, tmp_path)
     with np.load(head_path(tmp_path, CONFIG, 1), allow_pickle=False) as data:
-        assert {"E", "W_Q", "W_K", "W_V", "W_O", "beta", "__losses__", "__meta__"} == set(data.files)
+        assert {"E", "m", "W_Q", "W_K", "W_V", "W_O", "beta", "__losses__", "__meta__"} == set(data.files)
         assert all(data[k].dtype != object for k in data.files)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from poskernels.model.config import HeadConfig
+from poskernels.model.embedding import EMBEDDINGS
 from poskernels.model.head import (
     PLAIN,
     Reading,
@@ -19,7 +20,6 @@ from poskernels.model.head import (
     stack_forward,
     stack_params,
 )
-from poskernels.model.embedding import EMBEDDINGS
 from poskernels.model.optim import central_difference
 from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.tasks.cue import cue_batch

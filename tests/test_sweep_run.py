@@ -67,7 +67,7 @@ def _serial(grid) -> dict:
     for job in group_jobs([(point_key(p), p) for p in grid.points]):
         r = run_job({"points": job, "cache_dir": None})
         for key, _ in job:
-            out[key] = {"accuracy": r["results"][key]["accuracy"], "final_loss": r["final_loss"]}
+            out[key] = {"accuracy": r["results"][key]["accuracy"], "final_loss": r["results"][key]["final_loss"]}
     return out
 
 
@@ -175,16 +175,16 @@ def test_a_point_that_raises_is_retried_once_then_recorded(tmp_path, capsys):
     grid = parse_grid("[fixed]\nsteps = 5\nbatch = 4\ntest_lengths = [8]\ntest_size = 10\n[grid]\nseed = [0, 1, 2]")
     threads = Backend("threads:2", 2, new=lambda: ThreadPoolExecutor(2))
     with Store(tmp_path / "s.sqlite") as store:
-        s = run_sweep(grid, store, threads, job=flaky, stream=sys.stdout)
+        s = run_sweep(grid, store, threads, job=flaky, stream=sys.stdout, stack=1)
         assert (s.done, s.failed, calls) == (2, 1, {0: 1, 1: 2, 2: 2})
         rows = {r["seed"]: r for r in store.rows()}
         assert [(rows[i]["status"], rows[i]["failures"], rows[i]["attempts"]) for i in range(3)] == [
             ("done", 0, 1), ("done", 1, 2), ("failed", 2, 2),
         ]  # fmt: skip
         assert rows[2]["error"].startswith("ValueError: boom at seed 2") and rows[1]["error"] is None
-        assert run_sweep(grid, store, threads, job=flaky, stream=sys.stdout).failed == 1
+        assert run_sweep(grid, store, threads, job=flaky, stream=sys.stdout, stack=1).failed == 1
         assert calls == {0: 1, 1: 2, 2: 2}  # nothing finished, or failed, is run again
-        assert run_sweep(grid, store, threads, job=flaky, retry_failed=True, stream=sys.stdout).failed == 1
+        assert run_sweep(grid, store, threads, job=flaky, retry_failed=True, stream=sys.stdout, stack=1).failed == 1
         assert calls[2] == 4
 
 

@@ -46,6 +46,9 @@ def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--cache", type=Path, help="folder of trained heads shared with 'reproduce' (visible to workers)")
     p.add_argument("--retry-failed", action="store_true", help="run again the points recorded as failed")
+    p.add_argument(
+        "--stack", type=int, default=16, help="most trainings (seeds of one configuration) per job (default: 16)"
+    )
     p.add_argument("--format", choices=sorted(FORMATS), default="csv", help="(export) output format (default: csv)")
     p.add_argument("--out", type=Path, help="(export) the file to write")
 
@@ -66,7 +69,7 @@ def sweep(args: argparse.Namespace) -> int:
     backend = local_backend(args.workers) if args.scheduler is None else dask_backend(args.scheduler, args.workers)
     try:
         with Store(args.store) as store:
-            s = run_sweep(grid, store, backend, cache_dir=args.cache, retry_failed=args.retry_failed)
+            s = run_sweep(grid, store, backend, cache_dir=args.cache, retry_failed=args.retry_failed, stack=args.stack)
     finally:
         backend.close()
     rate = (s.done - s.done_before) / s.seconds if s.seconds > 0 else 0.0

@@ -8,8 +8,9 @@ A point (a dict over :data:`poskernels.sweep.grid.SETTINGS`) is trained and read
 extension map (``kappa = max(1, n / L)``).  A tournament point of a sweep therefore gives the
 tournament's number, bit for bit.  Points that
 differ only in how the head is read (test lengths, test set, extension map) share one training:
-they form one *job*, the unit sent to a worker (:func:`run_job`), so a RoPE head re-read with PI,
-NTK-aware and YaRN is trained once.
+they form one *training* (:func:`group_jobs`), so a RoPE head re-read with PI, NTK-aware and YaRN
+is trained once; trainings that differ only in the seed form one *stack* (:func:`group_stacks`), the
+unit sent to a worker (:func:`run_job`), whose heads train together as in ``poskernels reproduce``.
 """
 
 from __future__ import annotations
@@ -21,14 +22,15 @@ import socket
 import time
 from collections.abc import Sequence
 
+from ..errors import check_positive_int
 from ..experiments.tournament import defined_at, heldout, rescaled_reading
 from ..model.cache import CODE_VERSION as HEAD_CODE_VERSION
 from ..model.config import HeadConfig, TrainConfig
 from ..model.head import PLAIN
-from ..model.train import evaluate, load_head, train
+from ..model.train import evaluate, load_head, train_stack
 from .grid import SETTINGS
 
-__all__ = ["CODE_VERSION", "TASK", "group_jobs", "point_key", "run_job", "train_config"]
+__all__ = ["CODE_VERSION", "TASK", "group_jobs", "group_stacks", "point_key", "run_job", "train_config"]
 
 #: The training stream of every point (the tournament's cue task).
 TASK = "cue"
@@ -83,23 +85,56 @@ def group_jobs(points: Sequence[tuple[str, dict]]) -> list[list[tuple[str, dict]
     return list(jobs.values())
 
 
+def group_stacks(jobs: Sequence[list], size: int = 16, parts: int = 1) -> list[list[tuple[str, dict]]]:
+    """Merge jobs whose trainings differ only in the seed into stacks of at most ``size`` trainings.
+
+    A stack trains as one (:func:`poskernels.model.train.train_stack`) and gives each head the
+    weights it has alone, so grouping changes no result.  Stacks are split further, while one
+    holds more than one training, until there are at least ``parts`` (a job for every slot).
+
+    >>> from poskernels.sweep.grid import parse_grid
+    >>> g = parse_grid('[grid]\\nscheme = ["rope", "alibi"]\\nextension = ["none", "pi"]\\nseed = [0, 1, 2]')
+    >>> jobs = group_jobs([(point_key(p), p) for p in g.points])
+    >>> [len(j) for j in jobs], [len(s) for s in group_stacks(jobs)]
+    ([2, 2, 2, 1, 1, 1], [6, 3])
+    >>> [len(s) for s in group_stacks(jobs, size=2)], [len(s) for s in group_stacks(jobs, parts=4)]
+    ([4, 2, 2, 1], [4, 2, 2, 1])
+    """
+    size = check_positive_int("size", size)
+    groups: dict[str, list[list]] = {}
+    for job in jobs:
+        point = job[0][1]
+        shape = _digest({"task": TASK, **{k: point[k] for k, s in SETTINGS.items() if s.part not in ("eval", "seed")}})
+        groups.setdefault(shape, []).append(job)
+    stacked = [trainings[i : i + size] for trainings in groups.values() for i in range(0, len(trainings), size)]
+    while len(stacked) < parts:
+        i = max(range(len(stacked)), key=lambda j: len(stacked[j]), default=None)
+        if i is None or len(stacked[i]) < 2:
+            break
+        half = (len(stacked[i]) + 1) // 2
+        stacked[i : i + 1] = [stacked[i][:half], stacked[i][half:]]
+    return [[pair for job in trainings for pair in job] for trainings in stacked]
+
+
 def run_job(job: dict) -> dict:
-    """Train one head and read it for every point of the job (runs on a worker).
+    """Train (or load) the heads of a job as one stack and read each for every point (runs on a worker).
 
     Parameters
     ----------
     job : dict
-        ``points``: list of ``[key, point]`` sharing one training; ``cache_dir``: a folder of
-        trained heads shared with ``poskernels reproduce`` (or None to train without one).
+        ``points``: list of ``[key, point]``, of one training or of several that differ only in
+        the seed (:func:`group_stacks`); ``cache_dir``: a folder of trained heads shared with
+        ``poskernels reproduce`` (or None to train without one).
 
     Returns
     -------
     dict
-        ``results`` {key: {"accuracy": {str(n): float or None}, "eval_seconds": float}},
-        ``train_seconds``, ``final_loss`` (mean of the last 50 steps), ``trained`` (False when the
-        head came from the cache), ``training`` (key of the training the points share), ``worker``
-        (host:pid), ``started_at``, ``finished_at`` (epoch s).
-        Only plain JSON types, so the result crosses any executor unchanged.
+        ``results`` {key: {"accuracy": {str(n): float or None}, "eval_seconds": float,
+        "final_loss": float (mean of the last 50 steps), "trained": bool (False when the head came
+        from the cache), "training": key of the training the point reads, "train_seconds": the
+        stack's training time shared among its heads}}, ``trained`` (heads trained), ``worker``
+        (host:pid), ``started_at``, ``finished_at`` (epoch s).  Only plain JSON types, so the
+        result crosses any executor unchanged.
 
     Examples
     --------
@@ -107,18 +142,32 @@ def run_job(job: dict) -> dict:
     >>> p = parse_grid('[fixed]\\nsteps = 5\\nbatch = 4\\ntest_lengths = [8]\\ntest_size = 10').points[0]
     >>> out = run_job({"points": [[point_key(p), p]], "cache_dir": None})
     >>> list(out["results"][point_key(p)]["accuracy"]), out["trained"]
-    (['8'], True)
+    (['8'], 1)
     """
     started_at, t0 = time.time(), time.perf_counter()
     points = [(key, point) for key, point in job["points"]]
-    first = points[0][1]
-    config, seed, cache_dir = train_config(first), first["seed"], job.get("cache_dir")
-    cached = None if cache_dir is None else load_head(cache_dir, config, seed)
-    head = cached if cached is not None else train(config, seed, cache_dir)
-    train_seconds = time.perf_counter() - t0
+    cache_dir = job.get("cache_dir")
+    trainings: dict[str, tuple[TrainConfig, int]] = {}
+    for _, point in points:
+        trainings.setdefault(_training_key(point), (train_config(point), point["seed"]))
+    heads, trained = {}, set()
+    by_config: dict[TrainConfig, list[tuple[str, int]]] = {}
+    for tkey, (config, seed) in trainings.items():
+        cached = None if cache_dir is None else load_head(cache_dir, config, seed)
+        if cached is None:
+            by_config.setdefault(config, []).append((tkey, seed))
+        else:
+            heads[tkey] = cached
+    for config, todo in by_config.items():
+        for (tkey, _), head in zip(todo, train_stack(config, [seed for _, seed in todo], cache_dir)):
+            heads[tkey] = head
+            trained.add(tkey)
+    train_seconds = (time.perf_counter() - t0) / len(trainings)
     results = {}
     for key, point in points:
         t1 = time.perf_counter()
+        tkey = _training_key(point)
+        head = heads[tkey]
         accuracy = {}
         for n in point["test_lengths"]:
             if not defined_at(point["scheme"], point["n_train"], n):  # Definition 1: a learned table past L
@@ -128,13 +177,17 @@ def run_job(job: dict) -> dict:
             extension = point["extension"]
             reading = PLAIN if extension == "none" else rescaled_reading(head, extension, n)
             accuracy[str(n)] = float(evaluate(head, tokens, targets, reading=reading))
-        results[key] = {"accuracy": accuracy, "eval_seconds": time.perf_counter() - t1}
+        results[key] = {
+            "accuracy": accuracy,
+            "eval_seconds": time.perf_counter() - t1,
+            "final_loss": float(head.losses[-50:].mean()),
+            "trained": tkey in trained,
+            "training": tkey,
+            "train_seconds": train_seconds,
+        }
     return {
         "results": results,
-        "train_seconds": train_seconds,
-        "final_loss": float(head.losses[-50:].mean()),
-        "trained": cached is None,
-        "training": _training_key(first),
+        "trained": len(trained),
         "worker": f"{socket.gethostname()}:{os.getpid()}",
         "started_at": started_at,
         "finished_at": time.time(),

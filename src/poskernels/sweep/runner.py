@@ -45,7 +45,7 @@ from pathlib import Path
 from ..errors import PosKernelsError, check_positive_int
 from ..model.train import available_cpus
 from .grid import Grid
-from .point import CODE_VERSION, group_jobs, point_key, run_job
+from .point import CODE_VERSION, group_jobs, group_stacks, point_key, run_job
 from .store import Store
 
 __all__ = ["Backend", "Progress", "SweepSummary", "dask_backend", "local_backend", "run_sweep"]
@@ -233,6 +233,7 @@ def run_sweep(
     every: float = 2.0,
     job: Callable[[dict], dict] = run_job,
     max_lost: int = 3,
+    stack: int = 16,
 ) -> SweepSummary:
     """Run every point of ``grid`` not yet done in ``store`` on ``backend``.
 
@@ -254,6 +255,9 @@ def run_sweep(
         The worker function, ``job(dict) -> dict`` (:func:`poskernels.sweep.point.run_job`).
     max_lost : int
         Local worker deaths a point may see before it is recorded as failed.
+    stack : int
+        Most trainings per job: trainings that differ only in the seed train as one stack
+        (:func:`poskernels.sweep.point.group_stacks`); 1 sends each training alone.
 
     Returns
     -------
@@ -272,7 +276,7 @@ def run_sweep(
     prior = dict((k, (f, n)) for k, f, n in store.db.execute("SELECT key, failures, lost FROM points") if k in todo_set)
     done_before = sum(status[k] == "done" for k in keys if k not in todo_set)
     c = {"done": done_before, "failed": sum(status[k] == "failed" for k in keys if k not in todo_set)}
-    jobs = deque(group_jobs([(k, point_of[k]) for k in todo]))
+    jobs = deque(group_stacks(group_jobs([(k, point_of[k]) for k in todo]), stack, backend.slots))
     failures = {id(j): max(prior[k][0] for k, _ in j) for j in jobs}
     lost = {id(j): max(prior[k][1] for k, _ in j) for j in jobs}
     progress = Progress(len(keys), c["done"], c["failed"], stream, every)
@@ -307,13 +311,13 @@ def run_sweep(
                     if not final:
                         jobs.append(j)
                 else:
-                    trained += bool(out["trained"])
+                    trained += int(out["trained"])
                     store.finish(_rows(j, out), run_id, CODE_VERSION)
                     c["done"] += len(j)
             if broken:  # a local worker died: every job in flight is lost with the pool, and each is charged
                 for future, j in list(in_flight.items()):
                     if future.done() and future.exception() is None:
-                        trained += bool(future.result()["trained"])
+                        trained += int(future.result()["trained"])
                         store.finish(_rows(j, future.result()), run_id, CODE_VERSION)
                         c["done"] += len(j)
                     else:
@@ -353,13 +357,13 @@ def run_sweep(
 
 
 def _rows(j, out: dict) -> dict:
-    """Store rows of a finished job: each point's metrics, the shared training's timings."""
+    """Store rows of a finished job: each point's metrics, its training's key and timings."""
     return {
         key: {
-            "metrics": {"accuracy": out["results"][key]["accuracy"], "final_loss": out["final_loss"]},
-            "trained": out["trained"],
-            "training": out["training"],
-            "train_seconds": out["train_seconds"],
+            "metrics": {"accuracy": out["results"][key]["accuracy"], "final_loss": out["results"][key]["final_loss"]},
+            "trained": out["results"][key]["trained"],
+            "training": out["results"][key]["training"],
+            "train_seconds": out["results"][key]["train_seconds"],
             "eval_seconds": out["results"][key]["eval_seconds"],
             "worker": out["worker"],
             "started_at": out["started_at"],
