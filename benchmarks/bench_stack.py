@@ -2,7 +2,9 @@
 
 Usage: ``python benchmarks/bench_stack.py [--batch 128] [--n 32] [--steps 256] [--models 1 10] [--torch]``
 
-Each figure runs the trainer itself (:func:`poskernels.model.train._fit`: drawing the batches from
+Times are CPU seconds of this process (``time.process_time``, one BLAS thread): on a shared,
+oversubscribed machine they estimate what a step costs on an idle core, where wall time counts the
+waits for the other processes.  Each figure runs the trainer itself (:func:`poskernels.model.train._fit`: drawing the batches from
 each seed's stream, the stacked forward, the hand-written backward, Adam) for ``--steps`` steps on
 a stack of ``M`` heads, and divides its wall time by ``steps * M``: the cost of one head-step.  The
 drawing share is timed apart (the same draws, nothing else).  The *floor* is what the step's
@@ -35,17 +37,17 @@ def head_step(scheme: str, M: int, batch: int, n: int, steps: int, repeats: int)
     sampler, seeds = get_task("cue"), list(range(M))
     best = np.inf
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         _fit(config, seeds, sampler, None, 0)
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.process_time() - t0)
     per_draw = max(1, DRAW_SEQUENCES // batch)
     rngs = [_streams(s)[1] for s in seeds]
     draw = np.inf
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for start in range(0, steps, per_draw):
             _draw(config, sampler, rngs, min(per_draw, steps - start))
-        draw = min(draw, time.perf_counter() - t0)
+        draw = min(draw, time.process_time() - t0)
     return best / (steps * M) * 1e6, draw / (steps * M) * 1e6
 
 
@@ -55,10 +57,10 @@ def floor_per_madd() -> float:
     out = np.empty_like(a)
     best = np.inf
     for _ in range(200):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         np.multiply(a, b, out=out)
         out += c
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.process_time() - t0)
     return best / a.size
 
 
@@ -84,14 +86,14 @@ def torch_step(scheme: str, M: int, batch: int, n: int, steps: int) -> float:
     opt = torch.optim.Adam(tp.values(), lr=config.lr, betas=(config.beta1, config.beta2), eps=config.eps)
     xs = [torch.as_tensor(x) for x in tokens]
     ys = [torch.as_tensor(y).reshape(-1) for y in targets]
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for x, y in zip(xs, ys):
         opt.zero_grad(set_to_none=True)
         logits = torch_stack_logits(tp, cfg, x)  # (M, B, C)
         loss = torch.nn.functional.cross_entropy(logits.reshape(M * batch, -1), y, reduction="none")
         loss.reshape(M, batch).mean(dim=1).sum().backward()  # each head's mean loss; no parameter is shared
         opt.step()
-    return (time.perf_counter() - t0) / (steps * M) * 1e6
+    return (time.process_time() - t0) / (steps * M) * 1e6
 
 
 def main(argv=None) -> None:
@@ -106,7 +108,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     rate = floor_per_madd()
     print(
-        f"microseconds per head-step (trainer wall time / (steps x M), min of {args.repeats}), batch {args.batch}, "
+        f"CPU microseconds per head-step (trainer time / (steps x M), min of {args.repeats}), batch {args.batch}, "
         f"length {args.n}, {args.steps} steps; drawing included, its share in brackets; "
         f"OMP/OPENBLAS threads {os.environ.get('OPENBLAS_NUM_THREADS', 'default')}"
     )

@@ -176,3 +176,25 @@ def test_a_stack_computes_each_head_as_alone_bit_for_bit(scheme):
         assert np.array_equal(alone, logits[m])
         g1 = query_backward(one, cfg, c1, cross_entropy(alone, targets[m])[1])
         assert all(np.array_equal(g1[k], grads[k][m]) for k in params)
+
+
+@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+def test_rows_that_underflow_are_recomputed_exactly(scheme):
+    # weights so large that a sequence holding none of the top-scoring tokens underflows against the
+    # tables' maxima: that model is recomputed score by score, and its logits and gradients stay right
+    from poskernels.model.reference import torch_stack_loss_and_grad
+
+    rng = np.random.default_rng(41)
+    cfg = HeadConfig(scheme=scheme, **SMALL)
+    params = stack_params([_scaled(init_params(cfg, rng), 4.0), _scaled(init_params(cfg, rng), 4.0)])
+    params["W_K"][1] *= 400.0  # model 1's content scores span thousands
+    tokens = np.stack([rng.integers(0, cfg.vocab, size=(5, 10)) for _ in range(2)])
+    targets = rng.integers(0, cfg.n_classes, size=(2, 5))
+    logits, cache = stack_forward(params, cfg, tokens)
+    assert list(cache["exact"]) == [1]  # only the model that underflowed
+    loss, dlogits = stack_cross_entropy(logits, targets)
+    grads = stack_backward(params, cfg, cache, dlogits)
+    ref_loss, ref = torch_stack_loss_and_grad(params, cfg, tokens, targets)
+    assert np.allclose(loss, ref_loss, rtol=1e-9)
+    for k in params:
+        assert np.allclose(grads[k], ref[k], rtol=1e-7, atol=1e-9), k

@@ -49,6 +49,7 @@ __all__ = [
     "stack_cross_entropy",
     "stack_forward",
     "stack_params",
+    "attention",
     "token_table",
     "token_table_backward",
 ]
@@ -193,11 +194,11 @@ def stack_forward(
     Every parameter carries a leading model axis (:func:`stack_params`); head ``m`` reads its own
     sequences ``tokens[m]``.  The score of key ``j`` depends on the sequence only through the
     query token ``x_t`` and the key token ``x_j`` (and ``j``), so it is read from a table over
-    (distinct query tokens, [positions,] tokens), a single query token in the cue task; every
-    per-sequence array is ``(M, B, n)`` or ``(M, B, V)``.  The softmax is taken as
-    ``exp(table)[x_j] * exp(position term)_j``, so the exponential runs over the tables, not over
-    every score.  Nothing mixes models: each one's maxima, sums and accumulations are its own, so a
-    head's result does not depend on the heads stacked with it.
+    (distinct query tokens, [positions,] tokens), a single query token in the cue task.  The
+    softmax is taken as ``exp(content table)[x_j] * exp(position term)_j``, so the exponential runs
+    over the tables, not over every score, and the attention mass on each token, ``C (M, B, V)``,
+    is accumulated straight from the tokens (Notes).  Nothing mixes models: each one's maxima, sums
+    and accumulations are its own, so a head's result does not depend on the heads stacked with it.
 
     Parameters
     ----------
@@ -221,10 +222,26 @@ def stack_forward(
     logits : ndarray, shape (M, B, C)
     cache : dict
         Intermediates for :func:`stack_backward`.
+
+    Notes
+    -----
+    Three ways to the same weights, by what the score holds:
+
+    * ``content`` (no position, ALiBi, T5, Shaw): the score is ``c(x_t, x_j) + b(x_t, j)``, so
+      ``C[b, v] = e^{c(x_t, v)} sum_{j: x_j = v} e^{b(x_t, j)}``: one weighted count per token, and
+      the backward needs no per-token array for the content (and one gather for a learned bias);
+    * ``rotary`` (RoPE): the content table depends on ``j``; each key's weight is one gather from it;
+    * ``token`` (an additive code, or a score shift): the general per-token path.
+
+    ``a_j = e_j / Z`` is never formed outside the ``token`` path; :func:`attention` builds it.
     """
     tokens = np.asarray(tokens)
     if validate:
         _check_tokens(cfg, tokens.reshape(-1, tokens.shape[-1]) if tokens.ndim == 3 else tokens)
+    return _forward(params, cfg, tokens, positions, reading, score_shift, exact=False)
+
+
+def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     scheme = HEAD_SCHEMES[cfg.scheme]
     M, B, n = tokens.shape
     V, tau = cfg.vocab, cfg.tau
@@ -244,9 +261,11 @@ def stack_forward(
         PK, PV = code @ W_K, code @ W_V  # (M, n, d) each
     q = hq @ W_Q  # (M, U, d)
     EK, EV = T @ W_K, T @ W_V  # (M, V, d) each: key and value of every token
-    # rows: each sequence's query row in a per-model (U, n) table, offset by the model
-    rows = None if iq is None else iq.reshape(M, B, 1) * n + _grid(1, n, 1)  # (M, B, n)
+    qrow = None if iq is None else iq.reshape(M, B) + _grid(M, 1, U)  # (M, B) query row in the stack's (M U) rows
+    rows = None if iq is None else qrow[..., None] * n + _grid(1, n, 1)  # (M, B, n) into the stack's (M U, n) table
+    flat = tokens + _grid(M * B, 1, V).reshape(M, B, 1)  # (M, B, n) index into a (M, B, V) table
     c = {"tokens": tokens, "pos": pos, "r": r, "code": code, "T": T, "EK": EK, "EV": EV, "hq": hq, "q": q, "uq": uq}
+    c.update(flat=flat, rows=rows, qrow=qrow, U=U, logit_scale=reading.logit_scale)
     if theta is not None:
         # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>.  In complex form plane p of k is
         # multiplied by e^{i (j - t) theta_p}; W[u, j] = conj(q_u) e^{i (j - t) theta}.
@@ -254,50 +273,109 @@ def stack_forward(
         W = q.view(np.complex128).conj()[:, :, None, :] * e  # (M, U, n, P)
         kc = EK.view(np.complex128)  # (M, V, P): plane p is EK[..., 2p] + i EK[..., 2p+1]
         table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real * (reading.logit_scale / tau)  # (M, U n, V)
-        index = (_grid(1, n, V) if rows is None else rows * V) + tokens  # (M, B, n) within a model's table
+        index = (_grid(1, n, V) if rows is None else rows * V) + tokens  # (M, B, n) into the stack's tables
+        index = index + (0 if rows is not None else _grid(M, 1, U * n * V).reshape(M, 1, 1))
         c.update(e=e, W=W, kc=kc)
     else:
         table = q @ np.swapaxes(EK, 1, 2) / tau  # (M, U, V): each query token against each token's key
-        index = tokens if rows is None else iq.reshape(M, B, 1) * V + tokens  # (M, B, n)
-    size = table[0].size
-    index = index + _grid(M, 1, size).reshape(M, 1, 1)  # (M, B, n) into the stack's flat tables
+        index = (tokens if qrow is None else qrow[..., None] * V + tokens) + (
+            _grid(M, 1, V).reshape(M, 1, 1) if qrow is None else 0
+        )  # (M, B, n) into the stack's (M U, V) table
     ptable = None if code is None else q @ np.swapaxes(PK, 1, 2) / tau  # (M, U, n): query tokens against positions
     bias = scheme.bias(params, cfg, q, r)  # (M, U, n), (M, n), (n,) or None
     if bias is not None:
         bias = bias[:, None, :] if bias.ndim == 2 else bias
         ptable = bias if ptable is None else ptable + bias
-    # softmax over keys, up to a per-row constant: exp(content score) * exp(position term)
-    a = np.exp(table - _per_model_max(table)).ravel()[index]  # (M, B, n)
+    if ptable is not None and ptable.ndim == 3:
+        ptable = np.broadcast_to(ptable, (M, U, n))
+    mode = (
+        "token"
+        if exact or code is not None or score_shift is not None
+        else "rotary"
+        if theta is not None
+        else "content"
+    )
+    if mode == "rotary" and ptable is not None:
+        mode = "token"
+    ec = np.exp(table - _per_model_max(table))  # (M, U[ n], V) exp of the content table, each model's max 1
+    ep = None  # the position term's exponential: (n,) or (M, U, n)
     if ptable is not None:
-        if ptable.ndim == 1:  # one position term for every model and query: (n,)
-            a *= np.exp(ptable - ptable.max())
+        ep = np.exp(ptable - (ptable.max() if ptable.ndim == 1 else _per_model_max(ptable)))
+    wp = None  # each key's position weight, (M, B, n) or broadcasting to it
+    if ep is not None:
+        wp = ep if ep.ndim == 1 or rows is None else ep.reshape(-1)[rows]
+    if mode == "content":
+        if wp is None:
+            Cw = np.bincount(flat.ravel(), minlength=M * B * V).astype(float)  # token counts
         else:
-            ptable = np.broadcast_to(ptable, (M, U, n))
-            ep = np.exp(ptable - _per_model_max(ptable))  # (M, U, n)
-            a *= ep if rows is None else ep.ravel()[rows + _grid(M, 1, U * n).reshape(M, 1, 1)]
-    if score_shift is not None:
-        shift = np.broadcast_to(np.asarray(score_shift, dtype=float), (M, B, n))
-        a *= np.exp(shift - _per_model_max(shift))
-    total = a.sum(axis=-1, keepdims=True)  # (M, B, 1)
-    low = total.reshape(M, B).min(axis=1) <= 1e-200  # (M,) a row far below its tables' maxima underflowed
-    for m in np.flatnonzero(low):  # recompute those models' scores exactly
-        z = table[m].ravel()[index[m] - m * size]
-        if ptable is not None:
-            z = z + (ptable if ptable.ndim == 1 else ptable[m] if rows is None else ptable[m].ravel()[rows[m]])
+            w = np.broadcast_to(wp, (M, B, n)).ravel()  # (M B n,) each key's position weight
+            Cw = np.bincount(flat.ravel(), weights=w, minlength=M * B * V)
+        ecr = ec if qrow is None else ec.reshape(M * U, V)[qrow]  # (M, 1 or B, V) content weight of each token
+        Cw = Cw.reshape(M, B, V) * ecr  # (M, B, V) unnormalized mass per token
+        c.update(ecr=ecr, wp=wp)
+    else:
+        e = ec.ravel()[index]  # (M, B, n) each key's content weight
+        if wp is not None:
+            e *= wp
         if score_shift is not None:
-            z = z + shift[m]
-        a[m] = np.exp(z - z.max(axis=1, keepdims=True))
-        total[m] = a[m].sum(axis=1, keepdims=True)
-    a /= total
-    flat = tokens + _grid(M * B, 1, V).reshape(M, B, 1)  # (M, B, n) index into a (M, B, V) table
-    C = np.bincount(flat.ravel(), weights=a.ravel(), minlength=M * B * V).reshape(M, B, V)  # mass per token
+            shift = np.broadcast_to(np.asarray(score_shift, dtype=float), (M, B, n))
+            e *= np.exp(shift - _per_model_max(shift))
+        if exact:  # one model whose rows underflowed: every score itself, shifted by its row's maximum
+            z = table.ravel()[index]
+            if ptable is not None:
+                z = z + (ptable if ptable.ndim == 1 else ptable.reshape(-1)[rows] if rows is not None else ptable)
+            if score_shift is not None:
+                z = z + shift
+            e = np.exp(z - z.max(axis=-1, keepdims=True))
+        Cw = np.bincount(flat.ravel(), weights=e.ravel(), minlength=M * B * V).reshape(M, B, V)
+        c.update(ec=ec, index=index, table_size=table.size)
+    Z = Cw.sum(axis=-1, keepdims=True)  # (M, B, 1)
+    low = Z.reshape(M, B).min(axis=1) <= 1e-200  # (M,) a row far below its tables' maxima underflowed
+    Z = np.where(Z > 0, Z, 1.0)  # a row that underflowed to 0 is recomputed below
+    C = Cw / Z  # (M, B, V) attention mass on each token
     o = C @ EV  # (M, B, d)
-    if code is not None:
-        o += a @ PV
-        c.update(PK=PK, PV=PV)
-    c.update(a=a, C=C, o=o, flat=flat, index=index, rows=rows, table_size=table.size, U=U)
-    c.update(has_ptable=ptable is not None, logit_scale=reading.logit_scale)
-    return o @ params["W_O"], c  # (M, B, C)
+    if mode == "token":
+        a = e / Z  # (M, B, n) attention weights
+        if code is not None:
+            o += a @ PV
+            c.update(PK=PK, PV=PV)
+        c["a"] = a
+    c.update(
+        C=C, Z=Z, o=o, mode=mode, has_ptable=ptable is not None, ptable_shared=ptable is not None and ptable.ndim == 1
+    )
+    c.update(ep=ep)
+    logits = o @ params["W_O"]  # (M, B, C)
+    c["exact"] = {}
+    for m in np.flatnonzero(low):  # those models again, every score itself (rare: huge weights)
+        one = {k: v[m : m + 1] for k, v in params.items()}
+        shift_m = None if score_shift is None else np.broadcast_to(score_shift, (M, B, n))[m : m + 1]
+        sub_logits, c["exact"][m] = _forward(one, cfg, tokens[m : m + 1], positions, reading, shift_m, exact=True)
+        logits[m] = sub_logits[0]
+    return logits, c
+
+
+def attention(cache: dict) -> np.ndarray:
+    """The attention weights ``a (M, B, n)`` of a forward pass (:func:`stack_forward`'s cache).
+
+    >>> from poskernels.tasks.cue import cue_batch
+    >>> cfg = HeadConfig(scheme="alibi")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> _, cache = query_forward(p, cfg, cue_batch(np.random.default_rng(1), 3, 8)[0])
+    >>> a = attention(cache)
+    >>> a.shape, bool(np.allclose(a.sum(axis=-1), 1.0))
+    ((1, 3, 8), True)
+    """
+    if "a" in cache:
+        a = cache["a"].copy()
+    elif cache["mode"] == "content":
+        wp = 1.0 if cache["wp"] is None else cache["wp"]
+        ecr = np.broadcast_to(cache["ecr"], cache["C"].shape)  # (M, B, V)
+        a = np.ascontiguousarray(ecr).ravel()[cache["flat"]] * wp / cache["Z"]
+    else:
+        a = cache["ec"].ravel()[cache["index"]] / cache["Z"]
+    for m, sub in cache["exact"].items():
+        a[m] = attention(sub)[0]
+    return a
 
 
 def stack_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
@@ -305,28 +383,68 @@ def stack_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarr
 
     The reverse of :func:`stack_forward`, line by line; checked against float64 central
     differences and PyTorch autograd in ``tests/test_head_gradients.py``.
+
+    Notes
+    -----
+    With ``g[b, v] = dL/do_b . EV[v]`` and ``s_b = sum_v C[b, v] g[b, v]`` (the softmax's mean), a
+    key's score gradient is ``dz_j = a_j (g[b, x_j] - s_b)`` (plus the code's share in the
+    ``token`` path), so the content table's gradient sums ``C (g - s)`` over sequences, and a
+    position term's is ``e^{b_j} R[b, x_j]`` with ``R = e^{c} (g - s) / Z``: one gather, no per-token softmax.
     """
+    if not cache["exact"]:
+        return _backward(params, cfg, cache, dlogits)
+    with np.errstate(all="ignore"):  # the underflowed models' slices are overwritten from their exact pass
+        return _backward(params, cfg, cache, dlogits)
+
+
+def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
     scheme = HEAD_SCHEMES[cfg.scheme]
     W_Q, W_K, W_V, W_O = params["W_Q"], params["W_K"], params["W_V"], params["W_O"]
-    tokens, a, C, q, code, U = cache["tokens"], cache["a"], cache["C"], cache["q"], cache["code"], cache["U"]
+    tokens, C, q, code, U, mode = cache["tokens"], cache["C"], cache["q"], cache["code"], cache["U"], cache["mode"]
     M, B, n = tokens.shape
     V, tau = cfg.vocab, cfg.tau
+    rows, qrow, flat = cache["rows"], cache["qrow"], cache["flat"]
     grads = {"W_O": np.swapaxes(cache["o"], 1, 2) @ dlogits}  # (M, d, C)
     do = dlogits @ np.swapaxes(W_O, 1, 2)  # (M, B, d)
     dEV = np.swapaxes(C, 1, 2) @ do  # (M, V, d)
-    da = (do @ np.swapaxes(cache["EV"], 1, 2)).ravel()[cache["flat"]]  # (M, B, n)
-    if code is not None:
-        dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
-        da += do @ np.swapaxes(cache["PV"], 1, 2)
-    dz = a * (da - (a * da).sum(axis=-1, keepdims=True))  # (M, B, n) softmax backward
-    dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
-    if cache["has_ptable"]:
-        rows = cache["rows"]
-        if rows is None:
-            dptable = dz.sum(axis=1)[:, None]  # (M, 1, n)
+    g = do @ np.swapaxes(cache["EV"], 1, 2)  # (M, B, V) dL/dC
+    dptable = None
+    if mode == "token":
+        a = cache["a"]
+        da = g.ravel()[flat]  # (M, B, n)
+        if code is not None:
+            dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
+            da += do @ np.swapaxes(cache["PV"], 1, 2)
+        dz = a * (da - (a * da).sum(axis=-1, keepdims=True))  # (M, B, n) softmax backward
+        dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
+        if cache["has_ptable"]:
+            if rows is None:
+                dptable = dz.sum(axis=1)[:, None]  # (M, 1, n)
+            else:
+                dptable = np.bincount(rows.ravel(), weights=dz.ravel(), minlength=M * U * n).reshape(M, U, n)
+    else:
+        gs = g - (C * g).sum(axis=-1, keepdims=True)  # (M, B, V) g - s
+        if mode == "rotary":
+            R = gs / cache["Z"]  # (M, B, V): dz_j = e_j R[b, x_j]
+            dtable = cache["ec"].ravel() * np.bincount(
+                cache["index"].ravel(), weights=R.ravel()[flat].ravel(), minlength=cache["table_size"]
+            )
         else:
-            flat_rows = rows + _grid(M, 1, U * n).reshape(M, 1, 1)  # (M, B, n)
-            dptable = np.bincount(flat_rows.ravel(), weights=dz.ravel(), minlength=M * U * n).reshape(M, U, n)
+            H = C * gs  # (M, B, V) the score gradient summed over the keys holding each token
+            if qrow is None:
+                dtable = H.sum(axis=1)  # (M, V)
+            else:
+                cols = qrow[..., None] * V + _grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
+                dtable = np.bincount(cols.ravel(), weights=H.ravel(), minlength=M * U * V)
+            if cache["has_ptable"] and not cache["ptable_shared"]:  # a bias that depends on parameters
+                Rt = (cache["ecr"] * gs / cache["Z"]).ravel()[flat]  # (M, B, n): dz_j = e^{b_j} R[b, x_j]
+                if rows is None:
+                    dptable = cache["ep"] * Rt.sum(axis=1)[:, None]  # (M, 1, n)
+                else:
+                    dptable = cache["ep"] * np.bincount(rows.ravel(), weights=Rt.ravel(), minlength=M * U * n).reshape(
+                        M, U, n
+                    )
+    if dptable is not None and not cache["ptable_shared"]:
         dq, scheme_grads = scheme.bias_backward(dptable, params, cfg, q, cache["r"])
     else:
         dq, scheme_grads = None, {}
@@ -362,6 +480,10 @@ def stack_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarr
         dcode[:, -1] += dhq.sum(axis=1)
         scheme_grads.update(scheme.code_backward(dcode, params, cfg, cache["pos"]))
     grads.update(scheme_grads)
+    for m, sub in cache["exact"].items():  # the models whose rows underflowed, from their exact pass
+        one = {k: v[m : m + 1] for k, v in params.items()}
+        for k, v in stack_backward(one, cfg, sub, dlogits[m : m + 1]).items():
+            grads[k][m] = v[0]
     return {k: grads[k] for k in params}
 
 
