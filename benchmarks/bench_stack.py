@@ -4,9 +4,10 @@ Usage: ``python benchmarks/bench_stack.py [--batch 128] [--n 32] [--steps 256] [
 
 Times are CPU seconds of this process (``time.process_time``, one BLAS thread): on a shared,
 oversubscribed machine they estimate what a step costs on an idle core, where wall time counts the
-waits for the other processes.  Each figure runs the trainer itself (:func:`poskernels.model.train._fit`: drawing the batches from
-each seed's stream, the stacked forward, the hand-written backward, Adam) for ``--steps`` steps on
-a stack of ``M`` heads, and divides its wall time by ``steps * M``: the cost of one head-step.  The
+waits for the other processes.  Each figure runs the trainer itself
+(:func:`poskernels.model.train._fit`: drawing the batches from each seed's stream, the stacked
+forward, the hand-written backward, Adam) for ``--steps`` steps on a stack of ``M`` heads, and
+divides its time by ``steps * M``: the cost of one head-step.  The
 drawing share is timed apart (the same draws, nothing else).  The *floor* is what the step's
 arithmetic would cost at this machine's measured speed of a large elementwise multiply-add, with
 every NumPy call free: about ``B n d`` multiply-adds forward and twice that backward for the
