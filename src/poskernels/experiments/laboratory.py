@@ -19,7 +19,7 @@ from ..encodings import SCHEMES
 from ..model.cache import CacheError, cache_key, load_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.schemes import HEAD_SCHEMES
-from ..model.train import TrainedHead, available_cpus, head_path, train
+from ..model.train import TrainedHead, available_cpus, head_path, stacks, train_stack
 from ..tasks.cue import bag_reader_score
 from . import rebound as rb
 from . import sinusoidal as sn
@@ -109,11 +109,11 @@ def read_head(head: TrainedHead) -> dict:
     return out
 
 
-def _job(args) -> tuple[dict, float]:
-    config, seed, cache_dir = args
+def _job(args) -> tuple[list, float]:
+    config, seeds, cache_dir = args
     start = time.perf_counter()
-    head = train(config, seed, cache_dir)
-    return read_head(head), time.perf_counter() - start
+    heads = train_stack(config, seeds, cache_dir)  # the seeds of one scheme train as one stack
+    return [read_head(head) for head in heads], time.perf_counter() - start
 
 
 def _assemble(readings: dict, config: TrainConfig) -> dict:
@@ -168,21 +168,25 @@ def _assemble(readings: dict, config: TrainConfig) -> dict:
 
 
 def _read_all(jobs, cache_dir, log, workers) -> dict:
-    """Train or load every head and read it, on a process pool (one task per head)."""
-    workers = max(1, min(len(jobs), workers or available_cpus()))
+    """Train or load every head and read it, on a process pool (one task per stack of seeds)."""
+    workers = max(1, workers or available_cpus())
+    groups = stacks(jobs, parts=workers)
+    workers = min(len(groups), workers)
     cached = 0 if cache_dir is None else sum(head_path(cache_dir, c, s).exists() for c, s in jobs)
     if log is not None:
-        log(f"[lab] {len(jobs)} heads ({cached} cached) on {workers} process(es)")
-    args = [(c, s, cache_dir) for c, s in jobs]
+        log(f"[lab] {len(jobs)} heads ({cached} cached) in {len(groups)} stacks on {workers} process(es)")
+    args = [(c, seeds, cache_dir) for c, seeds in groups]
     readings = {}
 
     def done(i, result):
-        reading, seconds = result
-        config, seed = jobs[i]
-        readings[config.head.scheme, seed] = reading
+        stack_readings, seconds = result
+        config, seeds = groups[i]
+        for seed, reading in zip(seeds, stack_readings):
+            readings[config.head.scheme, seed] = reading
         if log is not None:
-            acc = ", ".join("-" if a is None else f"{a:.3f}" for a in reading["accuracy"].values())
-            log(f"[lab] {config.head.scheme} seed {seed}: accuracy {acc} ({seconds:.1f} s)")
+            acc = np.mean([[np.nan if a is None else a for a in r["accuracy"].values()] for r in stack_readings], 0)
+            acc = ", ".join("-" if np.isnan(a) else f"{a:.3f}" for a in acc)
+            log(f"[lab] {config.head.scheme} seeds {list(seeds)}: mean accuracy {acc} ({seconds:.1f} s)")
 
     if workers == 1:
         for i, a in enumerate(args):

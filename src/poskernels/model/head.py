@@ -181,6 +181,22 @@ def _grid(rows: int, n: int, stride: int) -> np.ndarray:
     return g
 
 
+@lru_cache(maxsize=64)
+def _ones(k: int) -> np.ndarray:
+    o = np.ones(k)  # (k,)
+    o.setflags(write=False)
+    return o
+
+
+def _row_sum(x: np.ndarray) -> np.ndarray:
+    """``x.sum(axis=-1, keepdims=True)`` of a ``(M, B, k)`` array, as one matrix-vector product per model.
+
+    NumPy's reduction over a short last axis costs about ten times a BLAS ``gemv``; each model's
+    rows go through the same ``gemv`` whatever the stack, so a head's sums do not depend on it.
+    """
+    return (x @ _ones(x.shape[-1]))[..., None]
+
+
 def _per_model_max(x: np.ndarray) -> np.ndarray:
     """The maximum of each model's slice of ``x`` (shape ``(M, ...)``), shaped to broadcast against it."""
     return x.reshape(x.shape[0], -1).max(axis=1).reshape((-1,) + (1,) * (x.ndim - 1))
@@ -273,14 +289,14 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         W = q.view(np.complex128).conj()[:, :, None, :] * e  # (M, U, n, P)
         kc = EK.view(np.complex128)  # (M, V, P): plane p is EK[..., 2p] + i EK[..., 2p+1]
         table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real * (reading.logit_scale / tau)  # (M, U n, V)
-        index = (_grid(1, n, V) if rows is None else rows * V) + tokens  # (M, B, n) into the stack's tables
-        index = index + (0 if rows is not None else _grid(M, 1, U * n * V).reshape(M, 1, 1))
+        if rows is None:  # (M, B, n) into the stack's (M n, V) tables: model m, key j, token x
+            index = tokens + (_grid(1, n, V) + _grid(M, 1, n * V).reshape(M, 1, 1))
+        else:
+            index = rows * V + tokens
         c.update(e=e, W=W, kc=kc)
     else:
         table = q @ np.swapaxes(EK, 1, 2) / tau  # (M, U, V): each query token against each token's key
-        index = (tokens if qrow is None else qrow[..., None] * V + tokens) + (
-            _grid(M, 1, V).reshape(M, 1, 1) if qrow is None else 0
-        )  # (M, B, n) into the stack's (M U, V) table
+        index = None  # built below when the path reads per key
     ptable = None if code is None else q @ np.swapaxes(PK, 1, 2) / tau  # (M, U, n): query tokens against positions
     bias = scheme.bias(params, cfg, q, r)  # (M, U, n), (M, n), (n,) or None
     if bias is not None:
@@ -314,6 +330,8 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         Cw = Cw.reshape(M, B, V) * ecr  # (M, B, V) unnormalized mass per token
         c.update(ecr=ecr, wp=wp)
     else:
+        if index is None:  # (M, B, n) into the stack's (M U, V) table
+            index = tokens + _grid(M, 1, V).reshape(M, 1, 1) if qrow is None else qrow[..., None] * V + tokens
         e = ec.ravel()[index]  # (M, B, n) each key's content weight
         if wp is not None:
             e *= wp
@@ -329,7 +347,7 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
             e = np.exp(z - z.max(axis=-1, keepdims=True))
         Cw = np.bincount(flat.ravel(), weights=e.ravel(), minlength=M * B * V).reshape(M, B, V)
         c.update(ec=ec, index=index, table_size=table.size)
-    Z = Cw.sum(axis=-1, keepdims=True)  # (M, B, 1)
+    Z = _row_sum(Cw)  # (M, B, 1)
     low = Z.reshape(M, B).min(axis=1) <= 1e-200  # (M,) a row far below its tables' maxima underflowed
     Z = np.where(Z > 0, Z, 1.0)  # a row that underflowed to 0 is recomputed below
     C = Cw / Z  # (M, B, V) attention mass on each token
@@ -415,7 +433,7 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
         if code is not None:
             dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
             da += do @ np.swapaxes(cache["PV"], 1, 2)
-        dz = a * (da - (a * da).sum(axis=-1, keepdims=True))  # (M, B, n) softmax backward
+        dz = a * (da - _row_sum(a * da))  # (M, B, n) softmax backward
         dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
         if cache["has_ptable"]:
             if rows is None:
@@ -423,7 +441,7 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
             else:
                 dptable = np.bincount(rows.ravel(), weights=dz.ravel(), minlength=M * U * n).reshape(M, U, n)
     else:
-        gs = g - (C * g).sum(axis=-1, keepdims=True)  # (M, B, V) g - s
+        gs = g - _row_sum(C * g)  # (M, B, V) g - s
         if mode == "rotary":
             R = gs / cache["Z"]  # (M, B, V): dz_j = e_j R[b, x_j]
             dtable = cache["ec"].ravel() * np.bincount(
@@ -526,6 +544,9 @@ def query_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarr
 def stack_cross_entropy(logits: np.ndarray, targets) -> tuple[np.ndarray, np.ndarray]:
     """Each model's mean softmax cross-entropy and its gradient, logits ``(M, B, C)``, targets ``(M, B)``.
 
+    The softmax is shifted by each model's largest logit (one reduction per model, not per row); a
+    model with a row so far below it that the row's sum underflows is shifted row by row instead.
+
     >>> loss, g = stack_cross_entropy(np.zeros((2, 2, 4)), [[0, 3], [1, 1]])
     >>> loss.round(4).tolist(), g.shape
     ([1.3863, 1.3863], (2, 2, 4))
@@ -533,9 +554,13 @@ def stack_cross_entropy(logits: np.ndarray, targets) -> tuple[np.ndarray, np.nda
     logits = np.asarray(logits, dtype=float)
     M, B, C = logits.shape
     pick = _grid(M * B, 1, C).ravel() + np.asarray(targets).ravel()  # (M B,) flat index of each target
-    shifted = logits - logits.max(axis=-1, keepdims=True)  # (M, B, C)
+    shifted = logits - _per_model_max(logits)  # (M, B, C)
     p = np.exp(shifted)
-    Z = p.sum(axis=-1)  # (M, B)
+    Z = p @ _ones(C)  # (M, B)
+    for m in np.flatnonzero(Z.min(axis=1) < 1e-250):  # rare: rows far below the model's largest logit
+        shifted[m] = logits[m] - logits[m].max(axis=-1, keepdims=True)
+        p[m] = np.exp(shifted[m])
+        Z[m] = p[m] @ _ones(C)
     loss = (np.log(Z).sum(axis=1) - shifted.ravel()[pick].reshape(M, B).sum(axis=1)) / B  # (M,)
     p *= (1.0 / (B * Z))[..., None]
     p.ravel()[pick] -= 1.0 / B
