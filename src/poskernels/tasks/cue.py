@@ -96,21 +96,21 @@ def cue_batch(
 
     Notes
     -----
-    Each content token costs one 32-bit draw: with ``S = 2^b`` symbols its low ``b`` bits are the
-    symbol and the rest decide the mark, which holds with probability ``mark_prob`` rounded to a
-    multiple of ``2^-(32 - b)`` (``2^-29`` at ``S = 8``).  Any other ``S`` draws its symbols apart.
+    Each content token costs 16 random bits (:func:`_draw_tokens`): with ``S = 8`` the low 3 are its
+    symbol and the other 13 decide the mark, with probability ``mark_prob`` exactly (a token on the
+    threshold's edge, one in 8,192, takes one more draw).
 
     Examples
     --------
-    One encoded sequence of length 12.  Marked tokens are ``S + s``: 9, 13 and 14 are symbols
-    1, 5 and 6 marked, at positions 5, 6 and 7.  The query 16 ends it, and the answer is the
-    symbol on the most recent mark, 6.
+    One encoded sequence of length 12.  Marked tokens are ``S + s``: 8, 14 and 12 are symbols
+    0, 6 and 4 marked, at positions 2, 4 and 7.  The query 16 ends it, and the answer is the
+    symbol on the most recent mark, 4.
 
-    >>> tokens, targets = cue_batch(np.random.default_rng(0), 1, 12)
+    >>> tokens, targets = cue_batch(np.random.default_rng(43), 1, 12)
     >>> tokens[0].tolist(), int(targets[0])
-    ([7, 7, 1, 0, 0, 9, 13, 14, 3, 0, 6, 16], 6)
+    ([3, 4, 8, 5, 14, 4, 7, 12, 7, 0, 4, 16], 4)
     >>> print(describe(tokens[0]))
-    7 7 1 0 0 1* 5* 6* 3 0 6 ?
+    3 4 0* 5 6* 4 7 4* 7 0 4 ?
     """
     if not isinstance(rng, np.random.Generator):
         raise PosKernelsError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)); got {rng!r}")
@@ -123,14 +123,7 @@ def cue_batch(
     if not (is_real and math.isfinite(mark_prob) and 0.0 < mark_prob <= 1.0):
         raise PosKernelsError(f"mark_prob must be a number in (0, 1]; got {mark_prob!r}")
     m = n - 1
-    bits = n_symbols.bit_length() - 1 if n_symbols & (n_symbols - 1) == 0 and n_symbols <= 1 << 16 else 0
-    raw = rng.integers(0, 1 << 32, size=(batch, m), dtype=np.uint32)  # (batch, n-1): one draw per token
-    # the mark: the bits above the symbol's, below a threshold (mark_prob to within 2^-(32 - bits))
-    marked = raw >= np.uint32(0) if mark_prob == 1.0 else raw < np.uint32(round(mark_prob * 2.0 ** (32 - bits)) << bits)
-    if bits or n_symbols == 1:  # S a power of two: the symbol is the low bits of the same draw
-        symbols = raw & np.uint32(n_symbols - 1)  # (batch, n-1)
-    else:
-        symbols = rng.integers(0, n_symbols, size=(batch, m), dtype=np.uint32)
+    symbols, marked = _draw_tokens(rng, (batch, m), n_symbols, mark_prob)  # (batch, n-1) each
     last = m - 1 - np.argmax(marked[:, ::-1], axis=1)  # (batch,) index of the most recent mark
     rows = np.arange(batch)
     unmarked_rows = np.flatnonzero(~marked[rows, last])
@@ -139,9 +132,37 @@ def cue_batch(
     marked[unmarked_rows, pick] = True
     last[unmarked_rows] = pick
     tokens = np.empty((batch, n), dtype=np.int64)
-    tokens[:, :m] = symbols + marked * np.uint32(n_symbols)  # (batch, n-1): symbol + S [marked]
+    np.add(symbols, marked.view(np.uint8) * np.uint16(n_symbols), out=tokens[:, :m])  # symbol + S [marked]
     tokens[:, m] = 2 * n_symbols
     return tokens, symbols[rows, last].astype(np.int64)
+
+
+def _draw_tokens(rng: np.random.Generator, shape, n_symbols: int, mark_prob: float):
+    """Symbols ``(uint16)`` and marks ``(bool)`` of ``shape`` content tokens, from 16 random bits per token.
+
+    With ``S = 2^b <= 256`` symbols the low ``b`` bits of a token's 16 are its symbol and the other
+    ``k = 16 - b`` bits an integer ``u`` uniform on ``0..2^k - 1``; with ``mark_prob 2^k = w + f``
+    (``w`` whole, ``0 <= f < 1``) the token is marked when ``u < w``, and when ``u == w`` with
+    probability ``f`` (one more draw for those few tokens), so ``P(marked) = (w + f) / 2^k`` is
+    ``mark_prob`` exactly.  Any other ``S`` draws its symbols apart (``k = 16``).
+    """
+    size = int(np.prod(shape))
+    raw = rng.bit_generator.random_raw((size + 3) // 4).view(np.uint16)[:size].reshape(shape)  # 16 bits a token
+    b = n_symbols.bit_length() - 1
+    if n_symbols & (n_symbols - 1) == 0 and b <= 8:
+        symbols = raw & np.uint16(n_symbols - 1)
+    else:
+        b = 0
+        symbols = rng.integers(0, n_symbols, size=shape, dtype=np.uint16)
+    u = raw >> np.uint16(b)  # uniform on 0..2^(16-b) - 1
+    scaled = mark_prob * 2.0 ** (16 - b)
+    whole = int(scaled)
+    marked = u < whole if whole < 1 << (16 - b) else np.ones(shape, dtype=bool)
+    frac = scaled - whole
+    if frac > 0:
+        tie = np.flatnonzero(u.ravel() == whole)
+        marked.ravel()[tie] = rng.random(tie.size) < frac
+    return symbols, marked
 
 
 def describe(tokens, n_symbols: int = N_SYMBOLS) -> str:
