@@ -66,3 +66,17 @@ def test_absent_parts_are_skipped_with_the_reason(tmp_path, capsys):
     assert [x.name for x in written] == ["kernel_ruler.png"]
     for name in ("tournament_accuracy", "rope_rescaled_scores", "filing_readers"):
         assert f"[figures] skipped {name}.png: payload part" in out and "absent" in out
+
+
+def test_a_figure_whose_inputs_did_not_change_is_kept(tmp_path):
+    payload = viz_payload({})  # the deterministic part only: the ruler
+    (first,), _ = figures.draw_figures(payload, tmp_path)
+    first.write_bytes(first.read_bytes())  # same bytes, a new modification time
+    touched = first.stat().st_mtime_ns
+    assert figures.draw_figures(payload, tmp_path)[0] == [first]
+    assert first.stat().st_mtime_ns == touched  # kept, not drawn again
+    changed = {**payload, "ruler": {**payload["ruler"], "title_extra": 1}}
+    figures.draw_figures(changed, tmp_path)
+    assert first.stat().st_mtime_ns != touched  # other data: drawn again
+    first.unlink()
+    assert figures.draw_figures(payload, tmp_path)[0] == [first] and first.exists()  # a missing PNG is drawn

@@ -17,10 +17,12 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 
-from ..atomic import savefig_atomic
+from ..atomic import savefig_atomic, write_text_atomic
 
 __all__ = ["FIGURES", "draw_figures", "write_figures"]
 
@@ -145,26 +147,50 @@ _NEEDS = {"kernel_ruler": "ruler", "tournament_accuracy": "readouts", "rope_resc
           "filing_readers": "filing"}  # fmt: skip
 
 
+#: Beside the PNGs: each figure's digest of (its payload part, this module's code), so a PNG whose inputs
+#: have not changed is kept, not drawn again (matplotlib is then not even imported).
+STAMP = "figures.sha256.json"
+
+
+def _digest(name: str, part) -> str:
+    code = Path(__file__).read_bytes()
+    text = json.dumps({"figure": name, "part": part}, sort_keys=True, default=repr).encode()
+    return hashlib.sha256(code + b"\0" + text).hexdigest()
+
+
 def draw_figures(payload: dict, out_dir) -> tuple[list[Path], dict[str, str]]:
     """Draw every figure of :data:`FIGURES` whose data are present into ``out_dir``.
+
+    A figure whose PNG is there with the digest of the same data and code (in :data:`STAMP`) is kept as it is.
 
     Returns
     -------
     written : list of Path
-        The PNGs written.
+        The PNGs written (or kept: the same inputs).
     skipped : dict
         Figure name -> why it was skipped (its payload part is absent).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written, skipped = [], {}
+    try:
+        stamps = json.loads((out_dir / STAMP).read_text())
+    except (OSError, ValueError):
+        stamps = {}
+    stamps = stamps if isinstance(stamps, dict) else {}
+    written, skipped, new = [], {}, {}
     for name, drawer in FIGURES.items():
         need = payload.get(_NEEDS[name], {"absent": "no such part"})
         if "absent" in need:
             skipped[name] = f"payload part '{_NEEDS[name]}' is absent: {need['absent']}"
             continue
+        path, new[name] = out_dir / f"{name}.png", _digest(name, need)
+        if stamps.get(name) == new[name] and path.exists():
+            written.append(path)
+            continue
         fig, _ = drawer(payload)
-        written.append(savefig_atomic(fig, out_dir / f"{name}.png", format="png", metadata={"Software": None}))
+        written.append(savefig_atomic(fig, path, format="png", metadata={"Software": None}))
+    if new != stamps:
+        write_text_atomic(out_dir / STAMP, json.dumps(new, sort_keys=True, indent=1))
     return written, skipped
 
 

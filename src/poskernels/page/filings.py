@@ -120,7 +120,10 @@ def _render(data: dict) -> str:
     rows = []
     for reader in READERS:
         answers = case["answers"][reader]
-        at_answers = ", ".join(names[answers[s][at]] for s in sorted(answers, key=int))
+        # a head may answer a symbol no company of this filing carries: shown as the bare symbol
+        at_answers = ", ".join(
+            names[a] if a < len(names) else f"symbol {a}" for a in (answers[s][at] for s in sorted(answers, key=int))
+        )
         from_last = [sum(1 for t in range(last, len(case["tokens"])) if answers[s][t] == fenwick) for s in answers]
         rows.append(
             [LABELS[reader], at_answers, " ".join(map(str, from_last)), " ".join(map(str, case["right"][reader]))]

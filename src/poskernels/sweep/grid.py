@@ -57,8 +57,9 @@ class Setting:
     part: str
 
 
-_HEAD = {"scheme": str, "d": int, "n_train": int, "base": float, "alibi_slope": float, "t5_buckets": int,
-         "t5_max_distance": int, "shaw_clip": int, "embed_scale": float, "map_scale": float}  # fmt: skip
+_HEAD = {"scheme": str, "embedding": str, "d": int, "n_train": int, "base": float, "alibi_slope": float,
+         "t5_buckets": int, "t5_max_distance": int, "shaw_clip": int, "embed_scale": float,
+         "map_scale": float}  # fmt: skip
 _TRAIN = {"steps": int, "batch": int, "lr": float, "beta1": float, "beta2": float, "eps": float}
 _EVAL = {"test_lengths": list, "test_size": int, "test_seed": int, "extension": str}
 

@@ -140,6 +140,27 @@ def _check_draws(K) -> int:
     return int(K)
 
 
+def binomial_pmf(i, k, q: float) -> np.ndarray:
+    """``Binom(k, q)(i) = C(k, i) q^i (1 - q)^(k - i)``, zero outside ``0 <= i <= k``, broadcasting ``i`` and ``k``.
+
+    Through ``log C(k, i) = lgamma(k + 1) - lgamma(i + 1) - lgamma(k - i + 1)`` (``scipy.special``): the same
+    values as ``scipy.stats.binom.pmf`` to ~1e-13 relative for ``k`` in the hundreds, without importing
+    ``scipy.stats`` (about a second at the start of every command).
+
+    >>> binomial_pmf(np.arange(4), 3, 0.5).tolist()
+    [0.125, 0.375, 0.375, 0.125]
+    >>> float(binomial_pmf(2, 1, 0.3)), float(binomial_pmf(0, 5, 0.0)), float(binomial_pmf(5, 5, 1.0))
+    (0.0, 1.0, 1.0)
+    """
+    from scipy.special import gammaln, xlog1py, xlogy
+
+    i, k = np.broadcast_arrays(np.asarray(i, dtype=float), np.asarray(k, dtype=float))
+    inside = (i >= 0) & (i <= k)
+    j, kk = np.where(inside, i, 0.0), np.where(inside, k, 0.0)
+    log = gammaln(kk + 1) - gammaln(j + 1) - gammaln(kk - j + 1) + xlogy(j, q) + xlog1py(kk - j, -q)
+    return np.where(inside, np.exp(log), 0.0)
+
+
 def expected_max_count(K: int, n_symbols: int = 8) -> np.ndarray:
     """``E[max_s c_s]`` for ``(c_s)`` multinomial with ``k`` draws over ``n_symbols`` equally likely symbols.
 
@@ -173,9 +194,7 @@ def expected_max_count(K: int, n_symbols: int = 8) -> np.ndarray:
     def merge(Fs, s, Ft, t):
         q = s / (s + t)
         r = np.arange(K + 1)
-        from scipy.stats import binom  # imported here: scipy.stats costs ~1 s at start-up of every command
-
-        weights = binom.pmf(r[None, :], r[:, None], q)  # (K+1, K+1): [k, i] = Binom(k, q)(i)
+        weights = binomial_pmf(r[None, :], r[:, None], q)  # (K+1, K+1): [k, i] = Binom(k, q)(i)
         out = np.empty_like(Fs)  # (m, k)
         for k in range(K + 1):
             out[:, k] = (Fs[:, : k + 1] * Ft[:, k::-1]) @ weights[k, : k + 1]
@@ -250,9 +269,7 @@ def bag_reader_accuracy(n: int, n_symbols: int = 8, p_mark: float = 0.1) -> floa
     n, n_symbols = _check_task(n, n_symbols, p_mark, exact=False)
     L = n - 1  # content tokens
     k = np.arange(L + 1)  # (L+1,)
-    from scipy.stats import binom
-
-    pk = binom.pmf(k, L, float(p_mark))  # (L+1,): P(M = k) before the forced mark
+    pk = binomial_pmf(k, L, float(p_mark))  # (L+1,): P(M = k) before the forced mark
     emax = expected_max_count(L, n_symbols)  # (L+1,)
     return float(pk[0] + (pk[1:] * emax[1:] / k[1:]).sum())
 
