@@ -72,7 +72,7 @@ def test_array_of_grids_is_a_union_and_duplicates_collapse():
 def test_point_key_is_the_configuration():
     p = parse_grid("").points[0]
     assert point_key(p) == point_key(dict(sorted(p.items())))
-    for key, other in [("seed", 1), ("lr", 0.02), ("test_lengths", [32]), ("extension", "pi")]:
+    for key, other in [("seed", 1), ("lr", 0.03), ("test_lengths", [32]), ("extension", "pi"), ("embedding", "table")]:
         assert point_key({**p, key: other}) != point_key(p)
 
 

@@ -276,12 +276,14 @@ def run_sweep(
     prior = dict((k, (f, n)) for k, f, n in store.db.execute("SELECT key, failures, lost FROM points") if k in todo_set)
     done_before = sum(status[k] == "done" for k in keys if k not in todo_set)
     c = {"done": done_before, "failed": sum(status[k] == "failed" for k in keys if k not in todo_set)}
-    jobs = deque(group_stacks(group_jobs([(k, point_of[k]) for k in todo]), stack, backend.slots))
+    trainings = group_jobs([(k, point_of[k]) for k in todo])
+    jobs = deque(group_stacks(trainings, stack, backend.slots))
     failures = {id(j): max(prior[k][0] for k, _ in j) for j in jobs}
     lost = {id(j): max(prior[k][1] for k, _ in j) for j in jobs}
     progress = Progress(len(keys), c["done"], c["failed"], stream, every)
     print(f"[sweep] {len(keys)} points ({grid.skipped} combinations skipped), {done_before} already done, "
-          f"{len(todo)} to run in {len(jobs)} trainings on {backend.name}" + (f"; {stale} stale" if stale else ""),
+          f"{len(todo)} to run in {len(trainings)} trainings ({len(jobs)} stacked jobs) on {backend.name}"
+          + (f"; {stale} stale" if stale else ""),
           file=stream)  # fmt: skip
     run_id = store.begin_run(grid.text, CODE_VERSION, backend.name)
     window = 2 * backend.slots
