@@ -9,9 +9,8 @@ waits for the other processes.  Each figure runs the trainer itself
 forward, the hand-written backward, Adam) for ``--steps`` steps on a stack of ``M`` heads, and
 divides its time by ``steps * M``: the cost of one head-step.  The
 drawing share is timed apart (the same draws, nothing else).  The *floor* is what the step's
-arithmetic would cost at this machine's measured speed of a large elementwise multiply-add, with
-every NumPy call free: about ``B n d`` multiply-adds forward and twice that backward for the
-key/value work of the heaviest scheme (RoPE), ``B n`` for the rest.  With ``--torch`` the same
+multiply-adds would cost at this machine's BLAS rate with every NumPy call free (:func:`floor_us`).
+With ``--torch`` the same
 stack trains in PyTorch autograd on the same batches (stacked parameters, ``torch.optim.Adam``,
 float64, the thread count of ``--threads``), beside the NumPy stack.
 
@@ -53,23 +52,31 @@ def head_step(scheme: str, M: int, batch: int, n: int, steps: int, repeats: int)
 
 
 def floor_per_madd() -> float:
-    """Seconds per multiply-add of a large in-cache NumPy ``a * b + c`` (the arithmetic rate, no call overhead)."""
-    a, b, c = (np.random.default_rng(0).random(1 << 16) for _ in range(3))
-    out = np.empty_like(a)
+    """Seconds per multiply-add of this machine's BLAS on the step's typical shape, ``(4096, 16) @ (16, 16)``."""
+    rng = np.random.default_rng(0)
+    a, w = rng.random((4096, 16)), rng.random((16, 16))
     best = np.inf
     for _ in range(200):
         t0 = time.process_time()
-        np.multiply(a, b, out=out)
-        out += c
-        best = min(best, time.process_time() - t0)
-    return best / a.size
+        for _ in range(10):
+            a @ w
+        best = min(best, (time.process_time() - t0) / 10)
+    return best / (4096 * 16 * 16)
 
 
-def floor_us(scheme: str, batch: int, n: int, d: int, rate: float) -> float:
-    """The arithmetic floor of one head-step in microseconds (see the module docstring)."""
-    per_token = d if HEAD_SCHEMES[scheme].rotary else 1  # RoPE turns every key: B n d, else a score per token
-    forward = batch * n * per_token + batch * d * 2 * 8  # scores and weights; values and readout (V = 17 rows)
-    return 3 * forward * rate * 1e6  # forward, and twice that backward
+def floor_us(scheme: str, batch: int, n: int, d: int, rate: float, V: int = 17, C: int = 8) -> float:
+    """The arithmetic floor of one head-step in microseconds: its multiply-adds at the BLAS rate, calls free.
+
+    Forward: the key and value tables ``2 V d^2``, the query ``d^2``, the content scores ``V d`` (``n V d``
+    for RoPE, whose table depends on the offset), the output ``B V d`` and readout ``B d C``, one count per
+    token ``B n``; an additive code adds ``2 n d^2 + B n d``.  The backward costs about twice the forward.
+    """
+    forward = 2 * V * d * d + d * d + V * d + batch * V * d + batch * d * C + batch * n
+    if HEAD_SCHEMES[scheme].rotary:
+        forward += n * V * d
+    if scheme in ("sinusoidal", "learned"):
+        forward += 2 * n * d * d + batch * n * d
+    return 3 * forward * rate * 1e6
 
 
 def torch_step(scheme: str, M: int, batch: int, n: int, steps: int) -> float:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..model.cache import CODE_VERSION, CacheError, cache_key, load_json, save_json
 from ..model.config import TrainConfig, preset
-from ..model.train import TrainedHead, train_many
+from ..model.train import TrainedHead, head_key, train_many
 from ..tasks.filings import (
     FAR,
     FilingTokens,
@@ -85,15 +85,21 @@ def train_filing_heads(cache_dir=None, log=None, workers=None) -> dict[str, list
     dict
         ``{scheme: [head of seed 0, 1, 2]}``.
     """
-    jobs = [(filings_config(s), seed) for s in TRAINED_SCHEMES for seed in SEEDS]
-    heads = train_many(jobs, cache_dir=cache_dir, log=log, workers=workers, sampler=filings_sampler)
+    heads = train_many(_filing_jobs(), cache_dir=cache_dir, log=log, workers=workers, sampler=filings_sampler)
     return {s: [h for h in heads if h.head.scheme == s] for s in TRAINED_SCHEMES}
+
+
+def _filing_jobs() -> list:
+    return [(filings_config(s), seed) for s in TRAINED_SCHEMES for seed in SEEDS]
+
+
+def _alibi_jobs() -> list:
+    return [(c, s) for c, s in tournament_jobs(extra=False, rope_seeds=()) if c.head.scheme == "alibi" and s in SEEDS]
 
 
 def tournament_alibi_heads(cache_dir=None, log=None, workers=None) -> list[TrainedHead]:
     """The tournament's ALiBi heads (seeds 0, 1, 2), the same jobs and cache entries as the tournament's."""
-    jobs = [(c, s) for c, s in tournament_jobs(extra=False, rope_seeds=()) if c.head.scheme == "alibi" and s in SEEDS]
-    return train_many(jobs, cache_dir=cache_dir, log=log, workers=workers)
+    return train_many(_alibi_jobs(), cache_dir=cache_dir, log=log, workers=workers)
 
 
 def answer_filings(head: TrainedHead, reader: str, docs: list[FilingTokens]) -> np.ndarray:
@@ -208,12 +214,16 @@ def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
     }
 
 
-def _results_description(heads, tournament) -> dict:
-    """What the results are a function of: the heads' and the tournament heads' keys, the filings read, the version."""
+def _results_description() -> dict:
+    """What the results are a function of: the heads' and the tournament heads' keys, the filings read, the version.
+
+    The keys come from the jobs (:func:`poskernels.model.train.head_key`), so a warm run finds its results without
+    loading a head.
+    """
     return {
         "version": RESULTS_VERSION,
-        "heads": sorted(h.key for hs in heads.values() for h in hs),
-        "tournament": sorted(h.key for h in tournament),
+        "heads": sorted(head_key(c, s) for c, s in _filing_jobs()),
+        "tournament": sorted(head_key(c, s) for c, s in _alibi_jobs()),
         "test": corpus_digest(case_corpus().test),
         "laboratory": corpus_digest([laboratory_filing()]),
     }
@@ -232,9 +242,7 @@ def filings_results(cache_dir=None, log=None, workers=None) -> dict:
     dict
         ``corpus``, ``accuracy``, ``per_seed``, ``horizon`` (list of rows), ``case``, ``kappa`` (how it is chosen).
     """
-    heads = train_filing_heads(cache_dir, log, workers)
-    tournament = tournament_alibi_heads(cache_dir, log, workers)
-    description = _results_description(heads, tournament)
+    description = _results_description()
     key = cache_key(description)
     path = None if cache_dir is None else Path(cache_dir) / "filings" / f"results-{key}.json"
     if path is not None:
@@ -245,6 +253,8 @@ def filings_results(cache_dir=None, log=None, workers=None) -> dict:
         except CacheError as err:
             if log is not None:
                 log(f"[filings] discarding {err}; recomputing")
+    heads = train_filing_heads(cache_dir, log, workers)
+    tournament = tournament_alibi_heads(cache_dir, log, workers)
     corpus = case_corpus()
     docs = [encode_filing(f) for f in corpus.test]
     out = {"corpus": corpus_stats(corpus), **reader_table(heads, docs)}

@@ -42,6 +42,7 @@ from .optim import adam_init, adam_step, flatten
 __all__ = [
     "TrainedHead",
     "evaluate",
+    "head_key",
     "head_path",
     "initial_params",
     "load_head",
@@ -84,6 +85,16 @@ class TrainedHead:
 
 def _description(config: TrainConfig, seed: int) -> dict:
     return {"config": config.to_dict(), "seed": int(seed)}
+
+
+def head_key(config: TrainConfig, seed: int) -> str:
+    """The cache key of ``(config, seed)``: :attr:`TrainedHead.key` of the head it trains, known without training.
+
+    >>> from poskernels.model.config import preset
+    >>> head_key(preset("quick", "nope"), 0) == train(preset("quick", "nope"), 0).key
+    True
+    """
+    return cache_key(_description(config, _check_seed(seed)))
 
 
 def head_path(cache_dir: Path, config: TrainConfig, seed: int) -> Path:
