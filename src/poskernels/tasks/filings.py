@@ -157,6 +157,7 @@ def filings_sampler(rng: np.random.Generator, batch: int, n: int) -> tuple[np.nd
     return training_windows(CORPUS_SEED, n).sample(batch, rng)
 
 
+@lru_cache(maxsize=8)
 def filings_task_name(seed: int = CORPUS_SEED) -> str:
     """The name of the training stream, part of a trained head's cache key: ``filings-s<seed>-<digest>``.
 
