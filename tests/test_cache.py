@@ -86,11 +86,12 @@ def test_keys_differ_by_every_field(tmp_path):
     base = head_path(tmp_path, CONFIG, 0)
     variants = [
         head_path(tmp_path, CONFIG, 1),
-        head_path(tmp_path, TrainConfig(head=HeadConfig(scheme="t5"), steps=20, batch=16, lr=2e-2), 0),
+        head_path(tmp_path, TrainConfig(head=HeadConfig(scheme="t5"), steps=20, batch=16, lr=3e-2), 0),
+        head_path(tmp_path, TrainConfig(head=HeadConfig(scheme="t5", embedding="table"), steps=20, batch=16), 0),
         head_path(tmp_path, TrainConfig(head=HeadConfig(scheme="t5", map_scale=0.3), steps=20, batch=16), 0),
         head_path(tmp_path, TrainConfig(head=HeadConfig(scheme="t5"), steps=20, batch=16, task="other"), 0),
     ]
-    assert len({base, *variants}) == 5
+    assert len({base, *variants}) == 6
 
 
 def test_train_many_matches_train_and_uses_the_pool(tmp_path):
