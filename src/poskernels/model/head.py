@@ -13,7 +13,7 @@ Training reads only the last position (the cue task's query).  That path works p
 per position: with ``EK = T W_K`` and ``EV = T W_V`` (``(V, d)`` tables) the content scores are
 ``(q EK^T)[x_j]`` and the output is ``C EV`` where ``C[v]`` is the attention mass on token ``v``,
 so a step never builds a ``(B, n, d)`` array.  It runs on a *stack* of ``M`` independent heads at
-once (:func:`stack_forward`, its backward :func:`stack_backward` right after it): every parameter
+once (:mod:`poskernels.model.stack`: :func:`stack_forward` and, right after it, its backward): every parameter
 gains a leading model axis, and one call advances all ``M``; :func:`query_forward` is the stack of one.
 :func:`poskernels.model.reader.score_all` reads every position of a sequence in one causal pass;
 a test checks it against :func:`query_forward` on every prefix.
@@ -25,20 +25,25 @@ Parameters are a dict of arrays: the embedding's (``E (S+1, d)`` and ``m (d,)``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
-
 import numpy as np
 
-from ..encodings import omega
-from ..errors import PosKernelsError
 from .config import HeadConfig
 from .embedding import init_embedding, token_table, token_table_backward
-from .schemes import HEAD_SCHEMES, default_positions
+from .reading import PLAIN, Reading, _check_tokens, _positions, _theta  # noqa: F401 (the readers' checks, kept here)
+from .schemes import HEAD_SCHEMES
+from .stack import (
+    attention,
+    stack_backward,
+    stack_cross_entropy,
+    stack_forward,
+    stack_params,
+)
 
 __all__ = [
+    "PLAIN",
     "Reading",
     "accuracy",
+    "attention",
     "cross_entropy",
     "init_params",
     "loss_and_grad",
@@ -49,46 +54,9 @@ __all__ = [
     "stack_cross_entropy",
     "stack_forward",
     "stack_params",
-    "attention",
     "token_table",
     "token_table_backward",
 ]
-
-
-@dataclass(frozen=True)
-class Reading:
-    """How a trained RoPE head is read: per-plane frequencies and a logit scale (Definition 5).
-
-    Attributes
-    ----------
-    inv_freq : ndarray of shape (d/2,) or None
-        Frequencies replacing ``theta = omega(d, b)``; None reads the head as trained.
-    logit_scale : float
-        Multiplier on ``<q, k> / tau`` (YaRN's ``(0.1 ln kappa + 1)**2``).
-
-    Examples
-    --------
-    >>> from poskernels.extension import extend
-    >>> from poskernels.encodings import omega
-    >>> r = Reading.from_extension(extend("yarn", omega(16), 4, 32))
-    >>> round(r.logit_scale, 4), r.inv_freq.shape
-    (1.2965, (8,))
-    """
-
-    inv_freq: np.ndarray | None = None
-    logit_scale: float = 1.0
-
-    @classmethod
-    def from_extension(cls, ext) -> Reading:
-        """The reading of a :class:`poskernels.extension.Extension`."""
-        return cls(np.asarray(ext.inv_freq, dtype=float), float(ext.logit_scale))
-
-    @property
-    def is_plain(self) -> bool:
-        return self.inv_freq is None and self.logit_scale == 1.0
-
-
-PLAIN = Reading()
 
 
 def init_params(cfg: HeadConfig, rng: np.random.Generator) -> dict:
@@ -121,388 +89,6 @@ def init_params(cfg: HeadConfig, rng: np.random.Generator) -> dict:
     )
     params.update(HEAD_SCHEMES[cfg.scheme].init(cfg, rng))
     return params
-
-
-def stack_params(heads) -> dict:
-    """Stack heads' parameter dicts along a new leading model axis (one array per name).
-
-    >>> p = stack_params([init_params(HeadConfig(), np.random.default_rng(s)) for s in range(3)])
-    >>> p["E"].shape, p["W_O"].shape
-    ((3, 9, 16), (3, 16, 8))
-    """
-    heads = list(heads)
-    return {k: np.stack([h[k] for h in heads]) for k in heads[0]}
-
-
-def _check_tokens(cfg: HeadConfig, tokens) -> np.ndarray:
-    tokens = np.asarray(tokens)
-    if tokens.ndim != 2 or tokens.shape[1] < 1 or not np.issubdtype(tokens.dtype, np.integer):
-        raise PosKernelsError(f"tokens must be a 2-d integer array (batch, n); got {tokens.dtype} {tokens.shape}")
-    if tokens.size and (tokens.min() < 0 or tokens.max() >= cfg.vocab):
-        raise PosKernelsError(f"token ids must lie in [0, {cfg.vocab - 1}]; got {tokens.min()}..{tokens.max()}")
-    return tokens
-
-
-def _positions(positions, n: int) -> np.ndarray:
-    if positions is None:
-        return default_positions(n)
-    pos = np.asarray(positions, dtype=float)
-    if pos.shape != (n,):
-        raise PosKernelsError(f"positions must have shape ({n},) to match the tokens; got {pos.shape}")
-    return pos
-
-
-def _theta(cfg: HeadConfig, scheme, reading: Reading) -> np.ndarray:
-    if not scheme.rotary:
-        if not reading.is_plain:
-            raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
-        return None
-    if reading.inv_freq is None:
-        return omega(cfg.d, cfg.base)  # (d/2,)
-    inv = np.asarray(reading.inv_freq, dtype=float)
-    if inv.shape != (cfg.d // 2,):
-        raise PosKernelsError(f"inv_freq must have shape ({cfg.d // 2},); got {inv.shape}")
-    return inv
-
-
-def _query_index(xq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """Distinct query tokens ``uq`` and each sequence's index into them (None: a single query token)."""
-    first = xq.flat[0] if xq.size else 0
-    if xq.size and (xq == first).all():
-        return xq.reshape(-1)[:1], None  # the cue task: every sequence ends with the query token
-    return np.unique(xq, return_inverse=True)
-
-
-@lru_cache(maxsize=64)
-def _grid(rows: int, n: int, stride: int) -> np.ndarray:
-    """``stride * (i * n + j)`` for ``i < rows``, ``j < n`` (read-only), the offsets of flat table indices."""
-    g = stride * np.arange(rows * n).reshape(rows, n)  # (rows, n)
-    g.setflags(write=False)
-    return g
-
-
-@lru_cache(maxsize=64)
-def _ones(k: int) -> np.ndarray:
-    o = np.ones(k)  # (k,)
-    o.setflags(write=False)
-    return o
-
-
-def _row_sum(x: np.ndarray) -> np.ndarray:
-    """``x.sum(axis=-1, keepdims=True)`` of a ``(M, B, k)`` array, as one matrix-vector product per model.
-
-    NumPy's reduction over a short last axis costs about ten times a BLAS ``gemv``; each model's
-    rows go through the same ``gemv`` whatever the stack, so a head's sums do not depend on it.
-    """
-    return (x @ _ones(x.shape[-1]))[..., None]
-
-
-def _per_model_max(x: np.ndarray) -> np.ndarray:
-    """The maximum of each model's slice of ``x`` (shape ``(M, ...)``), shaped to broadcast against it."""
-    return x.reshape(x.shape[0], -1).max(axis=1).reshape((-1,) + (1,) * (x.ndim - 1))
-
-
-def stack_forward(
-    params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, score_shift=None, validate=True
-):
-    """Logits at the last position of each sequence for a stack of ``M`` heads, and what the backward needs.
-
-    Every parameter carries a leading model axis (:func:`stack_params`); head ``m`` reads its own
-    sequences ``tokens[m]``.  The score of key ``j`` depends on the sequence only through the
-    query token ``x_t`` and the key token ``x_j`` (and ``j``), so it is read from a table over
-    (distinct query tokens, [positions,] tokens), a single query token in the cue task.  The
-    softmax is taken as ``exp(content table)[x_j] * exp(position term)_j``, so the exponential runs
-    over the tables, not over every score, and the attention mass on each token, ``C (M, B, V)``,
-    is accumulated straight from the tokens (Notes).  Nothing mixes models: each one's maxima, sums
-    and accumulations are its own, so a head's result does not depend on the heads stacked with it.
-
-    Parameters
-    ----------
-    params : dict of ndarray
-        Stacked parameters, each ``(M, ...)``.
-    cfg : HeadConfig
-    tokens : ndarray of int, shape (M, B, n)
-        Token ids; the last column is read (the query).
-    positions : array_like, shape (n,), optional
-        Absolute positions of the columns (default ``0..n-1``); real values are allowed for the
-        sinusoidal code and RoPE (a shifted or interpolated reading).
-    reading : Reading
-        Per-plane frequencies and logit scale for a RoPE head.
-    score_shift : array_like broadcasting to (M, B, n), optional
-        Added to the scores before the softmax (diagnostics that replace one term of the score).
-    validate : bool
-        Check the token ids (the trainer, whose sampler it trusts, skips it).
-
-    Returns
-    -------
-    logits : ndarray, shape (M, B, C)
-    cache : dict
-        Intermediates for :func:`stack_backward`.
-
-    Notes
-    -----
-    Three ways to the same weights, by what the score holds:
-
-    * ``content`` (no position, ALiBi, T5, Shaw): the score is ``c(x_t, x_j) + b(x_t, j)``, so
-      ``C[b, v] = e^{c(x_t, v)} sum_{j: x_j = v} e^{b(x_t, j)}``: one weighted count per token, and
-      the backward needs no per-token array for the content (and one gather for a learned bias);
-    * ``rotary`` (RoPE): the content table depends on ``j``; each key's weight is one gather from it;
-    * ``token`` (an additive code, or a score shift): the general per-token path.
-
-    ``a_j = e_j / Z`` is never formed outside the ``token`` path; :func:`attention` builds it.
-    """
-    tokens = np.asarray(tokens)
-    if validate:
-        _check_tokens(cfg, tokens.reshape(-1, tokens.shape[-1]) if tokens.ndim == 3 else tokens)
-    return _forward(params, cfg, tokens, positions, reading, score_shift, exact=False)
-
-
-def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
-    scheme = HEAD_SCHEMES[cfg.scheme]
-    M, B, n = tokens.shape
-    V, tau = cfg.vocab, cfg.tau
-    W_Q, W_K, W_V = params["W_Q"], params["W_K"], params["W_V"]
-    T = token_table(params, cfg)  # (M, V, d)
-    pos = _positions(positions, n)
-    r = pos[-1] - pos  # (n,) offsets t - j
-    theta = _theta(cfg, scheme, reading)
-    code = scheme.code(params, cfg, pos)  # (n, d), (M, n, d) or None
-    if code is not None and theta is not None:
-        raise PosKernelsError(f"scheme {cfg.scheme!r} is both additive and rotary; the head supports one or the other")
-    uq, iq = _query_index(tokens[..., -1])  # (U,), (M*B,) or None
-    U = uq.size
-    hq = T[:, uq]  # (M, U, d)
-    if code is not None:
-        hq = hq + code[..., -1:, :]
-        PK, PV = code @ W_K, code @ W_V  # (M, n, d) each
-    q = hq @ W_Q  # (M, U, d)
-    EK, EV = T @ W_K, T @ W_V  # (M, V, d) each: key and value of every token
-    qrow = None if iq is None else iq.reshape(M, B) + _grid(M, 1, U)  # (M, B) query row in the stack's (M U) rows
-    rows = None if iq is None else qrow[..., None] * n + _grid(1, n, 1)  # (M, B, n) into the stack's (M U, n) table
-    flat = tokens + _grid(M * B, 1, V).reshape(M, B, 1)  # (M, B, n) index into a (M, B, V) table
-    c = {"tokens": tokens, "pos": pos, "r": r, "code": code, "T": T, "EK": EK, "EV": EV, "hq": hq, "q": q, "uq": uq}
-    c.update(flat=flat, rows=rows, qrow=qrow, U=U, logit_scale=reading.logit_scale)
-    if theta is not None:
-        # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>.  In complex form plane p of k is
-        # multiplied by e^{i (j - t) theta_p}; W[u, j] = conj(q_u) e^{i (j - t) theta}.
-        e = np.exp(-1j * r[:, None] * theta)  # (n, P)
-        W = q.view(np.complex128).conj()[:, :, None, :] * e  # (M, U, n, P)
-        kc = EK.view(np.complex128)  # (M, V, P): plane p is EK[..., 2p] + i EK[..., 2p+1]
-        table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real * (reading.logit_scale / tau)  # (M, U n, V)
-        if rows is None:  # (M, B, n) into the stack's (M n, V) tables: model m, key j, token x
-            index = tokens + (_grid(1, n, V) + _grid(M, 1, n * V).reshape(M, 1, 1))
-        else:
-            index = rows * V + tokens
-        c.update(e=e, W=W, kc=kc)
-    else:
-        table = q @ np.swapaxes(EK, 1, 2) / tau  # (M, U, V): each query token against each token's key
-        index = None  # built below when the path reads per key
-    ptable = None if code is None else q @ np.swapaxes(PK, 1, 2) / tau  # (M, U, n): query tokens against positions
-    bias = scheme.bias(params, cfg, q, r)  # (M, U, n), (M, n), (n,) or None
-    if bias is not None:
-        bias = bias[:, None, :] if bias.ndim == 2 else bias
-        ptable = bias if ptable is None else ptable + bias
-    if ptable is not None and ptable.ndim == 3:
-        ptable = np.broadcast_to(ptable, (M, U, n))
-    mode = (
-        "token"
-        if exact or code is not None or score_shift is not None
-        else "rotary"
-        if theta is not None
-        else "content"
-    )
-    if mode == "rotary" and ptable is not None:
-        mode = "token"
-    ec = np.exp(table - _per_model_max(table))  # (M, U[ n], V) exp of the content table, each model's max 1
-    ep = None  # the position term's exponential: (n,) or (M, U, n)
-    if ptable is not None:
-        ep = np.exp(ptable - (ptable.max() if ptable.ndim == 1 else _per_model_max(ptable)))
-    wp = None  # each key's position weight, (M, B, n) or broadcasting to it
-    if ep is not None:
-        wp = ep if ep.ndim == 1 or rows is None else ep.reshape(-1)[rows]
-    if mode == "content":
-        if wp is None:
-            Cw = np.bincount(flat.ravel(), minlength=M * B * V).astype(float)  # token counts
-        else:
-            w = np.broadcast_to(wp, (M, B, n)).ravel()  # (M B n,) each key's position weight
-            Cw = np.bincount(flat.ravel(), weights=w, minlength=M * B * V)
-        ecr = ec if qrow is None else ec.reshape(M * U, V)[qrow]  # (M, 1 or B, V) content weight of each token
-        Cw = Cw.reshape(M, B, V) * ecr  # (M, B, V) unnormalized mass per token
-        c.update(ecr=ecr, wp=wp)
-    else:
-        if index is None:  # (M, B, n) into the stack's (M U, V) table
-            index = tokens + _grid(M, 1, V).reshape(M, 1, 1) if qrow is None else qrow[..., None] * V + tokens
-        e = ec.ravel()[index]  # (M, B, n) each key's content weight
-        if wp is not None:
-            e *= wp
-        if score_shift is not None:
-            shift = np.broadcast_to(np.asarray(score_shift, dtype=float), (M, B, n))
-            e *= np.exp(shift - _per_model_max(shift))
-        if exact:  # one model whose rows underflowed: every score itself, shifted by its row's maximum
-            z = table.ravel()[index]
-            if ptable is not None:
-                z = z + (ptable if ptable.ndim == 1 else ptable.reshape(-1)[rows] if rows is not None else ptable)
-            if score_shift is not None:
-                z = z + shift
-            e = np.exp(z - z.max(axis=-1, keepdims=True))
-        Cw = np.bincount(flat.ravel(), weights=e.ravel(), minlength=M * B * V).reshape(M, B, V)
-        c.update(ec=ec, index=index, table_size=table.size)
-    Z = _row_sum(Cw)  # (M, B, 1)
-    low = Z.reshape(M, B).min(axis=1) <= 1e-200  # (M,) a row far below its tables' maxima underflowed
-    Z = np.where(Z > 0, Z, 1.0)  # a row that underflowed to 0 is recomputed below
-    C = Cw / Z  # (M, B, V) attention mass on each token
-    o = C @ EV  # (M, B, d)
-    if mode == "token":
-        a = e / Z  # (M, B, n) attention weights
-        if code is not None:
-            o += a @ PV
-            c.update(PK=PK, PV=PV)
-        c["a"] = a
-    c.update(
-        C=C, Z=Z, o=o, mode=mode, has_ptable=ptable is not None, ptable_shared=ptable is not None and ptable.ndim == 1
-    )
-    c.update(ep=ep)
-    logits = o @ params["W_O"]  # (M, B, C)
-    c["exact"] = {}
-    for m in np.flatnonzero(low):  # those models again, every score itself (rare: huge weights)
-        one = {k: v[m : m + 1] for k, v in params.items()}
-        shift_m = None if score_shift is None else np.broadcast_to(score_shift, (M, B, n))[m : m + 1]
-        sub_logits, c["exact"][m] = _forward(one, cfg, tokens[m : m + 1], positions, reading, shift_m, exact=True)
-        logits[m] = sub_logits[0]
-    return logits, c
-
-
-def attention(cache: dict) -> np.ndarray:
-    """The attention weights ``a (M, B, n)`` of a forward pass (:func:`stack_forward`'s cache).
-
-    >>> from poskernels.tasks.cue import cue_batch
-    >>> cfg = HeadConfig(scheme="alibi")
-    >>> p = init_params(cfg, np.random.default_rng(0))
-    >>> _, cache = query_forward(p, cfg, cue_batch(np.random.default_rng(1), 3, 8)[0])
-    >>> a = attention(cache)
-    >>> a.shape, bool(np.allclose(a.sum(axis=-1), 1.0))
-    ((1, 3, 8), True)
-    """
-    if "a" in cache:
-        a = cache["a"].copy()
-    elif cache["mode"] == "content":
-        wp = 1.0 if cache["wp"] is None else cache["wp"]
-        ecr = np.broadcast_to(cache["ecr"], cache["C"].shape)  # (M, B, V)
-        a = np.ascontiguousarray(ecr).ravel()[cache["flat"]] * wp / cache["Z"]
-    else:
-        a = cache["ec"].ravel()[cache["index"]] / cache["Z"]
-    for m, sub in cache["exact"].items():
-        a[m] = attention(sub)[0]
-    return a
-
-
-def stack_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
-    """Gradients of every stacked parameter from ``dL/dlogits`` (shape ``(M, B, C)``), by hand.
-
-    The reverse of :func:`stack_forward`, line by line; checked against float64 central
-    differences and PyTorch autograd in ``tests/test_head_gradients.py``.
-
-    Notes
-    -----
-    With ``g[b, v] = dL/do_b . EV[v]`` and ``s_b = sum_v C[b, v] g[b, v]`` (the softmax's mean), a
-    key's score gradient is ``dz_j = a_j (g[b, x_j] - s_b)`` (plus the code's share in the
-    ``token`` path), so the content table's gradient sums ``C (g - s)`` over sequences, and a
-    position term's is ``e^{b_j} R[b, x_j]`` with ``R = e^{c} (g - s) / Z``: one gather, no per-token softmax.
-    """
-    if not cache["exact"]:
-        return _backward(params, cfg, cache, dlogits)
-    with np.errstate(all="ignore"):  # the underflowed models' slices are overwritten from their exact pass
-        return _backward(params, cfg, cache, dlogits)
-
-
-def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
-    scheme = HEAD_SCHEMES[cfg.scheme]
-    W_Q, W_K, W_V, W_O = params["W_Q"], params["W_K"], params["W_V"], params["W_O"]
-    tokens, C, q, code, U, mode = cache["tokens"], cache["C"], cache["q"], cache["code"], cache["U"], cache["mode"]
-    M, B, n = tokens.shape
-    V, tau = cfg.vocab, cfg.tau
-    rows, qrow, flat = cache["rows"], cache["qrow"], cache["flat"]
-    grads = {"W_O": np.swapaxes(cache["o"], 1, 2) @ dlogits}  # (M, d, C)
-    do = dlogits @ np.swapaxes(W_O, 1, 2)  # (M, B, d)
-    dEV = np.swapaxes(C, 1, 2) @ do  # (M, V, d)
-    g = do @ np.swapaxes(cache["EV"], 1, 2)  # (M, B, V) dL/dC
-    dptable = None
-    if mode == "token":
-        a = cache["a"]
-        da = g.ravel()[flat]  # (M, B, n)
-        if code is not None:
-            dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
-            da += do @ np.swapaxes(cache["PV"], 1, 2)
-        dz = a * (da - _row_sum(a * da))  # (M, B, n) softmax backward
-        dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
-        if cache["has_ptable"]:
-            if rows is None:
-                dptable = dz.sum(axis=1)[:, None]  # (M, 1, n)
-            else:
-                dptable = np.bincount(rows.ravel(), weights=dz.ravel(), minlength=M * U * n).reshape(M, U, n)
-    else:
-        gs = g - _row_sum(C * g)  # (M, B, V) g - s
-        if mode == "rotary":
-            R = gs / cache["Z"]  # (M, B, V): dz_j = e_j R[b, x_j]
-            dtable = cache["ec"].ravel() * np.bincount(
-                cache["index"].ravel(), weights=R.ravel()[flat].ravel(), minlength=cache["table_size"]
-            )
-        else:
-            H = C * gs  # (M, B, V) the score gradient summed over the keys holding each token
-            if qrow is None:
-                dtable = H.sum(axis=1)  # (M, V)
-            else:
-                cols = qrow[..., None] * V + _grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
-                dtable = np.bincount(cols.ravel(), weights=H.ravel(), minlength=M * U * V)
-            if cache["has_ptable"] and not cache["ptable_shared"]:  # a bias that depends on parameters
-                Rt = (cache["ecr"] * gs / cache["Z"]).ravel()[flat]  # (M, B, n): dz_j = e^{b_j} R[b, x_j]
-                if rows is None:
-                    dptable = cache["ep"] * Rt.sum(axis=1)[:, None]  # (M, 1, n)
-                else:
-                    dptable = cache["ep"] * np.bincount(rows.ravel(), weights=Rt.ravel(), minlength=M * U * n).reshape(
-                        M, U, n
-                    )
-    if dptable is not None and not cache["ptable_shared"]:
-        dq, scheme_grads = scheme.bias_backward(dptable, params, cfg, q, cache["r"])
-    else:
-        dq, scheme_grads = None, {}
-    dq = np.zeros_like(q) if dq is None else dq  # (M, U, d)
-    if scheme.rotary:
-        dtable = dtable.reshape(M, U * n, V) * (cache["logit_scale"] / tau)  # (M, U n, V)
-        # table = Re(W kc^T): d/dkc = sum conj(W) dtable; d/dW = conj(dtable kc), and W = conj(q) e
-        Wc = cache["W"].reshape(M, U * n, -1).conj()  # (M, U n, P)
-        dEK = (np.swapaxes(dtable, 1, 2) @ Wc).view(np.float64)  # (M, V, d)
-        dW = (dtable @ cache["kc"]).reshape(M, U, n, -1)  # (M, U, n, P)
-        dq += (dW * cache["e"]).sum(axis=2).view(np.float64)  # (M, U, d)
-    else:
-        dtable = dtable.reshape(M, U, V) / tau  # (M, U, V)
-        dq += dtable @ cache["EK"]
-        dEK = np.swapaxes(dtable, 1, 2) @ q  # (M, V, d)
-        if code is not None:
-            dq += dptable @ cache["PK"] / tau
-            dPK = np.swapaxes(dptable, 1, 2) @ q / tau  # (M, n, d)
-    T = cache["T"]
-    TT = np.swapaxes(T, 1, 2)  # (M, d, V)
-    grads["W_Q"] = np.swapaxes(cache["hq"], 1, 2) @ dq  # (M, d, d)
-    dhq = dq @ np.swapaxes(W_Q, 1, 2)  # (M, U, d)
-    grads["W_K"] = TT @ dEK
-    grads["W_V"] = TT @ dEV
-    dT = dEK @ np.swapaxes(W_K, 1, 2) + dEV @ np.swapaxes(W_V, 1, 2)  # (M, V, d)
-    dT[:, cache["uq"]] += dhq  # the distinct query tokens' rows
-    grads.update(token_table_backward(dT, params, cfg))
-    if code is not None:
-        codeT = np.swapaxes(code, -1, -2)  # (d, n) or (M, d, n)
-        grads["W_K"] += codeT @ dPK
-        grads["W_V"] += codeT @ dPV
-        dcode = dPK @ np.swapaxes(W_K, 1, 2) + dPV @ np.swapaxes(W_V, 1, 2)  # (M, n, d)
-        dcode[:, -1] += dhq.sum(axis=1)
-        scheme_grads.update(scheme.code_backward(dcode, params, cfg, cache["pos"]))
-    grads.update(scheme_grads)
-    for m, sub in cache["exact"].items():  # the models whose rows underflowed, from their exact pass
-        one = {k: v[m : m + 1] for k, v in params.items()}
-        for k, v in stack_backward(one, cfg, sub, dlogits[m : m + 1]).items():
-            grads[k][m] = v[0]
-    return {k: grads[k] for k in params}
 
 
 def _one(params: dict) -> dict:
@@ -539,32 +125,6 @@ def query_forward(
 def query_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
     """Gradients of one head's parameters from ``dL/dlogits`` (shape ``(B, C)``): :func:`stack_backward` of one."""
     return {k: g[0] for k, g in stack_backward(_one(params), cfg, cache, np.asarray(dlogits)[None]).items()}
-
-
-def stack_cross_entropy(logits: np.ndarray, targets) -> tuple[np.ndarray, np.ndarray]:
-    """Each model's mean softmax cross-entropy and its gradient, logits ``(M, B, C)``, targets ``(M, B)``.
-
-    The softmax is shifted by each model's largest logit (one reduction per model, not per row); a
-    model with a row so far below it that the row's sum underflows is shifted row by row instead.
-
-    >>> loss, g = stack_cross_entropy(np.zeros((2, 2, 4)), [[0, 3], [1, 1]])
-    >>> loss.round(4).tolist(), g.shape
-    ([1.3863, 1.3863], (2, 2, 4))
-    """
-    logits = np.asarray(logits, dtype=float)
-    M, B, C = logits.shape
-    pick = _grid(M * B, 1, C).ravel() + np.asarray(targets).ravel()  # (M B,) flat index of each target
-    shifted = logits - _per_model_max(logits)  # (M, B, C)
-    p = np.exp(shifted)
-    Z = p @ _ones(C)  # (M, B)
-    for m in np.flatnonzero(Z.min(axis=1) < 1e-250):  # rare: rows far below the model's largest logit
-        shifted[m] = logits[m] - logits[m].max(axis=-1, keepdims=True)
-        p[m] = np.exp(shifted[m])
-        Z[m] = p[m] @ _ones(C)
-    loss = (np.log(Z).sum(axis=1) - shifted.ravel()[pick].reshape(M, B).sum(axis=1)) / B  # (M,)
-    p *= (1.0 / (B * Z))[..., None]
-    p.ravel()[pick] -= 1.0 / B
-    return loss, p  # (M,), (M, B, C)
 
 
 def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .config import HeadConfig
-from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
+from .embedding import token_table
+from .reading import PLAIN, Reading, _check_tokens, _positions, _theta
 from .schemes import HEAD_SCHEMES
 
 __all__ = ["score_all"]

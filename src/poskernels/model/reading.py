@@ -1,0 +1,85 @@
+"""How a trained head is read, and the checks of what it reads: tokens, positions, frequencies.
+
+A :class:`Reading` carries the per-plane frequencies and logit scale a RoPE head is read with
+(Definition 5's maps); :data:`PLAIN` reads a head as trained.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..encodings import omega
+from ..errors import PosKernelsError
+from .config import HeadConfig
+from .schemes import default_positions
+
+__all__ = ["PLAIN", "Reading"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a trained RoPE head is read: per-plane frequencies and a logit scale (Definition 5).
+
+    Attributes
+    ----------
+    inv_freq : ndarray of shape (d/2,) or None
+        Frequencies replacing ``theta = omega(d, b)``; None reads the head as trained.
+    logit_scale : float
+        Multiplier on ``<q, k> / tau`` (YaRN's ``(0.1 ln kappa + 1)**2``).
+
+    Examples
+    --------
+    >>> from poskernels.extension import extend
+    >>> from poskernels.encodings import omega
+    >>> r = Reading.from_extension(extend("yarn", omega(16), 4, 32))
+    >>> round(r.logit_scale, 4), r.inv_freq.shape
+    (1.2965, (8,))
+    """
+
+    inv_freq: np.ndarray | None = None
+    logit_scale: float = 1.0
+
+    @classmethod
+    def from_extension(cls, ext) -> Reading:
+        """The reading of a :class:`poskernels.extension.Extension`."""
+        return cls(np.asarray(ext.inv_freq, dtype=float), float(ext.logit_scale))
+
+    @property
+    def is_plain(self) -> bool:
+        return self.inv_freq is None and self.logit_scale == 1.0
+
+
+PLAIN = Reading()
+
+
+def _check_tokens(cfg: HeadConfig, tokens) -> np.ndarray:
+    tokens = np.asarray(tokens)
+    if tokens.ndim != 2 or tokens.shape[1] < 1 or not np.issubdtype(tokens.dtype, np.integer):
+        raise PosKernelsError(f"tokens must be a 2-d integer array (batch, n); got {tokens.dtype} {tokens.shape}")
+    if tokens.size and (tokens.min() < 0 or tokens.max() >= cfg.vocab):
+        raise PosKernelsError(f"token ids must lie in [0, {cfg.vocab - 1}]; got {tokens.min()}..{tokens.max()}")
+    return tokens
+
+
+def _positions(positions, n: int) -> np.ndarray:
+    if positions is None:
+        return default_positions(n)
+    pos = np.asarray(positions, dtype=float)
+    if pos.shape != (n,):
+        raise PosKernelsError(f"positions must have shape ({n},) to match the tokens; got {pos.shape}")
+    return pos
+
+
+def _theta(cfg: HeadConfig, scheme, reading: Reading) -> np.ndarray:
+    if not scheme.rotary:
+        if not reading.is_plain:
+            raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
+        return None
+    if reading.inv_freq is None:
+        return omega(cfg.d, cfg.base)  # (d/2,)
+    inv = np.asarray(reading.inv_freq, dtype=float)
+    if inv.shape != (cfg.d // 2,):
+        raise PosKernelsError(f"inv_freq must have shape ({cfg.d // 2},); got {inv.shape}")
+    return inv
