@@ -30,7 +30,7 @@ __all__ = [
 
 #: Bump whenever a change alters what training produces (head, schemes, initialization, Adam,
 #: the cue stream), so old cache entries stop matching.
-CODE_VERSION = "head-4"
+CODE_VERSION = "head-5"
 
 _META = "__meta__"
 
