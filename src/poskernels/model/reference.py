@@ -61,14 +61,15 @@ def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens):
     M, B, n = x.shape
     T = torch_table(tp, cfg)  # (M, V, d)
     dtype = T.dtype
-    H = torch.stack([T[i][x[i]] for i in range(M)])  # (M, B, n, d)
+    H = T[torch.arange(M)[:, None, None], x]  # (M, B, n, d)
     if cfg.scheme == "sinusoidal":
         H = H + torch.tensor(sinusoidal_code(np.arange(n), cfg.d, cfg.base), dtype=dtype)
     if cfg.scheme == "learned":
         H = H + tp["P"][:, None, :n]
-    q = H[:, :, -1] @ tp["W_Q"]  # (M, B, d)
-    K = H @ tp["W_K"][:, None]  # (M, B, n, d)
-    V = H @ tp["W_V"][:, None]  # (M, B, n, d)
+    d = H.shape[-1]
+    q = torch.bmm(H[:, :, -1], tp["W_Q"])  # (M, B, d)
+    K = torch.bmm(H.reshape(M, B * n, d), tp["W_K"]).reshape(M, B, n, d)  # one GEMM per model
+    V = torch.bmm(H.reshape(M, B * n, d), tp["W_V"]).reshape(M, B, n, d)
     if cfg.scheme == "rope":  # Definition 4: turn plane p by m theta_p, cosine first
         ang = torch.tensor(np.arange(n)[:, None] * omega(cfg.d, cfg.base), dtype=dtype)  # (n, P)
         c, s = torch.cos(ang), torch.sin(ang)
