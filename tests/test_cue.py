@@ -89,3 +89,12 @@ def test_sixteen_bits_a_token_give_the_exact_mark_probability(n_symbols, mark_pr
     p = 1 / n_symbols
     assert counts.size == n_symbols
     assert np.all(np.abs(counts / symbols.size - p) <= 5 * np.sqrt(p * (1 - p) / symbols.size))
+
+
+def test_token_type():
+    x, _ = cue_batch(np.random.default_rng(0), 3, 9, dtype=np.int16)
+    assert x.dtype == np.int16 and np.array_equal(x, cue_batch(np.random.default_rng(0), 3, 9)[0])
+    with pytest.raises(PosKernelsError, match="got float64"):
+        cue_batch(np.random.default_rng(0), 3, 9, dtype=float)
+    with pytest.raises(PosKernelsError, match="0..600"):
+        cue_batch(np.random.default_rng(0), 3, 9, n_symbols=300, dtype=np.uint8)

@@ -10,6 +10,7 @@ from poskernels.model.embedding import EMBEDDINGS
 from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.model.train import head_path, stacks, train, train_many, train_stack
 from poskernels.tasks.cue import cue_batch
+from poskernels.tasks.registry import get_task
 
 
 def _config(scheme, embedding="factored"):
@@ -96,3 +97,16 @@ def test_duplicate_seeds_in_a_stack_are_refused():
 
     with pytest.raises(PosKernelsError, match=r"distinct; got \[1, 1\]"):
         train_stack(_config("nope"), [1, 1])
+
+
+def _cue_int64(rng, batch, n):
+    return cue_batch(rng, batch, n)  # the same stream as the registered one, as int64 tokens
+
+
+def test_the_token_type_of_the_stream_changes_nothing():
+    # the registered cue stream hands uint8 tokens to the trainer; int64 ones train the same bits
+    config = _config("rope")
+    x8, _ = get_task("cue")(np.random.default_rng(0), 4, 32)
+    x64, _ = _cue_int64(np.random.default_rng(0), 4, 32)
+    assert x8.dtype == np.uint8 and x64.dtype == np.int64 and np.array_equal(x8, x64)
+    assert _same(train(config, 3), train(config, 3, sampler=_cue_int64))

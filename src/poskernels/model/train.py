@@ -136,6 +136,10 @@ DRAW_SEQUENCES = 8192
 
 def _check_stream(head, tokens, targets, count: int) -> None:
     tokens, targets = np.asarray(tokens), np.asarray(targets)
+    if tokens.dtype.kind not in "iu" or targets.dtype.kind not in "iu":
+        raise PosKernelsError(
+            f"the sampler must return integer tokens and targets; got {tokens.dtype} and {targets.dtype}"
+        )
     if tokens.shape != (count, head.n_train) or targets.shape != (count,):
         raise PosKernelsError(
             f"the sampler must return tokens ({count}, {head.n_train}) and targets ({count},); "
@@ -155,11 +159,15 @@ def _draw(config: TrainConfig, sampler: Sampler, rngs, count: int):
     contiguous block per array.
     """
     head, B = config.head, config.batch
-    tokens = np.empty((count, len(rngs), B, head.n_train), dtype=np.int64)
-    targets = np.empty((count, len(rngs), B), dtype=np.int64)
+    tokens = targets = None
     for i, rng in enumerate(rngs):
         x, y = sampler(rng, count * B, head.n_train)
         _check_stream(head, x, y, count * B)
+        if tokens is None:  # the sampler's integer type (a small one moves fewer bytes), int64 targets
+            tokens = np.empty((count, len(rngs), B, head.n_train), dtype=np.asarray(x).dtype)
+            targets = np.empty((count, len(rngs), B), dtype=np.int64)
+        elif not np.can_cast(np.asarray(x).dtype, tokens.dtype):
+            tokens = tokens.astype(np.int64)
         tokens[:, i] = np.asarray(x).reshape(count, B, head.n_train)
         targets[:, i] = np.asarray(y).reshape(count, B)
     return tokens, targets

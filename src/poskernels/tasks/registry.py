@@ -20,8 +20,11 @@ Sampler = Callable[[np.random.Generator, int, int], tuple[np.ndarray, np.ndarray
 
 
 def _cue(rng: np.random.Generator, batch: int, n: int):
-    """The article's cue task: 8 symbols, mark probability 0.1 (:func:`poskernels.tasks.cue.cue_batch`)."""
-    return cue_batch(rng, batch, n)
+    """The article's cue task: 8 symbols, mark probability 0.1 (:func:`poskernels.tasks.cue.cue_batch`).
+
+    Tokens come as ``uint8`` (the same ids as ``int64``; a training step reads them as indices only).
+    """
+    return cue_batch(rng, batch, n, dtype=np.uint8)
 
 
 #: Registered streams.  The name is part of a trained head's cache key.
