@@ -17,8 +17,12 @@ $(TSTAMP): $(STAMP) pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
+# One BLAS thread (unless set): the head's matrices are small, and a BLAS pool per process spin-waits on a
+# busy machine (a cold reproduce at 10 seeds ran ~2x slower with the default pools on 2 cores).
+BLAS1 := OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=$${MKL_NUM_THREADS:-1}
+
 reproduce: $(STAMP)
-	$(VENV)/bin/poskernels reproduce --out results
+	$(BLAS1) $(VENV)/bin/poskernels reproduce --out results
 
 lint: $(TSTAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
