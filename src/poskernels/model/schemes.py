@@ -83,6 +83,32 @@ def _sinusoidal_rows(n: int, d: int, base: float) -> np.ndarray:
     return code
 
 
+def _t5_buckets(r: np.ndarray, buckets: int, max_distance: int) -> np.ndarray:
+    return t5_bucket(-np.asarray(np.rint(r), dtype=np.int64), buckets, max_distance)
+
+
+def _shaw_clips(r: np.ndarray, clip: int) -> np.ndarray:
+    return shaw_clip(np.maximum(np.asarray(np.rint(r), dtype=np.int64), 0), clip)
+
+
+@lru_cache(maxsize=256)
+def _by_value_cached(fn, raw: bytes, dtype: str, shape: tuple, args: tuple) -> np.ndarray:
+    out = fn(np.frombuffer(raw, dtype=dtype).reshape(shape), *args)
+    out.setflags(write=False)
+    return out
+
+
+def _by_value(fn, r, *args) -> np.ndarray:
+    """``fn(r, *args)``, remembered by the value of ``r`` when it is small (a training step's offsets, every step).
+
+    T5's bucket map costs ~30 us a call, and a step asks for the same offsets twice; the result is read-only.
+    """
+    r = np.asarray(r, dtype=float)
+    if r.size > 65536:
+        return fn(r, *args)
+    return _by_value_cached(fn, r.tobytes(), r.dtype.str, r.shape, args)
+
+
 class Sinusoidal(HeadScheme):
     """The sinusoidal code added to the embedding (Definition 2); no parameters."""
 
@@ -165,7 +191,7 @@ class T5(HeadScheme):
 
     @staticmethod
     def _buckets(cfg, r):
-        return t5_bucket(-np.asarray(np.rint(r), dtype=np.int64), cfg.t5_buckets, cfg.t5_max_distance)
+        return _by_value(_t5_buckets, r, cfg.t5_buckets, cfg.t5_max_distance)
 
     def bias(self, params, cfg, q, r):
         return np.take(params["beta"], self._buckets(cfg, np.maximum(r, 0)), axis=-1)  # (M, n) or (n, n)
@@ -190,7 +216,7 @@ class Shaw(HeadScheme):
 
     @staticmethod
     def _clip(cfg, r):
-        return shaw_clip(np.maximum(np.asarray(np.rint(r), dtype=np.int64), 0), cfg.shaw_clip)
+        return _by_value(_shaw_clips, r, cfg.shaw_clip)
 
     def bias(self, params, cfg, q, r):
         G = q @ np.swapaxes(params["A"], -1, -2) / cfg.tau  # (..., K+1): the query against every offset vector
