@@ -133,3 +133,17 @@ def test_schemes_with_one_seed_see_the_same_training_stream():
     for scheme in ("nope", "shaw"):
         _fit(TrainConfig(head=HeadConfig(scheme=scheme), steps=3, batch=4), [0], spy, None, 0)
     assert all(np.array_equal(x, y) for x, y in zip(seen["nope"], seen["shaw"]))
+
+
+@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+def test_attention_of_a_forward_pass_is_the_readers_last_row(scheme):
+    # whichever path the forward took (weighted counts, RoPE's gather, per key), the weights it implies are the
+    # one-pass reader's, also when the sequences end with different tokens (several query rows)
+    from poskernels.model.head import attention
+
+    cfg = HeadConfig(scheme=scheme)
+    params = _heavy(cfg, 12)
+    tokens = np.random.default_rng(13).integers(0, cfg.vocab, size=(5, 20))
+    _, cache = query_forward(params, cfg, tokens)
+    _, ref = score_all(params, cfg, tokens, return_attention=True)
+    np.testing.assert_allclose(attention(cache)[0], ref[:, -1], rtol=1e-9, atol=1e-12)
