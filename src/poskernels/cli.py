@@ -33,13 +33,24 @@ def _reproduce_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--only", nargs="+", metavar="KEY", help="compute only these top-level keys of numbers.json")
     p.add_argument("--no-train", action="store_true", help="skip the sections that train heads")
+    p.add_argument(
+        "--first-seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="first of the ten seeds of every trained cell (default: $POSKERNELS_FIRST_SEED, else 0)",
+    )
 
 
 def _reproduce(args: argparse.Namespace) -> int:
     from . import page
 
     start = time.perf_counter()
-    ctx = page.Context() if args.cache is None else page.Context(cache_dir=args.cache)
+    from .seeds import first_seed
+
+    ctx = page.Context(first_seed=first_seed(args.first_seed))
+    if args.cache is not None:
+        ctx.cache_dir = args.cache
     known = {s.key for s in page.SECTIONS}
     if args.only:
         unknown = sorted(set(args.only) - known)
