@@ -67,7 +67,7 @@ __all__ = [
 #: The schemes trained on filings; the seven readers are these and RoPE's three re-readings.
 TRAINED_SCHEMES = ("nope", "sinusoidal", "rope", "alibi")
 #: Bump when the readers or the results' layout change, so cached results are recomputed.
-RESULTS_VERSION = "filings-4"
+RESULTS_VERSION = "filings-5"
 
 
 def filings_config(scheme: str) -> TrainConfig:
@@ -205,7 +205,8 @@ def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
 
     Answers are symbols (first-appearance labels; ``companies`` names them), ``None`` before the first mention, for
     the first three seeds.  ``right[reader]`` counts the positions each seed of the block answers right,
-    ``right_from_last[reader]`` those from the last mention on; ``last_mention`` is the position of the last
+    ``right_from_last[reader]`` those from the last mention on, ``at_the_company[reader]`` each seed's answer at
+    ``the_company``; ``last_mention`` is the position of the last
     company named (Fenwick Logistics) and ``the_company`` that of "the company" after it.
     """
     doc = encode_filing(laboratory_filing())
@@ -215,21 +216,23 @@ def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
     for t, a in zip(q.positions, q.answers):
         truth[int(t)] = int(a)
     last = int(np.flatnonzero(doc.marked)[-1])
+    lower = [w.lower() for w in doc.words]
+    the_company = next((t for t in range(last + 1, n - 1) if lower[t] == "the" and lower[t + 1] == "company"), None)
     after_last = q.positions >= last  # (q,)
-    answers, right, from_last = {}, {}, {}
+    answers, right, from_last, at_the_company = {}, {}, {}, {}
     for reader, (scheme, _) in READERS.items():
-        answers[reader], right[reader], from_last[reader] = {}, [], []
+        answers[reader], right[reader], from_last[reader], at_the_company[reader] = {}, [], [], []
         for i, head in enumerate(heads[scheme]):
             pred = answer_filings(head, reader, [doc])  # (q,)
             right[reader].append(int((pred == q.answers).sum()))
             from_last[reader].append(int((pred[after_last] == q.answers[after_last]).sum()))
+            at = np.flatnonzero(q.positions == the_company)
+            at_the_company[reader].append(int(pred[at[0]]) if at.size else None)
             if i < ARTICLE_COUNT:  # the laboratory draws the article's three
                 row = [None] * n
                 for t, a in zip(q.positions, pred):
                     row[int(t)] = int(a)
                 answers[reader][str(head.seed)] = row
-    lower = [w.lower() for w in doc.words]
-    the_company = next((t for t in range(last + 1, n - 1) if lower[t] == "the" and lower[t + 1] == "company"), None)
     return {
         "doc_id": doc.doc_id,
         "tokens": list(doc.words),
@@ -239,6 +242,7 @@ def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
         "answers": answers,
         "right": right,
         "right_from_last": from_last,
+        "at_the_company": at_the_company,
         "seeds": [int(h.seed) for h in heads[TRAINED_SCHEMES[0]]],
         "queries": int(len(q.positions)),
         "last_mention": last,
