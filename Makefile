@@ -28,7 +28,8 @@ reproduce: $(STAMP)
 reference-payload: results/payload.json
 	test -z "$$POSKERNELS_FIRST_SEED" || test "$$POSKERNELS_FIRST_SEED" = 0
 	cp results/payload.json src/poskernels/lab/static/payload.json
-	$(PY) -m poskernels.page.readme results/numbers.json README.md
+	cp results/numbers.json src/poskernels/page/reference_numbers.json
+	$(PY) -m poskernels.page.readme src/poskernels/page/reference_numbers.json README.md
 
 lint: $(TSTAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

@@ -166,7 +166,8 @@ def test_numbers_json_keys_as_design_lists(results):
 def test_page_section_renders_ours_beside_the_articles(results):
     text = page_filings._render(results)
     first = results["seeds"][0]
-    for needle in ("RoPE + PI", "0.986", "19285", f"filings, seed {first}", "synthetic, mean ± SE", "Fenwick Logistics"):
+    needles = ("RoPE + PI", "0.986", "19285", f"filings, seed {first}", "synthetic, mean ± SE", "Fenwick Logistics")
+    for needle in needles:
         assert needle in text
 
 

@@ -25,6 +25,7 @@ from poskernels import page
 from poskernels.errors import PosKernelsError
 from poskernels.lab import PAYLOAD_PATH, payload, viz_payload, write_payload
 from poskernels.lab.trained import filing_case
+from seedstats import FLOOR, leaves, within
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "poskernels"
@@ -63,20 +64,17 @@ def _shape(node):
 
 
 def test_trained_parts_agree_with_the_shipped_payload_within_seed_error(fresh, committed):
-    K = 3.0
     assert fresh["sections"] == committed["sections"]
     a, b = fresh["readouts"], committed["readouts"]
     half = 0.5 * 10.0 ** -payload.PRECISION["accuracy"]  # each side was rounded to the page's decimals
     for table, errors in (("accuracy", "stderr"), ("rescaled", "rescaled_stderr")):
         assert a[table].keys() == b[table].keys()
-        for reader, by_n in a[table].items():
-            for n, mean in by_n.items():
-                ref = b[table][reader][n]
-                if mean is None or ref is None:
-                    assert mean == ref, (table, reader, n)
-                    continue
-                se = math.hypot(a[errors][reader][n] + half, b[errors][reader][n] + half)
-                assert abs(mean - ref) <= K * se + 2 * half, (table, reader, n, mean, ref, se)
+        for path, mean, se in leaves(a[table], a[errors]):
+            ref = b[table]
+            ref_se = b[errors]
+            for key in path:
+                ref, ref_se = ref[key], ref_se[key]
+            assert within(mean, se, ref, ref_se, floor=FLOOR + 2 * half), (table, path, mean, se, ref, ref_se)
     for key in ("drift", "scores", "readouts", "filing"):  # one seed's curves and answers: the same views
         assert _shape(fresh[key]) == _shape(committed[key]) or key == "readouts", key
     assert len(fresh["readouts"]["seeds"]) == len(committed["readouts"]["seeds"]) >= 10

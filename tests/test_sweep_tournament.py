@@ -45,4 +45,5 @@ def test_a_sweep_of_the_tournament_gives_its_numbers(tmp_path):
             assert acc == {n: table[n][seeds.index(cfg["seed"])] for n in table}, cfg["scheme"]
         else:  # the re-reads of the tournament are at the lengths past the window
             table = lab["rescaled"]["per_seed"][f"rope_{cfg['extension']}"]
-            assert {n: acc[n] for n in table} == {n: table[n][seeds.index(cfg["seed"])] for n in table}, cfg["extension"]
+            i = seeds.index(cfg["seed"])
+            assert {n: acc[n] for n in table} == {n: table[n][i] for n in table}, cfg["extension"]

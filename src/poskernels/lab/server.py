@@ -2,7 +2,8 @@
 
 The page (``lab/static/``) is plain HTML, CSS and JavaScript modules with no build step and no network; it
 reads ``payload.json``: the one ``poskernels reproduce`` wrote (``--payload``, default ``results/payload.json``)
-when there is one, else the reference payload shipped beside the page.  Browsers do not load JavaScript modules from ``file://`` URLs, hence a
+when there is one, else the reference payload shipped beside the page.  Browsers do not load JavaScript modules
+from ``file://`` URLs, hence a
 small local server.  It listens on 127.0.0.1 unless another address is asked for explicitly.
 
 Examples
@@ -81,10 +82,10 @@ def choose_payload(path=None) -> Path:
 
     >>> choose_payload(STATIC_DIR / "payload.json").name
     'payload.json'
-    >>> choose_payload("no/such.json")
+    >>> choose_payload("no/such.json")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: no payload file at 'no/such.json'; give the payload.json that `poskernels reproduce` wrote, or leave --payload out for the shipped one
+    poskernels.errors.PosKernelsError: no payload file at 'no/such.json'; give the payload.json ...
     """
     if path is not None:
         if not Path(path).is_file():

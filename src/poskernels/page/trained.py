@@ -26,8 +26,8 @@ import numpy as np
 
 from ..experiments.laboratory import run_laboratory
 from ..experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, RESCALED_LENGTHS, TEST_COUNT, TEST_LENGTHS
-from ..theory.commutant import expected_random_defect
 from ..seeds import mean_stderr
+from ..theory.commutant import expected_random_defect
 from .registry import READER_LABELS, Context, Section, cell, cell_se, differs_se, format_table, register
 
 __all__ = ["ARTICLE_RESCALED", "ARTICLE_TOURNAMENT", "LABELS", "differs", "rebound_stats"]
@@ -247,7 +247,8 @@ def _rebound_render(data: dict) -> str:
     )
     amps = [[seed] + [f"{v:.1f}" for v in d["amplitudes"]] for seed, d in data.items()]
     planes = [str(j) for j in range(len(next(iter(data.values()))["amplitudes"]))]
-    return table + "\n" + share + "\n\n" + format_table(["seed", *planes], amps, title="Per-plane amplitudes rho_j / tau")
+    amps_table = format_table(["seed", *planes], amps, title="Per-plane amplitudes rho_j / tau")
+    return table + "\n" + share + "\n\n" + amps_table
 
 
 # --------------------------------------------------------------------------- sinusoidal
