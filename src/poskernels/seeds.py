@@ -66,11 +66,9 @@ def first_seed(value=None) -> int:
     raw = os.environ.get(ENV, "").strip()
     if not raw:
         return 0
-    try:
-        parsed = int(raw, 10)
-    except ValueError:
-        raise PosKernelsError(f"{ENV} must be a non-negative integer; got {raw!r}") from None
-    return _check_first(parsed, ENV)
+    if not (raw.isascii() and raw.isdigit()):  # ASCII digits only: no sign, no point, no base prefix
+        raise PosKernelsError(f"{ENV} must be a non-negative integer; got {raw!r}")
+    return int(raw)
 
 
 def seed_block(count: int = DEFAULT_COUNT, first=None) -> tuple[int, ...]:

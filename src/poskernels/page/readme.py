@@ -250,8 +250,7 @@ def _filings_horizon(n: dict) -> str:
     ]
     return (
         f"Mean ± SE over {_seeds(f['seeds'])} per stream (article: 3 seeds, every head answers every query "
-        "inside half).\n\n"
-        + _md(headers, rows)
+        "inside half).\n\n" + _md(headers, rows)
     )
 
 

@@ -179,7 +179,7 @@ def differs_se(mean, stderr, article, count: int) -> bool:
     items, so the seeds' spread does not hold the test's own sampling error, which the article's figure carries.
     A value missing on one side only differs; a missing ``stderr`` counts as 0.
 
-    >>> differs_se(0.931, 0.004, 0.947, 2000), differs_se(0.931, 0.01, 0.947, 2000), differs_se(None, None, None, 9)
+    >>> differs_se(0.92, 0.004, 0.947, 2000), differs_se(0.92, 0.01, 0.947, 2000), differs_se(None, None, None, 9)
     (True, False, False)
     """
     if mean is None or article is None:

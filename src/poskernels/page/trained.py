@@ -108,16 +108,13 @@ def _tournament_render(data: dict) -> str:
     for s in schemes:
         art = ARTICLE_TOURNAMENT.get(s, {})
         rows.append(
-            [LABELS[s]]
-            + [c for n in lengths for c in _pair(data["accuracy"][s][n], data["stderr"][s][n], art.get(n))]
+            [LABELS[s]] + [c for n in lengths for c in _pair(data["accuracy"][s][n], data["stderr"][s][n], art.get(n))]
         )
     rows.append(["best bag reader, exact"] + [c for n in lengths for c in (cell(data["bag_reader"][n]), "")])
     rows.append(
         ["best bag reader, same tests"] + [c for n in lengths for c in (cell(data["bag_reader_heldout"][n]), "")]
     )
-    title = (
-        f"Accuracy, mean ± standard error over {_seed_range(data['seeds'])} (* differs from the article by > 3 SE)"
-    )
+    title = f"Accuracy, mean ± standard error over {_seed_range(data['seeds'])} (* differs from the article by > 3 SE)"
     out = [format_table(headers, rows, title=title)]
     first = [[LABELS[s]] + [cell(data["first_three"][s][n]) for n in lengths] for s in schemes]
     out.append(format_table(["scheme", *lengths], first, title="Mean of the first three seeds (the article's count)"))
@@ -152,11 +149,7 @@ def _rescaled_render(data: dict) -> str:
     headers = ["RoPE head read with"] + [h for n in lengths for h in (n, "article")]
     rows = [
         [LABELS[r]]
-        + [
-            c
-            for n in lengths
-            for c in _pair(data["accuracy"][r][n], data["stderr"][r][n], ARTICLE_RESCALED[r].get(n))
-        ]
+        + [c for n in lengths for c in _pair(data["accuracy"][r][n], data["stderr"][r][n], ARTICLE_RESCALED[r].get(n))]
         for r in data["accuracy"]
     ]
     kappas = ", ".join(f"{k:g}" for k in data["kappa"].values())
