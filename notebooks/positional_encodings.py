@@ -178,8 +178,8 @@ thm5 = section("thm5")
 # %% [markdown]
 # ## Kernels over offsets, side by side
 #
-# The laboratory's two figures read one payload, `viz_payload()`, which a test keeps equal to the copy shipped
-# with the page. Serve it with `poskernels lab` and open the printed URL. Here are its static counterparts.
+# The laboratory's two figures read one payload, `viz_payload()`; a test keeps the reference copy shipped with the
+# page equal to it in its deterministic parts and within the seeds' error in its trained ones. Serve it with `poskernels lab` and open the printed URL. Here are its static counterparts.
 
 # %%
 payload = viz_payload(ctx)
