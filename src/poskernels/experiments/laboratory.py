@@ -44,7 +44,7 @@ from .tournament import (
 __all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "result_path", "run_laboratory"]
 
 #: Bump when what is computed from the trained heads changes.
-LAB_VERSION = "lab-3"
+LAB_VERSION = "lab-4"
 #: Offsets at which the learned offset kernels (T5, Shaw) are reported beside ALiBi's.
 KERNEL_OFFSETS = (0, 1, 8, 16, 24, 31, 32, 48, 64, 128, 255)
 
@@ -125,14 +125,12 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
     tour["first_three"] = _first_three(tour["per_seed"])
     tour["bag_reader"] = {str(n): bag_reader_accuracy(n) for n in TEST_LENGTHS}  # exact, by counting
     tour["bag_reader_heldout"] = {str(n): float(bag_reader_score(*heldout(n)).mean()) for n in TEST_LENGTHS}
-    tour["offset_kernel"] = {
-        s: {
-            str(r): float(np.mean([readings[s, seed]["offset_kernel"][str(r)] for seed in seeds]))
-            for r in KERNEL_OFFSETS
-        }
+    kernels = {
+        s: {str(r): [readings[s, seed]["offset_kernel"][str(r)] for seed in seeds] for r in KERNEL_OFFSETS}
         for s in schemes
         if SCHEMES[s].where == "score"
     }
+    tour["offset_kernel"], tour["offset_kernel_stderr"] = stat_table(kernels)
     tour["final_loss"] = {s: [readings[s, seed]["final_loss"] for seed in seeds] for s in schemes}
     tour["settings"] = _settings(config)
 
