@@ -109,7 +109,8 @@ def test_beyond_the_horizon_depends_on_training(results):
     filings, synthetic = stats["filings"], stats["synthetic"]
     beyond = [(st["mean"]["beyond"], st["stderr"]["beyond"]) for st in (filings, synthetic)]
     assert _apart(*beyond) > K, beyond
-    assert np.median(synthetic["per_seed"]["beyond"]) < 0.2 < np.median(filings["per_seed"]["beyond"])
+    medians = [np.median([v for v in st["per_seed"]["beyond"] if v is not None]) for st in (synthetic, filings)]
+    assert medians[0] < 0.2 < medians[1], medians
 
 
 def test_horizon_is_read_off_each_heads_weights(heads, results):
