@@ -48,9 +48,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--keep", type=Path, default=None, help="cache folder to use and keep (default: a temp one)")
-    parser.add_argument(
-        "--article-only", action="store_true", help="the article's five schemes only (no T5, Shaw)"
-    )
+    parser.add_argument("--article-only", action="store_true", help="the article's five schemes only (no T5, Shaw)")
     args = parser.parse_args(argv)
     cache = args.keep or Path(tempfile.mkdtemp(prefix="poskernels-bench-"))
     try:
