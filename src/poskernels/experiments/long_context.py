@@ -165,7 +165,7 @@ def horizon_rows(alibi_heads, distance: dict) -> dict:
 def _stats(points: dict, seeds) -> dict:
     """``accuracy[reader][x]`` (mean), ``stderr`` (standard error of the mean over seeds), ``per_seed``."""
     readers = list(LONG_READERS)
-    per_seed = {r: {x: points[x][r] for x in points} for r in readers}
+    per_seed = {r: {x: points[x][r] for x in points} for r in readers}  # None: not read there
     mean = {r: {x: None if v is None else float(np.mean(v)) for x, v in t.items()} for r, t in per_seed.items()}
     k = len(seeds)
 
@@ -197,8 +197,27 @@ def run_long_context(
     count: int = COUNT,
     config: TrainConfig | None = None,
     workers: int | None = None,
+    schemes=None,
 ) -> dict:
     """Both measurements for every reader and seed (cached as JSON under ``cache_dir/results``).
+
+    Parameters
+    ----------
+    cache_dir : Path, optional
+        Cache of heads and of this result; None computes in memory (in this process).
+    log : callable, optional
+    seeds : iterable of int, optional
+        Default :func:`default_seeds`.
+    lengths, offsets : sequence of int
+        The grids of the two measurements.
+    count : int
+        Sequences a point.
+    config : TrainConfig, optional
+        The training run (default the tournament preset).
+    workers : int, optional
+        Processes reading the points (default: the CPUs available).
+    schemes : sequence of str, optional
+        Read only the heads of these schemes (default all seven); the readers of the others are None.
 
     Returns
     -------
@@ -208,7 +227,7 @@ def run_long_context(
     """
     config = preset("tournament") if config is None else config
     seeds = default_seeds() if seeds is None else tuple(int(s) for s in seeds)
-    schemes = ARTICLE_SCHEMES + EXTRA_SCHEMES
+    schemes = ARTICLE_SCHEMES + EXTRA_SCHEMES if schemes is None else tuple(schemes)
     jobs = [(config.with_scheme(s), seed) for s in schemes for seed in seeds]
     description = _description(jobs, lengths, offsets, count)
     path = None if cache_dir is None else Path(cache_dir) / "results" / f"long-{cache_key(description)}.json"
@@ -247,7 +266,7 @@ def run_long_context(
         "readers": list(LONG_READERS),
     }
     alibi = [h for h in heads if h.head.scheme == "alibi"]
-    data["distance"]["horizon"] = horizon_rows(alibi, distance)
+    data["distance"]["horizon"] = horizon_rows(alibi, distance) if alibi else {}
     if log is not None:
         log(f"[long] read {len(heads)} heads at {len(points)} points in {time.perf_counter() - start:.1f} s")
     if path is not None:
