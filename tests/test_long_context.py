@@ -108,3 +108,20 @@ def test_sequences_are_fixed_and_as_described():
     marked = (t[:, :-1] >= 8) & (t[:, :-1] < 16)
     assert np.array_equal(marked.sum(axis=1), np.ones(20)) and np.all(marked[:, 0])
     assert np.array_equal(t[:, 0] - 8, y)
+
+
+def test_lab_view_and_figure_carry_the_measurement(distance, tmp_path):
+    from poskernels.lab import long_view
+    from poskernels.lab.figures import draw_figures
+    from poskernels.lab.payload import Sources, viz_payload
+
+    part = long_view.build(Sources({"long": distance}, None))
+    for r in INSIDE + BEYOND:
+        i = part["offsets"].index(r)
+        assert part["distance"]["alibi"][i] == round(distance["distance"]["accuracy"]["alibi"][str(r)], 3)
+    assert [h["seed"] for h in part["horizons"]] == [str(s) for s in default_seeds()]
+    assert part["x_distance"]["min"] == min(INSIDE) and part["x_distance"]["max"] == max(BEYOND)
+    payload = viz_payload({"long": distance})
+    assert payload["long"] == part and "long" in payload["figures"]["B"]
+    written, _ = draw_figures(payload, tmp_path)
+    assert tmp_path / "long_context.png" in written

@@ -116,7 +116,7 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
     for reader, (scheme, mapname) in LONG_READERS.items():
         if scheme not in heads or not defined_at(scheme, heads[scheme][0].head.n_train, n):
             continue
-        for k, h in enumerate(heads[scheme]):
+        for h in heads[scheme]:
             reading = PLAIN if mapname is None else rescaled_reading(h, mapname, n)
             triples.append((h.params, h.head, reading))
             owners.append(reader)

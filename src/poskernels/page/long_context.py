@@ -28,7 +28,7 @@ def _curve_table(part: dict, axis: str, title: str) -> str:
 
 def _render(data: dict) -> str:
     k = len(data["seeds"])
-    note = f"mean of {k} seeds, {data['count']} sequences a point; ALiBi read to its certified cut (eps = {data['eps']:g})"
+    note = f"mean of {k} seeds, {data['count']} sequences a point; ALiBi read to its cut, eps = {data['eps']:g}"
     length = _curve_table(data["length"], "lengths", f"Cue task: accuracy against length n ({note})")
     distance = _curve_table(
         data["distance"], "offsets", "Needle: accuracy against its offset r (sequence length max(32, r + 1))"
@@ -46,6 +46,11 @@ def _render(data: dict) -> str:
 
 
 register(
-    Section("long", "Far past the window — accuracy against length and against the needle's offset", _compute,
-            _render, trained=True)  # fmt: skip
+    Section(
+        "long",
+        "Far past the window — accuracy against length and against the needle's offset",
+        _compute,
+        _render,
+        trained=True,
+    )  # fmt: skip
 )
