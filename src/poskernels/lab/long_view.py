@@ -43,8 +43,8 @@ def build(src) -> dict:
     }
     hs = [h["horizon"] for h in part["horizons"]]
     part["caption"] = (
-        f"Mean of {part['seeds']} seeds, {part['count']} sequences a point. Left: the cue task read at lengths "
-        f"{part['lengths'][0]} to {part['lengths'][-1]}. Right: one marked token r positions before the query; "
+        f"Mean of {part['seeds']} seeds, {part['count']} sequences a point. First panel: the cue task read at lengths "
+        f"{part['lengths'][0]} to {part['lengths'][-1]}. Second: one marked token r positions before the query; "
         + (f"ticks mark the ALiBi heads' horizons W/s ({min(hs):.1f} to {max(hs):.1f}). " if hs else "")
         + "Past its horizon an ALiBi head's needle weighs less than the query itself (Theorem 3 (iii)); "
         "the dashed line is chance, 1/8."

@@ -108,6 +108,16 @@ class _Plan:
     spin: np.ndarray | None  # (chunk, P) e^{i k theta} for k = 0..chunk-1 (rotary heads at integer positions)
 
 
+class _Arange:
+    """Positions ``0..n-1`` made a slice at a time (so the default positions take no ``O(n)`` memory)."""
+
+    def __init__(self, n: int):
+        self.size = n
+
+    def __getitem__(self, key: slice) -> np.ndarray:
+        return np.arange(self.size, dtype=float)[key] if key.step else np.arange(*key.indices(self.size), dtype=float)
+
+
 def content_width(params: dict, cfg: HeadConfig, query_tokens) -> float:
     """The content width ``W`` of a head without code or rotation, read off its weights (Theorem 3).
 
@@ -275,7 +285,7 @@ def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
                 continue
             cut = lo - ch.a0  # columns of this chunk before the head's first key
             pos_c = pos[lo:b]  # (c,)
-            table, pvo = _chunk_table(p, pos_c, pos[-1] - pos_c)
+            table, pvo = _chunk_table(p, pos_c, pos[n - 1 :] - pos_c)
             U, c = table.shape[:2]
             x, flat = ch.x[:, cut:], ch.flat[:, cut:]  # (B, c)
             idx = ch.idx[:, cut:] - V * cut if iq is None else (iq[:, None] * c + np.arange(c)) * V + x  # (B, c)
@@ -347,7 +357,7 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     _check_tokens(cfg0, tokens[:, -1:])  # the queries; every other column is checked as its chunk is read
     B, n = tokens.shape
     default_pos = positions is None
-    pos = np.arange(n, dtype=float) if default_pos else _positions(positions, n)
+    pos = _Arange(n) if default_pos else _positions(positions, n)
     xq = tokens[:, -1].astype(np.int64)
     uq, iq = (xq[:1], None) if (xq == xq[0]).all() else np.unique(xq, return_inverse=True)
     plans = []
@@ -405,13 +415,13 @@ def recent_weights(params: dict, cfg: HeadConfig, tokens, k: int, reading: Readi
     tokens = _check_tokens(cfg, tokens)
     B, n = tokens.shape
     k = min(check_positive_int("k", k), n)
-    pos = np.arange(n, dtype=float)
+    pos = _Arange(n)
     xq = tokens[:, -1].astype(np.int64)
     uq, iq = np.unique(xq, return_inverse=True)
     plan = _plan(params, cfg, reading, uq, pos, None, False, chunk)  # every key read, no shortcut
     st = _read([plan], tokens, pos, iq, chunk, rowwise=True)[0]
     logZ = st.m + np.log(st.mass.sum(axis=1))  # (B,)
-    table, _ = _chunk_table(plan, pos[n - k :], pos[-1] - pos[n - k :])  # (U, k, V)
+    table, _ = _chunk_table(plan, pos[n - k :], pos[n - 1 :] - pos[n - k :])  # (U, k, V)
     x = tokens[:, n - k :].astype(np.int64)  # (B, k)
     z = table.ravel()[(iq[:, None] * k + np.arange(k)) * table.shape[2] + x]  # (B, k)
     return np.exp(z - logZ[:, None])[:, ::-1]  # (B, k), offsets 0..k-1
