@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..experiments.long_context import run_long_context
 from .registry import READER_LABELS, Context, Section, cell, format_table, register
 
-__all__: list[str] = []
+__all__ = ["markdown"]
 
 
 def _compute(ctx: Context) -> dict:
@@ -43,6 +43,48 @@ def _render(data: dict) -> str:
         title="ALiBi heads: Theorem 3's horizon against the needle's offset",
     )
     return f"{length}\n\n{distance}\n\n{horizon}"
+
+
+def _md_table(part: dict, axis: str, keep) -> list[str]:
+    xs = [x for x in part[axis] if int(x) in keep]
+    lines = ["| reader | " + " | ".join(f"{int(x):,}" for x in xs) + " |", "|---" * (len(xs) + 1) + "|"]
+    for r, row in part["accuracy"].items():
+        cells = [cell(row[x]) if row[x] is None else f"{row[x]:.3f} ± {part['stderr'][r][x]:.3f}" for x in xs]
+        lines.append(f"| {READER_LABELS.get(r, r)} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def markdown(data: dict) -> str:
+    """The README's tables of this section, generated from ``numbers.json``'s ``long`` (mean ± standard error).
+
+    Examples
+    --------
+    >>> part = {"accuracy": {"alibi": {"32": 1.0, "64": 0.5}}, "stderr": {"alibi": {"32": 0.0, "64": 0.1}},
+    ...         "lengths": ["32", "64"], "offsets": ["32", "64"]}
+    >>> data = {"length": part, "distance": {**part, "horizon": {"0": {"W": 20.0, "horizon": 40.0, "cut_D": 97,
+    ...         "inside_half": 1.0, "beyond_twice": 0.125}}}, "seeds": [0], "count": 10, "eps": 1e-12}
+    >>> print(markdown(data).splitlines()[2])
+    | ALiBi | 1.000 ± 0.000 | 0.500 ± 0.100 |
+    """
+    k, count = len(data["seeds"]), data["count"]
+    lines = [
+        f"Cue task, accuracy against length n (mean ± standard error over {k} seeds, {count} sequences a point):",
+        "",
+    ]
+    lines += _md_table(data["length"], "lengths", {32, 64, 256, 1024, 4096, 16384, 100_000})
+    lines += ["", f"Needle, accuracy against its offset r (sequence length max(32, r + 1); {k} seeds):", ""]
+    lines += _md_table(data["distance"], "offsets", {1, 16, 32, 48, 64, 96, 128, 256, 1024, 16384, 100_000})
+    lines += ["", "ALiBi heads: horizon W/s (Theorem 3 (iii)) and needle accuracy on each side of it:", ""]
+    lines += [
+        "| seed | W | horizon W/s | cut D | inside half the horizon | beyond twice the horizon |",
+        "|---" * 6 + "|",
+    ]
+    for seed, row in data["distance"]["horizon"].items():
+        lines.append(
+            f"| {seed} | {row['W']:.2f} | {row['horizon']:.1f} | {row['cut_D']} | {cell(row['inside_half'])} "
+            f"| {cell(row['beyond_twice'])} |"
+        )
+    return "\n".join(lines)
 
 
 register(
