@@ -120,7 +120,7 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
             reading = PLAIN if mapname is None else rescaled_reading(h, mapname, n)
             triples.append((h.params, h.head, reading))
             owners.append(reader)
-    chunk = max(256, min(4096, (1 << 21) // tokens.shape[0]))
+    chunk = max(64, min(4096, (1 << 18) // tokens.shape[0]))  # a (V, B, chunk) indicator of about 35 MB
     logits = stream_many(triples, tokens, chunk=chunk, eps=EPS)
     out: dict = {r: None for r in LONG_READERS}
     for reader, lg in zip(owners, logits):

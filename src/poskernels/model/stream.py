@@ -267,8 +267,48 @@ class _Chunk:
             raise PosKernelsError(f"token ids must lie in [0, {V - 1}]; got {x.min()}..{x.max()}")
         B, c = x.shape
         self.x, self.V = x, V
+        raw = tokens[:, a0:b]  # (B, c) as given: comparing uint8 ids is far cheaper than int64 ones
+        self.small = raw if raw.dtype == np.uint8 or V > 256 else x.astype(np.uint8)
         self.flat = x + V * np.arange(B)[:, None]  # (B, c) index into a (B, V) table
         self.idx = x + V * np.arange(c)  # (B, c) index into a (c, V) table
+
+
+def _absorb_products(plans, states, mu, ch: _Chunk, b: int, pos, n: int, buffers: dict) -> None:
+    """Add one chunk for every head at once when all rows share the query token.
+
+    With ``X_v`` the ``(B, c)`` indicator of token ``v`` and ``e[j, v] = e^{z(j, v) - m}`` a head's weights,
+    the mass on token ``v`` is ``X_v e[:, v]``: one ``(V, B, c) @ (V, c, K)`` product for the ``K`` heads, instead
+    of a gather and a bincount per key and head.
+    """
+    B, c = ch.x.shape
+    V = ch.V
+    blocks, owners = [], []
+    for k, p in enumerate(plans):
+        lo = max(ch.a0, p.start)
+        if lo >= b:
+            continue
+        pos_c = pos[lo:b]  # (c_k,)
+        table, pvo = _chunk_table(p, pos_c, pos[n - 1 :] - pos_c)  # (1, c_k, V), (c_k, C) or None
+        mu[k] = np.maximum(mu[k], table.max(axis=(1, 2)))  # (1,)
+        states[k].rescale(np.full(B, mu[k][0]))
+        e = np.zeros((c, V))  # (c, V): keys before the head's first column weigh nothing
+        e[lo - ch.a0 :] = np.exp(table[0] - mu[k][0])
+        blocks.append(e.T)  # (V, c)
+        owners.append(k)
+        if pvo is not None:  # the code's read-out needs each key's own weight: one gather, one small product
+            full = np.zeros((c, pvo.shape[1]))  # (c, C)
+            full[lo - ch.a0 :] = pvo
+            states[k].code += e.ravel()[ch.idx] @ full  # (B, c) @ (c, C)
+    if not blocks:
+        return
+    if (B, c) not in buffers:  # reused from chunk to chunk: a fresh 35 MB array each time costs more than the product
+        buffers[B, c] = (np.empty((V, B, c), dtype=bool), np.empty((V, B, c)))
+    hit, X = buffers[B, c]
+    np.equal(ch.small[None], np.arange(V, dtype=ch.small.dtype)[:, None, None], out=hit)
+    np.copyto(X, hit)  # (V, B, c) token indicators
+    out = X @ np.stack(blocks, axis=2)  # (V, B, K): column k is head k's mass on each token
+    for at, k in enumerate(owners):
+        states[k].mass += out[:, :, at].T  # (B, V)
 
 
 def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
@@ -277,8 +317,12 @@ def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
     states = [_State(B, V, p.G.shape[1]) for p in plans]
     mu = [np.full(p.q.shape[0], -np.inf) for p in plans]  # running table maximum per query token
     first = min(p.start for p in plans)
+    buffers: dict = {}
     for b in range(n, first, -chunk):  # chunks from the query backwards
         ch = _Chunk(tokens, max(first, b - chunk), b, V, plans[0].cfg)
+        if iq is None and not rowwise:  # one query token: every head's chunk in one batched product
+            _absorb_products(plans, states, mu, ch, b, pos, n, buffers)
+            continue
         for k, p in enumerate(plans):
             lo = max(ch.a0, p.start)
             if lo >= b:
