@@ -125,3 +125,25 @@ def test_lab_view_and_figure_carry_the_measurement(distance, tmp_path):
     assert payload["long"] == part and "long" in payload["figures"]["B"]
     written, _ = draw_figures(payload, tmp_path)
     assert tmp_path / "long_context.png" in written
+
+
+def test_a_sweep_with_the_long_reading_gives_the_sections_numbers(tmp_path, distance):
+    # the evaluation as a sweep setting: needle points of a sweep equal the section's per-seed figures
+    import sys
+
+    from poskernels.experiments.long_context import TEST_SEED
+    from poskernels.sweep.grid import parse_grid
+    from poskernels.sweep.runner import local_backend, run_sweep
+    from poskernels.sweep.store import Store
+
+    seed = default_seeds()[0]
+    grid = parse_grid(
+        f'[fixed]\nscheme = "alibi"\ntest_task = "needle"\ntest_size = {distance["count"]}\n'
+        f"test_seed = {TEST_SEED}\ntest_lengths = [4, 16, 256]\nseed = {seed}\n"
+    )
+    with Store(tmp_path / "s.sqlite") as store:
+        s = run_sweep(grid, store, local_backend(1), cache_dir=CACHE, stream=sys.stdout)
+        rows = store.rows()
+    assert (s.done, s.failed, s.trained) == (1, 0, 0)
+    acc = rows[0]["metrics"]["accuracy"]
+    assert acc == {r: distance["distance"]["per_seed"]["alibi"][r][0] for r in ("4", "16", "256")}

@@ -45,6 +45,7 @@ __all__ = [
     "TEST_SEED",
     "default_seeds",
     "horizon_rows",
+    "read_head",
     "read_point",
     "run_long_context",
 ]
@@ -80,17 +81,18 @@ def default_seeds() -> tuple[int, ...]:
     return tuple(int(s) for s in seed_block())
 
 
-def sequences(task: str, x: int, count: int = COUNT) -> tuple[np.ndarray, np.ndarray]:
+def sequences(task: str, x: int, count: int = COUNT, seed: int = TEST_SEED) -> tuple[np.ndarray, np.ndarray]:
     """The test sequences of one point: ``(tokens uint8 (count, n), targets (count,))``.
 
-    ``x`` is the length ``n`` (``"length"``) or the offset ``r`` (``"distance"``, length ``max(32, r + 1)``).
+    ``x`` is the length ``n`` (``"length"``) or the offset ``r`` (``"distance"``, length ``max(32, r + 1)``);
+    ``seed`` is the test stream's (default :data:`TEST_SEED`).
     Drawn in blocks so a long set never holds more than about ``2^22`` int64 tokens at once.
 
     >>> t, y = sequences("distance", 5, 4)
     >>> t.shape, t.dtype.name, bool((t[:, 32 - 1 - 5] >= 8).all())
     ((4, 32), 'uint8', True)
     """
-    rng = np.random.default_rng(np.random.SeedSequence([TEST_SEED, _TASK_IDS[task], x]))
+    rng = np.random.default_rng(np.random.SeedSequence([seed, _TASK_IDS[task], x]))
     n = x if task == "length" else max(32, x + 1)
     step = max(1, (1 << 22) // n)
     blocks = []
@@ -126,6 +128,21 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
     for reader, lg in zip(owners, logits):
         out[reader] = (out[reader] or []) + [float(np.mean(np.argmax(lg, axis=1) == targets))]
     return out
+
+
+def read_head(head, reader_map: str | None, task: str, x: int, count: int = COUNT, seed: int = TEST_SEED):
+    """Accuracy of one head at one point (None where its code is undefined): the sweep's long reading.
+
+    ``reader_map`` is an extension map name for a RoPE head (None or ``"none"``: as trained).
+    """
+    tokens, targets = sequences(task, x, count, seed)
+    n = tokens.shape[1]
+    if not defined_at(head.head.scheme, head.head.n_train, n):
+        return None
+    reading = PLAIN if reader_map in (None, "none") else rescaled_reading(head, reader_map, n)
+    chunk = max(64, min(4096, (1 << 18) // tokens.shape[0]))
+    logits = stream_many([(head.params, head.head, reading)], tokens, chunk=chunk, eps=EPS)[0]
+    return float(np.mean(np.argmax(logits, axis=1) == targets))
 
 
 def _point_job(args):
