@@ -42,8 +42,9 @@ def main(argv=None) -> None:
     import numpy as np
 
     from poskernels.model.config import preset
+    from poskernels.model.cut import certified_cut
     from poskernels.model.head import query_logits
-    from poskernels.model.stream import certified_cut, stream_logits
+    from poskernels.model.stream import stream_logits
     from poskernels.model.train import train_many
     from poskernels.tasks.cue import cue_batch
 

@@ -20,7 +20,8 @@ from poskernels.experiments.long_context import (
     sequences,
 )
 from poskernels.model.config import preset
-from poskernels.model.stream import certified_cut, recent_weights
+from poskernels.model.cut import certified_cut
+from poskernels.model.stream import recent_weights
 from poskernels.model.train import train_many
 from poskernels.tasks.cue import cue_batch
 from poskernels.tasks.needle import needle_batch

@@ -13,16 +13,10 @@ from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
+from poskernels.model.cut import certified_cut, content_width
 from poskernels.model.head import Reading, init_params, query_forward, query_logits
 from poskernels.model.schemes import HEAD_SCHEMES
-from poskernels.model.stream import (
-    CONSTANT_PAST,
-    certified_cut,
-    content_width,
-    recent_weights,
-    stream_logits,
-    stream_many,
-)
+from poskernels.model.stream import CONSTANT_PAST, recent_weights, stream_logits, stream_many
 from poskernels.tasks.cue import cue_batch
 from poskernels.theory.alibi import alibi_tail_bound
 

@@ -39,9 +39,9 @@ from ..encodings import omega
 from ..errors import PosKernelsError, check_name
 from ..extension import extend
 from ..model.config import HeadConfig
+from ..model.cut import content_width as stream_content_width
 from ..model.head import Reading, query_forward
 from ..model.schemes import HEAD_SCHEMES
-from ..model.stream import content_width as stream_content_width
 from ..tasks.filings_tokens import QUERY
 
 __all__ = [

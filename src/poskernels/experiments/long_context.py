@@ -29,8 +29,9 @@ import numpy as np
 
 from ..model.cache import CacheError, cache_key, load_json, save_json
 from ..model.config import TrainConfig, preset
+from ..model.cut import certified_cut
 from ..model.head import PLAIN
-from ..model.stream import certified_cut, stream_many
+from ..model.stream import stream_many
 from ..model.train import available_cpus, head_path, train_many
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
 from ..tasks.needle import needle_batch

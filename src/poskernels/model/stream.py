@@ -12,10 +12,9 @@ Two shortcuts, each a registry by scheme name:
 
 * :data:`CONSTANT_PAST` (exact): past the offset ``R0`` where a relative bias stops changing (NoPE from 0, Shaw
   past its clip, T5 in its last bucket), keys differ only by their token, so they enter as token counts;
-* :data:`CUT_SLOPES` (certified, Theorem 3 (ii)): an ALiBi head puts total weight at most
-  ``e^W e^{-s D'} / (1 - e^{-s})`` on offsets ``r >= D'``, with ``W`` the head's content width; keys past the
-  smallest ``D`` whose bound at ``D' = D + 1`` is ``<= eps`` are dropped (:func:`certified_cut`), ``O(D)`` per
-  query whatever ``n``, and no logit moves by more than ``2 eps max_v |v W_O|``.
+* :data:`poskernels.model.cut.CUT_SLOPES` (certified, Theorem 3 (ii)): keys of an ALiBi head past its certified
+  cut ``D`` (:func:`poskernels.model.cut.certified_cut`) are dropped, ``O(D)`` per query whatever ``n``, with
+  dropped weight ``<= eps``.
 
 Examples
 --------
@@ -30,24 +29,20 @@ True
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_positive_int, check_positive_real
-from ..theory.alibi import alibi_tail_bound, t5_last_bucket_first_offset
+from ..errors import PosKernelsError, check_positive_int
+from ..theory.alibi import t5_last_bucket_first_offset
 from .config import HeadConfig
+from .cut import CUT_SLOPES, certified_cut
 from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
 from .schemes import HEAD_SCHEMES
 
 __all__ = [
     "CONSTANT_PAST",
-    "CUT_SLOPES",
-    "Cut",
-    "certified_cut",
-    "content_width",
     "recent_weights",
     "stream_logits",
     "stream_many",
@@ -60,35 +55,7 @@ CONSTANT_PAST: dict[str, Callable[[HeadConfig], int]] = {
     "t5": lambda cfg: t5_last_bucket_first_offset(cfg.t5_buckets, cfg.t5_max_distance),  # the open last bucket
 }
 
-#: Schemes with a certified cut (Theorem 3): name -> the slope ``s`` of the bias ``-s r``.
-CUT_SLOPES: dict[str, Callable[[HeadConfig], float]] = {"alibi": lambda cfg: cfg.alibi_slope}
-
 _TINY = 1e-250  # a normalizer below this (relative to its running maximum) is recomputed row by row
-
-
-@dataclass(frozen=True)
-class Cut:
-    """Theorem 3 (ii) applied to one ALiBi head: keep offsets ``0..D``, drop the rest.
-
-    Attributes
-    ----------
-    W : float
-        Content width: the range of ``q_u k_v^T / tau`` over every key token ``v`` (worst query token ``u``).
-    s : float
-        The slope.
-    D : int
-        Largest offset kept: the smallest ``D >= 0`` with ``e^W e^{-s (D + 1)} / (1 - e^{-s}) <= eps``.
-    tail_bound : float
-        That bound: the total weight the exact reader puts on the dropped keys, at any length.
-    logit_bound : float
-        ``2 tail_bound max_v |v W_O|``: how far any logit of the cut reading is from the exact one.
-    """
-
-    W: float
-    s: float
-    D: int
-    tail_bound: float
-    logit_bound: float
 
 
 @dataclass(frozen=True)
@@ -116,59 +83,6 @@ class _Arange:
 
     def __getitem__(self, key: slice) -> np.ndarray:
         return np.arange(self.size, dtype=float)[key] if key.step else np.arange(*key.indices(self.size), dtype=float)
-
-
-def content_width(params: dict, cfg: HeadConfig, query_tokens) -> float:
-    """The content width ``W`` of a head without code or rotation, read off its weights (Theorem 3).
-
-    The query token ``u`` fixes ``q_u = token_table[u] W_Q``; a key's content score ``q_u k_v^T / tau`` then depends
-    only on its token ``v``.  ``W`` is the largest range over ``v`` among the given query tokens, so every content
-    score of every sequence ending in one of them lies in an interval of width ``W``.
-
-    Examples
-    --------
-    >>> from poskernels.model.head import init_params
-    >>> cfg = HeadConfig(scheme="alibi")
-    >>> p = init_params(cfg, np.random.default_rng(0))
-    >>> c = (p["E"][16] @ p["W_Q"]) @ (p["E"] @ p["W_K"]).T / cfg.tau
-    >>> bool(np.isclose(content_width(p, cfg, [16]), c.max() - c.min()))
-    True
-    """
-    scheme = HEAD_SCHEMES[cfg.scheme]
-    if scheme.rotary or scheme.code(params, cfg, np.zeros(1)) is not None:
-        raise PosKernelsError(f"the content width is defined for heads without a code or rotation; got {cfg.scheme!r}")
-    uq = np.unique(np.asarray(query_tokens, dtype=np.int64).ravel())
-    if uq.size == 0 or uq.min() < 0 or uq.max() >= cfg.vocab:
-        raise PosKernelsError(f"query_tokens must be token ids in [0, {cfg.vocab - 1}]; got {uq.tolist()}")
-    tok = token_table(params, cfg)  # (V, d)
-    c = (tok[uq] @ params["W_Q"]) @ (tok @ params["W_K"]).T / cfg.tau  # (U, V)
-    return float((c.max(axis=1) - c.min(axis=1)).max())
-
-
-def certified_cut(params: dict, cfg: HeadConfig, query_tokens, eps: float) -> Cut:
-    """Theorem 3 (ii) as a reading rule: the offsets an ALiBi head must read for dropped weight ``<= eps``.
-
-    Examples
-    --------
-    >>> from poskernels.model.head import init_params
-    >>> cfg = HeadConfig(scheme="alibi")
-    >>> cut = certified_cut(init_params(cfg, np.random.default_rng(0)), cfg, [16], 1e-12)
-    >>> cut.tail_bound <= 1e-12, cut.D == math.ceil((cut.W - math.log(1e-12 * -math.expm1(-0.5))) / 0.5) - 1
-    (True, True)
-    """
-    if cfg.scheme not in CUT_SLOPES:
-        raise PosKernelsError(f"a certified cut exists for {', '.join(CUT_SLOPES)} heads only; got {cfg.scheme!r}")
-    eps = check_positive_real("eps", eps)
-    if eps >= 1:
-        raise PosKernelsError(f"eps must lie in (0, 1); got {eps!r}")
-    W, s = content_width(params, cfg, query_tokens), CUT_SLOPES[cfg.scheme](cfg)
-    # e^W e^{-s (D+1)} / (1 - e^{-s}) <= eps  <=>  D + 1 >= (W - ln(eps (1 - e^{-s}))) / s
-    D = max(0, math.ceil((W - math.log(eps * -math.expm1(-s))) / s) - 1)
-    while alibi_tail_bound(W, s, D + 1) > eps:  # guard the rounding of the closed form
-        D += 1
-    tail = alibi_tail_bound(W, s, D + 1)
-    G = token_table(params, cfg) @ params["W_V"] @ params["W_O"]  # (V, C)
-    return Cut(W, s, D, tail, 2.0 * tail * float(np.abs(G).max()))
 
 
 def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
@@ -260,7 +174,7 @@ def _absorb(st: _State, z_or_e, flat, rowwise: bool, m_rows, pvo):
 class _Chunk:
     """One chunk of key columns ``[a0, b)`` and the index arrays every head of the pass shares."""
 
-    def __init__(self, tokens: np.ndarray, a0: int, b: int, V: int, cfg: HeadConfig):
+    def __init__(self, tokens: np.ndarray, a0: int, b: int, V: int):
         self.a0 = a0
         x = tokens[:, a0:b].astype(np.int64)  # (B, c)
         if x.size and (x.min() < 0 or x.max() >= V):
@@ -319,7 +233,7 @@ def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
     first = min(p.start for p in plans)
     buffers: dict = {}
     for b in range(n, first, -chunk):  # chunks from the query backwards
-        ch = _Chunk(tokens, max(first, b - chunk), b, V, plans[0].cfg)
+        ch = _Chunk(tokens, max(first, b - chunk), b, V)
         if iq is None and not rowwise:  # one query token: every head's chunk in one batched product
             _absorb_products(plans, states, mu, ch, b, pos, n, buffers)
             continue
