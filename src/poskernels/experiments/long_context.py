@@ -19,7 +19,6 @@ values.  The result is cached as JSON under ``cache_dir/results`` keyed by every
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import time
 from collections.abc import Callable
@@ -181,29 +180,6 @@ def horizon_rows(alibi_heads, distance: dict) -> dict:
     return rows
 
 
-#: One BLAS thread per worker (a value the user set is kept): the batched products are the workers' whole load,
-#: and W processes of several BLAS threads each would oversubscribe the machine.
-_WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-
-def _pool(workers: int) -> ProcessPoolExecutor:
-    """Workers forked from a clean server started with :data:`_WORKER_ENV` (``spawn`` where there is none)."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():  # pragma: no cover - Windows
-        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-    from multiprocessing import forkserver
-
-    context = multiprocessing.get_context("forkserver")
-    saved = {k: os.environ.get(k) for k in _WORKER_ENV}
-    os.environ.update({k: v for k, v in _WORKER_ENV.items() if saved[k] is None})
-    try:
-        forkserver.ensure_running()  # the server, and every worker forked from it, reads this environment
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
-
-
 def _stats(points: dict, seeds) -> dict:
     """``accuracy[reader][x]`` (mean), ``stderr`` (standard error of the mean over seeds), ``per_seed``."""
     readers = list(LONG_READERS)
@@ -294,7 +270,7 @@ def run_long_context(
             by_scheme.setdefault(h.head.scheme, []).append(h)
         results = [(read_point(by_scheme, task, x, count), 0.0) for task, x in points]
     else:
-        with _pool(workers) as pool:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
             results = list(pool.map(_point_job, args))
     found = {p: r for p, (r, _) in zip(points, results)}
     length = {str(n): found["length", n] for n in lengths}
