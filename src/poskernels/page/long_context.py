@@ -63,7 +63,7 @@ def markdown(data: dict) -> str:
     ...         "lengths": ["32", "64"], "offsets": ["32", "64"]}
     >>> data = {"length": part, "distance": {**part, "horizon": {"0": {"W": 20.0, "horizon": 40.0, "cut_D": 97,
     ...         "inside_half": 1.0, "beyond_twice": 0.125}}}, "seeds": [0], "count": 10, "eps": 1e-12}
-    >>> print(markdown(data).splitlines()[2])
+    >>> print(markdown(data).splitlines()[4])
     | ALiBi | 1.000 ± 0.000 | 0.500 ± 0.100 |
     """
     k, count = len(data["seeds"]), data["count"]
