@@ -5,7 +5,9 @@
 positions and keeps, per sequence, a running maximum ``m``, a normalizer ``Z = sum_j e^{z_j - m}`` and a weighted
 value ``N = sum_j e^{z_j - m} v_j W_O``; a chunk that raises the maximum to ``m'`` rescales both by ``e^{m - m'}``.
 The logits are ``N / Z``, the one-pass reader's (the tests check every scheme and every reading), and memory
-beyond the token array is ``O(B chunk + U chunk V)`` whatever ``n``.  Per-token embeddings come only from
+beyond the token array is ``O(V B chunk)`` whatever ``n``.  When every sequence ends in the same query token (the
+cue task), each chunk of every head goes through one batched product of token indicators
+(:func:`_absorb_products`); otherwise each head gathers its scores key by key.  Per-token embeddings come only from
 :func:`poskernels.model.head.token_table`.
 
 Two shortcuts, each a registry by scheme name:
@@ -296,7 +298,8 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     positions : array_like, shape (n,), optional
         Absolute positions (default ``0..n-1``).  The count shortcut and the cut need the default.
     chunk : int
-        Key positions per step.
+        Key positions per step; a step holds ``(V, B, chunk)`` token indicators, so keep ``B chunk`` near
+        ``2^18`` for a large batch.
     eps : float, optional
         Read the heads of :data:`CUT_SLOPES` only back to their certified cut (:func:`certified_cut`); the other
         heads are read in full.
