@@ -107,6 +107,11 @@ def sequences(task: str, x: int, count: int = COUNT, seed: int = TEST_SEED) -> t
     return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
 
 
+def _chunk(B: int) -> int:
+    """Key positions a step for ``B`` sequences: a ``(V, B, chunk)`` indicator of about 35 MB."""
+    return max(64, min(4096, (1 << 18) // B))
+
+
 def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
     """Accuracy of every reader and seed at one point: ``{reader: [accuracy per seed] or None}``.
 
@@ -123,8 +128,7 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
             reading = PLAIN if mapname is None else rescaled_reading(h, mapname, n)
             triples.append((h.params, h.head, reading))
             owners.append(reader)
-    chunk = max(64, min(4096, (1 << 18) // tokens.shape[0]))  # a (V, B, chunk) indicator of about 35 MB
-    logits = stream_many(triples, tokens, chunk=chunk, eps=EPS)
+    logits = stream_many(triples, tokens, chunk=_chunk(tokens.shape[0]), eps=EPS)
     out: dict = {r: None for r in LONG_READERS}
     for reader, lg in zip(owners, logits):
         out[reader] = (out[reader] or []) + [float(np.mean(np.argmax(lg, axis=1) == targets))]
@@ -141,8 +145,7 @@ def read_head(head, reader_map: str | None, task: str, x: int, count: int = COUN
     if not defined_at(head.head.scheme, head.head.n_train, n):
         return None
     reading = PLAIN if reader_map in (None, "none") else rescaled_reading(head, reader_map, n)
-    chunk = max(64, min(4096, (1 << 18) // tokens.shape[0]))
-    logits = stream_many([(head.params, head.head, reading)], tokens, chunk=chunk, eps=EPS)[0]
+    logits = stream_many([(head.params, head.head, reading)], tokens, chunk=_chunk(tokens.shape[0]), eps=EPS)[0]
     return float(np.mean(np.argmax(logits, axis=1) == targets))
 
 
