@@ -14,8 +14,9 @@ __all__ = ["build"]
 
 def _log_axis(values, label: str) -> dict:
     xs = sorted(int(v) for v in values)
-    ticks = [t for t in (1, 10, 100, 1000, 10_000, 100_000, 1_000_000) if xs[0] <= t <= xs[-1]]
-    return {"min": xs[0], "max": xs[-1], "log": True, "ticks": ticks, "label": label}
+    lo, hi = (xs[0], xs[-1]) if xs[0] < xs[-1] else (xs[0] / 2, xs[0] * 2)  # one point: an octave either side
+    ticks = [t for t in (1, 10, 100, 1000, 10_000, 100_000, 1_000_000) if lo <= t <= hi]
+    return {"min": lo, "max": hi, "log": True, "ticks": ticks, "label": label}
 
 
 def build(src) -> dict:
