@@ -148,3 +148,17 @@ def test_a_sweep_with_the_long_reading_gives_the_sections_numbers(tmp_path, dist
     assert (s.done, s.failed, s.trained) == (1, 0, 0)
     acc = rows[0]["metrics"]["accuracy"]
     assert acc == {r: distance["distance"]["per_seed"]["alibi"][r][0] for r in ("4", "16", "256")}
+
+
+def test_the_cut_reading_of_the_trained_heads_is_within_its_certificate(alibi_heads):
+    # the certified cut against the exact one-pass reader, on the trained heads at n = 3,000
+    from poskernels.model.head import query_logits
+    from poskernels.model.stream import stream_logits
+
+    x, _ = cue_batch(np.random.default_rng(5), 40, 3000)
+    for h in alibi_heads:
+        cut = certified_cut(h.params, h.head, [16], 1e-12)
+        exact = query_logits(h.params, h.head, x)
+        got = stream_logits(h.params, h.head, x, eps=1e-12)
+        assert np.abs(got - exact).max() <= cut.logit_bound + 1e-12, h.seed
+        assert np.array_equal(got.argmax(axis=1), exact.argmax(axis=1)), h.seed

@@ -177,3 +177,22 @@ def test_bad_input_is_refused_with_the_value():
         content_width(pa, alibi, [99])
     with pytest.raises(PosKernelsError, match="got float64"):
         stream_logits(pa, alibi, x.astype(float))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    scheme=st.sampled_from(sorted(s for s in HEAD_SCHEMES if s != "learned")),
+    n=st.integers(1, 300),
+    chunk=st.integers(1, 512),
+    seed=st.integers(0, 10_000),
+    same_query=st.booleans(),
+)
+def test_stream_equals_the_one_pass_reader_on_random_instances(scheme, n, chunk, seed, same_query):
+    cfg = HeadConfig(scheme=scheme)
+    rng = np.random.default_rng(seed)
+    params = _heavy(cfg, seed, scale=float(rng.uniform(0.5, 5.0)))
+    x = _tokens(rng, 3, n)
+    if same_query:
+        x[:, -1] = 16  # one query token: the batched-product path
+    ref = query_logits(params, cfg, x)
+    assert np.allclose(stream_logits(params, cfg, x, chunk=chunk), ref, rtol=1e-8, atol=1e-9)
