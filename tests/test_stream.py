@@ -14,7 +14,7 @@ from poskernels.errors import PosKernelsError
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
 from poskernels.model.cut import certified_cut, content_width
-from poskernels.model.head import Reading, init_params, query_forward, query_logits
+from poskernels.model.head import Reading, init_params, query_forward, query_logits, token_table
 from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.model.stream import CONSTANT_PAST, recent_weights, stream_logits, stream_many
 from poskernels.tasks.cue import cue_batch
@@ -153,7 +153,8 @@ def test_recent_weights_are_the_exact_weights():
 def test_content_width_is_the_range_of_the_content_scores():
     cfg = HeadConfig(scheme="alibi")
     p = _heavy(cfg, 0)
-    c = (p["E"][[3, 16]] @ p["W_Q"]) @ (p["E"] @ p["W_K"]).T / math.sqrt(16)  # (2, V)
+    E = token_table(p, cfg)  # (V, d)
+    c = (E[[3, 16]] @ p["W_Q"]) @ (E @ p["W_K"]).T / math.sqrt(16)  # (2, V)
     assert math.isclose(content_width(p, cfg, [16, 3]), float((c.max(1) - c.min(1)).max()))
 
 

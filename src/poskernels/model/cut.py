@@ -64,7 +64,8 @@ def content_width(params: dict, cfg: HeadConfig, query_tokens) -> float:
     >>> from poskernels.model.head import init_params
     >>> cfg = HeadConfig(scheme="alibi")
     >>> p = init_params(cfg, np.random.default_rng(0))
-    >>> c = (p["E"][16] @ p["W_Q"]) @ (p["E"] @ p["W_K"]).T / cfg.tau
+    >>> E = token_table(p, cfg)  # (V, d) every token's embedding
+    >>> c = (E[16] @ p["W_Q"]) @ (E @ p["W_K"]).T / cfg.tau
     >>> bool(np.isclose(content_width(p, cfg, [16]), c.max() - c.min()))
     True
     """
