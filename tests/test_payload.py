@@ -163,9 +163,12 @@ def test_census_matches_theorem_5(untrained):
 
 
 def test_untrained_payload_marks_trained_parts_absent(untrained):
-    for key in ("drift", "scores", "readouts", "filing"):
+    for key in ("drift", "scores", "readouts", "filing", "long"):
         assert set(untrained[key]) == {"absent"} and untrained[key]["absent"]
-    assert untrained["figures"] == {"A": ["clocks", "ruler", "drift"], "B": ["scores", "readouts", "census", "filing"]}
+    assert untrained["figures"] == {
+        "A": ["clocks", "ruler", "drift"],
+        "B": ["scores", "readouts", "census", "filing", "long"],
+    }
     assert untrained["sections"] == []
 
 

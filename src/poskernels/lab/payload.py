@@ -22,7 +22,7 @@ Examples
 >>> p["clocks"]["readout"][7]  # <p(3), p(10)> / (d/2) at d = 16, the article's Figure A readout
 0.737
 >>> sorted(k for k, v in p.items() if isinstance(v, dict) and "absent" in v)
-['drift', 'filing', 'readouts', 'scores']
+['drift', 'filing', 'long', 'readouts', 'scores']
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from .. import encodings
 from ..extension import MAPS
 from ..page.deterministic_a import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
 from ..theory import census, kernel
-from . import captions, trained
+from . import captions, long_view, trained
 
 __all__ = [
     "DETERMINISTIC_PARTS",
@@ -58,7 +58,7 @@ PAYLOAD_PATH = Path(__file__).parent / "static" / "payload.json"
 DETERMINISTIC_PARTS = ("clocks", "ruler", "census")
 
 #: Top-level keys of ``numbers.json`` the payload reads (the sections it needs computed).
-PAYLOAD_KEYS = ("thm1", "thm5", "tournament", "rescaled", "rebound", "filings")
+PAYLOAD_KEYS = ("thm1", "thm5", "tournament", "rescaled", "rebound", "filings", "long")
 
 #: Decimals the page shows, by kind of number (frequencies keep 6 significant digits instead).
 PRECISION = {"kernel": 3, "accuracy": 3, "score": 2, "factor": 3, "wavelength": 1, "offset": 0}
@@ -317,6 +317,7 @@ PARTS: tuple[Part, ...] = (
     Part("readouts", "B", _readouts),
     Part("census", "B", _census),
     Part("filing", "B", _filing),
+    Part("long", "B", long_view.build),
 )
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "query_backward",
     "query_forward",
     "query_logits",
+    "token_table",
 ]
 
 
@@ -78,6 +79,17 @@ class Reading:
 
 
 PLAIN = Reading()
+
+
+# Minimal token_table for the long-context reader; the factored-embedding change replaces this body.
+def token_table(params: dict, cfg: HeadConfig) -> np.ndarray:
+    """The effective embedding of every token id, shape ``(V, d)`` (here the table ``E`` itself).
+
+    >>> p = init_params(HeadConfig(), np.random.default_rng(0))
+    >>> token_table(p, HeadConfig()).shape
+    (17, 16)
+    """
+    return params["E"]  # (V, d)
 
 
 def init_params(cfg: HeadConfig, rng: np.random.Generator) -> dict:

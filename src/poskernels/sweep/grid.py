@@ -34,7 +34,7 @@ from ..experiments.tournament import TEST_COUNT, TEST_LENGTHS, TEST_SEED
 from ..extension import MAPS, extend
 from ..model.config import PRESETS, HeadConfig, TrainConfig
 
-__all__ = ["DEFAULT_EVAL", "SETTINGS", "Grid", "Setting", "load_grid", "parse_grid"]
+__all__ = ["DEFAULT_EVAL", "SETTINGS", "TEST_TASKS", "Grid", "Setting", "load_grid", "parse_grid"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,12 @@ class Setting:
 _HEAD = {"scheme": str, "d": int, "n_train": int, "base": float, "alibi_slope": float, "t5_buckets": int,
          "t5_max_distance": int, "shaw_clip": int, "embed_scale": float, "map_scale": float}  # fmt: skip
 _TRAIN = {"steps": int, "batch": int, "lr": float, "beta1": float, "beta2": float, "eps": float}
-_EVAL = {"test_lengths": list, "test_size": int, "test_seed": int, "extension": str}
+_EVAL = {"test_lengths": list, "test_size": int, "test_seed": int, "extension": str, "test_task": str}
+
+#: What a point is read on: ``cue`` (the tournament's test sets, ``test_lengths`` are lengths), ``long`` (the cue
+#: task read by the streaming reader, lengths up to 10^6 and beyond) and ``needle`` (one marked token; the
+#: ``test_lengths`` are its offsets ``r`` from the query); see :mod:`poskernels.experiments.long_context`.
+TEST_TASKS = ("cue", "long", "needle")
 
 #: Every setting a grid may span, by name.
 SETTINGS: dict[str, Setting] = {
@@ -77,6 +82,7 @@ DEFAULT_EVAL = {
     "test_size": TEST_COUNT,
     "test_seed": TEST_SEED,
     "extension": "none",
+    "test_task": "cue",
 }
 
 _TABLES = ("sweep", "fixed", "grid")
@@ -185,6 +191,8 @@ def _check_alone(key: str, value) -> None:
             raise PosKernelsError(f"must be {'positive' if key == 'test_size' else 'non-negative'}; got {value!r}")
     elif key == "extension" and value not in MAPS:
         raise PosKernelsError(f"unknown extension map {value!r}; accepted: {', '.join(sorted(MAPS))}")
+    elif key == "test_task" and value not in TEST_TASKS:
+        raise PosKernelsError(f"unknown test task {value!r}; accepted: {', '.join(TEST_TASKS)}")
 
 
 def _defaults(preset: str) -> dict:
