@@ -90,13 +90,13 @@ def seed_block(count: int = DEFAULT_COUNT, first=None) -> tuple[int, ...]:
 def mean_stderr(values: Sequence) -> tuple[float | None, float | None]:
     """Mean of per-seed values and its standard error ``s / sqrt(k)`` (``s`` with ``k - 1`` degrees of freedom).
 
-    ``(None, None)`` if any value is None (a reading that does not exist, the learned table past its length);
-    the standard error of one value is None.
+    ``(None, None)`` if ``values`` or any value is None (a reading that does not exist, the learned table past
+    its length); the standard error of one value is None.
 
-    >>> mean_stderr([1.0, None]), mean_stderr([0.5])
-    ((None, None), (0.5, None))
+    >>> mean_stderr([1.0, None]), mean_stderr(None), mean_stderr([0.5])
+    ((None, None), (None, None), (0.5, None))
     """
-    if len(values) == 0 or any(v is None for v in values):
+    if values is None or len(values) == 0 or any(v is None for v in values):
         return None, None
     v = np.asarray(values, dtype=float)  # (k,)
     se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else None

@@ -18,8 +18,6 @@ values.  The result is cached as JSON under ``cache_dir/results`` keyed by every
 
 from __future__ import annotations
 
-import math
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -33,6 +31,7 @@ from ..model.cut import certified_cut
 from ..model.head import PLAIN
 from ..model.stream import stream_many
 from ..model.train import available_cpus, head_path, train_many
+from ..seeds import seed_block, stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
 from ..tasks.needle import needle_batch
 from .tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, READERS, defined_at, rescaled_reading
@@ -74,12 +73,7 @@ def default_seeds() -> tuple[int, ...]:
     >>> len(default_seeds()) >= 10
     True
     """
-    try:
-        from ..seeds import seed_block  # the block every trained section shares
-    except ImportError:
-        first = int(os.environ.get("POSKERNELS_FIRST_SEED", "0"))
-        return tuple(range(first, first + 10))
-    return tuple(int(s) for s in seed_block())
+    return seed_block()
 
 
 def sequences(task: str, x: int, count: int = COUNT, seed: int = TEST_SEED) -> tuple[np.ndarray, np.ndarray]:
@@ -183,17 +177,10 @@ def horizon_rows(alibi_heads, distance: dict) -> dict:
     return rows
 
 
-def _stats(points: dict, seeds) -> dict:
+def _stats(points: dict) -> dict:
     """``accuracy[reader][x]`` (mean), ``stderr`` (standard error of the mean over seeds), ``per_seed``."""
-    readers = list(LONG_READERS)
-    per_seed = {r: {x: points[x][r] for x in points} for r in readers}  # None: not read there
-    mean = {r: {x: None if v is None else float(np.mean(v)) for x, v in t.items()} for r, t in per_seed.items()}
-    k = len(seeds)
-
-    def se(v):
-        return None if v is None else (float(np.std(v, ddof=1) / math.sqrt(k)) if k > 1 else 0.0)
-
-    stderr = {r: {x: se(v) for x, v in t.items()} for r, t in per_seed.items()}
+    per_seed = {r: {x: points[x][r] for x in points} for r in LONG_READERS}  # None: not read there
+    mean, stderr = stat_table(per_seed)
     return {"accuracy": mean, "stderr": stderr, "per_seed": per_seed}
 
 
@@ -279,8 +266,8 @@ def run_long_context(
     length = {str(n): found["length", n] for n in lengths}
     distance = {str(r): found["distance", r] for r in offsets}
     data = {
-        "length": {**_stats(length, seeds), "lengths": [str(n) for n in lengths]},
-        "distance": {**_stats(distance, seeds), "offsets": [str(r) for r in offsets]},
+        "length": {**_stats(length), "lengths": [str(n) for n in lengths]},
+        "distance": {**_stats(distance), "offsets": [str(r) for r in offsets]},
         "seeds": list(seeds),
         "count": count,
         "eps": EPS,
