@@ -28,6 +28,7 @@ from .errors import PosKernelsError, check_kappa, check_name, check_positive_int
 
 __all__ = [
     "MAPS",
+    "MAP_ALIASES",
     "Extension",
     "extend",
     "ntk_aware",
@@ -170,6 +171,11 @@ MAPS: dict[str, MapFn] = {
 }
 
 
+#: transformers' rope-type names for the maps that are the same thing here (its ``"yarn"`` is ``yarn_hf``, not
+#: the article's ``yarn``, so it is not an alias: the two ramps differ, see :mod:`poskernels.extension_ecosystem`).
+MAP_ALIASES: dict[str, str] = {"linear": "pi", "default": "none"}
+
+
 def extend(name: str, theta, kappa, L, **options) -> Extension:
     """Apply the map ``name`` of :data:`MAPS`.
 
@@ -179,12 +185,15 @@ def extend(name: str, theta, kappa, L, **options) -> Extension:
     >>> extend("longrope?", omega(4), 2, 32)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: unknown extension map 'longrope?'; accepted: dynamic, ..., yarn_hf_untruncated
+    poskernels.errors.PosKernelsError: unknown extension map 'longrope?' (did you mean 'longrope'?); accepted: ...
+    >>> extend("linear", omega(4), 2, 32).name  # transformers' name for position interpolation
+    'pi'
     >>> extend("yarn", omega(4), 2, 32, alfa=2.0)
     Traceback (most recent call last):
     ...
     poskernels.errors.PosKernelsError: extension map 'yarn' takes no option 'alfa'; accepted options: alpha, beta
     """
+    name = MAP_ALIASES.get(name, name) if isinstance(name, str) else name
     fn = MAPS[check_name("extension map", name, MAPS)]
     accepted = _options(fn)
     unknown = [key for key in options if key not in accepted]
