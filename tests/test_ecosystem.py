@@ -183,3 +183,56 @@ def test_scores_agree_after_half_split_reordering(name):
     np.testing.assert_allclose(ours, theirs, atol=4 * positions.max() * EPS32 * scale)
     unordered = _hf_scores(q, k, positions, hf_config)  # the same vectors without the reordering
     assert np.abs(unordered - ours).max() > 0.1 * np.abs(ours).max()
+
+
+# Hub-style configs whose rotary width is not head_dim: read as transformers reads them, or it is silently wrong.
+HUB_STYLE = {
+    "deepseek_v3": {  # multi-head latent attention: RoPE on qk_rope_head_dim coordinates only
+        "model_type": "deepseek_v3",
+        "hidden_size": 7168,
+        "num_attention_heads": 128,
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+        "max_position_embeddings": 163840,
+        "rope_theta": 10000,
+        "rope_scaling": {
+            "type": "yarn",
+            "factor": 40,
+            "beta_fast": 32,
+            "beta_slow": 1,
+            "mscale": 1.0,
+            "mscale_all_dim": 1.0,
+            "original_max_position_embeddings": 4096,
+        },
+    },
+    "gpt_neox": {  # Pythia: a quarter of the head rotates, base under rotary_emb_base
+        "model_type": "gpt_neox",
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "rotary_pct": 0.25,
+        "rotary_emb_base": 10000,
+        "max_position_embeddings": 2048,
+    },
+    "jetmoe": {"model_type": "jetmoe", "hidden_size": 2048, "num_attention_heads": 32, "kv_channels": 128,
+               "max_position_embeddings": 4096, "rope_theta": 10000.0},  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(HUB_STYLE))
+def test_hub_style_widths_match_transformers(model_type, tmp_path):
+    raw = HUB_STYLE[model_type]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    from poskernels.census_cli import census
+    from poskernels.rope_config import load_config
+
+    cfg = load_config(path)
+    hf = AutoConfig.for_model(**copy.deepcopy(raw))
+    module = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    (cls,) = [getattr(module, a) for a in dir(module) if a.endswith("RotaryEmbedding") and not a.startswith("_")]
+    rotary = cls(hf)
+    ours = census(cfg, cfg.training_length)["maps"]["config"]
+    _agree(np.asarray(ours["inv_freq"]), rotary.inv_freq, cfg.base)
+    assert ours["attention_factor"] == pytest.approx(float(rotary.attention_scaling), rel=1e-12)
+    assert cfg.rotary_dim == 2 * rotary.inv_freq.numel()  # 64 for MLA (not 56), 32 for Pythia (not 128)

@@ -292,11 +292,12 @@ def render(summary: dict, markdown: bool = False) -> str:
         reasons.setdefault(_reason(why), []).append(cls.replace("RotaryEmbedding", ""))
     n, a, r = summary["classes"], len(summary["agree"]), len(summary["refused"])
     cases = summary["cases"]
+    types = ", ".join(f"{k} {v}" for k, v in sorted(summary["types"].items()))
     bullet = "- " if markdown else "  "
     lines = [
         f"transformers {summary['transformers']}: {n} rotary-embedding classes built from a model config; "
         f"with their default configs the census agrees with {a}, refuses {r}, reads {len(summary['wrong'])} wrong.",
-        f"Over every rope type each class accepts ({', '.join(f'{k} {v}' for k, v in sorted(summary['types'].items()))} "
+        f"Over every rope type each class accepts ({types} "
         f"agreeing cases): {cases.get('agrees', 0)} agree, {cases.get('refused', 0)} refused, "
         f"{cases.get('wrong', 0)} wrong.",
     ]

@@ -220,7 +220,9 @@ def _rope_type(scaling: dict, scope: str) -> str:
     return "longrope" if rope_type == "su" else rope_type
 
 
-def parse_config(raw: dict, name: str = "config", source: str | None = None, layer_type: str | None = None) -> RopeConfig:
+def parse_config(
+    raw: dict, name: str = "config", source: str | None = None, layer_type: str | None = None
+) -> RopeConfig:
     """Read the RoPE part of a ``config.json`` dict (keys as transformers reads them, :mod:`~poskernels.rope_keys`).
 
     ``layer_type`` picks one layer type's RoPE when the config sets them per layer type
@@ -324,7 +326,8 @@ def parse_layer_configs(raw: dict, name: str = "config", source: str | None = No
 
     Examples
     --------
-    >>> raw = {"head_dim": 256, "max_position_embeddings": 131072, "layer_types": ["sliding_attention", "full_attention"],
+    >>> raw = {"head_dim": 256, "max_position_embeddings": 131072,
+    ...        "layer_types": ["sliding_attention", "full_attention"],
     ...        "rope_parameters": {"sliding_attention": {"rope_theta": 1e4},
     ...                            "full_attention": {"rope_theta": 1e6, "rope_type": "linear", "factor": 8.0}}}
     >>> {k: (c.base, c.rope_type) for k, c in parse_layer_configs(raw).items()}
@@ -375,7 +378,8 @@ def _raw_config(spec) -> tuple[dict, str]:
         path = Path(spec)
         if not path.is_file():
             raise PosKernelsError(
-                f"no config file at {spec!r} and no bundled config of that name{did_you_mean(spec, bundled_configs())}; "
+                f"no config file at {spec!r} and no bundled config of that name"
+                f"{did_you_mean(spec, bundled_configs())}; "
                 f"bundled: {', '.join(bundled_configs())}"
             )
         text, name = path.read_text(), str(path)
