@@ -84,6 +84,12 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
 }
 
 
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
 def main(argv=None) -> int:
     """Entry point of the ``poskernels`` command."""
     parser = argparse.ArgumentParser(
@@ -91,6 +97,7 @@ def main(argv=None) -> int:
         description="Every positional encoding is a kernel over offsets. "
         "Reproduce the article's numbers, inspect real RoPE configs, run sweeps, open the laboratory.",
     )
+    parser.add_argument("--version", action="version", version=f"poskernels {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, add_args, _) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
