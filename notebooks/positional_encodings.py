@@ -299,8 +299,9 @@ filings = section("filings")
 # %% [markdown]
 # ## Kernels over offsets, side by side
 #
-# Every section above is computed now. The laboratory's two figures read one payload, `viz_payload()`, which a test keeps equal to the copy shipped
-# with the page. Serve it with `poskernels lab` and open the printed URL. Here are its static counterparts.
+# Every section above is computed now. The laboratory's two figures read one payload, `viz_payload()`, which a
+# test keeps equal to the copy shipped with the page. Serve it with `poskernels lab` and open the printed URL.
+# Here are its static counterparts.
 
 # %%
 payload = viz_payload(ctx)
