@@ -15,7 +15,8 @@ rotaries built from ``(dim, theta)`` are not read from a config and are left out
 
 Each case ends ``agrees``, ``refused`` (the census raised :class:`~poskernels.errors.PosKernelsError`:
 one line, nothing printed as if read) or ``wrong`` (read, and read differently): the test requires no
-``wrong``.  Run ``python -m poskernels.hf_families`` for the summary (``--markdown`` for the README's form).
+``wrong``.  Run ``python -m poskernels.hf_families`` for the summary (``--markdown`` for the README's form,
+``--readme README.md`` to rewrite the README's generated block with it).
 Needs ``torch`` and ``transformers`` (the ``test`` extra); imports them only when called.
 """
 
@@ -280,9 +281,9 @@ def summarize(cases: list[Case]) -> dict:
 def _reason(message: str) -> str:
     """A refusal's message without its values, so that refusals for one cause group together."""
     text = message.split("; got")[0]
-    text = re.sub(r" = [^ ;]+", "", text)  # 'hidden_size' = 4096 -> 'hidden_size'
+    text = re.sub(r" = [^ ;:]+", "", text)  # 'hidden_size' = 4096 -> 'hidden_size'
     text = re.sub(r"config keys? ", "", text)
-    return text.split("; ")[0] if "rope type" not in text else text
+    return text.split("; ")[0]
 
 
 def render(summary: dict, markdown: bool = False) -> str:
@@ -332,12 +333,26 @@ def attribute_map_table() -> dict:
     return {"_source": source, "attribute_map": table}
 
 
+README_BLOCK = re.compile(r"(<!-- hf-families:start -->\n).*?(<!-- hf-families:end -->)", re.S)
+
+
+def write_readme_block(path, text: str) -> None:
+    """Replace the README's block between ``<!-- hf-families:start -->`` and ``<!-- hf-families:end -->``."""
+    from .atomic import write_text_atomic
+
+    readme = Path(path).read_text()
+    if not README_BLOCK.search(readme):
+        raise PosKernelsError(f"{str(path)!r} has no <!-- hf-families:start --> ... <!-- hf-families:end --> block")
+    write_text_atomic(path, README_BLOCK.sub(lambda m: m.group(1) + text.strip() + "\n" + m.group(2), readme))
+
+
 def main(argv=None) -> int:
-    """``python -m poskernels.hf_families [--markdown] [--json PATH] [--attribute-map PATH]``."""
+    """``python -m poskernels.hf_families [--markdown] [--json PATH] [--attribute-map PATH] [--readme README]``."""
     p = argparse.ArgumentParser(prog="python -m poskernels.hf_families", description=__doc__.splitlines()[0])
     p.add_argument("--markdown", action="store_true", help="print the summary as the README's Markdown")
     p.add_argument("--json", type=Path, help="also write every case as JSON")
     p.add_argument("--attribute-map", type=Path, metavar="PATH", help="write the attribute-map table and stop")
+    p.add_argument("--readme", type=Path, metavar="README", help="also rewrite the README's generated block")
     args = p.parse_args(argv)
     if args.attribute_map is not None:
         from .atomic import write_json_atomic
@@ -347,6 +362,8 @@ def main(argv=None) -> int:
     cases = enumerate_families(progress=True)
     summary = summarize(cases)
     print(render(summary, markdown=args.markdown))
+    if args.readme is not None:
+        write_readme_block(args.readme, render(summary, markdown=True))
     if args.json is not None:
         from .atomic import write_json_atomic
 

@@ -56,8 +56,8 @@ ROPE_TYPES: dict[str, str] = {
 
 #: Rope types transformers knows that the census refuses, and why (one line each).
 REFUSED_TYPES: dict[str, str] = {
-    "proportional": "frequencies b**(-2j/head_dim) on a fraction of the planes and zero on the rest "
-    "(Gemma 4), not a rotary width of its own",
+    "proportional": "frequencies b**(-2j/head_dim) on a fraction of the planes and zero on the rest, "
+    "not a rotary width of its own",
     "axial": "a 2-D (image) rotary embedding over (row, column) positions, not one sequence of offsets",
 }
 
@@ -207,8 +207,8 @@ def _rope_type(scaling: dict, scope: str) -> str:
     rope_type = scaling.get("rope_type", scaling.get("type", "default"))
     if rope_type in REFUSED_TYPES:
         raise PosKernelsError(
-            f"config key {_where('rope_type', scope)!r} = {rope_type!r}: {REFUSED_TYPES[rope_type]}; "
-            "the census does not read it"
+            f"config key {_where('rope_type', scope)!r} names rope type {rope_type!r}, "
+            f"{REFUSED_TYPES[rope_type]}; the census does not read it"
         )
     if rope_type not in ROPE_TYPES:
         key = _where("rope_type" if "rope_type" in scaling else "type", scope)
