@@ -35,3 +35,19 @@ def test_sweep_export_to_stdout(tmp_path, capsys, monkeypatch):
     out, err = capsys.readouterr()
     rows = list(csv.DictReader(io.StringIO(out)))  # the table alone
     assert len(rows) == len(acc) and not (tmp_path / "-").exists() and "wrote" not in out
+
+
+def test_transformers_vocabulary_in_grids_and_maps():
+    from poskernels import extend, omega
+    from poskernels.errors import PosKernelsError
+    from poskernels.sweep.grid import parse_grid
+
+    g = parse_grid('[fixed]\nscheme = "rope"\nrope_theta = 500\n[grid]\nextension = ["linear", "default"]\n')
+    assert [(p["base"], p["extension"]) for p in g.points] == [(500.0, "pi"), (500.0, "none")]
+    assert extend("linear", omega(8), 4, 32).name == "pi"
+    try:
+        parse_grid("[fixed]\nbsae = 500\n", "g.toml")
+    except PosKernelsError as err:
+        assert "did you mean 'base'" in str(err) and "line 2" in str(err)
+    else:
+        raise AssertionError("a misspelt setting was accepted")
