@@ -17,8 +17,6 @@ Bundled configs of released models live in ``poskernels/data/configs`` (:func:`b
 from __future__ import annotations
 
 import json
-import math
-import numbers
 import reprlib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -29,7 +27,18 @@ import numpy as np
 from .encodings import DEFAULT_BASE, omega
 from .errors import PosKernelsError, did_you_mean
 from .extension import Extension, extend
-from .rope_keys import base_key, layer_dicts, partial_rotation, rope_dict, text_part, width_keys
+from .rope_keys import (
+    base_key,
+    count,
+    factor_list,
+    layer_dicts,
+    number,
+    partial_rotation,
+    rope_dict,
+    text_part,
+    where,
+    width_keys,
+)
 
 __all__ = [
     "REFUSED_TYPES",
@@ -162,56 +171,15 @@ class RopeConfig:
         }
 
 
-def _where(key: str, scope: str) -> str:
-    return key if not scope else f"{scope}.{key}"
-
-
-def _number(raw: dict, key: str, scope: str = "", default=None, required: bool = True) -> float | None:
-    """The finite number under ``key``, else raise naming ``scope.key`` and quoting the value."""
-    if key not in raw or raw[key] is None:
-        if default is not None or not required:
-            return default
-        raise PosKernelsError(f"config key {_where(key, scope)!r} is missing; a RoPE config needs it")
-    value = raw[key]
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise PosKernelsError(f"config key {_where(key, scope)!r} must be a finite number; got {value!r}")
-    return float(value)
-
-
-def _count(raw: dict, key: str, scope: str = "", required: bool = True) -> int | None:
-    value = _number(raw, key, scope, required=required)
-    if value is None:
-        return None
-    if value <= 0 or not float(value).is_integer():
-        raise PosKernelsError(f"config key {_where(key, scope)!r} must be a positive integer; got {raw[key]!r}")
-    return int(value)
-
-
-def _factor_list(raw: dict, key: str, scope: str, planes: int) -> list[float]:
-    if key not in raw or raw[key] is None:
-        raise PosKernelsError(f"config key {_where(key, scope)!r} is missing; LongRoPE needs one factor per plane")
-    values = raw[key]
-    ok = isinstance(values, list) and all(
-        isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in values
-    )
-    if not ok or len(values) != planes:
-        count = f"{len(values)} values: " if isinstance(values, list) else ""
-        raise PosKernelsError(
-            f"config key {_where(key, scope)!r} must be a list of {planes} positive numbers (one per plane); "
-            f"got {count}{reprlib.repr(values)}"
-        )
-    return [float(v) for v in values]
-
-
 def _rope_type(scaling: dict, scope: str) -> str:
     rope_type = scaling.get("rope_type", scaling.get("type", "default"))
     if rope_type in REFUSED_TYPES:
         raise PosKernelsError(
-            f"config key {_where('rope_type', scope)!r} names rope type {rope_type!r}, "
+            f"config key {where('rope_type', scope)!r} names rope type {rope_type!r}, "
             f"{REFUSED_TYPES[rope_type]}; the census does not read it"
         )
     if rope_type not in ROPE_TYPES:
-        key = _where("rope_type" if "rope_type" in scaling else "type", scope)
+        key = where("rope_type" if "rope_type" in scaling else "type", scope)
         accepted = ", ".join(ROPE_TYPES)
         raise PosKernelsError(
             f"config key {key!r} names an unknown rope type {rope_type!r}{did_you_mean(rope_type, ROPE_TYPES)}; "
@@ -274,31 +242,31 @@ def parse_config(
             "(planes are pairs)"
         )
     base, base_from = base_key(raw, scaling, scope, DEFAULT_BASE)
-    max_pos = _count(raw, "max_position_embeddings")
+    max_pos = count(raw, "max_position_embeddings")
     rope_type = _rope_type(scaling, scope)
-    L = _count(raw, "original_max_position_embeddings", required=False)
+    L = count(raw, "original_max_position_embeddings", required=False)
     if L is None:
-        L = _count(scaling, "original_max_position_embeddings", scope, required=False) or max_pos
+        L = count(scaling, "original_max_position_embeddings", scope, required=False) or max_pos
     # Options the type needs, checked now so nothing downstream sees a bad value
     clean = {k: v for k, v in scaling.items() if k != "mrope_section"}
     if rope_type in ("linear", "dynamic", "yarn", "llama3") or "factor" in scaling:
-        factor = _number(scaling, "factor", scope, required=rope_type != "longrope")
+        factor = number(scaling, "factor", scope, required=rope_type != "longrope")
         if factor is not None and factor < 1:
-            raise PosKernelsError(f"config key {_where('factor', scope)!r} must be >= 1; got {scaling['factor']!r}")
+            raise PosKernelsError(f"config key {where('factor', scope)!r} must be >= 1; got {scaling['factor']!r}")
     for key in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor"):
         if rope_type in ("yarn", "longrope") and key in scaling:
-            _number(scaling, key, scope, required=False)
+            number(scaling, key, scope, required=False)
     if rope_type == "yarn" and "truncate" in scaling and not isinstance(scaling["truncate"], bool):
         raise PosKernelsError(
-            f"config key {_where('truncate', scope)!r} must be true or false; got {scaling['truncate']!r}"
+            f"config key {where('truncate', scope)!r} must be true or false; got {scaling['truncate']!r}"
         )
     if rope_type == "llama3":
         for key in ("low_freq_factor", "high_freq_factor"):
-            if _number(scaling, key, scope) <= 0:
-                raise PosKernelsError(f"config key {_where(key, scope)!r} must be > 0; got {scaling[key]!r}")
+            if number(scaling, key, scope) <= 0:
+                raise PosKernelsError(f"config key {where(key, scope)!r} must be > 0; got {scaling[key]!r}")
     if rope_type == "longrope":
         for key in ("short_factor", "long_factor"):
-            clean[key] = _factor_list(scaling, key, scope, rotary_dim // 2)
+            clean[key] = factor_list(scaling, key, scope, rotary_dim // 2)
     notes = {"width": width_from, "partial_rotation": prf_from, "base": base_from}
     if part:
         notes["part"] = part

@@ -45,10 +45,14 @@ __all__ = [
     "attribute_map",
     "standard_keys",
     "base_key",
+    "count",
+    "factor_list",
     "layer_dicts",
     "partial_rotation",
     "rope_dict",
+    "number",
     "text_part",
+    "where",
     "width_keys",
 ]
 
@@ -236,3 +240,45 @@ def base_key(raw: dict, scaling: dict, scope: str, default: float) -> tuple[floa
     if theirs is not None:
         return theirs, "transformers default"
     return float(default), "assumed"
+
+
+# Validators of one key, naming it as scope.key and quoting the value
+def where(key: str, scope: str) -> str:
+    return key if not scope else f"{scope}.{key}"
+
+
+def number(raw: dict, key: str, scope: str = "", default=None, required: bool = True) -> float | None:
+    """The finite number under ``key``, else raise naming ``scope.key`` and quoting the value."""
+    if key not in raw or raw[key] is None:
+        if default is not None or not required:
+            return default
+        raise PosKernelsError(f"config key {where(key, scope)!r} is missing; a RoPE config needs it")
+    value = raw[key]
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise PosKernelsError(f"config key {where(key, scope)!r} must be a finite number; got {value!r}")
+    return float(value)
+
+
+def count(raw: dict, key: str, scope: str = "", required: bool = True) -> int | None:
+    value = number(raw, key, scope, required=required)
+    if value is None:
+        return None
+    if value <= 0 or not float(value).is_integer():
+        raise PosKernelsError(f"config key {where(key, scope)!r} must be a positive integer; got {raw[key]!r}")
+    return int(value)
+
+
+def factor_list(raw: dict, key: str, scope: str, planes: int) -> list[float]:
+    if key not in raw or raw[key] is None:
+        raise PosKernelsError(f"config key {where(key, scope)!r} is missing; LongRoPE needs one factor per plane")
+    values = raw[key]
+    ok = isinstance(values, list) and all(
+        isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in values
+    )
+    if not ok or len(values) != planes:
+        count = f"{len(values)} values: " if isinstance(values, list) else ""
+        raise PosKernelsError(
+            f"config key {where(key, scope)!r} must be a list of {planes} positive numbers (one per plane); "
+            f"got {count}{reprlib.repr(values)}"
+        )
+    return [float(v) for v in values]
