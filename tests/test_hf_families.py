@@ -17,7 +17,7 @@ pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from poskernels import hf_families  # noqa: E402
-from poskernels.rope_keys import attribute_map  # noqa: E402
+from poskernels.rope_keys import attribute_map, default_theta  # noqa: E402
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -50,13 +50,22 @@ def test_per_layer_type_configs_are_read_per_layer_type(cases):
     assert gemma3 == {"full_attention", "sliding_attention"}
 
 
-def test_shipped_attribute_map_is_transformers_own():
+def test_shipped_key_tables_are_transformers_own():
+    """data/hf_attribute_map.json: each family's key names and default base, as the installed transformers has them."""
     table = hf_families.attribute_map_table()
-    shipped = attribute_map()
-    if transformers.__version__ in json.dumps(table["_source"]) and shipped != table["attribute_map"]:
-        pytest.fail("data/hf_attribute_map.json is stale: python -m poskernels.hf_families --attribute-map PATH")
-    for model_type in set(shipped) & set(table["attribute_map"]):  # another version: the shared entries agree
-        assert shipped[model_type] == table["attribute_map"][model_type], model_type
+    shipped = {"attribute_map": attribute_map(), "default_theta": default_theta()}
+    same_version = transformers.__version__ in json.dumps(table["_source"])
+    for part in ("attribute_map", "default_theta"):
+        if same_version and shipped[part] != table[part]:
+            pytest.fail("data/hf_attribute_map.json is stale: python -m poskernels.hf_families --attribute-map PATH")
+        for model_type in set(shipped[part]) & set(table[part]):  # another version: the shared entries agree
+            assert shipped[part][model_type] == table[part][model_type], (part, model_type)
+
+
+def test_variants_are_read(cases):
+    """The default config without rope_theta, and multimodal files read through their text_config."""
+    for label in hf_families.VARIANTS:
+        assert any(c.rope_type == label and c.status == "agrees" for c in cases), label
 
 
 def test_readme_statement_is_the_enumerators_output(cases):

@@ -6,7 +6,9 @@ rotaries built from ``(dim, theta)`` are not read from a config and are left out
 
 1. builds the family's default config, and one config per rope type it accepts (``linear``, ``dynamic``,
    ``yarn``, ``llama3``, ``longrope`` on top of its defaults; a type the config class refuses is skipped);
-2. writes it as ``config.json`` (``to_dict()``: every key written, as ``save_pretrained`` writes a full config);
+2. writes it as ``config.json`` (``to_dict()``: every key written, as ``save_pretrained`` writes a full config;
+   also the default without ``rope_theta``, and the whole multimodal file when the rotary reads its
+   ``text_config``: :data:`VARIANTS`);
 3. runs the census on the file (:func:`~poskernels.rope_config.load_layer_configs` and
    :func:`~poskernels.census_cli.census`, per layer type when the config has several);
 4. compares the census's inverse frequencies and attention factor with the buffers of the family's own
@@ -43,7 +45,16 @@ from .census_cli import census
 from .errors import PosKernelsError
 from .rope_config import load_layer_configs
 
-__all__ = ["Case", "TYPE_OPTIONS", "enumerate_families", "main", "summarize"]
+__all__ = [
+    "VARIANTS",
+    "Case",
+    "TYPE_OPTIONS",
+    "enumerate_families",
+    "main",
+    "render",
+    "summarize",
+    "write_readme_block",
+]
 
 EPS32 = float(np.finfo(np.float32).eps)
 
@@ -174,10 +185,11 @@ def _forward_at(module, cfg, torch) -> bool:
     return True
 
 
-def _check(cls, hf_cfg, model_type: str, rope_type: str, folder: Path, torch) -> list[Case]:
+def _check(cls, hf_cfg, model_type: str, rope_type: str, folder: Path, torch, raw: dict | None = None) -> list[Case]:
+    """Census of ``raw`` (default: ``hf_cfg.to_dict()``) written as config.json, against ``cls(hf_cfg)``."""
     module = cls(hf_cfg)
     path = folder / "config.json"
-    path.write_text(json.dumps(hf_cfg.to_dict(), default=str))
+    path.write_text(json.dumps(hf_cfg.to_dict() if raw is None else raw, default=str))
     name = cls.__name__
     try:
         cfgs = load_layer_configs(path)
@@ -245,6 +257,32 @@ def enumerate_families(rope_types=("default", *TYPE_OPTIONS), progress: bool = F
                     except Exception:  # noqa: BLE001 - the module refuses the type
                         continue
                     cases.extend(_check(cls, hf_cfg, model_type, rope_type, Path(tmp), torch))
+                cases.extend(_file_variants(cls, default, subs[0], model_type, Path(tmp), torch))
+    return cases
+
+
+#: Labels of the cases that write the default config in another form than the sub-config's full dict.
+VARIANTS = ("default without rope_theta", "default as a whole multimodal file")
+
+
+def _file_variants(cls, default, sub, model_type: str, folder: Path, torch) -> list[Case]:
+    """The default config as a file without ``rope_theta`` (transformers fills in its class default), and, for a
+    rotary built from a multimodal config's ``text_config``, the whole multimodal file."""
+    cases = []
+    raw = sub.to_dict()
+    rope = raw.get("rope_parameters")
+    if isinstance(rope, dict) and "rope_theta" in rope and not any(isinstance(v, dict) for v in rope.values()):
+        rope.pop("rope_theta")
+        raw.pop("rope_theta", None)
+        try:
+            hf_cfg = type(sub).from_dict(json.loads(json.dumps(raw, default=str)))
+            cls(hf_cfg)
+        except Exception:  # noqa: BLE001 - the class needs its base spelled out: not a case
+            hf_cfg = None
+        if hf_cfg is not None:
+            cases += _check(cls, hf_cfg, model_type, VARIANTS[0], folder, torch, raw)
+    if sub is not default and sub is default.get_text_config():
+        cases += _check(cls, sub, model_type, VARIANTS[1], folder, torch, default.to_dict())
     return cases
 
 
@@ -317,20 +355,28 @@ def attribute_map_table() -> dict:
     from transformers import CONFIG_MAPPING
 
     keys = ("head_dim", "hidden_size", "num_attention_heads", "max_position_embeddings", "layer_types")
-    table = {}
+    table, thetas = {}, {}
     for model_type in sorted(CONFIG_MAPPING.keys()):
         try:
-            names = CONFIG_MAPPING[model_type].attribute_map
+            cls = CONFIG_MAPPING[model_type]
+            names = cls.attribute_map
+            # a class's own rope_theta default (a field) wins over the mixin's default_theta, as in
+            # convert_rope_params_to_dict: getattr(self, "rope_theta", self.default_theta)
+            theta = getattr(cls, "rope_theta", None)
+            if not isinstance(theta, int | float) or isinstance(theta, bool):
+                theta = getattr(cls, "default_theta", None)
         except Exception:  # noqa: BLE001 - a config class this installation cannot import
             continue
         own = {k: names[k] for k in keys if k in names and names[k] != k}
         if own:
             table[model_type] = own
+        if isinstance(theta, int | float) and not isinstance(theta, bool):
+            thetas[model_type] = float(theta)
     source = (
         f"transformers {transformers.__version__}: each config class's attribute_map, restricted to the keys "
-        "the census reads (python -m poskernels.hf_families --attribute-map)"
+        "the census reads, and its default_theta (python -m poskernels.hf_families --attribute-map PATH)"
     )
-    return {"_source": source, "attribute_map": table}
+    return {"_source": source, "attribute_map": table, "default_theta": thetas}
 
 
 README_BLOCK = re.compile(r"(<!-- hf-families:start -->\n).*?(<!-- hf-families:end -->)", re.S)

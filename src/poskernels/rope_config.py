@@ -241,7 +241,7 @@ def parse_config(
             f"rotary width int({head_dim} * {prf!r}) = {rotary_dim}; it must be a positive even integer "
             "(planes are pairs)"
         )
-    base, base_from = base_key(raw, scaling, scope, DEFAULT_BASE)
+    base, base_from = base_key(raw, scaling, scope, DEFAULT_BASE, per_layer=layer_type is not None)
     max_pos = count(raw, "max_position_embeddings")
     rope_type = _rope_type(scaling, scope)
     L = count(raw, "original_max_position_embeddings", required=False)

@@ -17,8 +17,8 @@ families.  This module finds them the way transformers' config classes do, and n
 - the partial rotation: ``partial_rotary_factor`` (in the RoPE dict first), GPT-NeoX's ``rotary_pct``,
   or ``rotary_dim / head_dim`` (MiniMax M2);
 - the base: ``rope_theta`` (in the RoPE dict first, then top level), GPT-NeoX's ``rotary_emb_base``; when
-  absent, the default of the family's transformers config class if transformers is installed (many
-  families default to a base other than ``10**4``), else ``10**4``, reported as assumed.
+  absent, the ``default_theta`` of the family's transformers config class (many families default to a base
+  other than ``10**4``; shipped in the same data file), else ``10**4``, reported as assumed.
 
 Examples
 --------
@@ -46,6 +46,7 @@ __all__ = [
     "standard_keys",
     "base_key",
     "count",
+    "default_theta",
     "factor_list",
     "layer_dicts",
     "partial_rotation",
@@ -92,15 +93,16 @@ def text_part(raw: dict) -> tuple[dict, str]:
     >>> text_part({"model_type": "qwen2_vl", "text_config": {"hidden_size": 8}})
     ({'hidden_size': 8}, 'text_config')
     """
-    raw = standard_keys(raw)
+    raw, part = standard_keys(raw), ""
     if not any(k in raw for k in ATTENTION_KEYS) and isinstance(raw.get("text_config"), dict):
-        return standard_keys(raw["text_config"]), "text_config"
+        raw, part = standard_keys(raw["text_config"]), "text_config"
     if raw.get("per_layer_config"):  # transformers' heterogeneous configs: a head width per layer
+        key = "per_layer_config" if not part else f"{part}.per_layer_config"
         raise PosKernelsError(
-            "config key 'per_layer_config' gives layers their own head widths; the census reads one width per "
+            f"config key {key!r} gives layers their own head widths; the census reads one width per "
             f"RoPE; got layers {reprlib.repr(list(raw['per_layer_config']))}"
         )
-    return raw, ""
+    return raw, part
 
 
 def rope_dict(raw: dict) -> tuple[dict, str]:
@@ -203,25 +205,28 @@ def partial_rotation(raw: dict, scaling: dict, scope: str = "rope_parameters", h
     return 1.0, None
 
 
-def _class_default_theta(model_type) -> float | None:
-    """The base transformers' config class for ``model_type`` assumes when ``rope_theta`` is absent."""
-    if not isinstance(model_type, str):
-        return None
-    try:
-        from transformers import CONFIG_MAPPING
-    except ImportError:
-        return None
-    if model_type not in CONFIG_MAPPING:
-        return None
-    value = getattr(CONFIG_MAPPING[model_type], "default_theta", None)
-    return float(value) if _real(value) else None
+@functools.cache
+def default_theta() -> dict:
+    """``{model_type: base}``: the ``default_theta`` of each transformers config class (used when a file has none).
+
+    >>> default_theta()["cohere"], default_theta()["llama"]
+    (500000.0, 10000.0)
+    """
+    text = (resources.files("poskernels") / "data" / "hf_attribute_map.json").read_text()
+    return json.loads(text)["default_theta"]
 
 
-def base_key(raw: dict, scaling: dict, scope: str, default: float) -> tuple[float, str]:
+def base_key(raw: dict, scaling: dict, scope: str, default: float, per_layer: bool = False) -> tuple[float, str]:
     """The base ``b`` and where it came from: a key, ``transformers default`` or ``assumed``.
+
+    A file without a base takes its family's default (:func:`default_theta`), or ``default``, reported as
+    assumed, for a family transformers does not know.  A per-layer-type RoPE without its base is refused:
+    the layer types' defaults differ (Gemma 3: 10**6 global, 10**4 local).
 
     >>> base_key({"rotary_emb_base": 10000}, {}, "rope_parameters", 1e4)
     (10000.0, 'rotary_emb_base')
+    >>> base_key({"model_type": "cohere"}, {}, "rope_parameters", 1e4)
+    (500000.0, 'transformers default')
     >>> base_key({}, {}, "rope_parameters", 1e4)
     (10000.0, 'assumed')
     """
@@ -236,9 +241,13 @@ def base_key(raw: dict, scaling: dict, scope: str, default: float) -> tuple[floa
         if not _real(value) or value <= 1:
             raise PosKernelsError(f"config key {label!r} must be a finite number > 1; got {value!r}")
         return float(value), label
-    theirs = _class_default_theta(raw.get("model_type"))
-    if theirs is not None:
-        return theirs, "transformers default"
+    if per_layer:
+        raise PosKernelsError(
+            f"config key {scope + '.rope_theta'!r} is missing; per-layer-type bases have no common default"
+        )
+    theirs = default_theta().get(raw.get("model_type"))
+    if _real(theirs):
+        return float(theirs), "transformers default"
     return float(default), "assumed"
 
 
