@@ -273,3 +273,11 @@ def test_unknown_names_get_a_did_you_mean(capsys):
 def test_absent_base_is_reported_not_silently_assumed(capsys, tmp_path):
     code, text, _ = _run(capsys, _bad(tmp_path, {k: v for k, v in LLAMA2.items() if k != "rope_theta"}))
     assert code == 0 and "rope_theta is absent from the config: b = 10000 assumed" in text
+
+
+def test_rope_scaling_that_transformers_drops_is_refused(tmp_path, capsys):
+    # transformers' Cohere2MoeConfig reads rope_parameters only: a v4 rope_scaling there is not what the model runs
+    raw = {**LLAMA2, "model_type": "cohere2_moe", "rope_scaling": {"rope_type": "linear", "factor": 2.0}}
+    code, out, err = _run(capsys, _bad(tmp_path, raw))
+    assert code != 0 and out == "" and "ignored by transformers for model type 'cohere2_moe'" in err
+    assert load_config({**raw, "model_type": "llama"}).rope_type == "linear"

@@ -25,6 +25,7 @@ from transformers import AutoConfig, LlamaConfig
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 from poskernels.encodings import apply_rope, to_half_split
+from poskernels.errors import PosKernelsError
 from poskernels.extension import yarn
 from poskernels.extension_ecosystem import compare_yarn_ramps
 from poskernels.rope_config import bundled_configs, config_extension, parse_config
@@ -236,3 +237,38 @@ def test_hub_style_widths_match_transformers(model_type, tmp_path):
     _agree(np.asarray(ours["inv_freq"]), rotary.inv_freq, cfg.base)
     assert ours["attention_factor"] == pytest.approx(float(rotary.attention_scaling), rel=1e-12)
     assert cfg.rotary_dim == 2 * rotary.inv_freq.numel()  # 64 for MLA (not 56), 32 for Pythia (not 128)
+
+
+def test_gemma3_v4_spelling_is_read_per_layer_type(tmp_path):
+    """Gemma 3 on the Hub: rope_theta and rope_scaling for full attention, rope_local_base_freq for sliding layers."""
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
+
+    from poskernels.census_cli import census
+    from poskernels.rope_config import load_config, load_layer_configs
+
+    raw = {
+        "model_type": "gemma3_text",
+        "hidden_size": 2560,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+        "num_hidden_layers": 34,
+        "max_position_embeddings": 131072,
+        "rope_theta": 1000000.0,
+        "rope_local_base_freq": 10000.0,
+        "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+        "sliding_window": 1024,
+        "sliding_window_pattern": 6,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    cfgs = load_layer_configs(path)
+    rotary = Gemma3RotaryEmbedding(AutoConfig.for_model(**copy.deepcopy(raw)))
+    assert set(cfgs) == {"full_attention", "sliding_attention"}
+    for layer_type, cfg in cfgs.items():
+        ours = census(cfg, cfg.training_length)["maps"]["config"]
+        _agree(np.asarray(ours["inv_freq"]), getattr(rotary, f"{layer_type}_inv_freq"), cfg.base)
+        assert ours["attention_factor"] == getattr(rotary, f"{layer_type}_attention_scaling")
+    assert (cfgs["full_attention"].rope_type, cfgs["sliding_attention"].base) == ("linear", 1e4)
+    with pytest.raises(PosKernelsError, match="per layer type"):
+        load_config(path)

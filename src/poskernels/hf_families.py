@@ -262,12 +262,13 @@ def enumerate_families(rope_types=("default", *TYPE_OPTIONS), progress: bool = F
 
 
 #: Labels of the cases that write the default config in another form than the sub-config's full dict.
-VARIANTS = ("default without rope_theta", "default as a whole multimodal file")
+VARIANTS = ("default without rope_theta", "default as a whole multimodal file", "linear in v4 spelling")
 
 
 def _file_variants(cls, default, sub, model_type: str, folder: Path, torch) -> list[Case]:
-    """The default config as a file without ``rope_theta`` (transformers fills in its class default), and, for a
-    rotary built from a multimodal config's ``text_config``, the whole multimodal file."""
+    """The default config as a file without ``rope_theta`` (transformers fills in its class default); a linear
+    config in transformers v4's spelling (``rope_scaling``, top-level ``rope_theta``); and, for a rotary built from
+    a multimodal config's ``text_config``, the whole multimodal file."""
     cases = []
     raw = sub.to_dict()
     rope = raw.get("rope_parameters")
@@ -281,6 +282,22 @@ def _file_variants(cls, default, sub, model_type: str, folder: Path, torch) -> l
             hf_cfg = None
         if hf_cfg is not None:
             cases += _check(cls, hf_cfg, model_type, VARIANTS[0], folder, torch, raw)
+    legacy = _with_type(sub, "linear")
+    rope = legacy.to_dict().get("rope_parameters") if legacy is not None else None
+    if isinstance(rope, dict) and "rope_theta" in rope and not any(isinstance(v, dict) for v in rope.values()):
+        raw = legacy.to_dict()  # v4: rope_theta and partial_rotary_factor at the top, the rest under rope_scaling
+        scaling = dict(raw.pop("rope_parameters"))
+        raw["rope_theta"] = scaling.pop("rope_theta")
+        if "partial_rotary_factor" in scaling:
+            raw["partial_rotary_factor"] = scaling.pop("partial_rotary_factor")
+        raw["rope_scaling"] = scaling
+        try:  # transformers reads the v4 file itself
+            hf_cfg = type(sub).from_dict(json.loads(json.dumps(raw, default=str)))
+            cls(hf_cfg)
+        except Exception:  # noqa: BLE001 - the family refuses the type or the spelling: not a case
+            hf_cfg = None
+        if hf_cfg is not None:
+            cases += _check(cls, hf_cfg, model_type, VARIANTS[2], folder, torch, raw)
     if sub is not default and sub is default.get_text_config():
         cases += _check(cls, sub, model_type, VARIANTS[1], folder, torch, default.to_dict())
     return cases
@@ -374,9 +391,26 @@ def attribute_map_table() -> dict:
             thetas[model_type] = float(theta)
     source = (
         f"transformers {transformers.__version__}: each config class's attribute_map, restricted to the keys "
-        "the census reads, and its default_theta (python -m poskernels.hf_families --attribute-map PATH)"
+        "the census reads, its default_theta, and the model types whose config class drops a v4 rope_scaling "
+        "(python -m poskernels.hf_families --attribute-map PATH)"
     )
-    return {"_source": source, "attribute_map": table, "default_theta": thetas}
+    ignoring = sorted(mt for mt in CONFIG_MAPPING.keys() if _drops_rope_scaling(CONFIG_MAPPING, mt))
+    return {"_source": source, "attribute_map": table, "default_theta": thetas, "ignores_rope_scaling": ignoring}
+
+
+def _drops_rope_scaling(mapping, model_type: str) -> bool:
+    """True when the config class, given a v4 file (``rope_scaling`` linear, factor 2), keeps plain RoPE."""
+    try:
+        cls = mapping[model_type]
+        raw = cls().to_dict()
+        rope = raw.pop("rope_parameters", None)
+        if not isinstance(rope, dict) or any(isinstance(v, dict) for v in rope.values()) or "rope_theta" not in rope:
+            return False
+        raw.update(rope_theta=rope["rope_theta"], rope_scaling={"rope_type": "linear", "factor": 2.0})
+        read = cls.from_dict(raw).rope_parameters
+    except Exception:  # noqa: BLE001 - a class this installation cannot build, or one that refuses linear
+        return False
+    return isinstance(read, dict) and read.get("rope_type") != "linear"
 
 
 README_BLOCK = re.compile(r"(<!-- hf-families:start -->\n).*?(<!-- hf-families:end -->)", re.S)
@@ -407,13 +441,13 @@ def main(argv=None) -> int:
         return 0
     cases = enumerate_families(progress=True)
     summary = summarize(cases)
-    print(render(summary, markdown=args.markdown))
-    if args.readme is not None:
+    if args.readme is not None:  # files first, then the printout
         write_readme_block(args.readme, render(summary, markdown=True))
     if args.json is not None:
         from .atomic import write_json_atomic
 
         write_json_atomic(args.json, [c.__dict__ for c in cases])
+    print(render(summary, markdown=args.markdown))
     return 1 if summary["wrong"] else 0
 
 

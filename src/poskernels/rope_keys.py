@@ -10,7 +10,8 @@ families.  This module finds them the way transformers' config classes do, and n
   file is a multimodal wrapper with no attention keys of its own (``config.get_text_config()``);
 - the RoPE dict: ``rope_scaling`` (v4) wins over ``rope_parameters`` (v5), as in
   ``convert_rope_params_to_dict``; it may hold one dict per layer type (Gemma 3's sliding and full
-  attention with their own bases), keyed by the names in ``layer_types`` (or any dict of dicts);
+  attention with their own bases), keyed by the names in ``layer_types`` (or any dict of dicts); Gemma 3's
+  older spelling, ``rope_local_base_freq`` beside a flat dict, is read per layer type as transformers converts it;
 - the rotary width: multi-head latent attention rotates ``qk_rope_head_dim`` coordinates (DeepSeek V2/V3,
   Kimi: transformers sets ``head_dim = qk_rope_head_dim``); otherwise ``head_dim`` or
   ``hidden_size / num_attention_heads``, times the partial rotation;
@@ -111,6 +112,7 @@ def rope_dict(raw: dict) -> tuple[dict, str]:
     >>> rope_dict({"rope_parameters": {"rope_theta": 1e6}})
     ({'rope_theta': 1000000.0}, 'rope_parameters')
     """
+    found, where = {}, "rope_parameters"
     for key in ("rope_scaling", "rope_parameters"):
         value = raw.get(key)
         if value is None:
@@ -118,8 +120,34 @@ def rope_dict(raw: dict) -> tuple[dict, str]:
         if not isinstance(value, dict):
             raise PosKernelsError(f"config key {key!r} must be a dict or null; got {value!r}")
         if value:
-            return value, key
-    return {}, "rope_parameters"
+            found, where = value, key
+            break
+    if where == "rope_scaling" and not raw.get("rope_parameters") and raw.get("model_type") in _ignoring():
+        raise PosKernelsError(
+            f"config key 'rope_scaling' is ignored by transformers for model type {raw['model_type']!r} (its config "
+            "reads rope_parameters only), so the model runs plain RoPE where the file asks for "
+            f"{reprlib.repr(found)}; the census will not guess: give it as rope_parameters"
+        )
+    if raw.get("rope_local_base_freq") is not None and not any(isinstance(v, dict) for v in found.values()):
+        return _local_global(raw, found), where
+    return found, where
+
+
+def _local_global(raw: dict, flat: dict) -> dict:
+    """Gemma 3's v4 spelling, per layer type as transformers converts it: the RoPE dict (and ``rope_theta``) is the
+    full-attention layers', ``rope_local_base_freq`` the sliding-window layers' base with plain RoPE.
+
+    >>> _local_global({"rope_theta": 1e6, "rope_local_base_freq": 1e4}, {"rope_type": "linear", "factor": 8.0})
+    {'full_attention': {'rope_type': 'linear', 'factor': 8.0, 'rope_theta': 1000000.0}, \
+'sliding_attention': {'rope_type': 'default', 'rope_theta': 10000.0}}
+    """
+    full = dict(flat)
+    if raw.get("rope_theta") is not None:
+        full.setdefault("rope_theta", raw["rope_theta"])
+    return {
+        "full_attention": full,
+        "sliding_attention": {"rope_type": "default", "rope_theta": raw["rope_local_base_freq"]},
+    }
 
 
 def layer_dicts(scaling: dict, raw: dict, scope: str) -> dict[str, dict | None] | None:
@@ -203,6 +231,13 @@ def partial_rotation(raw: dict, scaling: dict, scope: str = "rope_parameters", h
             raise PosKernelsError(f"config key 'rotary_dim' must lie in (0, head_dim = {head!r}]; got {value!r}")
         return value / head, "rotary_dim"
     return 1.0, None
+
+
+@functools.cache
+def _ignoring() -> frozenset:
+    """Model types whose transformers config class drops a v4 ``rope_scaling`` (reads ``rope_parameters`` only)."""
+    text = (resources.files("poskernels") / "data" / "hf_attribute_map.json").read_text()
+    return frozenset(json.loads(text)["ignores_rope_scaling"])
 
 
 @functools.cache
