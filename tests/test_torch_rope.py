@@ -134,3 +134,13 @@ def test_bad_input_is_refused(kwargs, detail):
     with pytest.raises(PosKernelsError) as err:
         apply_rope(**args)
     assert detail in str(err.value)
+
+
+def test_maps_take_a_models_torch_inv_freq_and_hand_back_what_apply_rope_takes():
+    from poskernels import extend
+
+    buffer = torch.tensor(omega(16), dtype=torch.float32, requires_grad=True)  # as a module holds it
+    ext = extend("yarn_hf", buffer, 4, 32)
+    np.testing.assert_allclose(ext.theta, omega(16), rtol=1e-6)
+    x = torch.randn(2, 5, 16, dtype=torch.bfloat16)
+    assert apply_rope(x, torch.arange(5), ext.inv_freq, attention_factor=ext.attention_factor).dtype == torch.bfloat16

@@ -71,6 +71,8 @@ class Extension:
 
 
 def _check_theta(theta) -> np.ndarray:
+    if type(theta).__module__.startswith("torch"):  # a model's inv_freq buffer: its values, in float64, any device
+        theta = theta.detach().cpu().double().numpy()
     theta = np.asarray(theta, dtype=float)
     if theta.ndim != 1 or theta.size == 0 or np.any(~np.isfinite(theta)) or np.any(theta <= 0):
         raise PosKernelsError(f"theta must be a non-empty 1-d array of positive frequencies; got {theta!r}")
