@@ -1,5 +1,6 @@
 # Two commands: `make reproduce` and `make test`. Both create .venv on first use.
-PYTHON ?= python3.11
+# The first Python >= 3.11 on the PATH (3.11, 3.12, 3.13, then python3); override with `make PYTHON=...`.
+PYTHON ?= $(firstword $(foreach p,python3.11 python3.12 python3.13 python3,$(if $(shell command -v $(p) >/dev/null 2>&1 && $(p) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && echo ok),$(p))))
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
@@ -11,6 +12,7 @@ PIN    := -c constraints.txt
 .PHONY: reproduce test lint bench clean reference-payload
 
 $(STAMP): pyproject.toml constraints.txt
+	@test -n "$(PYTHON)" || { echo "make: needs Python >= 3.11 (python3.11, python3.12, python3.13 or python3)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(PIN) -e .

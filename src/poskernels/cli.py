@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tqdm import tqdm
+
 from . import census_cli as _census_cli
 from .atomic import write_json_atomic
 from .errors import PosKernelsError
@@ -48,7 +50,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     from .seeds import first_seed
 
-    ctx = page.Context(first_seed=first_seed(args.first_seed))
+    log = {"log": lambda msg: tqdm.write(msg, file=sys.stderr)}  # around the progress bar, never through it
+    ctx = page.Context(first_seed=first_seed(args.first_seed), **log)
     if args.cache is not None:
         ctx.cache_dir = args.cache
     known = {s.key for s in page.SECTIONS}
@@ -57,16 +60,16 @@ def _reproduce(args: argparse.Namespace) -> int:
         if unknown:
             raise PosKernelsError(f"unknown section(s) {unknown}; accepted: {', '.join(sorted(known))}")
     wanted = None if args.only is None else set(args.only)
-    for section in page.SECTIONS:
-        if wanted is not None and section.key not in wanted:
-            continue
-        if section.trained and args.no_train:
-            continue
-        t0 = time.perf_counter()
-        data = page.compute_section(ctx, section)
-        bar = "=" * len(section.title)
-        print(f"\n{section.title}\n{bar}\n{section.render(data)}")
-        ctx.log(f"[{section.key}] {time.perf_counter() - t0:.2f} s")
+    chosen = [s for s in page.SECTIONS if (wanted is None or s.key in wanted) and not (s.trained and args.no_train)]
+    # A progress bar on stderr when it is a terminal (tqdm); the tables go to stdout, written around the bar.
+    with tqdm(chosen, desc="reproduce", unit="section", disable=None, leave=False) as progress:
+        for section in progress:
+            progress.set_postfix_str(section.key, refresh=True)
+            t0 = time.perf_counter()
+            data = page.compute_section(ctx, section)
+            rule = "=" * len(section.title)
+            progress.write(f"\n{section.title}\n{rule}\n{section.render(data)}", file=sys.stdout)
+            ctx.log(f"[{section.key}] {time.perf_counter() - t0:.2f} s")
     out = Path(args.out)
     write_json_atomic(out / "numbers.json", ctx.numbers)
     for hook in _REPRODUCE_WRITERS:
@@ -95,6 +98,12 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
 }
 
 
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
 def main(argv=None) -> int:
     """Entry point of the ``poskernels`` command."""
     parser = argparse.ArgumentParser(
@@ -102,6 +111,7 @@ def main(argv=None) -> int:
         description="Every positional encoding is a kernel over offsets. "
         "Reproduce the article's numbers, inspect real RoPE configs, run sweeps, open the laboratory.",
     )
+    parser.add_argument("--version", action="version", version=f"poskernels {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, add_args, _) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
