@@ -1,20 +1,25 @@
 # Two commands: `make reproduce` and `make test`. Both create .venv on first use.
-PYTHON ?= python3.11
+# The first Python >= 3.11 on the PATH (3.11, 3.12, 3.13, then python3); override with `make PYTHON=...`.
+PYTHON ?= $(firstword $(foreach p,python3.11 python3.12 python3.13 python3,$(if $(shell command -v $(p) >/dev/null 2>&1 && $(p) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && echo ok),$(p))))
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: reproduce test lint bench clean
+# constraints.txt pins the numeric stack (numpy, scipy, mpmath, matplotlib) the published numbers were made with.
+PIN    := -c constraints.txt
 
-$(STAMP): pyproject.toml
+.PHONY: reproduce test lint bench clean reference-payload
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -n "$(PYTHON)" || { echo "make: needs Python >= 3.11 (python3.11, python3.12, python3.13 or python3)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet $(PIN) -e .
 	touch $@
 
-$(TSTAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install --quiet -e '.[test]'
+$(TSTAMP): $(STAMP) pyproject.toml constraints.txt
+	$(PY) -m pip install --quiet $(PIN) -e '.[test]'
 	touch $@
 
 # One BLAS thread (unless set): the head's matrices are small, and a BLAS pool per process spin-waits on a
@@ -23,6 +28,14 @@ BLAS1 := OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=$${OMP
 
 reproduce: $(STAMP)
 	$(BLAS1) $(VENV)/bin/poskernels reproduce --out results
+
+# Maintainers: after a full `make reproduce` with the default seeds (0-9), ship its payload as the lab's reference
+# and regenerate the README's tables from its numbers.json.
+reference-payload: results/payload.json
+	test -z "$$POSKERNELS_FIRST_SEED" || test "$$POSKERNELS_FIRST_SEED" = 0
+	cp results/payload.json src/poskernels/lab/static/payload.json
+	cp results/numbers.json src/poskernels/page/reference_numbers.json
+	$(PY) -m poskernels.page.readme src/poskernels/page/reference_numbers.json README.md
 
 lint: $(TSTAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

@@ -102,11 +102,11 @@ def test_census_json(name, tmp_path, capsys):
     assert data["maps"]["config"]["map"] == own.name
     np.testing.assert_allclose(data["maps"]["config"]["inv_freq"], own.inv_freq, rtol=1e-15)
     assert len(data["planes"]) == cfg.rotary_dim // 2
-    # the printed table has one row per plane, and the config's factor column agrees with the JSON
+    # the printed table has one row per plane (in each wrapped block), the config's factor column beside the planes
     rows = [ln.split() for ln in text.splitlines() if ln.split() and ln.split()[0].isdigit()]
-    assert len(rows) == cfg.rotary_dim // 2
+    assert len(rows) % (cfg.rotary_dim // 2) == 0
     for row, plane in zip(rows, data["planes"]):
-        assert float(row[-1]) == pytest.approx(plane["factors"]["config"], rel=5e-4)
+        assert float(row[5]) == pytest.approx(plane["factors"]["config"], rel=5e-4)
 
 
 def test_census_of_a_path_with_v5_rope_parameters(tmp_path, capsys):
@@ -202,3 +202,82 @@ def test_invalid_json_is_refused(tmp_path, capsys):
     path.write_text("{not json")
     code, out, err = _run(capsys, path)
     assert code != 0 and out == "" and "not valid JSON" in err
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_table_fits_the_terminal_width(width, capsys):
+    code, text, _ = _run(capsys, "qwen2.5-7b-yarn", "--width", width)
+    assert code == 0
+    assert max(map(len, text.splitlines())) <= width
+    header_rows = [ln for ln in text.splitlines() if ln.split()[:1] == ["j"]]
+    shown = {name for ln in header_rows for name in ln.split()}
+    assert {"config", "pi", "ntk", "yarn", "dynamic", "yarn_hf", "yarn_hf_untr", "llama3", "longrope"} <= shown
+
+
+def test_json_dash_writes_json_alone_to_stdout(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, "llama-3.1-8b", "--json", "-")
+    assert code == 0 and not (tmp_path / "-").exists()
+    data = json.loads(out)  # nothing but the JSON
+    assert data["config"]["rope_type"] == "llama3" and "wrote" not in err
+
+
+GEMMA3 = {
+    "model_type": "gemma3_text",
+    "head_dim": 256,
+    "max_position_embeddings": 131072,
+    "layer_types": ["sliding_attention"] * 5 + ["full_attention"],
+    "rope_parameters": {
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+    },
+}
+
+
+def test_per_layer_type_config_gets_one_census_per_layer_type(tmp_path, capsys):
+    out = tmp_path / "c.json"
+    code, text, _ = _run(capsys, _bad(tmp_path, GEMMA3), "--json", out)
+    assert code == 0
+    data = json.loads(out.read_text())["layer_types"]
+    assert set(data) == {"sliding_attention", "full_attention"}
+    assert (
+        data["sliding_attention"]["config"]["rope_theta"] == 1e4
+        and data["full_attention"]["config"]["rope_theta"] == 1e6
+    )
+    assert "== layer type full_attention ==" in text and "== layer type sliding_attention ==" in text
+    code, text, _ = _run(capsys, tmp_path / "config.json", "--layer-type", "full_attention")
+    assert code == 0 and "sliding" not in text
+    code, out_, err = _run(capsys, tmp_path / "config.json", "--layer-type", "full_atention")
+    assert code != 0 and out_ == "" and "did you mean 'full_attention'" in err
+    with pytest.raises(PosKernelsError, match="per layer type"):
+        load_config(GEMMA3)
+
+
+def test_load_config_takes_a_dict_and_a_pretrained_config():
+    transformers = pytest.importorskip("transformers")
+    hf = transformers.LlamaConfig(head_dim=64, max_position_embeddings=2048, rope_theta=5e5)
+    from_hf = load_config(hf)
+    assert (from_hf.rotary_dim, from_hf.base, from_hf.training_length) == (64, 5e5, 2048)
+    assert load_config(hf.to_dict()).theta.tolist() == from_hf.theta.tolist()
+    with pytest.raises(PosKernelsError, match="got 3"):
+        load_config(3)
+
+
+def test_unknown_names_get_a_did_you_mean(capsys):
+    code, out, err = _run(capsys, "llama-3.1-8")
+    assert code != 0 and "did you mean 'llama-3.1-8b'" in err
+    with pytest.raises(PosKernelsError, match="did you mean 'llama3'"):
+        parse_config({**LLAMA2, "rope_scaling": {"rope_type": "lama3", "factor": 8.0}})
+
+
+def test_absent_base_is_reported_not_silently_assumed(capsys, tmp_path):
+    code, text, _ = _run(capsys, _bad(tmp_path, {k: v for k, v in LLAMA2.items() if k != "rope_theta"}))
+    assert code == 0 and "rope_theta is absent from the config: b = 10000 assumed" in text
+
+
+def test_rope_scaling_that_transformers_drops_is_refused(tmp_path, capsys):
+    # transformers' Cohere2MoeConfig reads rope_parameters only: a v4 rope_scaling there is not what the model runs
+    raw = {**LLAMA2, "model_type": "cohere2_moe", "rope_scaling": {"rope_type": "linear", "factor": 2.0}}
+    code, out, err = _run(capsys, _bad(tmp_path, raw))
+    assert code != 0 and out == "" and "ignored by transformers for model type 'cohere2_moe'" in err
+    assert load_config({**raw, "model_type": "llama"}).rope_type == "linear"

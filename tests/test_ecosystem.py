@@ -25,6 +25,7 @@ from transformers import AutoConfig, LlamaConfig
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 from poskernels.encodings import apply_rope, to_half_split
+from poskernels.errors import PosKernelsError
 from poskernels.extension import yarn
 from poskernels.extension_ecosystem import compare_yarn_ramps
 from poskernels.rope_config import bundled_configs, config_extension, parse_config
@@ -183,3 +184,97 @@ def test_scores_agree_after_half_split_reordering(name):
     np.testing.assert_allclose(ours, theirs, atol=4 * positions.max() * EPS32 * scale)
     unordered = _hf_scores(q, k, positions, hf_config)  # the same vectors without the reordering
     assert np.abs(unordered - ours).max() > 0.1 * np.abs(ours).max()
+
+
+# Hub-style configs whose rotary width is not head_dim: read as transformers reads them, or it is silently wrong.
+HUB_STYLE = {
+    "deepseek_v3": {  # multi-head latent attention: RoPE on qk_rope_head_dim coordinates only
+        "model_type": "deepseek_v3",
+        "hidden_size": 7168,
+        "num_attention_heads": 128,
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+        "max_position_embeddings": 163840,
+        "rope_theta": 10000,
+        "rope_scaling": {
+            "type": "yarn",
+            "factor": 40,
+            "beta_fast": 32,
+            "beta_slow": 1,
+            "mscale": 1.0,
+            "mscale_all_dim": 1.0,
+            "original_max_position_embeddings": 4096,
+        },
+    },
+    "gpt_neox": {  # Pythia: a quarter of the head rotates, base under rotary_emb_base
+        "model_type": "gpt_neox",
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "rotary_pct": 0.25,
+        "rotary_emb_base": 10000,
+        "max_position_embeddings": 2048,
+    },
+    "jetmoe": {
+        "model_type": "jetmoe",
+        "hidden_size": 2048,
+        "num_attention_heads": 32,
+        "kv_channels": 128,
+        "max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+    },  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(HUB_STYLE))
+def test_hub_style_widths_match_transformers(model_type, tmp_path):
+    raw = HUB_STYLE[model_type]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    from poskernels.census_cli import census
+    from poskernels.rope_config import load_config
+
+    cfg = load_config(path)
+    hf = AutoConfig.for_model(**copy.deepcopy(raw))
+    module = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    (cls,) = [getattr(module, a) for a in dir(module) if a.endswith("RotaryEmbedding") and not a.startswith("_")]
+    rotary = cls(hf)
+    ours = census(cfg, cfg.training_length)["maps"]["config"]
+    _agree(np.asarray(ours["inv_freq"]), rotary.inv_freq, cfg.base)
+    assert ours["attention_factor"] == pytest.approx(float(rotary.attention_scaling), rel=1e-12)
+    assert cfg.rotary_dim == 2 * rotary.inv_freq.numel()  # 64 for MLA (not 56), 32 for Pythia (not 128)
+
+
+def test_gemma3_v4_spelling_is_read_per_layer_type(tmp_path):
+    """Gemma 3 on the Hub: rope_theta and rope_scaling for full attention, rope_local_base_freq for sliding layers."""
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
+
+    from poskernels.census_cli import census
+    from poskernels.rope_config import load_config, load_layer_configs
+
+    raw = {
+        "model_type": "gemma3_text",
+        "hidden_size": 2560,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+        "num_hidden_layers": 34,
+        "max_position_embeddings": 131072,
+        "rope_theta": 1000000.0,
+        "rope_local_base_freq": 10000.0,
+        "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+        "sliding_window": 1024,
+        "sliding_window_pattern": 6,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    cfgs = load_layer_configs(path)
+    rotary = Gemma3RotaryEmbedding(AutoConfig.for_model(**copy.deepcopy(raw)))
+    assert set(cfgs) == {"full_attention", "sliding_attention"}
+    for layer_type, cfg in cfgs.items():
+        ours = census(cfg, cfg.training_length)["maps"]["config"]
+        _agree(np.asarray(ours["inv_freq"]), getattr(rotary, f"{layer_type}_inv_freq"), cfg.base)
+        assert ours["attention_factor"] == getattr(rotary, f"{layer_type}_attention_scaling")
+    assert (cfgs["full_attention"].rope_type, cfgs["sliding_attention"].base) == ("linear", 1e4)
+    with pytest.raises(PosKernelsError, match="per layer type"):
+        load_config(path)

@@ -160,11 +160,12 @@ def test_tables_from_readings():
         for s in ("nope", "learned")
         for k in (0, 1, 2)
     }
-    t = tournament_table(readings, ["nope", "learned"], lengths=(32, 64))
+    t = tournament_table(readings, ["nope", "learned"], (0, 1, 2), lengths=(32, 64))
     assert t["per_seed"]["nope"]["32"] == [0.5, 0.6, 0.7] and np.isclose(t["accuracy"]["nope"]["32"], 0.6)
-    assert t["accuracy"]["learned"]["64"] is None
+    assert np.isclose(t["stderr"]["nope"]["32"], 0.1 / np.sqrt(3)) and t["seeds"] == [0, 1, 2]
+    assert t["accuracy"]["learned"]["64"] is None and t["stderr"]["learned"]["64"] is None
     assert head_accuracy(_head("learned"), 64) is None
-    assert len(tournament_jobs(extra=False, rope_seeds=(0, 1, 2))) == 15
+    assert len(tournament_jobs(extra=False, seeds=(0, 1, 2))) == 15
 
 
 def test_result_json_is_verified(tmp_path):

@@ -1,13 +1,16 @@
 """The finance case study on the real trained heads: the article's claims about the filings, asserted.
 
-The twelve filing heads and the tournament's three ALiBi heads are trained once (or loaded from the repository's
-cache, ``.cache/poskernels``, the one ``poskernels reproduce`` uses) in a session fixture; the results are cached
-there too, so a second run reads them.
+The filing heads (four schemes) and the tournament's ALiBi heads, over the seed block of
+:func:`poskernels.seeds.seed_block` (ten seeds from ``$POSKERNELS_FIRST_SEED``), are trained once (or loaded from
+the repository's cache, ``.cache/poskernels``, the one ``poskernels reproduce`` uses) in a session fixture; the
+results are cached there too, so a second run reads them.  Each claim is a statement about the seed
+distribution: a mean with a margin of ``K = 3`` standard errors of that mean, or a share of the seeds.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +22,16 @@ from poskernels.page import filings as page_filings
 from poskernels.tasks.filings import case_corpus, encode_filing, filing_queries, laboratory_filing
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "poskernels"
+K = 3.0  # standard errors of margin
+
+
+def _stat(results, reader, part):
+    return results["accuracy"][reader][part], results["stderr"][reader][part]
+
+
+def _apart(a, b) -> float:
+    """How far mean ``a`` lies above mean ``b``, in joined standard errors (both ``(mean, se)``)."""
+    return (a[0] - b[0]) / math.hypot(a[1], b[1])
 
 
 @pytest.fixture(scope="session")
@@ -52,42 +65,61 @@ def test_one_pass_reader_equals_the_forward_pass_on_every_trained_reader(heads):
 
 def test_every_alibi_head_answers_every_query_inside_half_its_horizon(results):
     # Article: "Inside half the horizon every head answers every query, more than 8,000 each."
-    assert len(results["horizon"]) == 6
-    for row in results["horizon"]:
-        assert row["inside_half"] == 1.0, row
-        assert row["inside_queries"] > 8000, row
+    rows = results["horizon"]
+    assert len(rows) == 2 * len(results["seeds"])
+    assert np.mean([row["inside_half"] == 1.0 for row in rows]) >= 0.9, rows  # nine heads of ten at least
+    for trained_on, st in results["horizon_stats"].items():  # a rare head misses some (see the README)
+        assert np.median(st["per_seed"]["inside_half"]) == 1.0, trained_on
+    assert np.mean([row["inside_queries"] for row in rows]) > 8000
 
 
 def test_interpolated_rope_reads_the_far_queries(results):
     # Article: RoPE + PI 0.986 and RoPE + YaRN 0.985 on queries whose answer is more than 32 back.
-    acc = results["accuracy"]
-    assert acc["rope_pi"]["far"] >= 0.95 and acc["rope_yarn"]["far"] >= 0.95
-    assert acc["rope_pi"]["far"] > acc["rope"]["far"] + 0.2  # the rescaling rescues the plain RoPE head
+    for reader in ("rope_pi", "rope_yarn"):
+        mean, se = _stat(results, reader, "far")
+        assert mean - K * se >= 0.95, (reader, mean, se)
+        # the rescaling rescues the plain RoPE head
+        assert _apart((mean - 0.2, se), _stat(results, "rope", "far")) > K, reader
+
+
+def test_pi_and_yarn_lead_on_the_filings(results):
+    # Article: PI 0.991 and YaRN 0.990 on all queries, every other reader 0.913 or less.
+    others = [r for r in READERS if r not in ("rope_pi", "rope_yarn")]
+    for leader in ("rope_pi", "rope_yarn"):
+        for part in ("all", "far"):
+            for other in others:
+                assert _apart(_stat(results, leader, part), _stat(results, other, part)) > K, (leader, other, part)
 
 
 def test_alibi_loses_far_queries_that_interpolated_rope_reads(results):
     # Article: ALiBi 0.580 against RoPE + PI 0.986 on far queries; ALiBi held at 0.978 in the tournament.
-    acc = results["accuracy"]
-    assert acc["alibi"]["far"] <= acc["rope_pi"]["far"] - 0.1
-    assert acc["alibi"]["far"] < acc["alibi"]["all"] - 0.05
+    alibi_far = _stat(results, "alibi", "far")
+    assert _apart(_stat(results, "rope_pi", "far"), (alibi_far[0] + 0.1, alibi_far[1])) > K
+    assert _apart(_stat(results, "alibi", "all"), (alibi_far[0] + 0.05, alibi_far[1])) > K
 
 
 def test_beyond_the_horizon_depends_on_training(results):
     # Article: beyond the horizon every head degrades; filing heads keep 0.32-0.72, synthetic-stream heads ~0.1.
-    rows = results["horizon"]
-    for row in rows:
-        assert row["beyond"] < row["inside_half"]
-    filings = [r["beyond"] for r in rows if r["trained_on"] == "filings"]
-    synthetic = [r["beyond"] for r in rows if r["trained_on"] == "synthetic"]
-    assert max(synthetic) < 0.2 < min(filings)
+    # A statement about the two distributions of heads, not about any one seed: one synthetic-stream head may
+    # keep as much as a filing head (a wide content range W puts few far queries beyond its horizon).
+    stats = results["horizon_stats"]
+    for trained_on, st in stats.items():
+        m, se = st["mean"], st["stderr"]
+        assert _apart((m["inside_half"], se["inside_half"]), (m["beyond"], se["beyond"])) > K, trained_on
+    filings, synthetic = stats["filings"], stats["synthetic"]
+    beyond = [(st["mean"]["beyond"], st["stderr"]["beyond"]) for st in (filings, synthetic)]
+    assert _apart(*beyond) > K, beyond
+    medians = [np.median([v for v in st["per_seed"]["beyond"] if v is not None]) for st in (synthetic, filings)]
+    assert medians[0] < 0.2 < medians[1], medians
 
 
 def test_horizon_is_read_off_each_heads_weights(heads, results):
     filing_heads, tournament = heads
     expected = [content_width(h.params, h.head) / h.head.alibi_slope for h in filing_heads["alibi"] + tournament]
     assert [r["horizon"] for r in results["horizon"]] == pytest.approx(expected, rel=1e-12)
-    for row in results["horizon"]:
-        assert 20 < row["horizon"] < 100  # article: 35.8 to 55.8
+    for trained_on, st in results["horizon_stats"].items():  # article: 35.8 to 55.8
+        assert 20 < st["mean"]["horizon"] - K * st["stderr"]["horizon"], trained_on
+        assert st["mean"]["horizon"] + K * st["stderr"]["horizon"] < 100, trained_on
 
 
 def test_the_laboratorys_filing(results):
@@ -97,12 +129,17 @@ def test_the_laboratorys_filing(results):
     names, last, at = case["companies"], case["last_mention"], case["the_company"]
     assert (last, at, len(case["tokens"]), case["queries"]) == (64, 109, 209, 209)
     fenwick, marrow = names.index("Fenwick Logistics"), names.index("Marrow Freight")
-    for seed in ("0", "1", "2"):
-        pi = case["answers"]["rope_pi"][seed]
-        assert sum(a == fenwick for a in pi[last:]) >= 140  # ours: 145, 142, 145 of 145
-        assert pi[at] == fenwick and case["answers"]["rope_yarn"][seed][at] == fenwick
-    assert case["answers"]["nope"]["0"][at] == marrow
-    assert min(case["right"]["rope_pi"]) >= 0.9 * 209 > max(case["right"]["alibi"])
+    assert case["seeds"] == results["seeds"]
+    for reader in ("rope_pi", "rope_yarn"):
+        from_last = case["right_from_last"][reader]  # of 145
+        assert np.mean([c >= 140 for c in from_last]) >= 0.9, (reader, from_last)
+        assert np.mean([a == fenwick for a in case["at_the_company"][reader]]) >= 0.9, reader
+    # the head without position names the wrong company there in most seeds, Marrow Freight above all
+    nope = case["at_the_company"]["nope"]
+    assert np.mean([a != fenwick for a in nope]) >= 0.7 and max(set(nope), key=nope.count) == marrow, nope
+    right = {r: np.asarray(case["right"][r], dtype=float) for r in ("rope_pi", "alibi")}
+    se = {r: v.std(ddof=1) / math.sqrt(v.size) for r, v in right.items()}
+    assert right["rope_pi"].mean() - K * se["rope_pi"] >= 0.9 * 209 > right["alibi"].mean() + K * se["alibi"]
     q = filing_queries(encode_filing(laboratory_filing()))
     assert [case["truth"][t] for t in q.positions] == q.answers.tolist()
 
@@ -117,7 +154,11 @@ def test_numbers_json_keys_as_design_lists(results):
     for reader in ("nope", "sinusoidal", "rope", "alibi", "rope_pi", "rope_ntk", "rope_yarn"):
         for part in ("all", "far"):
             assert 0.0 <= results["accuracy"][reader][part] <= 1.0
-            assert np.mean(results["per_seed"][reader][part]) == pytest.approx(results["accuracy"][reader][part])
+            per_seed = results["per_seed"][reader][part]
+            assert len(per_seed) == len(results["seeds"]) >= 10
+            assert np.mean(per_seed) == pytest.approx(results["accuracy"][reader][part])
+            se = np.std(per_seed, ddof=1) / math.sqrt(len(per_seed))
+            assert results["stderr"][reader][part] == pytest.approx(se)
     for row in results["horizon"]:
         assert {"trained_on", "seed", "horizon", "inside_half", "beyond"} <= set(row)
     assert {"tokens", "marked", "companies", "truth", "answers"} <= set(results["case"])
@@ -125,7 +166,9 @@ def test_numbers_json_keys_as_design_lists(results):
 
 def test_page_section_renders_ours_beside_the_articles(results):
     text = page_filings._render(results)
-    for needle in ("RoPE + PI", "0.986", "19285", "filings, seed 2", "synthetic, seed 0", "Fenwick Logistics"):
+    first = results["seeds"][0]
+    needles = ("RoPE + PI", "0.986", "19285", f"filings, seed {first}", "synthetic, mean ± SE", "Fenwick Logistics")
+    for needle in needles:
         assert needle in text
 
 
@@ -140,7 +183,8 @@ def test_results_cache_is_read_and_a_bad_file_rebuilt(heads, tmp_path, monkeypat
     monkeypatch.setattr(fx, "train_filing_heads", lambda *a: filing_heads)
     monkeypatch.setattr(fx, "tournament_alibi_heads", lambda *a: tournament)
     monkeypatch.setattr(fx, "reader_table", fake_table)
-    monkeypatch.setattr(fx, "horizon_row", lambda h, on, docs: {"trained_on": on})
+    monkeypatch.setattr(fx, "horizon_row", lambda h, on, docs: {"trained_on": on, "seed": h.seed})
+    monkeypatch.setattr(fx, "horizon_stats", lambda rows: {})
     monkeypatch.setattr(fx, "case_study", lambda h: {})
     logged = []
     first = fx.filings_results(tmp_path, logged.append)

@@ -23,7 +23,7 @@ from poskernels.experiments.filings_reader import (
 )
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
-from poskernels.model.head import Reading, attention, init_params, query_forward, token_table
+from poskernels.model.head import Reading, init_params, query_forward, token_table
 from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.tasks.filings import QUERY, encode_filing, generate_filing, laboratory_filing
 
@@ -127,7 +127,7 @@ def test_content_width_bounds_the_weights_as_theorem_3_says(seed, n):
     rng = np.random.default_rng(seed)
     tokens = np.append(rng.integers(0, QUERY, size=n - 1), QUERY)[None]  # (1, n)
     _, cache = query_forward(params, cfg, tokens)
-    a = attention(cache)[0, 0]  # (n,) weights on positions 0..n-1; the query sits at n - 1 (offset 0)
+    a = cache["a"][0]  # (n,) weights on positions 0..n-1; the query sits at n - 1 (offset 0)
     r = (n - 1) - np.arange(n)  # (n,)
     assert np.all(a <= np.exp(W - s * r) * a[-1] * (1 + 1e-12))
     # ... and W is the width of the content scores the head can produce: a key of the top-scoring token right
@@ -139,7 +139,7 @@ def test_content_width_bounds_the_weights_as_theorem_3_says(seed, n):
     lo, hi = int(np.argmin(c)), int(np.argmax(c))
     if QUERY not in (lo, hi):
         tokens = np.array([[hi, lo, QUERY]])
-        a = attention(query_forward(params, cfg, tokens)[1])[0, 0]
+        a = query_forward(params, cfg, tokens)[1]["a"][0]
         assert np.log(a[0] / a[1]) == pytest.approx(W - s, abs=1e-9)
 
 

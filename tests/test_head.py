@@ -146,4 +146,5 @@ def test_attention_of_a_forward_pass_is_the_readers_last_row(scheme):
     tokens = np.random.default_rng(13).integers(0, cfg.vocab, size=(5, 20))
     _, cache = query_forward(params, cfg, tokens)
     _, ref = score_all(params, cfg, tokens, return_attention=True)
-    np.testing.assert_allclose(attention(cache)[0], ref[:, -1], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(attention(cache["stack"])[0], ref[:, -1], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(cache["a"], ref[:, -1], rtol=1e-9, atol=1e-12)  # the single head's cache holds them

@@ -55,6 +55,26 @@ def test_serves_the_page_and_its_payload(served):
     assert err.value.code == 404
 
 
+def test_serves_the_payload_reproduce_wrote_when_there_is_one(tmp_path, monkeypatch):
+    mine = tmp_path / "results" / "payload.json"
+    monkeypatch.chdir(tmp_path)
+    assert server.choose_payload() == server.STATIC_DIR / "payload.json"  # nothing written yet: the reference
+    mine.parent.mkdir()
+    mine.write_text(json.dumps({"version": 1, "mine": True}))
+    assert server.choose_payload() == server.DEFAULT_PAYLOAD  # results/payload.json, relative to here
+    s = server.make_server(port=0, payload=server.choose_payload().resolve())
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{s.server_address[1]}"
+        assert json.loads(_get(url + "/payload.json?x=1")[2]) == {"version": 1, "mine": True}
+        assert b'id="lab"' in _get(url + "/")[2]  # the page itself still comes from the package
+    finally:
+        s.shutdown()
+        s.server_close()
+    with pytest.raises(PosKernelsError, match="got|no payload file at 'nowhere.json'"):
+        server.choose_payload("nowhere.json")
+
+
 def test_bad_port_and_busy_port_raise_the_library_error(served):
     with pytest.raises(PosKernelsError, match="0..65535"):
         server.make_server(port=70000)

@@ -17,7 +17,7 @@ from poskernels.encodings import omega
 from poskernels.extension import extend
 from poskernels.lab.trained import marked_key_scores
 from poskernels.model.config import preset
-from poskernels.model.head import Reading, attention, init_params, query_forward, token_table
+from poskernels.model.head import Reading, init_params, query_forward, token_table
 from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.model.train import TrainedHead
 from poskernels.tasks.cue import query_token, token_id
@@ -45,7 +45,7 @@ def test_scores_match_the_heads_forward_pass(scheme, seed, symbol, n):
     if scheme == "rope" and seed % 2:  # a rescaled reading too (YaRN: frequencies and a logit scale)
         reading = Reading.from_extension(extend("yarn", omega(16), 4, 32))
     _, cache = query_forward(head.params, head.head, tokens, reading=reading or Reading())
-    a = attention(cache)[0, 0]  # (n,)
+    a = cache["a"][0]  # (n,)
     t = np.full(n - 1, n - 1)
     z = marked_key_scores(head, t, np.arange(n - 1), reading, keys=[key])  # (n - 1,)
     z_self = marked_key_scores(head, [n - 1], [n - 1], reading, keys=[query])[0]

@@ -1,9 +1,12 @@
-"""Fidelity on the real trained heads: the tournament, its re-reads and its diagnostics.
+"""Fidelity on the real trained heads: the tournament, its re-reads and its diagnostics, as statistics over seeds.
 
-The heads are the article's run (1,500 Adam steps at length 32, seeds 0-2, plus RoPE over ten seeds),
-trained once into the repository's cache (``.cache/poskernels``, the same one ``poskernels reproduce``
-fills) and read once per session.  Thresholds are the issue's; the sampling error of an accuracy on
-the 2,000 test sequences is ``sqrt(p (1 - p) / 2000)``.
+The heads are the article's run (1,500 Adam steps at length 32) over the seed block of
+:func:`poskernels.seeds.seed_block` (ten seeds from ``$POSKERNELS_FIRST_SEED``, default 0), trained once into the
+repository's cache (``.cache/poskernels``, the same one ``poskernels reproduce`` fills) and read once per session.
+
+Every claim about trained heads is a statement about the seed distribution: a mean with a margin of ``K = 3``
+standard errors of that mean (the seeds' spread), joined where it matters with the binomial error of the 2,000
+test sequences every seed shares, or a share of the seeds.  No threshold rests on one seed.
 """
 
 from __future__ import annotations
@@ -15,11 +18,14 @@ import numpy as np
 import pytest
 
 from poskernels.experiments.laboratory import run_laboratory
-from poskernels.experiments.tournament import SEEDS, TEST_COUNT, TEST_LENGTHS, heldout
+from poskernels.experiments.tournament import TEST_COUNT, TEST_LENGTHS, heldout
+from poskernels.page.trained import rebound_stats
+from poskernels.seeds import DEFAULT_COUNT, seed_block
 from poskernels.theory.counting import bag_reader_accuracy
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "poskernels"
 LONG = [str(n) for n in TEST_LENGTHS if n > 32]
+K = 3.0  # standard errors of margin
 
 
 @pytest.fixture(scope="session")
@@ -27,79 +33,134 @@ def lab():
     return run_laboratory(CACHE)
 
 
-def _se(p: float) -> float:
+def _binom(p: float) -> float:
     return math.sqrt(p * (1.0 - p) / TEST_COUNT)
+
+
+def _stat(lab, section, key, n):
+    return lab[section]["accuracy"][key][n], lab[section]["stderr"][key][n]
+
+
+def _apart(a, b) -> float:
+    """How far mean ``a`` lies above mean ``b``, in joined standard errors (both ``(mean, se)``)."""
+    return (a[0] - b[0]) / math.hypot(a[1], b[1])
+
+
+def test_the_seed_block_is_the_environments():
+    lab = run_laboratory(CACHE)
+    assert lab["tournament"]["seeds"] == list(seed_block()) and len(seed_block()) == DEFAULT_COUNT >= 10
+    for scheme, table in lab["tournament"]["per_seed"].items():
+        for n, values in table.items():
+            assert len(values) == DEFAULT_COUNT, (scheme, n)
+            mean, se = _stat(lab, "tournament", scheme, n)
+            if mean is not None:
+                assert mean == pytest.approx(np.mean(values))
+                assert se == pytest.approx(np.std(values, ddof=1) / math.sqrt(len(values)))
 
 
 def test_no_position_heads_sit_at_the_exact_bag_reader(lab):
     # Proposition 1 (ii): a head without positions reads a bag; its best reader is exact by counting
-    acc = lab["tournament"]["accuracy"]["nope"]
     same_tests = lab["tournament"]["bag_reader_heldout"]
-    for n in TEST_LENGTHS:
-        p = bag_reader_accuracy(n)
-        assert abs(acc[str(n)] - p) <= 3 * _se(p), (n, acc[str(n)], p)
-        # paired with the bag reader on the very same test sequences, the gap is smaller still
-        assert abs(acc[str(n)] - same_tests[str(n)]) <= 2 * _se(p), (n, acc[str(n)], same_tests[str(n)])
+    for n in map(str, TEST_LENGTHS):
+        mean, se = _stat(lab, "tournament", "nope", n)
+        p = bag_reader_accuracy(int(n))
+        assert abs(mean - p) <= K * math.hypot(se, _binom(p)), (n, mean, se, p)
+        # paired with the bag reader on the very same test sequences, only the seeds' spread separates them
+        assert abs(mean - same_tests[n]) <= K * se + _binom(p), (n, mean, se, same_tests[n])
 
 
 def test_every_other_scheme_reads_the_window(lab):
-    acc = lab["tournament"]["accuracy"]
     for scheme in ("sinusoidal", "learned", "rope", "alibi", "t5", "shaw"):
-        assert acc[scheme]["32"] >= 0.98, scheme
+        mean, se = _stat(lab, "tournament", scheme, "32")
+        assert mean - K * se >= 0.97, (scheme, mean, se)
 
 
 def test_the_learned_table_has_no_reading_past_its_length(lab):
     assert all(lab["tournament"]["accuracy"]["learned"][n] is None for n in LONG)
+    assert all(v is None for n in LONG for v in lab["tournament"]["per_seed"]["learned"][n])
 
 
 def test_sinusoidal_code_collapses_past_the_window(lab):
-    acc = lab["tournament"]["accuracy"]["sinusoidal"]
-    assert all(acc[n] <= 0.30 for n in LONG), acc
+    # the article: 0.996 at 32, 0.201 at 64 -- below the head that has no position at all
+    for n in LONG:
+        sin, nope = _stat(lab, "tournament", "sinusoidal", n), _stat(lab, "tournament", "nope", n)
+        assert sin[0] + K * sin[1] <= 0.30, (n, sin)
+        assert _apart(nope, sin) > K, (n, sin, nope)
 
 
 def test_alibi_holds(lab):
-    assert lab["tournament"]["accuracy"]["alibi"]["256"] >= 0.95
+    for n in map(str, TEST_LENGTHS):
+        mean, se = _stat(lab, "tournament", "alibi", n)
+        assert mean - K * se >= 0.95, (n, mean, se)
 
 
 def test_rope_falls_with_length_and_ends_below_alibi(lab):
-    acc = lab["tournament"]["accuracy"]
-    rope = [acc["rope"][str(n)] for n in TEST_LENGTHS]
-    assert all(a > b for a, b in zip(rope, rope[1:])), rope
-    assert acc["rope"]["256"] < acc["alibi"]["256"]
-    # the same holds for each of the ten seeds of the spread
-    for per_seed in zip(*(lab["tournament"]["rope_spread"]["per_seed"][str(n)] for n in TEST_LENGTHS)):
-        assert per_seed[0] > per_seed[-1]
+    rope = [_stat(lab, "tournament", "rope", str(n)) for n in TEST_LENGTHS]
+    for a, b in zip(rope[1:], rope[2:]):  # 64 > 128 > 256, each step beyond K joined standard errors
+        assert _apart(a, b) > K, rope
+    assert _apart(rope[0], rope[1]) > K, rope
+    assert _apart(_stat(lab, "tournament", "alibi", "256"), rope[-1]) > K
+    # and seed by seed: a RoPE head reads 256 tokens worse than 32 in nine seeds of ten at least
+    per = lab["tournament"]["per_seed"]["rope"]
+    assert np.mean([a > b for a, b in zip(per["32"], per["256"])]) >= 0.9
 
 
 def test_interpolated_and_ntk_rope_reach_past_the_window(lab):
-    acc = lab["rescaled"]["accuracy"]
-    assert acc["rope_pi"]["256"] >= 0.85 and acc["rope_ntk"]["256"] >= 0.85
-    assert acc["rope"] == {n: lab["tournament"]["accuracy"]["rope"][n] for n in LONG}  # the same heads and tests
+    # the article: PI 0.917, NTK-aware 0.977, YaRN 0.914 at 256 where the plain RoPE head reads 0.466
+    assert lab["rescaled"]["accuracy"]["rope"] == {n: lab["tournament"]["accuracy"]["rope"][n] for n in LONG}
+    plain = lab["rescaled"]["per_seed"]["rope"]
+    for reader in ("rope_pi", "rope_ntk", "rope_yarn"):
+        for n in ("128", "256"):
+            mean, se = _stat(lab, "rescaled", reader, n)
+            assert mean - K * se >= 0.80, (reader, n, mean, se)
+            assert _apart((mean, se), _stat(lab, "rescaled", "rope", n)) > K, (reader, n)
+            # the same head read through the map beats its plain reading in nine seeds of ten at least
+            per = lab["rescaled"]["per_seed"][reader][n]
+            assert np.mean([a > b for a, b in zip(per, plain[n])]) >= 0.9, (reader, n)
 
 
 def test_rope_rebound(lab):
-    for seed, r in lab["rebound"].items():
-        assert abs(r["first_trough"][0] - 31) <= 3, (seed, r["first_trough"])  # at the window's edge
-        assert r["peak"][0] > 150, (seed, r["peak"])  # and it rises again far past it
-        assert r["deepest"][1] < r["first_trough"][1] < r["score_r1"]
-        assert r["peak"][1] > r["score_r31"]  # a far key outscores one at the window's edge
-        assert r["top_plane"] == 3  # the article: the largest amplitude in plane 3
+    # the article's seed 0: 114.10 at r = 1, a first trough 5.91 at r = 34, the deepest -55.86 at 90, a peak
+    # 84.14 at 181, plane 3 the largest.  Ours place every landmark where the article does; the window's edge
+    # scores below zero (see the README), so the sign there is asserted only to be the same across seeds.
+    st = rebound_stats(lab["rebound"])
+    m, se = st["mean"], st["stderr"]
+    assert abs(m["first_trough_r"] - 32) <= 3 + K * se["first_trough_r"], (m, se)  # at the window's edge
+    assert st["trough_at_edge"] >= 0.8
+    assert abs(m["deepest_r"] - 89) <= 3 + K * se["deepest_r"], (m, se)
+    assert abs(m["peak_r"] - 180) <= 4 + K * se["peak_r"], (m, se)  # and it rises again far past it
+    assert st["top_plane_3"] >= 0.7
+    assert abs(m["score_r31"]) > K * se["score_r31"]  # one sign at the edge, not a coin toss between seeds
+    curves = lab["rebound"].values()  # the shape of the curves, in nine seeds of ten at least
+    assert np.mean([r["deepest"][1] < r["first_trough"][1] < r["score_r1"] for r in curves]) >= 0.9
+    assert np.mean([r["peak"][1] > r["score_r31"] for r in curves]) >= 0.9  # a far key outscores one at the edge
 
 
 def test_sinusoidal_heads_stay_as_far_from_relative_as_random_matrices(lab):
     # Theorem 2: delta of a random 16 x 16 matrix is about sqrt(1 - 1/16) = 0.968; training barely moves it
     d = lab["thm2"]["sinusoidal_defect"]
-    assert len(d["init"]) == len(d["trained"]) == len(SEEDS)
-    for before, after in zip(d["init"], d["trained"]):
-        assert abs(before - 0.968) < 0.03 and abs(after - 0.968) < 0.03 and abs(after - before) < 0.03
+    assert len(d["init"]) == len(d["trained"]) == len(d["seeds"]) == DEFAULT_COUNT
+    for kind in ("init", "trained"):
+        assert abs(d["mean"][kind] - 0.968) <= 0.01 + K * d["stderr"][kind], (kind, d["mean"], d["stderr"])
+    change = np.subtract(d["trained"], d["init"])
+    assert abs(change.mean()) <= 0.01 + K * change.std(ddof=1) / math.sqrt(change.size)
 
 
 def test_projecting_one_term_does_not_rescue_the_added_code(lab):
-    sin = lab["sinusoidal"]
-    assert all(sin["projected"][n] <= 0.30 for n in LONG)
-    assert sin["shifted"]["64"] > 2 * lab["tournament"]["accuracy"]["sinusoidal"]["64"]  # the shift helps at 64
-    assert sin["shifted"]["256"] < sin["shifted"]["64"]  # and fades where older keys land on unseen positions
-    assert all(0.8 < r < 1.25 for r in sin["spread_ratio"])  # the cross term separates keys as strongly
+    sin, se, acc = lab["sinusoidal"], lab["sinusoidal"]["stderr"], lab["tournament"]["accuracy"]
+    # the article: 0.202, 0.136, 0.143 -- far from what a relative head reads at 64 (RoPE 0.947)
+    projected = {n: (sin["projected"][n], se["projected"][n]) for n in LONG}
+    shifted = {n: (sin["shifted"][n], se["shifted"][n]) for n in LONG}
+    assert _apart(_stat(lab, "tournament", "rope", "64"), projected["64"]) > K, projected
+    assert _apart(shifted["64"], projected["64"]) > K, (projected, shifted)
+    for n in ("128", "256"):
+        assert projected[n][0] + K * projected[n][1] <= 0.30, (n, projected)
+    sin64 = _stat(lab, "tournament", "sinusoidal", "64")
+    assert shifted["64"][0] - K * shifted["64"][1] > 2 * (sin64[0] + K * sin64[1])  # the shift helps at 64 ...
+    assert _apart(shifted["64"], shifted["256"]) > K  # ... and fades where older keys land on unseen positions
+    assert acc["sinusoidal"]["64"] < shifted["64"][0]
+    ratio, ratio_se = sin["spread_ratio_mean"], sin["spread_ratio_stderr"]
+    assert 0.8 < ratio - K * ratio_se and ratio + K * ratio_se < 1.25  # the cross term separates keys as strongly
 
 
 def test_bias_kernels_predict_what_t5_and_shaw_do_past_the_window(lab):
@@ -108,8 +169,8 @@ def test_bias_kernels_predict_what_t5_and_shaw_do_past_the_window(lab):
     assert k["t5"]["48"] == k["t5"]["255"] == 0.0 and k["t5"]["31"] < 0.0
     # Shaw: every offset from the clip K = 31 on shares one trained vector, a constant score
     assert k["shaw"]["31"] == k["shaw"]["64"] == k["shaw"]["255"]
-    acc = lab["tournament"]["accuracy"]
-    assert acc["shaw"]["256"] > acc["t5"]["256"]  # a flat tail orders nothing, a zero tail pulls far keys up
+    # a flat tail orders nothing, a zero tail pulls far keys up
+    assert _apart(_stat(lab, "tournament", "shaw", "256"), _stat(lab, "tournament", "t5", "256")) > K
 
 
 def test_one_set_of_test_sequences_for_every_scheme():

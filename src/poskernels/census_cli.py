@@ -11,26 +11,31 @@ For a model's RoPE (:mod:`poskernels.rope_config`) at a target length ``N`` (``k
 - where the reference YaRN ramp departs from the article's (:func:`~poskernels.extension_ecosystem.compare_yarn_ramps`).
 
 ``--json PATH`` writes ``{"config", "target_length", "kappa", "planes", "maps", "interpolation_bound",
-"yarn_ramps"}``; ``maps[NAME]`` is ``{"inv_freq", "attention_factor", "kappa", "L"}``.  ``--plot PNG``
-draws the factors per plane.
+"yarn_ramps"}``; ``maps[NAME]`` is ``{"inv_freq", "attention_factor", "kappa", "L"}``; ``--json -`` writes
+the JSON alone to standard output.  A config with one RoPE per layer type (Gemma 3's sliding and full
+attention) gets one census per layer type: ``{"layer_types": {NAME: census}}`` in JSON, one section each in
+text (``--layer-type NAME`` picks one).  ``--plot PNG`` draws the factors per plane.  The table wraps its
+map columns to ``--width`` (default: the terminal's, within 80..120 columns).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from .atomic import savefig_atomic, write_json_atomic
-from .errors import PosKernelsError, check_positive_int
+from .errors import PosKernelsError, check_positive_int, did_you_mean
 from .extension import MAPS, extend
 from .extension_ecosystem import compare_yarn_ramps
-from .rope_config import RopeConfig, bundled_configs, config_extension, load_config
+from .rope_config import RopeConfig, bundled_configs, config_extension, load_layer_configs
 from .theory.census import chen_constant, sum_theta_sq, wavelength_census
 
-__all__ = ["add_arguments", "census", "plot_census", "render_census", "run"]
+__all__ = ["add_arguments", "census", "census_all", "plot_census", "render_census", "run", "terminal_width"]
 
 
 def census(cfg: RopeConfig, target_length: int | None = None) -> dict:
@@ -107,31 +112,87 @@ def census(cfg: RopeConfig, target_length: int | None = None) -> dict:
     }
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
+def _table(headers: list[str], rows: list[list[str]], width: int | None = None, keep: int = 1) -> str:
+    """Right-aligned columns; past ``width`` characters the columns after the first ``keep`` wrap into blocks.
+
+    >>> print(_table(["j", "a", "b"], [["0", "1.5", "2"]], width=8))
+    j    a
+    -  ---
+    0  1.5
+    <BLANKLINE>
+    j  b
+    -  -
+    0  2
+    """
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths)), "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in rows]
-    return "\n".join(lines)
+    blocks, current = [], list(range(keep))
+    for i in range(keep, len(headers)):
+        used = sum(widths[c] + 2 for c in current) + widths[i]
+        if width is not None and len(current) > keep and used > width:
+            blocks.append(current)
+            current = list(range(keep))
+        current.append(i)
+    blocks.append(current)
+    out = []
+    for cols in blocks:
+        lines = ["  ".join(headers[c].rjust(widths[c]) for c in cols), "  ".join("-" * widths[c] for c in cols)]
+        lines += ["  ".join(r[c].rjust(widths[c]) for c in cols) for r in rows]
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+def terminal_width() -> int:
+    """The terminal's width, held within 80..120 columns (100 when it cannot be told)."""
+    return max(80, min(120, shutil.get_terminal_size((100, 24)).columns))
 
 
 def _g(x: float) -> str:
     return f"{x:.4g}"
 
 
-def render_census(data: dict) -> str:
-    """The census as text: a header, one row per plane, and the summary lines."""
+def _read_from(cfg: dict) -> list[str]:
+    """Lines saying where the width and base came from when that is not the plain keys."""
+    notes, read = [], cfg.get("read_from") or {}
+    if read.get("part"):
+        notes.append(f"read from the config's {read['part']} (a multimodal wrapper)")
+    if read.get("width") == "qk_rope_head_dim":
+        notes.append("multi-head latent attention: the rotary width is qk_rope_head_dim")
+    if read.get("partial_rotation") in ("rotary_pct", "rotary_dim"):
+        notes.append(f"partial rotation from {read['partial_rotation']}")
+    if read.get("base") == "assumed":
+        notes.append("rope_theta is absent from the config: b = 10000 assumed (transformers' common default)")
+    elif read.get("base") == "transformers default":
+        notes.append(f"rope_theta is absent: b = {cfg['rope_theta']:g}, the default of transformers' config class")
+    if read.get("mrope_section"):
+        notes.append(f"mrope_section {read['mrope_section']}: on text all three position ids coincide, as read here")
+    return notes
+
+
+def _short(name: str) -> str:
+    return {"yarn_hf_untruncated": "yarn_hf_untr"}.get(name, name)
+
+
+def render_census(data: dict, width: int | None = 100) -> str:
+    """The census as text: a header, one row per plane (map columns wrapped to ``width``), the summary lines."""
+    if "layer_types" in data:
+        return "\n\n".join(f"== layer type {lt} ==\n{render_census(d, width)}" for lt, d in data["layer_types"].items())
     cfg, maps = data["config"], data["maps"]
     names = [n for n in maps if n != "none"]
+    names = ["config"] + [n for n in names if n != "config"]  # the config's own map first, beside the planes
     head = [
-        f"RoPE census: {cfg['name']}" + (f" ({cfg['model_type']})" if cfg["model_type"] else ""),
+        f"RoPE census: {cfg['name']}"
+        + (f" ({cfg['model_type']})" if cfg["model_type"] else "")
+        + (f", layer type {cfg['layer_type']}" if cfg.get("layer_type") else ""),
         f"rotary width d = {cfg['rotary_dim']} (head_dim {cfg['head_dim']}, partial_rotary_factor "
         f"{cfg['partial_rotary_factor']:g}), base b = {cfg['rope_theta']:g}, "
         f"training length L = {cfg['training_length']}, "
         f"rope type {cfg['rope_type']!r}",
         f"target length N = {data['target_length']}, kappa = N / L = {data['kappa']:.4g}; "
         f"config's own map: {maps['config']['map']} at kappa = {maps['config']['kappa']:.4g}",
-        "turns = (L - 1) / lambda_j over the training offsets; turn = a whole turn completes (Theorem 5 (i)); "
-        "factor = inv_freq / theta (1 = unchanged, 1/kappa = interpolated)",
+        *_read_from(cfg),
+        "turns = (L - 1) / lambda_j over the training offsets; turn = a whole turn completes (Theorem 5 (i));",
+        "map columns: factor = inv_freq / theta (1 = unchanged, 1/kappa = interpolated); yarn_hf_untr = "
+        "yarn_hf_untruncated",
         "",
     ]
     rows = [
@@ -139,7 +200,7 @@ def render_census(data: dict) -> str:
         + [_g(p["factors"][n]) for n in names]
         for p in data["planes"]
     ]
-    table = _table(["j", "lambda_j", "turns", "turn", "theta_j^2"] + names, rows)
+    table = _table(["j", "lambda_j", "turns", "turn", "theta_j^2"] + [_short(n) for n in names], rows, width)
     bound = data["interpolation_bound"]
     tail = [
         "",
@@ -156,7 +217,16 @@ def render_census(data: dict) -> str:
             f"gamma {r['max_gap']:.3f} at plane {r['plane']} (factor gap {r['factor_gap']:.3f}), "
             f"{r['planes_differing']} planes differ"
         )
-    return "\n".join(head + [table] + tail)
+    return "\n".join(_wrap(line, width) for line in head + [table] + tail)
+
+
+def _wrap(line: str, width: int | None) -> str:
+    """Wrap a prose line at ``width`` (tables are already wrapped by column)."""
+    if width is None or len(line) <= width or "\n" in line:
+        return line
+    import textwrap
+
+    return "\n".join(textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False))
 
 
 def plot_census(data: dict, path) -> Path:
@@ -201,20 +271,55 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="length to extend to (default: the config's extended length, or 4 L for plain RoPE)",
     )
-    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the census as JSON")
+    p.add_argument(
+        "--json", default=None, metavar="PATH", help="also write the census as JSON ('-': JSON alone on stdout)"
+    )
     p.add_argument("--plot", type=Path, default=None, metavar="PNG", help="also draw the factors per plane")
+    p.add_argument("--layer-type", default=None, metavar="NAME", help="one layer type of a per-layer-type config")
+    p.add_argument(
+        "--width", type=int, default=None, metavar="COLUMNS", help="wrap the table to this width (default: terminal)"
+    )
+
+
+def census_all(spec, target_length: int | None = None, layer_type: str | None = None) -> dict:
+    """The census of every RoPE of a config: one census, or ``{"layer_types": {name: census}}``.
+
+    >>> sorted(census_all("mistral-7b"))[:3]
+    ['config', 'interpolation_bound', 'kappa']
+    """
+    cfgs = load_layer_configs(spec)
+    if layer_type is not None:
+        if layer_type not in cfgs:
+            accepted = ", ".join(str(k) for k in cfgs)
+            raise PosKernelsError(
+                f"unknown layer type {layer_type!r}{did_you_mean(layer_type, [k for k in cfgs if k])}; "
+                f"this config's: {accepted}"
+            )
+        cfgs = {layer_type: cfgs[layer_type]}
+    if list(cfgs) == [None]:
+        return census(cfgs[None], target_length)
+    return {"layer_types": {lt: census(c, target_length) for lt, c in cfgs.items()}}
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``poskernels census``: every check happens before anything is printed or written."""
-    data = census(load_config(args.config), args.target_length)
-    text = render_census(data)
-    if args.json is not None:
-        write_json_atomic(args.json, data)
+    data = census_all(args.config, args.target_length, args.layer_type)
+    if args.width is not None:
+        check_positive_int("--width", args.width)
+    text = render_census(data, args.width or terminal_width())
+    to_stdout = args.json == "-"
+    if args.json is not None and not to_stdout:
+        write_json_atomic(Path(args.json), data)
     if args.plot is not None:
+        if "layer_types" in data:
+            raise PosKernelsError("--plot draws one RoPE; choose one with --layer-type")
         plot_census(data, args.plot)
-    print(text)
-    for label, path in (("json", args.json), ("plot", args.plot)):
+    if to_stdout:
+        json.dump(data, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(text)
+    for label, path in (("json", None if to_stdout else args.json), ("plot", args.plot)):
         if path is not None:
             print(f"wrote {label}: {path}", file=sys.stderr)
     return 0

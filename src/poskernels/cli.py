@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tqdm import tqdm
+
 from . import census_cli as _census_cli
 from .atomic import write_json_atomic
 from .errors import PosKernelsError
@@ -33,29 +35,41 @@ def _reproduce_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--only", nargs="+", metavar="KEY", help="compute only these top-level keys of numbers.json")
     p.add_argument("--no-train", action="store_true", help="skip the sections that train heads")
+    p.add_argument(
+        "--first-seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="first of the ten seeds of every trained cell (default: $POSKERNELS_FIRST_SEED, else 0)",
+    )
 
 
 def _reproduce(args: argparse.Namespace) -> int:
     from . import page
 
     start = time.perf_counter()
-    ctx = page.Context() if args.cache is None else page.Context(cache_dir=args.cache)
+    from .seeds import first_seed
+
+    log = {"log": lambda msg: tqdm.write(msg, file=sys.stderr)}  # around the progress bar, never through it
+    ctx = page.Context(first_seed=first_seed(args.first_seed), **log)
+    if args.cache is not None:
+        ctx.cache_dir = args.cache
     known = {s.key for s in page.SECTIONS}
     if args.only:
         unknown = sorted(set(args.only) - known)
         if unknown:
             raise PosKernelsError(f"unknown section(s) {unknown}; accepted: {', '.join(sorted(known))}")
     wanted = None if args.only is None else set(args.only)
-    for section in page.SECTIONS:
-        if wanted is not None and section.key not in wanted:
-            continue
-        if section.trained and args.no_train:
-            continue
-        t0 = time.perf_counter()
-        data = page.compute_section(ctx, section)
-        bar = "=" * len(section.title)
-        print(f"\n{section.title}\n{bar}\n{section.render(data)}")
-        ctx.log(f"[{section.key}] {time.perf_counter() - t0:.2f} s")
+    chosen = [s for s in page.SECTIONS if (wanted is None or s.key in wanted) and not (s.trained and args.no_train)]
+    # A progress bar on stderr when it is a terminal (tqdm); the tables go to stdout, written around the bar.
+    with tqdm(chosen, desc="reproduce", unit="section", disable=None, leave=False) as progress:
+        for section in progress:
+            progress.set_postfix_str(section.key, refresh=True)
+            t0 = time.perf_counter()
+            data = page.compute_section(ctx, section)
+            rule = "=" * len(section.title)
+            progress.write(f"\n{section.title}\n{rule}\n{section.render(data)}", file=sys.stdout)
+            ctx.log(f"[{section.key}] {time.perf_counter() - t0:.2f} s")
     out = Path(args.out)
     write_json_atomic(out / "numbers.json", ctx.numbers)
     for hook in _REPRODUCE_WRITERS:
@@ -84,6 +98,12 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
 }
 
 
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
 def main(argv=None) -> int:
     """Entry point of the ``poskernels`` command."""
     parser = argparse.ArgumentParser(
@@ -91,6 +111,7 @@ def main(argv=None) -> int:
         description="Every positional encoding is a kernel over offsets. "
         "Reproduce the article's numbers, inspect real RoPE configs, run sweeps, open the laboratory.",
     )
+    parser.add_argument("--version", action="version", version=f"poskernels {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, add_args, _) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)

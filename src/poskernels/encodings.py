@@ -195,7 +195,13 @@ def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = Non
     >>> s2 = apply_rope(q, [0], th) @ apply_rope(k, [7], th).T
     >>> np.allclose(s1, s2)
     True
+
+    A torch tensor is rotated by :func:`poskernels.torch_rope.apply_rope` (same dtype, device, autograd).
     """
+    if type(x).__module__.startswith("torch"):  # torch.Tensor or Parameter: stay in torch, keep the graph
+        from .torch_rope import apply_rope as apply_rope_torch
+
+        return apply_rope_torch(x, positions, theta, rotated_planes)
     x = np.asarray(x, dtype=float)
     theta = np.asarray(theta, dtype=float)
     if x.ndim < 2:

@@ -6,6 +6,7 @@ reading a traceback knows what to change without opening the source.
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 
@@ -17,6 +18,7 @@ __all__ = [
     "check_name",
     "check_positive_int",
     "check_positive_real",
+    "did_you_mean",
 ]
 
 
@@ -95,13 +97,31 @@ def check_kappa(kappa) -> float:
     return float(kappa)
 
 
+def did_you_mean(name, names) -> str:
+    """``" (did you mean 'x'?)"`` for the closest of ``names`` to a misspelt ``name``, else ``""``.
+
+    >>> did_you_mean("lama3", ["llama3", "yarn"])
+    " (did you mean 'llama3'?)"
+    >>> did_you_mean("zzz", ["llama3", "yarn"])
+    ''
+    """
+    if not isinstance(name, str):
+        return ""
+    close = difflib.get_close_matches(name, [str(n) for n in names], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def check_name(kind: str, name, registry) -> str:
     """Return ``name`` if it is a key of ``registry``, else raise listing the accepted names.
 
     >>> check_name("scheme", "rope", {"rope": 1, "alibi": 2})
     'rope'
+    >>> check_name("scheme", "alibl", {"rope": 1, "alibi": 2})
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown scheme 'alibl' (did you mean 'alibi'?); accepted: alibi, rope
     """
     if not isinstance(name, str) or name not in registry:
         accepted = ", ".join(sorted(registry))
-        raise PosKernelsError(f"unknown {kind} {name!r}; accepted: {accepted}")
+        raise PosKernelsError(f"unknown {kind} {name!r}{did_you_mean(name, registry)}; accepted: {accepted}")
     return name

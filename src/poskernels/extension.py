@@ -28,6 +28,7 @@ from .errors import PosKernelsError, check_kappa, check_name, check_positive_int
 
 __all__ = [
     "MAPS",
+    "MAP_ALIASES",
     "Extension",
     "extend",
     "ntk_aware",
@@ -70,6 +71,8 @@ class Extension:
 
 
 def _check_theta(theta) -> np.ndarray:
+    if type(theta).__module__.startswith("torch"):  # a model's inv_freq buffer: its values, in float64, any device
+        theta = theta.detach().cpu().double().numpy()
     theta = np.asarray(theta, dtype=float)
     if theta.ndim != 1 or theta.size == 0 or np.any(~np.isfinite(theta)) or np.any(theta <= 0):
         raise PosKernelsError(f"theta must be a non-empty 1-d array of positive frequencies; got {theta!r}")
@@ -170,6 +173,11 @@ MAPS: dict[str, MapFn] = {
 }
 
 
+#: transformers' rope-type names for the maps that are the same thing here (its ``"yarn"`` is ``yarn_hf``, not
+#: the article's ``yarn``, so it is not an alias: the two ramps differ, see :mod:`poskernels.extension_ecosystem`).
+MAP_ALIASES: dict[str, str] = {"linear": "pi", "default": "none"}
+
+
 def extend(name: str, theta, kappa, L, **options) -> Extension:
     """Apply the map ``name`` of :data:`MAPS`.
 
@@ -179,12 +187,15 @@ def extend(name: str, theta, kappa, L, **options) -> Extension:
     >>> extend("longrope?", omega(4), 2, 32)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: unknown extension map 'longrope?'; accepted: dynamic, ..., yarn_hf_untruncated
+    poskernels.errors.PosKernelsError: unknown extension map 'longrope?' (did you mean 'longrope'?); accepted: ...
+    >>> extend("linear", omega(4), 2, 32).name  # transformers' name for position interpolation
+    'pi'
     >>> extend("yarn", omega(4), 2, 32, alfa=2.0)
     Traceback (most recent call last):
     ...
     poskernels.errors.PosKernelsError: extension map 'yarn' takes no option 'alfa'; accepted options: alpha, beta
     """
+    name = MAP_ALIASES.get(name, name) if isinstance(name, str) else name
     fn = MAPS[check_name("extension map", name, MAPS)]
     accepted = _options(fn)
     unknown = [key for key in options if key not in accepted]

@@ -17,8 +17,6 @@ Bundled configs of released models live in ``poskernels/data/configs`` (:func:`b
 from __future__ import annotations
 
 import json
-import math
-import numbers
 import reprlib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -27,16 +25,31 @@ from pathlib import Path
 import numpy as np
 
 from .encodings import DEFAULT_BASE, omega
-from .errors import PosKernelsError
+from .errors import PosKernelsError, did_you_mean
 from .extension import Extension, extend
+from .rope_keys import (
+    base_key,
+    count,
+    factor_list,
+    layer_dicts,
+    number,
+    partial_rotation,
+    rope_dict,
+    text_part,
+    where,
+    width_keys,
+)
 
 __all__ = [
+    "REFUSED_TYPES",
     "ROPE_TYPES",
     "RopeConfig",
     "bundled_configs",
     "config_extension",
     "load_config",
+    "load_layer_configs",
     "parse_config",
+    "parse_layer_configs",
 ]
 
 #: rope type in a config -> the registry map that implements it (``su`` is LongRoPE's first name).
@@ -48,6 +61,13 @@ ROPE_TYPES: dict[str, str] = {
     "llama3": "llama3",
     "longrope": "longrope",
     "su": "longrope",
+}
+
+#: Rope types transformers knows that the census refuses, and why (one line each).
+REFUSED_TYPES: dict[str, str] = {
+    "proportional": "frequencies b**(-2j/head_dim) on a fraction of the planes and zero on the rest, "
+    "not a rotary width of its own",
+    "axial": "a 2-D (image) rotary embedding over (row, column) positions, not one sequence of offsets",
 }
 
 # Options each rope type may carry, as the registry map's keyword arguments.
@@ -83,6 +103,11 @@ class RopeConfig:
     model_type : str or None
     source : str or None
         The bundled file's ``_source`` note.
+    layer_type : str or None
+        The layer type whose RoPE this is, when the config sets one per layer type.
+    read_from : dict
+        Which key gave the width, the partial rotation and the base (``"assumed"`` for a base the file
+        lacks), and ``part`` (``"text_config"``) or ``mrope_section`` when they apply.
     """
 
     name: str
@@ -96,6 +121,8 @@ class RopeConfig:
     scaling: dict = field(repr=False)
     model_type: str | None = None
     source: str | None = None
+    layer_type: str | None = None
+    read_from: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def theta(self) -> np.ndarray:
@@ -139,141 +166,112 @@ class RopeConfig:
             "rope_type": self.rope_type,
             "rope_scaling": self.scaling,
             "source": self.source,
+            "layer_type": self.layer_type,
+            "read_from": self.read_from,
         }
 
 
-def _where(key: str, scope: str) -> str:
-    return key if not scope else f"{scope}.{key}"
-
-
-def _number(raw: dict, key: str, scope: str = "", default=None, required: bool = True) -> float | None:
-    """The finite number under ``key``, else raise naming ``scope.key`` and quoting the value."""
-    if key not in raw or raw[key] is None:
-        if default is not None or not required:
-            return default
-        raise PosKernelsError(f"config key {_where(key, scope)!r} is missing; a RoPE config needs it")
-    value = raw[key]
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise PosKernelsError(f"config key {_where(key, scope)!r} must be a finite number; got {value!r}")
-    return float(value)
-
-
-def _count(raw: dict, key: str, scope: str = "", required: bool = True) -> int | None:
-    value = _number(raw, key, scope, required=required)
-    if value is None:
-        return None
-    if value <= 0 or not float(value).is_integer():
-        raise PosKernelsError(f"config key {_where(key, scope)!r} must be a positive integer; got {raw[key]!r}")
-    return int(value)
-
-
-def _factor_list(raw: dict, key: str, scope: str, planes: int) -> list[float]:
-    if key not in raw or raw[key] is None:
-        raise PosKernelsError(f"config key {_where(key, scope)!r} is missing; LongRoPE needs one factor per plane")
-    values = raw[key]
-    ok = isinstance(values, list) and all(
-        isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in values
-    )
-    if not ok or len(values) != planes:
-        count = f"{len(values)} values: " if isinstance(values, list) else ""
+def _rope_type(scaling: dict, scope: str) -> str:
+    rope_type = scaling.get("rope_type", scaling.get("type", "default"))
+    if rope_type in REFUSED_TYPES:
         raise PosKernelsError(
-            f"config key {_where(key, scope)!r} must be a list of {planes} positive numbers (one per plane); "
-            f"got {count}{reprlib.repr(values)}"
+            f"config key {where('rope_type', scope)!r} names rope type {rope_type!r}, "
+            f"{REFUSED_TYPES[rope_type]}; the census does not read it"
         )
-    return [float(v) for v in values]
+    if rope_type not in ROPE_TYPES:
+        key = where("rope_type" if "rope_type" in scaling else "type", scope)
+        accepted = ", ".join(ROPE_TYPES)
+        raise PosKernelsError(
+            f"config key {key!r} names an unknown rope type {rope_type!r}{did_you_mean(rope_type, ROPE_TYPES)}; "
+            f"accepted: {accepted}"
+        )
+    return "longrope" if rope_type == "su" else rope_type
 
 
-def _scaling_dict(raw: dict) -> tuple[dict, str]:
-    for key in ("rope_scaling", "rope_parameters"):  # transformers: rope_scaling wins when both are set
-        value = raw.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, dict):
-            raise PosKernelsError(f"config key {key!r} must be a dict or null; got {value!r}")
-        if any(isinstance(v, dict) for v in value.values()):
-            raise PosKernelsError(f"config key {key!r} holds per-layer-type dicts, which the census does not read")
-        if value:
-            return value, key
-    return {}, "rope_scaling"
+def parse_config(
+    raw: dict, name: str = "config", source: str | None = None, layer_type: str | None = None
+) -> RopeConfig:
+    """Read the RoPE part of a ``config.json`` dict (keys as transformers reads them, :mod:`~poskernels.rope_keys`).
 
-
-def parse_config(raw: dict, name: str = "config", source: str | None = None) -> RopeConfig:
-    """Read the RoPE part of a ``config.json`` dict.
+    ``layer_type`` picks one layer type's RoPE when the config sets them per layer type
+    (see :func:`parse_layer_configs`).
 
     Examples
     --------
     >>> c = parse_config({"hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 4096})
     >>> c.rotary_dim, c.base, c.training_length, c.rope_type
     (128, 10000.0, 4096, 'default')
+    >>> neox = {"hidden_size": 6144, "num_attention_heads": 64, "rotary_pct": 0.25, "rotary_emb_base": 10000,
+    ...         "max_position_embeddings": 2048}
+    >>> parse_config(neox).rotary_dim
+    24
     >>> parse_config({"head_dim": 128, "max_position_embeddings": 8192, "rope_scaling": {"rope_type": "linear"}})
     Traceback (most recent call last):
     ...
     poskernels.errors.PosKernelsError: config key 'rope_scaling.factor' is missing; a RoPE config needs it
     """
     if not isinstance(raw, dict):
-        raise PosKernelsError(f"a config must be a JSON object; got {raw!r}")
-    scaling, scope = _scaling_dict(raw)
-    # Rotary width d = int(head_dim * partial_rotary_factor)
-    head_dim = _count(raw, "head_dim", required=False)
-    if head_dim is None:
-        hidden = _count(raw, "hidden_size")
-        heads = _count(raw, "num_attention_heads")
-        if hidden % heads:
+        raise PosKernelsError(f"a config must be a JSON object; got {reprlib.repr(raw)}")
+    raw, part = text_part(raw)
+    scaling, scope = rope_dict(raw)
+    layers = layer_dicts(scaling, raw, scope)
+    if layers is None and layer_type is not None:
+        raise PosKernelsError(f"layer_type {layer_type!r} was given, but the config has one RoPE for all layers")
+    if layers is not None:
+        if layer_type not in layers:
             raise PosKernelsError(
-                f"config keys 'hidden_size' = {raw['hidden_size']!r} and 'num_attention_heads' = "
-                f"{raw['num_attention_heads']!r} do not give a whole head_dim; set 'head_dim'"
+                f"config key {scope!r} holds one RoPE per layer type ({', '.join(layers)}); "
+                f"choose one with layer_type; got {layer_type!r}"
             )
-        head_dim = hidden // heads
-    prf_key = "partial_rotary_factor"
-    prf = _number(scaling, prf_key, scope, required=False)
-    if prf is None:
-        prf = _number(raw, prf_key, default=1.0)
-    if not 0 < prf <= 1:
-        raise PosKernelsError(f"config key {prf_key!r} must lie in (0, 1]; got {prf!r}")
+        if layers[layer_type] is None:
+            raise PosKernelsError(f"layer type {layer_type!r} has no RoPE ({scope}.{layer_type} is null)")
+        scaling, scope = layers[layer_type], f"{scope}.{layer_type}"
+    if part:
+        scope = f"{part}.{scope}"
+    # Rotary width d = int(width * partial rotation)
+    head_dim, width_from = width_keys(raw)
+    prf, prf_from = partial_rotation(raw, scaling, scope, head_dim)
+    if width_from == "qk_rope_head_dim":
+        prf, prf_from = 1.0, None  # MLA: the rope part is rotated whole (transformers ignores the factor there)
     rotary_dim = int(head_dim * prf)
     if rotary_dim < 2 or rotary_dim % 2:
-        width = "'head_dim'" if "head_dim" in raw else "'hidden_size' / 'num_attention_heads'"
+        width = f"'{width_from}'" if width_from != "hidden_size / num_attention_heads" else f"'{width_from}'"
         raise PosKernelsError(
-            f"config keys {width} = {head_dim} and {prf_key!r} = {prf!r} give the rotary width "
-            f"int({head_dim} * {prf!r}) = {rotary_dim}; it must be a positive even integer (planes are pairs)"
+            f"config keys {width} = {head_dim} and {prf_from or 'partial_rotary_factor'!r} = {prf!r} give the "
+            f"rotary width int({head_dim} * {prf!r}) = {rotary_dim}; it must be a positive even integer "
+            "(planes are pairs)"
         )
-    base = _number(scaling, "rope_theta", scope, required=False)
-    if base is None:
-        base = _number(raw, "rope_theta", default=DEFAULT_BASE)
-    if base <= 1:
-        raise PosKernelsError(f"config key 'rope_theta' must be a number > 1; got {base!r}")
-    max_pos = _count(raw, "max_position_embeddings")
-    # Rope type, canonical name
-    rope_type = scaling.get("rope_type", scaling.get("type", "default"))
-    if rope_type not in ROPE_TYPES:
-        key = _where("rope_type" if "rope_type" in scaling else "type", scope)
-        raise PosKernelsError(
-            f"config key {key!r} names an unknown rope type {rope_type!r}; accepted: {', '.join(ROPE_TYPES)}"
-        )
-    rope_type = "longrope" if rope_type == "su" else rope_type
-    L = _count(raw, "original_max_position_embeddings", required=False)
+    base, base_from = base_key(raw, scaling, scope, DEFAULT_BASE, per_layer=layer_type is not None)
+    max_pos = count(raw, "max_position_embeddings")
+    rope_type = _rope_type(scaling, scope)
+    L = count(raw, "original_max_position_embeddings", required=False)
     if L is None:
-        L = _count(scaling, "original_max_position_embeddings", scope, required=False) or max_pos
+        L = count(scaling, "original_max_position_embeddings", scope, required=False) or max_pos
     # Options the type needs, checked now so nothing downstream sees a bad value
-    clean = dict(scaling)
+    clean = {k: v for k, v in scaling.items() if k != "mrope_section"}
     if rope_type in ("linear", "dynamic", "yarn", "llama3") or "factor" in scaling:
-        factor = _number(scaling, "factor", scope, required=rope_type != "longrope")
+        factor = number(scaling, "factor", scope, required=rope_type != "longrope")
         if factor is not None and factor < 1:
-            raise PosKernelsError(f"config key {_where('factor', scope)!r} must be >= 1; got {scaling['factor']!r}")
+            raise PosKernelsError(f"config key {where('factor', scope)!r} must be >= 1; got {scaling['factor']!r}")
     for key in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor"):
         if rope_type in ("yarn", "longrope") and key in scaling:
-            _number(scaling, key, scope, required=False)
+            number(scaling, key, scope, required=False)
     if rope_type == "yarn" and "truncate" in scaling and not isinstance(scaling["truncate"], bool):
         raise PosKernelsError(
-            f"config key {_where('truncate', scope)!r} must be true or false; got {scaling['truncate']!r}"
+            f"config key {where('truncate', scope)!r} must be true or false; got {scaling['truncate']!r}"
         )
     if rope_type == "llama3":
         for key in ("low_freq_factor", "high_freq_factor"):
-            if _number(scaling, key, scope) <= 0:
-                raise PosKernelsError(f"config key {_where(key, scope)!r} must be > 0; got {scaling[key]!r}")
+            if number(scaling, key, scope) <= 0:
+                raise PosKernelsError(f"config key {where(key, scope)!r} must be > 0; got {scaling[key]!r}")
     if rope_type == "longrope":
         for key in ("short_factor", "long_factor"):
-            clean[key] = _factor_list(scaling, key, scope, rotary_dim // 2)
+            clean[key] = factor_list(scaling, key, scope, rotary_dim // 2)
+    notes = {"width": width_from, "partial_rotation": prf_from, "base": base_from}
+    if part:
+        notes["part"] = part
+    if "mrope_section" in scaling:  # Qwen2-VL: planes split among (t, h, w) position ids, equal on text
+        notes["mrope_section"] = scaling["mrope_section"]
     return RopeConfig(
         name=name,
         head_dim=head_dim,
@@ -286,7 +284,34 @@ def parse_config(raw: dict, name: str = "config", source: str | None = None) -> 
         scaling=clean,
         model_type=raw.get("model_type"),
         source=source if source is not None else raw.get("_source"),
+        layer_type=layer_type,
+        read_from=notes,
     )
+
+
+def parse_layer_configs(raw: dict, name: str = "config", source: str | None = None) -> dict[str | None, RopeConfig]:
+    """Every RoPE of a config: ``{None: cfg}`` for one RoPE, else one entry per layer type that has RoPE.
+
+    Examples
+    --------
+    >>> raw = {"head_dim": 256, "max_position_embeddings": 131072,
+    ...        "layer_types": ["sliding_attention", "full_attention"],
+    ...        "rope_parameters": {"sliding_attention": {"rope_theta": 1e4},
+    ...                            "full_attention": {"rope_theta": 1e6, "rope_type": "linear", "factor": 8.0}}}
+    >>> {k: (c.base, c.rope_type) for k, c in parse_layer_configs(raw).items()}
+    {'sliding_attention': (10000.0, 'default'), 'full_attention': (1000000.0, 'linear')}
+    """
+    if not isinstance(raw, dict):
+        raise PosKernelsError(f"a config must be a JSON object; got {reprlib.repr(raw)}")
+    part, _ = text_part(raw)
+    scaling, scope = rope_dict(part)
+    layers = layer_dicts(scaling, part, scope)
+    if layers is None:
+        return {None: parse_config(raw, name, source)}
+    out = {lt: parse_config(raw, name, source, layer_type=lt) for lt, d in layers.items() if d is not None}
+    if not out:
+        raise PosKernelsError(f"config key {scope!r} gives no layer type a RoPE; got {reprlib.repr(scaling)}")
+    return out
 
 
 def _configs_dir():
@@ -302,15 +327,18 @@ def bundled_configs() -> list[str]:
     return sorted(p.name[: -len(".json")] for p in _configs_dir().iterdir() if p.name.endswith(".json"))
 
 
-def load_config(spec) -> RopeConfig:
-    """Read a bundled config by name, or a ``config.json`` by path.
-
-    Examples
-    --------
-    >>> c = load_config("llama-3.1-8b")
-    >>> c.rope_type, c.training_length, c.factor
-    ('llama3', 8192, 8.0)
-    """
+def _raw_config(spec) -> tuple[dict, str]:
+    """The dict behind ``spec`` (bundled name, path, dict or transformers config) and a name for it."""
+    if isinstance(spec, dict):
+        return spec, "config"
+    if callable(getattr(spec, "to_dict", None)) and hasattr(spec, "model_type"):  # transformers' PretrainedConfig
+        raw = spec.to_dict()  # rope_parameters standardized: rope_theta and the type written out
+        return raw, type(spec).__name__
+    if not isinstance(spec, (str, Path)):
+        raise PosKernelsError(
+            f"a config is a bundled name, a config.json path, a dict or a transformers PretrainedConfig; "
+            f"got {reprlib.repr(spec)}"
+        )
     spec = str(spec)
     if spec in bundled_configs():
         text, name = (_configs_dir() / f"{spec}.json").read_text(), spec
@@ -318,7 +346,8 @@ def load_config(spec) -> RopeConfig:
         path = Path(spec)
         if not path.is_file():
             raise PosKernelsError(
-                f"no config file at {spec!r} and no bundled config of that name; "
+                f"no config file at {spec!r} and no bundled config of that name"
+                f"{did_you_mean(spec, bundled_configs())}; "
                 f"bundled: {', '.join(bundled_configs())}"
             )
         text, name = path.read_text(), str(path)
@@ -326,7 +355,32 @@ def load_config(spec) -> RopeConfig:
         raw = json.loads(text)
     except json.JSONDecodeError as err:
         raise PosKernelsError(f"{name!r} is not valid JSON: {err}") from None
-    return parse_config(raw, name=name)
+    return raw, name
+
+
+def load_config(spec, layer_type: str | None = None) -> RopeConfig:
+    """Read a bundled config by name, a ``config.json`` by path, a dict, or a transformers ``PretrainedConfig``.
+
+    Examples
+    --------
+    >>> c = load_config("llama-3.1-8b")
+    >>> c.rope_type, c.training_length, c.factor
+    ('llama3', 8192, 8.0)
+    >>> load_config({"head_dim": 64, "max_position_embeddings": 2048, "rope_theta": 5e5}).base
+    500000.0
+    """
+    raw, name = _raw_config(spec)
+    return parse_config(raw, name=name, layer_type=layer_type)
+
+
+def load_layer_configs(spec) -> dict[str | None, RopeConfig]:
+    """Every RoPE of a config (:func:`parse_layer_configs`), from anything :func:`load_config` reads.
+
+    >>> list(load_layer_configs("mistral-7b"))
+    [None]
+    """
+    raw, name = _raw_config(spec)
+    return parse_layer_configs(raw, name=name)
 
 
 def config_extension(cfg: RopeConfig, target_length: int) -> tuple[Extension, float, int]:

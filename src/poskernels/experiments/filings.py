@@ -1,6 +1,7 @@
 """The finance case study: heads trained on 32-token windows of filings, asked at every position of whole filings.
 
-Four schemes (no position, the sinusoidal code, RoPE, ALiBi), three seeds each, are trained afresh with the
+Four schemes (no position, the sinusoidal code, RoPE, ALiBi), ten seeds each (:func:`poskernels.seeds.seed_block`;
+the article trains three), are trained afresh with the
 tournament's head and trainer (:func:`poskernels.model.config.preset`, 1,500 Adam steps at length 32) on windows
 of the training filings (:func:`poskernels.tasks.filings.filings_sampler`).  The RoPE heads are re-read with PI,
 NTK-aware and YaRN at ``kappa = max(1, (n + 1) / 32)`` for a filing of ``n`` tokens
@@ -10,12 +11,15 @@ in one pass per filing and answers "which company was named last?" at every posi
 Results (:func:`filings_results`, the ``filings`` key of ``numbers.json``):
 
 - ``accuracy[reader].all / .far``: mean over seeds on all queries and on those whose answer is more than 32
-  tokens back; ``per_seed`` the same per seed;
+  tokens back; ``stderr`` its standard error, ``per_seed`` the same per seed, ``first_three`` the mean of the
+  first three seeds, ``seeds`` the seeds;
 - ``horizon``: each ALiBi head's content width ``W`` (:func:`~poskernels.experiments.filings_reader.content_width`),
   horizon ``W / s``, and its accuracy on the queries whose answer lies at an offset ``r <= W / (2 s)`` from the
   query token (inside half the horizon) and ``r > W / s`` (beyond it), for the filing heads and for the
-  tournament's ALiBi heads (trained on the cue stream);
-- ``case``: the laboratory's filing with every reader's answer at every position, per seed.
+  tournament's ALiBi heads (trained on the cue stream), one row per head; ``horizon_stats[trained_on]`` the mean
+  and standard error of each column over the seeds;
+- ``case``: the laboratory's filing with every reader's answer at every position for the first three seeds, and
+  per seed of the block the count of right answers.
 
 The offset of an answer from the query token is ``r = back + 1``: the question at ``t`` puts the query at ``t + 1``.
 """
@@ -30,6 +34,7 @@ import numpy as np
 from ..model.cache import CODE_VERSION, CacheError, cache_key, load_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, head_key, train_many
+from ..seeds import ARTICLE_COUNT, mean_stderr, seed_block, stat_table
 from ..tasks.filings import (
     FAR,
     FilingTokens,
@@ -47,24 +52,22 @@ from .tournament import tournament_jobs
 
 __all__ = [
     "RESULTS_VERSION",
-    "SEEDS",
     "TRAINED_SCHEMES",
     "answer_filings",
     "case_study",
     "filings_config",
     "filings_results",
+    "horizon_stats",
     "horizon_row",
     "reader_table",
     "train_filing_heads",
     "tournament_alibi_heads",
 ]
 
-#: Seeds of the filing heads (and of the tournament heads read beside them).
-SEEDS = (0, 1, 2)
 #: The schemes trained on filings; the seven readers are these and RoPE's three re-readings.
 TRAINED_SCHEMES = ("nope", "sinusoidal", "rope", "alibi")
 #: Bump when the readers or the results' layout change, so cached results are recomputed.
-RESULTS_VERSION = "filings-3"
+RESULTS_VERSION = "filings-5"
 
 
 def filings_config(scheme: str) -> TrainConfig:
@@ -77,29 +80,31 @@ def filings_config(scheme: str) -> TrainConfig:
     return replace(preset("tournament", scheme), task=filings_task_name())
 
 
-def train_filing_heads(cache_dir=None, log=None, workers=None) -> dict[str, list[TrainedHead]]:
-    """The twelve filing heads (four schemes x three seeds), trained or loaded from the cache.
+def train_filing_heads(cache_dir=None, log=None, workers=None, seeds=None) -> dict[str, list[TrainedHead]]:
+    """The filing heads (four schemes x the seeds, default :func:`~poskernels.seeds.seed_block`), trained or loaded.
 
     Returns
     -------
     dict
-        ``{scheme: [head of seed 0, 1, 2]}``.
+        ``{scheme: [head of each seed, in order]}``.
     """
-    heads = train_many(_filing_jobs(), cache_dir=cache_dir, log=log, workers=workers, sampler=filings_sampler)
+    jobs = _filing_jobs(seeds)
+    heads = train_many(jobs, cache_dir=cache_dir, log=log, workers=workers, sampler=filings_sampler)
     return {s: [h for h in heads if h.head.scheme == s] for s in TRAINED_SCHEMES}
 
 
-def _filing_jobs() -> list:
-    return [(filings_config(s), seed) for s in TRAINED_SCHEMES for seed in SEEDS]
+def tournament_alibi_heads(cache_dir=None, log=None, workers=None, seeds=None) -> list[TrainedHead]:
+    """The tournament's ALiBi heads of the seeds, the same jobs and cache entries as the tournament's."""
+    return train_many(_alibi_jobs(seeds), cache_dir=cache_dir, log=log, workers=workers)
 
 
-def _alibi_jobs() -> list:
-    return [(c, s) for c, s in tournament_jobs(extra=False, rope_seeds=()) if c.head.scheme == "alibi" and s in SEEDS]
+def _filing_jobs(seeds=None) -> list:
+    seeds = seed_block() if seeds is None else tuple(seeds)
+    return [(filings_config(s), seed) for s in TRAINED_SCHEMES for seed in seeds]
 
 
-def tournament_alibi_heads(cache_dir=None, log=None, workers=None) -> list[TrainedHead]:
-    """The tournament's ALiBi heads (seeds 0, 1, 2), the same jobs and cache entries as the tournament's."""
-    return train_many(_alibi_jobs(), cache_dir=cache_dir, log=log, workers=workers)
+def _alibi_jobs(seeds=None) -> list:
+    return [(c, s) for c, s in tournament_jobs(extra=False, seeds=seeds) if c.head.scheme == "alibi"]
 
 
 def answer_filings(head: TrainedHead, reader: str, docs: list[FilingTokens]) -> np.ndarray:
@@ -124,22 +129,50 @@ def reader_table(heads: dict[str, list[TrainedHead]], docs: list[FilingTokens]) 
     Returns
     -------
     dict
-        ``{"accuracy": {reader: {"all": float, "far": float}}, "per_seed": {reader: {"all": [...], "far": [...]}}}``
+        ``{"accuracy": {reader: {"all": float, "far": float}}, "stderr": (same), "first_three": (same),
+        "per_seed": {reader: {"all": [...], "far": [...]}}}``
     """
     answers, r = _truth(docs)
     far = r - 1 > FAR  # (Q,) the answer more than 32 tokens back from the asked position
-    accuracy, per_seed = {}, {}
+    per_seed = {}
     for reader, (scheme, _) in READERS.items():
         rows = []
         for head in heads[scheme]:
             ok = answer_filings(head, reader, docs) == answers  # (Q,)
             rows.append((float(ok.mean()), float(ok[far].mean())))
         per_seed[reader] = {"all": [a for a, _ in rows], "far": [f for _, f in rows]}
-        accuracy[reader] = {
-            "all": float(np.mean(per_seed[reader]["all"])),
-            "far": float(np.mean(per_seed[reader]["far"])),
+    accuracy, stderr = stat_table(per_seed)
+    first = {r: {k: mean_stderr(v[:ARTICLE_COUNT])[0] for k, v in t.items()} for r, t in per_seed.items()}
+    return {"accuracy": accuracy, "stderr": stderr, "first_three": first, "per_seed": per_seed}
+
+
+#: Columns of the horizon table summarized over seeds.
+HORIZON_COLUMNS = ("W", "horizon", "inside_half", "between", "beyond")
+
+
+def horizon_stats(rows: list[dict]) -> dict:
+    """Mean, standard error and per-seed values of each horizon column, per training stream.
+
+    >>> rows = [{"trained_on": "filings", "seed": s, "W": 20.0 + s, "horizon": 40.0 + 2 * s, "inside_half": 1.0,
+    ...          "between": 0.9, "beyond": None if s else 0.5} for s in (0, 1)]
+    >>> st = horizon_stats(rows)["filings"]
+    >>> st["mean"]["horizon"], st["stderr"]["horizon"], st["mean"]["beyond"], st["seeds"]
+    (41.0, 1.0, 0.5, [0, 1])
+    """
+    out = {}
+    for trained_on in dict.fromkeys(r["trained_on"] for r in rows):
+        mine = [r for r in rows if r["trained_on"] == trained_on]
+        per_seed = {c: [r[c] for r in mine] for c in HORIZON_COLUMNS}
+        # a head with no query beyond its horizon reads None there: the statistic is over those that have one
+        present = {c: [v for v in vs if v is not None] for c, vs in per_seed.items()}
+        stats = {c: mean_stderr(vs) for c, vs in present.items()}
+        out[trained_on] = {
+            "mean": {c: m for c, (m, _) in stats.items()},
+            "stderr": {c: se for c, (_, se) in stats.items()},
+            "per_seed": per_seed,
+            "seeds": [int(r["seed"]) for r in mine],
         }
-    return {"accuracy": accuracy, "per_seed": per_seed}
+    return out
 
 
 def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens]) -> dict:
@@ -177,8 +210,10 @@ def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens]) ->
 def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
     """The laboratory's filing: its tokens, the truth and every reader's answer at every position, per seed.
 
-    Answers are symbols (first-appearance labels; ``companies`` names them), ``None`` before the first mention.
-    ``right[reader]`` counts the positions each seed answers right; ``last_mention`` is the position of the last
+    Answers are symbols (first-appearance labels; ``companies`` names them), ``None`` before the first mention, for
+    the first three seeds.  ``right[reader]`` counts the positions each seed of the block answers right,
+    ``right_from_last[reader]`` those from the last mention on, ``at_the_company[reader]`` each seed's answer at
+    ``the_company``; ``last_mention`` is the position of the last
     company named (Fenwick Logistics) and ``the_company`` that of "the company" after it.
     """
     doc = encode_filing(laboratory_filing())
@@ -187,19 +222,24 @@ def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
     truth = [None] * n
     for t, a in zip(q.positions, q.answers):
         truth[int(t)] = int(a)
-    answers, right = {}, {}
-    for reader, (scheme, _) in READERS.items():
-        answers[reader], right[reader] = {}, []
-        for head in heads[scheme]:
-            pred = answer_filings(head, reader, [doc])  # (q,)
-            row = [None] * n
-            for t, a in zip(q.positions, pred):
-                row[int(t)] = int(a)
-            answers[reader][str(head.seed)] = row
-            right[reader].append(int((pred == q.answers).sum()))
     last = int(np.flatnonzero(doc.marked)[-1])
     lower = [w.lower() for w in doc.words]
     the_company = next((t for t in range(last + 1, n - 1) if lower[t] == "the" and lower[t + 1] == "company"), None)
+    after_last = q.positions >= last  # (q,)
+    answers, right, from_last, at_the_company = {}, {}, {}, {}
+    for reader, (scheme, _) in READERS.items():
+        answers[reader], right[reader], from_last[reader], at_the_company[reader] = {}, [], [], []
+        for i, head in enumerate(heads[scheme]):
+            pred = answer_filings(head, reader, [doc])  # (q,)
+            right[reader].append(int((pred == q.answers).sum()))
+            from_last[reader].append(int((pred[after_last] == q.answers[after_last]).sum()))
+            at = np.flatnonzero(q.positions == the_company)
+            at_the_company[reader].append(int(pred[at[0]]) if at.size else None)
+            if i < ARTICLE_COUNT:  # the laboratory draws the article's three
+                row = [None] * n
+                for t, a in zip(q.positions, pred):
+                    row[int(t)] = int(a)
+                answers[reader][str(head.seed)] = row
     return {
         "doc_id": doc.doc_id,
         "tokens": list(doc.words),
@@ -208,13 +248,16 @@ def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
         "truth": truth,
         "answers": answers,
         "right": right,
+        "right_from_last": from_last,
+        "at_the_company": at_the_company,
+        "seeds": [int(h.seed) for h in heads[TRAINED_SCHEMES[0]]],
         "queries": int(len(q.positions)),
         "last_mention": last,
         "the_company": the_company,
     }
 
 
-def _results_description() -> dict:
+def _results_description(seeds) -> dict:
     """What the results are a function of: the heads' and the tournament heads' keys, the filings read, the version.
 
     The keys come from the jobs (:func:`poskernels.model.train.head_key`), so a warm run finds its results without
@@ -222,14 +265,14 @@ def _results_description() -> dict:
     """
     return {
         "version": RESULTS_VERSION,
-        "heads": sorted(head_key(c, s) for c, s in _filing_jobs()),
-        "tournament": sorted(head_key(c, s) for c, s in _alibi_jobs()),
+        "heads": sorted(head_key(c, s) for c, s in _filing_jobs(seeds)),
+        "tournament": sorted(head_key(c, s) for c, s in _alibi_jobs(seeds)),
         "test": corpus_digest(case_corpus().test),
         "laboratory": corpus_digest([laboratory_filing()]),
     }
 
 
-def filings_results(cache_dir=None, log=None, workers=None) -> dict:
+def filings_results(cache_dir=None, log=None, workers=None, seeds=None) -> dict:
     """Every number of the case study (the ``filings`` key of ``numbers.json``).
 
     Trained heads come from (and go to) ``cache_dir``; the results themselves are cached there as verified JSON
@@ -240,9 +283,11 @@ def filings_results(cache_dir=None, log=None, workers=None) -> dict:
     Returns
     -------
     dict
-        ``corpus``, ``accuracy``, ``per_seed``, ``horizon`` (list of rows), ``case``, ``kappa`` (how it is chosen).
+        ``corpus``, ``accuracy``, ``stderr``, ``first_three``, ``per_seed``, ``seeds``, ``horizon`` (list of rows),
+        ``horizon_stats``, ``case``, ``kappa`` (how it is chosen).
     """
-    description = _results_description()
+    seeds = seed_block() if seeds is None else tuple(seeds)
+    description = _results_description(seeds)
     key = cache_key(description)
     path = None if cache_dir is None else Path(cache_dir) / "filings" / f"results-{key}.json"
     if path is not None:
@@ -253,13 +298,15 @@ def filings_results(cache_dir=None, log=None, workers=None) -> dict:
         except CacheError as err:
             if log is not None:
                 log(f"[filings] discarding {err}; recomputing")
-    heads = train_filing_heads(cache_dir, log, workers)
-    tournament = tournament_alibi_heads(cache_dir, log, workers)
+    heads = train_filing_heads(cache_dir, log, workers, seeds)
+    tournament = tournament_alibi_heads(cache_dir, log, workers, seeds)
     corpus = case_corpus()
     docs = [encode_filing(f) for f in corpus.test]
     out = {"corpus": corpus_stats(corpus), **reader_table(heads, docs)}
     out["horizon"] = [horizon_row(h, "filings", docs) for h in heads["alibi"]]
     out["horizon"] += [horizon_row(h, "synthetic", docs) for h in tournament]
+    out["horizon_stats"] = horizon_stats(out["horizon"])
+    out["seeds"] = list(seeds)
     out["case"] = case_study(heads)
     out["kappa"] = "max(1, (n + 1) / 32) per filing of n tokens"
     out["code"] = CODE_VERSION

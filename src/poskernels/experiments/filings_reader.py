@@ -39,6 +39,7 @@ from ..encodings import omega
 from ..errors import PosKernelsError, check_name
 from ..extension import extend
 from ..model.config import HeadConfig
+from ..model.cut import content_width as stream_content_width
 from ..model.head import Reading, query_forward, token_table
 from ..model.schemes import HEAD_SCHEMES
 from ..tasks.filings_tokens import QUERY
@@ -262,9 +263,4 @@ def content_width(params: dict, cfg: HeadConfig) -> float:
     >>> bool(np.isclose(content_width(p, cfg), c.max() - c.min()))
     True
     """
-    if HEAD_SCHEMES[cfg.scheme].code(params, cfg, np.zeros(1)) is not None or HEAD_SCHEMES[cfg.scheme].rotary:
-        raise PosKernelsError(f"the content width is defined for heads without a code or rotation; got {cfg.scheme!r}")
-    T = token_table(params, cfg)  # (V, d)
-    q = T[QUERY] @ params["W_Q"]  # (d,)
-    c = (T @ params["W_K"]) @ q / cfg.tau  # (V,) content score of every token
-    return float(c.max() - c.min())
+    return stream_content_width(params, cfg, [QUERY])  # one definition, through head.token_table

@@ -20,6 +20,7 @@ from ..model.cache import CacheError, cache_key, load_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.schemes import HEAD_SCHEMES
 from ..model.train import TrainedHead, available_cpus, head_path, stacks, train_stack
+from ..seeds import ARTICLE_COUNT, mean_stderr, seed_block, stat_table
 from ..tasks.cue import bag_reader_score
 from . import rebound as rb
 from . import sinusoidal as sn
@@ -28,8 +29,6 @@ from .tournament import (
     EXTRA_SCHEMES,
     READERS,
     RESCALED_LENGTHS,
-    ROPE_SEEDS,
-    SEEDS,
     TEST_COUNT,
     TEST_LENGTHS,
     TEST_SEED,
@@ -45,7 +44,7 @@ from .tournament import (
 __all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "result_path", "run_laboratory"]
 
 #: Bump when what is computed from the trained heads changes.
-LAB_VERSION = "lab-2"
+LAB_VERSION = "lab-4"
 #: Offsets at which the learned offset kernels (T5, Shaw) are reported beside ALiBi's.
 KERNEL_OFFSETS = (0, 1, 8, 16, 24, 31, 32, 48, 64, 128, 255)
 
@@ -58,11 +57,6 @@ def _description(jobs) -> dict:
         "heads": [head_path(Path("."), c, s).name for c, s in jobs],
         "test": {"count": TEST_COUNT, "seed": TEST_SEED, "lengths": list(TEST_LENGTHS)},
     }
-
-
-def _spread(values) -> dict:
-    v = np.asarray(values, dtype=float)
-    return {"mean": float(v.mean()), "std": float(v.std(ddof=1)), "min": float(v.min()), "max": float(v.max())}
 
 
 def _settings(config: TrainConfig) -> dict:
@@ -116,48 +110,52 @@ def _job(args) -> tuple[list, float]:
     return [read_head(head) for head in heads], time.perf_counter() - start
 
 
-def _assemble(readings: dict, config: TrainConfig) -> dict:
+def _first_three(per_seed: dict) -> dict:
+    """The mean of the first :data:`~poskernels.seeds.ARTICLE_COUNT` seeds (the article's three), same nesting."""
+    return {
+        k: _first_three(v) if isinstance(v, dict) else mean_stderr(v[:ARTICLE_COUNT])[0] for k, v in per_seed.items()
+    }
+
+
+def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
     from ..theory.counting import bag_reader_accuracy
 
-    schemes = [s for s in ARTICLE_SCHEMES + EXTRA_SCHEMES if (s, SEEDS[0]) in readings]
-    rope_seeds = [s for s in ROPE_SEEDS if ("rope", s) in readings]
-    tour = tournament_table(readings, schemes)
-    rope10 = tournament_table(readings, ["rope"], seeds=rope_seeds)["per_seed"]["rope"]
+    schemes = [s for s in ARTICLE_SCHEMES + EXTRA_SCHEMES if (s, seeds[0]) in readings]
+    tour = tournament_table(readings, schemes, seeds)
+    tour["first_three"] = _first_three(tour["per_seed"])
     tour["bag_reader"] = {str(n): bag_reader_accuracy(n) for n in TEST_LENGTHS}  # exact, by counting
     tour["bag_reader_heldout"] = {str(n): float(bag_reader_score(*heldout(n)).mean()) for n in TEST_LENGTHS}
-    spread = {n: _spread(v) for n, v in rope10.items()}
-    tour["rope_spread"] = {"seeds": rope_seeds, "per_seed": rope10}
-    tour["rope_spread"].update({k: {n: spread[n][k] for n in spread} for k in ("mean", "std", "min", "max")})
-    tour["offset_kernel"] = {
-        s: {
-            str(r): float(np.mean([readings[s, seed]["offset_kernel"][str(r)] for seed in SEEDS]))
-            for r in KERNEL_OFFSETS
-        }
+    kernels = {
+        s: {str(r): [readings[s, seed]["offset_kernel"][str(r)] for seed in seeds] for r in KERNEL_OFFSETS}
         for s in schemes
         if SCHEMES[s].where == "score"
     }
-    tour["final_loss"] = {s: [readings[s, seed]["final_loss"] for seed in SEEDS] for s in schemes}
-    tour["seeds"] = list(SEEDS)
+    tour["offset_kernel"], tour["offset_kernel_stderr"] = stat_table(kernels)
+    tour["final_loss"] = {s: [readings[s, seed]["final_loss"] for seed in seeds] for s in schemes}
     tour["settings"] = _settings(config)
 
-    rescaled = rescaled_table(readings)
+    rescaled = rescaled_table(readings, seeds)
+    rescaled["first_three"] = _first_three(rescaled["per_seed"])
     rescaled["kappa"] = {str(n): n / config.head.n_train for n in RESCALED_LENGTHS}
     rescaled["readers"] = dict(READERS)
 
-    rebound = {str(s): readings["rope", s]["rebound"] for s in SEEDS}
+    rebound = {str(s): readings["rope", s]["rebound"] for s in seeds}
 
-    sin = [readings["sinusoidal", s] for s in SEEDS]
-    defect = {"init": [r["defect"][0] for r in sin], "trained": [r["defect"][1] for r in sin]}
+    sin = [readings["sinusoidal", s] for s in seeds]
+    defect = {"init": [r["defect"][0] for r in sin], "trained": [r["defect"][1] for r in sin], "seeds": list(seeds)}
+    defect["mean"], defect["stderr"] = stat_table({k: defect[k] for k in ("init", "trained")})
     per_seed = {k: {n: [r[k][n] for r in sin] for n in sin[0][k]} for k in ("projected", "shifted")}
+    mean, stderr = stat_table(per_seed)
     sinusoidal = {
-        "defect": defect,
-        "projected": {n: float(np.mean(v)) for n, v in per_seed["projected"].items()},
-        "projected_per_seed": per_seed["projected"],
-        "shifted": {n: float(np.mean(v)) for n, v in per_seed["shifted"].items()},
-        "shifted_per_seed": per_seed["shifted"],
+        "projected": mean["projected"],
+        "shifted": mean["shifted"],
+        "stderr": stderr,
+        "per_seed": per_seed,
+        "seeds": list(seeds),
         "spread_ratio": [r["spreads"]["ratio"] for r in sin],
         "spreads": {k: [r["spreads"][k] for r in sin] for k in ("pos_pos", "pos_content", "content_pos")},
     }
+    sinusoidal["spread_ratio_mean"], sinusoidal["spread_ratio_stderr"] = mean_stderr(sinusoidal["spread_ratio"])
     return {
         "tournament": tour,
         "rescaled": rescaled,
@@ -199,20 +197,17 @@ def _read_all(jobs, cache_dir, log, workers) -> dict:
     return readings
 
 
-def _jobs(config: TrainConfig, extra: bool) -> list:
-    return tournament_jobs(config) if extra else tournament_jobs(config, extra=False, rope_seeds=SEEDS)
-
-
-def result_path(cache_dir: Path, config: TrainConfig | None = None, extra: bool = True) -> Path:
+def result_path(cache_dir: Path, config: TrainConfig | None = None, extra: bool = True, seeds=None) -> Path:
     """Where :func:`run_laboratory` caches its result: ``cache_dir/results/laboratory-<key>.json``.
 
-    The key hashes every head's cache key, the test sets and :data:`LAB_VERSION`.
+    The key hashes every head's cache key (so the seeds), the test sets and :data:`LAB_VERSION`.
 
     >>> result_path(Path("c")).parent.name
     'results'
     """
     config = preset("tournament") if config is None else config
-    return Path(cache_dir) / "results" / f"laboratory-{cache_key(_description(_jobs(config, extra)))}.json"
+    jobs = tournament_jobs(config, extra, seeds)
+    return Path(cache_dir) / "results" / f"laboratory-{cache_key(_description(jobs))}.json"
 
 
 def run_laboratory(
@@ -221,6 +216,7 @@ def run_laboratory(
     workers: int | None = None,
     config: TrainConfig | None = None,
     extra: bool = True,
+    seeds=None,
 ) -> dict:
     """Train or load the tournament's heads and compute every trained section of the page.
 
@@ -236,8 +232,11 @@ def run_laboratory(
     config : TrainConfig, optional
         The run (default :func:`poskernels.model.config.preset` ``"tournament"``).
     extra : bool
-        Also train what goes beyond the article's fifteen heads: T5 and Shaw (three seeds each) and RoPE's
-        seeds 3-9 for its spread (28 heads in all).  False trains the article's 15 only.
+        Also train the schemes beyond the article, T5 and Shaw (seven schemes in all); False trains the
+        article's five.
+    seeds : sequence of int, optional
+        The seeds of every scheme (default :func:`poskernels.seeds.seed_block`: ten from
+        ``$POSKERNELS_FIRST_SEED``).
 
     Returns
     -------
@@ -245,10 +244,11 @@ def run_laboratory(
         ``{"tournament": ..., "rescaled": ..., "rebound": ..., "sinusoidal": ..., "thm2": ...}``.
     """
     config = preset("tournament") if config is None else config
-    jobs = _jobs(config, extra)
+    seeds = seed_block() if seeds is None else tuple(int(s) for s in seeds)
+    jobs = tournament_jobs(config, extra, seeds)
     description = _description(jobs)
     key = cache_key(description)
-    path = None if cache_dir is None else result_path(cache_dir, config, extra)
+    path = None if cache_dir is None else result_path(cache_dir, config, extra, seeds)
     memo_key = (str(path), key)
     if memo_key in _MEMO and path is not None:
         return _MEMO[memo_key]
@@ -264,7 +264,7 @@ def run_laboratory(
                 log(f"[cache] discarding {err}; recomputing")
             path.unlink(missing_ok=True)
     start = time.perf_counter()
-    data = _assemble(_read_all(jobs, cache_dir, log, workers), config)
+    data = _assemble(_read_all(jobs, cache_dir, log, workers), config, seeds)
     if log is not None:
         log(f"[lab] trained, read and diagnosed {len(jobs)} heads in {time.perf_counter() - start:.1f} s")
     if path is not None:

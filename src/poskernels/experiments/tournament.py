@@ -1,10 +1,11 @@
 """The length tournament: heads trained at 32 tokens, read at 32, 64, 128 and 256.
 
 Five schemes of the article (``nope``, ``sinusoidal``, ``learned``, ``rope``, ``alibi``) and two beyond
-it (``t5``, ``shaw``), three seeds each, 1,500 Adam steps at length 32 (:func:`poskernels.model.config.preset`).
-Every head is read on the same 2,000 fresh test sequences per length (:func:`heldout`, seeded apart
-from training).  RoPE is also trained over ten seeds (its spread), and each trained RoPE head is
-re-read, with no further training, through PI, NTK-aware and YaRN at ``kappa = n / 32``
+it (``t5``, ``shaw``), ten seeds each (the block of :func:`poskernels.seeds.seed_block`; the article trains
+three), 1,500 Adam steps at length 32 (:func:`poskernels.model.config.preset`).  Every head is read on the
+same 2,000 fresh test sequences per length (:func:`heldout`, seeded apart from training); each cell is the
+mean over the seeds with its standard error.  Each trained RoPE head is also re-read, with no further
+training, through PI, NTK-aware and YaRN at ``kappa = n / 32``
 (Definition 5, :data:`poskernels.extension.MAPS`).
 """
 
@@ -21,6 +22,7 @@ from ..model.config import TrainConfig, preset
 from ..model.head import PLAIN, Reading, accuracy, token_table
 from ..model.schemes import HEAD_SCHEMES
 from ..model.train import TrainedHead
+from ..seeds import seed_block, stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
 
 __all__ = [
@@ -28,8 +30,6 @@ __all__ = [
     "EXTRA_SCHEMES",
     "READERS",
     "RESCALED_LENGTHS",
-    "ROPE_SEEDS",
-    "SEEDS",
     "TEST_COUNT",
     "TEST_LENGTHS",
     "TEST_SEED",
@@ -47,8 +47,6 @@ __all__ = [
 
 ARTICLE_SCHEMES = ("nope", "sinusoidal", "learned", "rope", "alibi")
 EXTRA_SCHEMES = ("t5", "shaw")  # beyond the article
-SEEDS = (0, 1, 2)
-ROPE_SEEDS = tuple(range(10))  # RoPE's spread; its first three are the table's seeds
 TEST_LENGTHS = (32, 64, 128, 256)
 RESCALED_LENGTHS = (64, 128, 256)
 TEST_COUNT = 2000
@@ -72,18 +70,19 @@ def heldout(n: int, count: int = TEST_COUNT, seed: int = TEST_SEED) -> tuple[np.
     return tokens, targets
 
 
-def tournament_jobs(config: TrainConfig | None = None, extra: bool = True, rope_seeds=ROPE_SEEDS) -> list:
-    """Every ``(TrainConfig, seed)`` of the tournament: schemes x :data:`SEEDS`, and RoPE's extra seeds.
+def tournament_jobs(config: TrainConfig | None = None, extra: bool = True, seeds=None) -> list:
+    """Every ``(TrainConfig, seed)`` of the tournament: schemes x seeds (default :func:`~poskernels.seeds.seed_block`).
 
-    >>> jobs = tournament_jobs()
+    >>> jobs = tournament_jobs(seeds=range(10))
     >>> len(jobs), sorted({c.head.scheme for c, _ in jobs})[:3]
-    (28, ['alibi', 'learned', 'nope'])
+    (70, ['alibi', 'learned', 'nope'])
+    >>> len(tournament_jobs(extra=False, seeds=(0, 1, 2)))
+    15
     """
     config = preset("tournament") if config is None else config
+    seeds = seed_block() if seeds is None else tuple(seeds)
     schemes = ARTICLE_SCHEMES + (EXTRA_SCHEMES if extra else ())
-    jobs = [(config.with_scheme(s), seed) for s in schemes for seed in SEEDS]
-    jobs += [(config.with_scheme("rope"), seed) for seed in rope_seeds if seed not in SEEDS]
-    return jobs
+    return [(config.with_scheme(s), seed) for s in schemes for seed in seeds]
 
 
 def defined_at(scheme: str, n_train: int, n: int) -> bool:
@@ -137,12 +136,8 @@ def read_rescaled(head: TrainedHead, lengths=RESCALED_LENGTHS) -> dict:
     }
 
 
-def _mean(values: list) -> float | None:
-    return None if any(v is None for v in values) else float(np.mean(values))
-
-
-def tournament_table(readings: dict, schemes, seeds=SEEDS, lengths=TEST_LENGTHS) -> dict:
-    """``accuracy[scheme][n]`` (mean over seeds) and ``per_seed[scheme][n]`` (list).
+def tournament_table(readings: dict, schemes, seeds, lengths=TEST_LENGTHS) -> dict:
+    """``accuracy[scheme][n]`` (mean over seeds), ``stderr[scheme][n]`` (its standard error), ``per_seed``, ``seeds``.
 
     Parameters
     ----------
@@ -152,12 +147,12 @@ def tournament_table(readings: dict, schemes, seeds=SEEDS, lengths=TEST_LENGTHS)
     per_seed = {
         s: {str(n): [readings[s, seed]["accuracy"][str(n)] for seed in seeds] for n in lengths} for s in schemes
     }
-    mean = {s: {n: _mean(v) for n, v in table.items()} for s, table in per_seed.items()}
-    return {"accuracy": mean, "per_seed": per_seed}
+    mean, stderr = stat_table(per_seed)
+    return {"accuracy": mean, "stderr": stderr, "per_seed": per_seed, "seeds": [int(s) for s in seeds]}
 
 
-def rescaled_table(readings: dict, seeds=SEEDS, lengths=RESCALED_LENGTHS) -> dict:
-    """``accuracy[reader][n]`` and ``per_seed[reader][n]`` for the RoPE heads read through each map.
+def rescaled_table(readings: dict, seeds, lengths=RESCALED_LENGTHS) -> dict:
+    """``accuracy[reader][n]``, ``stderr`` and ``per_seed[reader][n]`` for the RoPE heads read through each map.
 
     ``readings[("rope", seed)]["rescaled"]`` comes from :func:`read_rescaled`.
     """
@@ -165,8 +160,8 @@ def rescaled_table(readings: dict, seeds=SEEDS, lengths=RESCALED_LENGTHS) -> dic
         reader: {str(n): [readings["rope", s]["rescaled"][reader][str(n)] for s in seeds] for n in lengths}
         for reader in READERS
     }
-    mean = {r: {n: _mean(v) for n, v in table.items()} for r, table in per_seed.items()}
-    return {"accuracy": mean, "per_seed": per_seed}
+    mean, stderr = stat_table(per_seed)
+    return {"accuracy": mean, "stderr": stderr, "per_seed": per_seed, "seeds": [int(s) for s in seeds]}
 
 
 def offset_kernel(head: TrainedHead, r) -> np.ndarray:

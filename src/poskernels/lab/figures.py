@@ -12,7 +12,7 @@ Examples
 >>> out = pathlib.Path(tempfile.mkdtemp())
 >>> written, skipped = draw_figures(viz_payload({}), out)
 >>> [p.name for p in written], sorted(skipped)
-(['kernel_ruler.png'], ['filing_readers', 'rope_rescaled_scores', 'tournament_accuracy'])
+(['kernel_ruler.png'], ['filing_readers', 'long_context', 'rope_rescaled_scores', 'tournament_accuracy'])
 """
 
 from __future__ import annotations
@@ -135,16 +135,48 @@ def _filing_readers(p: dict):
     return fig, ("filing",)
 
 
+def _long_context(p: dict):
+    part = p["long"]
+    fig = _figure(11.0, 4.0)
+    panels = (("lengths", "length", "x_length", "cue task: accuracy against length"),
+              ("offsets", "distance", "x_distance", "needle: accuracy against its offset"))  # fmt: skip
+    for i, (xs_key, curves_key, x_key, title) in enumerate(panels):
+        ax = fig.add_subplot(1, 2, i + 1)
+        xs = part[xs_key]
+        for r in part["readers"]:
+            ys = [float("nan") if v is None else v for v in part[curves_key][r["key"]]]
+            ls = "--" if r["key"].startswith("rope_") else "-"
+            ax.plot(xs, ys, marker=".", ls=ls, lw=1.3, color=_COLORS.get(r["key"], "#333"), label=r["label"])
+        ax.axhline(part["chance"], color="#999", lw=0.8, ls=":")
+        if curves_key == "distance":
+            for h in part["horizons"]:  # Theorem 3 (iii): each ALiBi head's horizon W / s
+                ax.axvline(h["horizon"], color=_COLORS["alibi"], lw=0.6, alpha=0.5)
+        x = part[x_key]
+        ax.set_xscale("log")
+        ax.set_xlim(x["min"], x["max"])
+        ax.set_xticks(x["ticks"], [f"{t:g}" for t in x["ticks"]])
+        ax.set_ylim(part["y"]["min"], part["y"]["max"] + 0.02)
+        ax.set_xlabel(x["label"])
+        ax.set_ylabel(part["y"]["label"])
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+    fig.axes[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle("Far past the window: heads trained at 32 read to 100,000 tokens (green lines: ALiBi horizons)",
+                 fontsize=10)  # fmt: skip
+    return fig, ("long",)
+
+
 #: Figure name -> drawer(payload) -> (matplotlib Figure, payload parts it needs).
 FIGURES: dict[str, Callable] = {
     "kernel_ruler": _kernel_ruler,
     "tournament_accuracy": _tournament_accuracy,
     "rope_rescaled_scores": _rope_rescaled_scores,
     "filing_readers": _filing_readers,
+    "long_context": _long_context,
 }
 
 _NEEDS = {"kernel_ruler": "ruler", "tournament_accuracy": "readouts", "rope_rescaled_scores": "scores",
-          "filing_readers": "filing"}  # fmt: skip
+          "filing_readers": "filing", "long_context": "long"}  # fmt: skip
 
 
 #: Beside the PNGs: each figure's digest of (its payload part, this module's code), so a PNG whose inputs

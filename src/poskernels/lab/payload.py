@@ -7,8 +7,11 @@ the dict :func:`viz_payload` returns.  One source of truth: each number comes fr
 ``numbers.json`` as the page sections compute it.  Nothing is typed in here but the figure's own layout
 choices (which dimensions the ruler shows, how far the sliders reach, the log grid of offsets).
 
-Floats are rounded to the precision the page shows (:data:`PRECISION`), so the committed copy
-(``lab/static/payload.json``, :data:`PAYLOAD_PATH`) can be required to equal ``viz_payload()`` exactly.
+Floats are rounded to the precision the page shows (:data:`PRECISION`).  The package ships a reference payload
+(``lab/static/payload.json``, :data:`PAYLOAD_PATH`), made by a full ``poskernels reproduce`` with seeds 0-9 and
+copied in by ``make reference-payload``, so the laboratory works before any training; ``reproduce`` writes its own
+``OUT/payload.json`` and never the package's copy.  Its deterministic parts (:data:`DETERMINISTIC_PARTS`) equal a
+fresh ``viz_payload()`` exactly on any machine; its trained parts agree within their seeds' standard error.
 
 Parts whose source has not been computed (a trained section left out, no cache of trained heads) are still in
 the payload, as ``{"absent": "<why>"}``; the page says so in place of the view.
@@ -19,7 +22,7 @@ Examples
 >>> p["clocks"]["readout"][7]  # <p(3), p(10)> / (d/2) at d = 16, the article's Figure A readout
 0.737
 >>> sorted(k for k, v in p.items() if isinstance(v, dict) and "absent" in v)
-['drift', 'filing', 'readouts', 'scores']
+['drift', 'filing', 'long', 'readouts', 'scores']
 """
 
 from __future__ import annotations
@@ -36,15 +39,26 @@ from .. import encodings
 from ..extension import MAPS
 from ..page.deterministic_a import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
 from ..theory import census, kernel
-from . import captions, trained
+from . import captions, long_view, trained
 
-__all__ = ["PAYLOAD_KEYS", "PAYLOAD_PATH", "PARTS", "PRECISION", "Part", "viz_payload", "write_payload"]
+__all__ = [
+    "DETERMINISTIC_PARTS",
+    "PAYLOAD_KEYS",
+    "PAYLOAD_PATH",
+    "PARTS",
+    "PRECISION",
+    "Part",
+    "viz_payload",
+    "write_payload",
+]
 
-#: The committed payload, shipped inside the package beside the page that reads it.
+#: The reference payload shipped inside the package beside the page that reads it (never rewritten by reproduce).
 PAYLOAD_PATH = Path(__file__).parent / "static" / "payload.json"
+#: Parts computed by arithmetic alone: equal on every machine, bit for bit after rounding.
+DETERMINISTIC_PARTS = ("clocks", "ruler", "census")
 
 #: Top-level keys of ``numbers.json`` the payload reads (the sections it needs computed).
-PAYLOAD_KEYS = ("thm1", "thm5", "tournament", "rescaled", "rebound", "filings")
+PAYLOAD_KEYS = ("thm1", "thm5", "tournament", "rescaled", "rebound", "filings", "long")
 
 #: Decimals the page shows, by kind of number (frequencies keep 6 significant digits instead).
 PRECISION = {"kernel": 3, "accuracy": 3, "score": 2, "factor": 3, "wavelength": 1, "offset": 0}
@@ -223,7 +237,10 @@ def _readouts(src: Sources) -> dict:
     part = {
         "lengths": sorted(acc["rope"], key=int),
         "accuracy": {k: _rnd(v, "accuracy") for k, v in acc.items()},
+        "stderr": {k: _rnd(v, "accuracy") for k, v in src.numbers["tournament"].get("stderr", {}).items()},
+        "seeds": list(src.numbers["tournament"].get("seeds", [])),
         "rescaled": _rnd(src.numbers.get("rescaled", {}).get("accuracy", {}), "accuracy"),
+        "rescaled_stderr": _rnd(src.numbers.get("rescaled", {}).get("stderr", {}), "accuracy"),
         "readers": _readers(src.numbers),
         "rebound_seed": seed,
         "score_r1": _rnd(r["score_r1"], "score"),
@@ -300,6 +317,7 @@ PARTS: tuple[Part, ...] = (
     Part("readouts", "B", _readouts),
     Part("census", "B", _census),
     Part("filing", "B", _filing),
+    Part("long", "B", long_view.build),
 )
 
 
@@ -360,26 +378,12 @@ def viz_payload(source=None, cache_dir=None) -> dict:
 
 
 def write_payload(ctx, out_dir) -> list[Path]:
-    """``reproduce``'s writer hook: ``OUT/payload.json``, and the package's copy after a full run.
+    """``reproduce``'s writer hook: ``OUT/payload.json`` (the package's reference copy is never rewritten).
 
-    The committed copy (:data:`PAYLOAD_PATH`) is rewritten only when every registered section was computed,
-    so ``reproduce --only ...`` or ``--no-train`` never replaces the full payload with a partial one.
+    ``poskernels lab`` serves this file when it exists (``--payload``, default ``results/payload.json``).
     """
-    from .. import page
     from ..atomic import write_json_atomic
 
-    payload = viz_payload(ctx)
-    written = [Path(out_dir) / "payload.json"]
-    write_json_atomic(written[0], payload)
-    missing = sorted({s.key for s in page.SECTIONS} - set(ctx.numbers))
-    if missing:
-        ctx.log(f"[lab] sections {missing} not computed: kept the package's payload, wrote {written[0]} only")
-    elif PAYLOAD_PATH.exists() and json.loads(PAYLOAD_PATH.read_text()) == payload:
-        pass
-    else:
-        try:
-            write_json_atomic(PAYLOAD_PATH, payload)
-            written.append(PAYLOAD_PATH)
-        except OSError as err:  # an installed, read-only package
-            ctx.log(f"[lab] could not update {PAYLOAD_PATH}: {err}")
-    return written
+    path = Path(out_dir) / "payload.json"
+    write_json_atomic(path, viz_payload(ctx))
+    return [path]

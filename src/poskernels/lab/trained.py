@@ -16,13 +16,11 @@ from ..errors import PosKernelsError
 from ..model.config import preset
 from ..model.train import train_many
 
-__all__ = ["DRIFT_OFFSET", "drift", "filing_case", "marked_key_scores", "scores_against_offset"]
+__all__ = ["DRIFT_OFFSET", "drift", "filing_case", "marked_key_scores", "scores_against_offset", "shown_seed"]
 
 
 #: Figure A's drift view: the offset of the marked key whose score follows the query along the sequence.
 DRIFT_OFFSET = 1
-#: The seed whose heads the curves show (the rebound readouts are seed 0's too).
-SEED = 0
 
 
 def _absent(why: str):
@@ -31,14 +29,23 @@ def _absent(why: str):
     return Absent(why)
 
 
+def shown_seed(numbers: dict) -> int:
+    """The seed whose heads the curves show: the first of the tournament's block (the rebound readouts' too).
+
+    >>> shown_seed({"tournament": {"seeds": [1000, 1001]}}), shown_seed({"tournament": {}})
+    (1000, 0)
+    """
+    return int(numbers.get("tournament", {}).get("seeds", [0])[0])
+
+
 def _tournament_heads(src, schemes) -> dict:
-    """The tournament's seed-0 heads, read from the cache the ``tournament`` section filled."""
+    """The tournament's heads of :func:`shown_seed`, read from the cache the ``tournament`` section filled."""
     from .payload import _need
 
     _need(src.numbers, "tournament", "accuracy")
     if src.cache_dir is None:
         raise _absent("no cache of trained heads was given (pass a page Context or cache_dir)")
-    jobs = [(preset("tournament", s), SEED) for s in schemes]
+    jobs = [(preset("tournament", s), shown_seed(src.numbers)) for s in schemes]
     return dict(zip(schemes, train_many(jobs, src.cache_dir, workers=1)))
 
 
@@ -110,7 +117,7 @@ def drift(src, d: int) -> dict:
     return {
         "offset": r,
         "positions": t.tolist(),
-        "seed": SEED,
+        "seed": shown_seed(src.numbers),
         "readers": readers,
         "scores": {s: marked_key_scores(heads[s], t, t - r) for s in readers},
     }
@@ -142,7 +149,7 @@ def scores_against_offset(src, readers: list[str]) -> dict:
             cfg = heads["rope"].head  # read at kappa = n / L, as the re-read table does at n
             reading = Reading.from_extension(extend(maps[reader], omega(cfg.d, cfg.base), n / cfg.n_train, cfg.n_train))
             scores[reader] = marked_key_scores(heads["rope"], t, t - offsets, reading)
-    return {"offsets": offsets.tolist(), "query_length": n, "seed": SEED, "scores": scores}
+    return {"offsets": offsets.tolist(), "query_length": n, "seed": shown_seed(src.numbers), "scores": scores}
 
 
 def filing_case(case: dict) -> dict:

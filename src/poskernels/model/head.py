@@ -112,19 +112,21 @@ def query_forward(
     -------
     logits : ndarray, shape (B, C)
     cache : dict
-        Intermediates for :func:`query_backward`.
+        Intermediates for :func:`query_backward`, and ``a`` of shape ``(B, n)``: the attention weights
+        (:func:`poskernels.model.stack.attention` of the stack of one).
     """
     if validate:
         tokens = _check_tokens(cfg, tokens)
     tokens = np.asarray(tokens)
     shift = None if score_shift is None else np.asarray(score_shift, dtype=float)[None]
     logits, cache = stack_forward(_one(params), cfg, tokens[None], positions, reading, shift, validate=False)
-    return logits[0], cache
+    return logits[0], {"a": attention(cache)[0], "stack": cache}
 
 
 def query_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
     """Gradients of one head's parameters from ``dL/dlogits`` (shape ``(B, C)``): :func:`stack_backward` of one."""
-    return {k: g[0] for k, g in stack_backward(_one(params), cfg, cache, np.asarray(dlogits)[None]).items()}
+    grads = stack_backward(_one(params), cfg, cache["stack"], np.asarray(dlogits)[None])
+    return {k: g[0] for k, g in grads.items()}
 
 
 def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:

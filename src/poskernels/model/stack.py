@@ -250,7 +250,7 @@ def attention(cache: dict) -> np.ndarray:
     >>> cfg = HeadConfig(scheme="alibi")
     >>> p = init_params(cfg, np.random.default_rng(0))
     >>> _, cache = query_forward(p, cfg, cue_batch(np.random.default_rng(1), 3, 8)[0])
-    >>> a = attention(cache)
+    >>> a = attention(cache["stack"])
     >>> a.shape, bool(np.allclose(a.sum(axis=-1), 1.0))
     ((1, 3, 8), True)
     """

@@ -10,7 +10,7 @@ import importlib
 from .registry import SECTIONS, Context, Section, format_table, register
 
 # Section modules, in article order.  Each calls ``register(Section(...))`` at import.
-_SECTION_MODULES: tuple[str, ...] = ("deterministic_a", "deterministic_b", "trained", "filings")
+_SECTION_MODULES: tuple[str, ...] = ("deterministic_a", "deterministic_b", "trained", "filings", "long_context")
 
 for _name in _SECTION_MODULES:
     importlib.import_module(f"{__name__}.{_name}")

@@ -1,15 +1,16 @@
 """Page section for "Finance case study: which company was named last?" (the ``filings`` key of ``numbers.json``).
 
 Everything is computed by :func:`poskernels.experiments.filings.filings_results` (heads trained or loaded from the
-cache, results cached as JSON).  The tables print the article's figures beside ours, with ``*`` where the two
-differ by more than three standard errors of the article's query count.
+cache, results cached as JSON).  The tables print ours as mean ± standard error over the seed block beside the
+article's figures, with ``*`` where the two differ by more than three standard errors (the seeds' spread joined with
+the binomial error of the article's query count, :func:`poskernels.page.registry.differs_se`).
 """
 
 from __future__ import annotations
 
 from ..experiments.filings import filings_results
 from ..experiments.filings_reader import READERS
-from .registry import READER_LABELS, Context, Section, cell, differs, format_table, register
+from .registry import READER_LABELS, Context, Section, cell, cell_se, differs_se, format_table, register
 
 __all__ = ["ARTICLE_ACCURACY", "ARTICLE_CORPUS", "ARTICLE_HORIZON", "LABELS"]
 
@@ -54,7 +55,7 @@ LABELS = {
 
 
 def _compute(ctx: Context) -> dict:
-    return filings_results(ctx.cache_dir, ctx.log)
+    return filings_results(ctx.cache_dir, ctx.log, seeds=ctx.seeds)
 
 
 def _render(data: dict) -> str:
@@ -73,31 +74,47 @@ def _render(data: dict) -> str:
     ]
     out.append(format_table(["corpus", "ours", "article"], rows, title="The synthetic filings"))
 
+    out.append(_accuracy_tables(data))
+    out.append(_horizon_table(data))
+    out.append(_case_table(data["case"]))
+    return "\n\n".join(out)
+
+
+def _accuracy_tables(data: dict) -> str:
     n_all, n_far = ARTICLE_CORPUS["queries"], ARTICLE_CORPUS["far_queries"]
+    acc, se, seeds = data["accuracy"], data["stderr"], data["seeds"]
     rows = []
     for reader in READERS:
-        ours, (art_all, art_far) = data["accuracy"][reader], ARTICLE_ACCURACY[reader]
+        art_all, art_far = ARTICLE_ACCURACY[reader]
         rows.append(
             [
                 LABELS[reader],
-                cell(ours["all"]),
-                cell(art_all) + ("*" if differs(ours["all"], art_all, n_all) else ""),
-                cell(ours["far"]),
-                cell(art_far) + ("*" if differs(ours["far"], art_far, n_far) else ""),
+                cell_se(acc[reader]["all"], se[reader]["all"]),
+                cell(art_all) + ("*" if differs_se(acc[reader]["all"], se[reader]["all"], art_all, n_all) else ""),
+                cell(data["first_three"][reader]["all"]),
+                cell_se(acc[reader]["far"], se[reader]["far"]),
+                cell(art_far) + ("*" if differs_se(acc[reader]["far"], se[reader]["far"], art_far, n_far) else ""),
+                cell(data["first_three"][reader]["far"]),
             ]
         )
-    title = f"Accuracy, mean of seeds (* differs from the article by > 3 SE); kappa = {data['kappa']}"
-    out.append(format_table(["reader", "all", "article", "> 32 back", "article"], rows, title=title))
+    title = (
+        f"Accuracy, mean ± SE over {len(seeds)} seeds ({seeds[0]}-{seeds[-1]}; * differs from the article by > 3 SE);"
+        f" kappa = {data['kappa']}"
+    )
+    headers = ["reader", "all", "article", "first 3", "> 32 back", "article", "first 3"]
+    out = [format_table(headers, rows, title=title)]
     rows = [
-        [LABELS[r], i, cell(data["per_seed"][r]["all"][i]), cell(data["per_seed"][r]["far"][i])]
-        for r in READERS
-        for i in range(len(data["per_seed"][r]["all"]))
+        [LABELS[r], part] + [cell(v) for v in data["per_seed"][r][part]] for r in READERS for part in ("all", "far")
     ]
-    out.append(format_table(["reader", "seed", "all", "> 32 back"], rows, title="Per seed"))
+    out.append(format_table(["reader", "queries", *map(str, seeds)], rows, title="Per seed"))
+    return "\n\n".join(out)
 
-    rows = []
+
+def _horizon_table(data: dict) -> str:
+    rows, index = [], {}
     for row in data["horizon"]:
-        art = ARTICLE_HORIZON.get((row["trained_on"], row["seed"]), (None, None, None))
+        i = index[row["trained_on"]] = index.get(row["trained_on"], -1) + 1  # the article's seeds are the first 3
+        art = ARTICLE_HORIZON.get((row["trained_on"], i), (None, None, None))
         rows.append(
             [
                 f"{row['trained_on']}, seed {row['seed']}",
@@ -110,27 +127,47 @@ def _render(data: dict) -> str:
                 cell(art[2]),
             ]
         )
+    for trained_on, st in data["horizon_stats"].items():
+        m, se = st["mean"], st["stderr"]
+        art = [v for (on, _), v in ARTICLE_HORIZON.items() if on == trained_on]
+        art_mean = [sum(a[k] for a in art) / len(art) for k in range(3)]
+        rows.append(
+            [
+                f"{trained_on}, mean ± SE",
+                cell_se(m["W"], se["W"], 1),
+                cell_se(m["horizon"], se["horizon"], 1),
+                cell(art_mean[0], 1),
+                cell_se(m["inside_half"], se["inside_half"]),
+                cell(art_mean[1]),
+                cell_se(m["beyond"], se["beyond"]),
+                cell(art_mean[2]),
+            ]
+        )
     headers = ["trained on", "W", "horizon W/s", "article", "inside half (queries)", "article", "beyond", "article"]
     title = "ALiBi horizon (Theorem 3 (iii)); W = range of q k_v / tau over the vocabulary, offsets r from the query"
-    out.append(format_table(headers, rows, title=title))
+    return format_table(headers, rows, title=title)
 
-    case = data["case"]
+
+def _case_table(case: dict) -> str:
     names, last, at = case["companies"], case["last_mention"], case["the_company"]
     fenwick = case["truth"][last]
+    shown = sorted(case["answers"][next(iter(READERS))], key=int)
     rows = []
     for reader in READERS:
         answers = case["answers"][reader]
-        # a head may answer a symbol no company of this filing carries: shown as the bare symbol
-        at_answers = ", ".join(
-            names[a] if a < len(names) else f"symbol {a}" for a in (answers[s][at] for s in sorted(answers, key=int))
-        )
-        from_last = [sum(1 for t in range(last, len(case["tokens"])) if answers[s][t] == fenwick) for s in answers]
         rows.append(
-            [LABELS[reader], at_answers, " ".join(map(str, from_last)), " ".join(map(str, case["right"][reader]))]
+            [
+                LABELS[reader],
+                # a head may answer a symbol no company of this filing carries: shown as the bare symbol
+                ", ".join(names[a] if a < len(names) else f"symbol {a}" for a in (answers[s][at] for s in shown)),
+                " ".join(map(str, case["right_from_last"][reader])),
+                " ".join(map(str, case["right"][reader])),
+            ]
         )
+    seeds = case["seeds"]
     title = (
         f"The laboratory's filing ({len(case['tokens'])} tokens): {names[fenwick]} named last at token {last}, "
-        f"'the company' at {at}; per seed 0, 1, 2"
+        f"'the company' at {at}; answers of seeds {', '.join(shown)}, counts per seed {seeds[0]}-{seeds[-1]}"
     )
     headers = [
         "reader",
@@ -138,8 +175,7 @@ def _render(data: dict) -> str:
         f"{names[fenwick]} from {last} on (of {len(case['tokens']) - last})",
         f"right (of {case['queries']})",
     ]
-    out.append(format_table(headers, rows, title=title))
-    return "\n\n".join(out)
+    return format_table(headers, rows, title=title)
 
 
 register(

@@ -13,7 +13,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["READER_LABELS", "SECTIONS", "Context", "Section", "cell", "differs", "format_table", "register"]
+__all__ = [
+    "READER_LABELS",
+    "SECTIONS",
+    "Context",
+    "Section",
+    "cell",
+    "cell_se",
+    "differs",
+    "differs_se",
+    "format_table",
+    "register",
+]
 
 
 @dataclass
@@ -29,11 +40,22 @@ class Context:
         Sections computed so far, by key (a later section may read an earlier one).
     log : callable
         ``log(message)`` for progress; writes to stderr by default.
+    first_seed : int, optional
+        First seed of the block every trained section is a statistic over (None:
+        ``$POSKERNELS_FIRST_SEED``, else 0; :func:`poskernels.seeds.first_seed`).
     """
 
     cache_dir: Path = field(default_factory=lambda: Path(".cache") / "poskernels")
     numbers: dict = field(default_factory=dict)
     log: Callable[[str], None] = field(default=lambda msg: print(msg, file=sys.stderr, flush=True))
+    first_seed: int | None = None
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The seed block of the trained sections (:func:`poskernels.seeds.seed_block`)."""
+        from ..seeds import seed_block
+
+        return seed_block(first=self.first_seed)
 
 
 @dataclass(frozen=True)
@@ -147,3 +169,32 @@ def cell(value, digits: int = 3) -> str:
     ('0.988', '—', '196.5')
     """
     return "—" if value is None else f"{value:.{digits}f}"
+
+
+def differs_se(mean, stderr, article, count: int) -> bool:
+    """Whether a mean over seeds differs from the article's figure by more than three standard errors.
+
+    The standard error joins the seeds' ``stderr`` (the spread of training) with the binomial one of a
+    ``count``-item test at the article's value, ``sqrt(p (1 - p) / count)``: every seed is read on the same test
+    items, so the seeds' spread does not hold the test's own sampling error, which the article's figure carries.
+    A value missing on one side only differs; a missing ``stderr`` counts as 0.
+
+    >>> differs_se(0.92, 0.004, 0.947, 2000), differs_se(0.92, 0.01, 0.947, 2000), differs_se(None, None, None, 9)
+    (True, False, False)
+    """
+    if mean is None or article is None:
+        return (mean is None) != (article is None)
+    p = min(max(article, 1.0 / count), 1.0 - 1.0 / count)
+    se = math.sqrt((stderr or 0.0) ** 2 + p * (1.0 - p) / count)
+    return abs(mean - article) > 3.0 * se
+
+
+def cell_se(mean, stderr, digits: int = 3) -> str:
+    """A table cell ``mean ± stderr`` (``—`` when missing; the mean alone when there is no standard error).
+
+    >>> cell_se(0.93149, 0.0112), cell_se(None, None), cell_se(0.5, None)
+    ('0.931 ± 0.011', '—', '0.500')
+    """
+    if mean is None:
+        return "—"
+    return cell(mean, digits) if stderr is None else f"{mean:.{digits}f} ± {stderr:.{digits}f}"

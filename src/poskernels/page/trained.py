@@ -3,29 +3,34 @@
 Keys of ``numbers.json`` (all computed by :func:`poskernels.experiments.laboratory.run_laboratory`, which
 trains or loads the heads once and caches the result):
 
-- ``tournament``: ``accuracy[scheme][n]`` (mean of seeds 0-2), ``per_seed[scheme][n]``, the best bag reader
-  (exact, and on the same test sequences),
-  RoPE's spread over ten seeds, the learned offset kernels of ALiBi, T5 and Shaw, the settings;
-- ``rescaled``: ``accuracy[reader][n]`` for the RoPE heads re-read with PI, NTK-aware and YaRN at ``kappa = n/32``;
+- ``tournament``: ``accuracy[scheme][n]`` (mean over the seed block), ``stderr[scheme][n]``, ``per_seed[scheme][n]``,
+  ``first_three`` (the mean of the first three seeds, the article's count), ``seeds``, the best bag reader (exact,
+  and on the same test sequences), the learned offset kernels of ALiBi, T5 and Shaw, the settings;
+- ``rescaled``: ``accuracy[reader][n]`` (and ``stderr``, ``per_seed``) for the RoPE heads re-read with PI,
+  NTK-aware and YaRN at ``kappa = n/32``;
 - ``rebound``: per seed, the RoPE head's score of a marked key against its offset (landmarks, plane amplitudes);
-- ``sinusoidal``: the commutant-projected and query-shifted re-reads, the spreads of the score's terms;
+- ``sinusoidal``: the commutant-projected and query-shifted re-reads (mean, ``stderr``, ``per_seed``), the spreads
+  of the score's terms;
 - ``thm2.sinusoidal_defect``: ``delta(M)`` of each sinusoidal head at initialization and after training.
 
-The tables print the article's figure beside ours, with ``*`` where the two differ by more than three
-standard errors of a 2,000-sequence test (``3 sqrt(p (1 - p) / 2000)``).
+The tables print ours as mean ± standard error over the seeds beside the article's figure, with ``*`` where
+the two differ by more than three standard errors (:func:`poskernels.page.registry.differs_se`: the seeds'
+spread joined with the binomial error of a 2,000-sequence test).
 """
 
 from __future__ import annotations
 
 import copy
 
+import numpy as np
+
 from ..experiments.laboratory import run_laboratory
 from ..experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, RESCALED_LENGTHS, TEST_COUNT, TEST_LENGTHS
+from ..seeds import mean_stderr
 from ..theory.commutant import expected_random_defect
-from .registry import READER_LABELS, Context, Section, cell, format_table, register
-from .registry import differs as _differs
+from .registry import READER_LABELS, Context, Section, cell, cell_se, differs_se, format_table, register
 
-__all__ = ["ARTICLE_RESCALED", "ARTICLE_TOURNAMENT", "LABELS", "differs"]
+__all__ = ["ARTICLE_RESCALED", "ARTICLE_TOURNAMENT", "LABELS", "differs", "rebound_stats"]
 
 # The article's printed figures, shown beside ours.  Section "Past the training window", its first table
 # (accuracy as the mean of three seeds; "—" for the learned table past its length).
@@ -56,25 +61,36 @@ ARTICLE_SHIFTED = {"64": 0.769, "128": None, "256": 0.313}
 LABELS = READER_LABELS
 
 
-def differs(ours, article, count: int = TEST_COUNT) -> bool:
-    """:func:`poskernels.page.registry.differs` for the tournament's ``TEST_COUNT`` test sequences.
+def differs(mean, stderr, article, count: int = TEST_COUNT) -> bool:
+    """:func:`poskernels.page.registry.differs_se` for the tournament's ``TEST_COUNT`` test sequences.
 
-    >>> differs(0.95, 0.947), differs(0.70, 0.872)
+    >>> differs(0.95, 0.01, 0.947), differs(0.70, 0.01, 0.872)
     (False, True)
     """
-    return _differs(ours, article, count)
+    return differs_se(mean, stderr, article, count)
 
 
-def _pair(ours, article) -> list:
-    if article is None and ours is None:
+def _pair(mean, stderr, article) -> list:
+    if article is None and mean is None:
         return ["—", ""]
-    mark = "*" if differs(ours, article) else ""
-    return [cell(ours), "" if article is None else f"{cell(article)}{mark}"]
+    mark = "*" if differs(mean, stderr, article) else ""
+    return [cell_se(mean, stderr), "" if article is None else f"{cell(article)}{mark}"]
+
+
+def _seed_range(seeds) -> str:
+    return f"{len(seeds)} seeds ({seeds[0]}-{seeds[-1]})"
+
+
+def _per_seed_table(data: dict, rows_of, lengths, title: str) -> str:
+    """Rows ``(label, n)`` and one column per seed."""
+    seeds = data["seeds"]
+    rows = [[label, n] + [cell(v) for v in data["per_seed"][key][n]] for key, label in rows_of for n in lengths]
+    return format_table(["", "n", *map(str, seeds)], rows, title=title)
 
 
 def _lab(ctx: Context, key: str) -> dict:
     # a copy: numbers.json's sections may be merged into or edited; the laboratory's memo must not be
-    return copy.deepcopy(run_laboratory(ctx.cache_dir, ctx.log)[key])
+    return copy.deepcopy(run_laboratory(ctx.cache_dir, ctx.log, seeds=ctx.seeds)[key])
 
 
 # --------------------------------------------------------------------------- tournament
@@ -91,21 +107,18 @@ def _tournament_render(data: dict) -> str:
     schemes = [s for s in ARTICLE_SCHEMES + EXTRA_SCHEMES if s in data["accuracy"]]
     for s in schemes:
         art = ARTICLE_TOURNAMENT.get(s, {})
-        rows.append([LABELS[s]] + [c for n in lengths for c in _pair(data["accuracy"][s][n], art.get(n))])
+        rows.append(
+            [LABELS[s]] + [c for n in lengths for c in _pair(data["accuracy"][s][n], data["stderr"][s][n], art.get(n))]
+        )
     rows.append(["best bag reader, exact"] + [c for n in lengths for c in (cell(data["bag_reader"][n]), "")])
     rows.append(
         ["best bag reader, same tests"] + [c for n in lengths for c in (cell(data["bag_reader_heldout"][n]), "")]
     )
-    out = [format_table(headers, rows, title="Accuracy, mean of seeds 0-2 (* differs from the article by > 3 SE)")]
-
-    per = [[LABELS[s], str(seed)] + [cell(data["per_seed"][s][n][i]) for n in lengths]
-           for s in schemes for i, seed in enumerate(data["seeds"])]  # fmt: skip
-    out.append(format_table(["scheme", "seed", *lengths], per, title="Per seed"))
-
-    sp = data["rope_spread"]
-    rows = [[stat] + [f"{sp[stat][n]:.3f}" for n in lengths] for stat in ("mean", "std", "min", "max")]
-    title = f"RoPE over {len(sp['seeds'])} seeds ({sp['seeds'][0]}-{sp['seeds'][-1]}); the article: 3 seeds"
-    out.append(format_table(["RoPE", *lengths], rows, title=title))
+    title = f"Accuracy, mean ± standard error over {_seed_range(data['seeds'])} (* differs from the article by > 3 SE)"
+    out = [format_table(headers, rows, title=title)]
+    first = [[LABELS[s]] + [cell(data["first_three"][s][n]) for n in lengths] for s in schemes]
+    out.append(format_table(["scheme", *lengths], first, title="Mean of the first three seeds (the article's count)"))
+    out.append(_per_seed_table(data, [(s, LABELS[s]) for s in schemes], lengths, "Per seed"))
 
     offsets = list(next(iter(data["offset_kernel"].values())))
     rows = [[LABELS[s]] + [f"{data['offset_kernel'][s][r]:.2f}" for r in offsets] for s in data["offset_kernel"]]
@@ -135,13 +148,17 @@ def _rescaled_render(data: dict) -> str:
     lengths = [str(n) for n in RESCALED_LENGTHS]
     headers = ["RoPE head read with"] + [h for n in lengths for h in (n, "article")]
     rows = [
-        [LABELS[r]] + [c for n in lengths for c in _pair(data["accuracy"][r][n], ARTICLE_RESCALED[r].get(n))]
+        [LABELS[r]]
+        + [c for n in lengths for c in _pair(data["accuracy"][r][n], data["stderr"][r][n], ARTICLE_RESCALED[r].get(n))]
         for r in data["accuracy"]
     ]
     kappas = ", ".join(f"{k:g}" for k in data["kappa"].values())
-    return format_table(
-        headers, rows, title=f"Re-read at kappa = n/32 ({kappas}), no further training; mean of 3 seeds"
-    )
+    title = f"Re-read at kappa = n/32 ({kappas}), no further training; mean ± SE over {_seed_range(data['seeds'])}"
+    out = [format_table(headers, rows, title=title)]
+    first = [[LABELS[r]] + [cell(data["first_three"][r][n]) for n in lengths] for r in data["accuracy"]]
+    out.append(format_table(["reader", *lengths], first, title="Mean of the first three seeds"))
+    out.append(_per_seed_table(data, [(r, LABELS[r]) for r in data["accuracy"]], lengths, "Per seed"))
+    return "\n\n".join(out)
 
 
 # --------------------------------------------------------------------------- rebound
@@ -149,6 +166,39 @@ def _rescaled_render(data: dict) -> str:
 
 def _rebound(ctx: Context) -> dict:
     return _lab(ctx, "rebound")
+
+
+def rebound_stats(data: dict, edge: int = 31) -> dict:
+    """Mean and standard error over seeds of each landmark of the rebound, and the share of seeds with a property.
+
+    Returns
+    -------
+    dict
+        ``mean`` and ``stderr`` of ``score_r1``, ``score_r31``, ``first_trough_r`` / ``_score``, ``deepest_r`` /
+        ``_score``, ``peak_r`` / ``_score``; ``positive_edge`` (share of seeds scoring a key at the window's edge
+        above 0), ``trough_at_edge`` (share whose first trough lies within 3 of ``r = 31``), ``top_plane_3``.
+
+    >>> one = {"score_r1": 100.0, "score_r31": 5.0, "first_trough": [33, 4.0], "deepest": [90, -50.0],
+    ...        "peak": [180, 80.0], "top_plane": 3}
+    >>> rebound_stats({"0": one, "1": {**one, "score_r31": -1.0}})["positive_edge"]
+    0.5
+    """
+    seeds = list(data)
+    values = {
+        "score_r1": [data[s]["score_r1"] for s in seeds],
+        f"score_r{edge}": [data[s][f"score_r{edge}"] for s in seeds],
+    }
+    for mark in ("first_trough", "deepest", "peak"):
+        values[f"{mark}_r"] = [data[s][mark][0] for s in seeds]
+        values[f"{mark}_score"] = [data[s][mark][1] for s in seeds]
+    stats = {k: mean_stderr(v) for k, v in values.items()}
+    return {
+        "mean": {k: m for k, (m, _) in stats.items()},
+        "stderr": {k: se for k, (_, se) in stats.items()},
+        "positive_edge": float(np.mean([data[s][f"score_r{edge}"] > 0 for s in seeds])),
+        "trough_at_edge": float(np.mean([abs(data[s]["first_trough"][0] - edge) <= 3 for s in seeds])),
+        "top_plane_3": float(np.mean([data[s]["top_plane"] == 3 for s in seeds])),
+    }
 
 
 def _rebound_render(data: dict) -> str:
@@ -161,15 +211,37 @@ def _rebound_render(data: dict) -> str:
         [seed, d["score_r1"], d["score_r31"], at(d["first_trough"]), at(d["deepest"]), at(d["peak"]), d["top_plane"]]
         for seed, d in data.items()
     ]
+    st = rebound_stats(data)
+    m, se = st["mean"], st["stderr"]
+
+    def at_se(mark):
+        return f"{cell_se(m[mark + '_score'], se[mark + '_score'], 1)} at {cell_se(m[mark + '_r'], se[mark + '_r'], 1)}"
+
+    rows.append(
+        [
+            "mean ± SE",
+            cell_se(m["score_r1"], se["score_r1"], 1),
+            cell_se(m["score_r31"], se["score_r31"], 1),
+            at_se("first_trough"),
+            at_se("deepest"),
+            at_se("peak"),
+            f"3 in {st['top_plane_3']:.0%}",
+        ]
+    )
     a = ARTICLE_REBOUND_SEED0
     rows.append(
         ["article, 0", a["score_r1"], a["score_r31"], at(a["first_trough"]), at(a["deepest"]), at(a["peak"]), 3]
     )
     title = "RoPE: pre-softmax score <q, R(-r) k>/tau of the mean marked key at offset r"
     table = format_table(headers, rows, title=title)
+    share = (
+        f"score at the window's edge (r = 31) above 0 in {st['positive_edge']:.0%} of {len(data)} seeds; "
+        f"first trough within 3 of r = 31 in {st['trough_at_edge']:.0%}"
+    )
     amps = [[seed] + [f"{v:.1f}" for v in d["amplitudes"]] for seed, d in data.items()]
     planes = [str(j) for j in range(len(next(iter(data.values()))["amplitudes"]))]
-    return table + "\n\n" + format_table(["seed", *planes], amps, title="Per-plane amplitudes rho_j / tau")
+    amps_table = format_table(["seed", *planes], amps, title="Per-plane amplitudes rho_j / tau")
+    return table + "\n" + share + "\n\n" + amps_table
 
 
 # --------------------------------------------------------------------------- sinusoidal
@@ -182,17 +254,23 @@ def _sinusoidal(ctx: Context) -> dict:
 def _sinusoidal_render(data: dict) -> str:
     lengths = list(data["projected"])
     headers = ["sinusoidal head", *[h for n in lengths for h in (n, "article")]]
+    se = data["stderr"]
     rows = [
         ["pos-pos term projected"]
-        + [c for n in lengths for c in _pair(data["projected"][n], ARTICLE_PROJECTED.get(n))],
-        ["query shifted to 31"] + [c for n in lengths for c in _pair(data["shifted"][n], ARTICLE_SHIFTED.get(n))],
+        + [c for n in lengths for c in _pair(data["projected"][n], se["projected"][n], ARTICLE_PROJECTED.get(n))],
+        ["query shifted to 31"]
+        + [c for n in lengths for c in _pair(data["shifted"][n], se["shifted"][n], ARTICLE_SHIFTED.get(n))],
     ]
-    out = [format_table(headers, rows, title="Re-read with one change (mean of 3 seeds)")]
+    title = f"Re-read with one change (mean ± SE over {_seed_range(data['seeds'])})"
+    out = [format_table(headers, rows, title=title)]
+    rows_of = [("projected", "pos-pos term projected"), ("shifted", "query shifted to 31")]
+    out.append(_per_seed_table(data, rows_of, lengths, "Per seed"))
     sp = data["spreads"]
     rows = [
-        [i, sp["pos_pos"][i], sp["pos_content"][i], sp["content_pos"][i], data["spread_ratio"][i]]
-        for i in range(len(data["spread_ratio"]))
+        [seed, sp["pos_pos"][i], sp["pos_content"][i], sp["content_pos"][i], data["spread_ratio"][i]]
+        for i, seed in enumerate(data["seeds"])
     ]
+    rows.append(["mean ± SE", "", "", "", cell_se(data["spread_ratio_mean"], data["spread_ratio_stderr"])])
     out.append(
         format_table(
             ["seed", "pos-pos", "pos-content", "content-pos", "pos-content / pos-pos"],
@@ -212,10 +290,23 @@ def _thm2(ctx: Context) -> dict:
 
 def _thm2_render(data: dict) -> str:
     d = data["sinusoidal_defect"]
+
+    def article(kind, i):
+        return cell(ARTICLE_DEFECT[kind][i]) if i < len(ARTICLE_DEFECT[kind]) else ""
+
     rows = [
-        [str(i), d["init"][i], ARTICLE_DEFECT["init"][i], d["trained"][i], ARTICLE_DEFECT["trained"][i]]
-        for i in range(len(d["init"]))
+        [str(seed), d["init"][i], article("init", i), d["trained"][i], article("trained", i)]
+        for i, seed in enumerate(d["seeds"])
     ]
+    rows.append(
+        [
+            "mean ± SE",
+            cell_se(d["mean"]["init"], d["stderr"]["init"]),
+            cell(float(np.mean(ARTICLE_DEFECT["init"]))),
+            cell_se(d["mean"]["trained"], d["stderr"]["trained"]),
+            cell(float(np.mean(ARTICLE_DEFECT["trained"]))),
+        ]
+    )
     random = expected_random_defect(16)  # sqrt(E delta^2) of a Gaussian 16 x 16 matrix
     return format_table(
         ["seed", "delta at init", "article", "delta trained", "article"],

@@ -50,7 +50,7 @@ def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
         "--stack", type=int, default=16, help="most trainings (seeds of one configuration) per job (default: 16)"
     )
     p.add_argument("--format", choices=sorted(FORMATS), default="csv", help="(export) output format (default: csv)")
-    p.add_argument("--out", type=Path, help="(export) the file to write")
+    p.add_argument("--out", help="(export) the file to write ('-': the table alone on standard output)")
 
 
 def sweep(args: argparse.Namespace) -> int:
@@ -59,7 +59,8 @@ def sweep(args: argparse.Namespace) -> int:
             raise PosKernelsError("usage: poskernels sweep export STORE --format csv|parquet --out FILE")
         with Store(args.export_store, create=False) as store:
             n = export(store, args.out, args.format)
-        print(f"wrote {n} rows to {args.out}")
+        if args.out != "-":
+            print(f"wrote {n} rows to {args.out}", file=sys.stderr)
         return 0
     if args.export_store is not None:
         raise PosKernelsError(f"unexpected argument {str(args.export_store)!r} (did you mean --store?)")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
+import tempfile
 from pathlib import Path
 
 from ..atomic import replacing
@@ -81,10 +83,21 @@ FORMATS = {"csv": _write_csv, "parquet": _write_parquet}
 
 
 def export(store: Store, path, fmt: str = "csv") -> int:
-    """Write ``store`` to ``path`` as ``fmt`` (``csv`` or ``parquet``), atomically; returns the rows written."""
+    """Write ``store`` to ``path`` as ``fmt`` (``csv`` or ``parquet``), atomically; returns the rows written.
+
+    ``path`` ``"-"`` writes the table alone to standard output (bytes for Parquet).
+    """
     if fmt not in FORMATS:
         raise PosKernelsError(f"unknown export format {fmt!r}; accepted: {', '.join(FORMATS)}")
     names, rows = records(store)
+    if str(path) == "-":
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / f"export.{fmt}"
+            FORMATS[fmt](names, rows, out)
+            sys.stdout.flush()
+            sys.stdout.buffer.write(out.read_bytes())
+            sys.stdout.buffer.flush()
+        return len(rows)
     with replacing(path) as tmp:
         FORMATS[fmt](names, rows, tmp)
     return len(rows)

@@ -29,12 +29,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..encodings import omega
-from ..errors import PosKernelsError
+from ..errors import PosKernelsError, did_you_mean
 from ..experiments.tournament import TEST_COUNT, TEST_LENGTHS, TEST_SEED
-from ..extension import MAPS, extend
+from ..extension import MAP_ALIASES, MAPS, extend
 from ..model.config import PRESETS, HeadConfig, TrainConfig
 
-__all__ = ["DEFAULT_EVAL", "SETTINGS", "Grid", "Setting", "load_grid", "parse_grid"]
+__all__ = ["DEFAULT_EVAL", "SETTINGS", "TEST_TASKS", "Grid", "Setting", "load_grid", "parse_grid"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,15 @@ _HEAD = {"scheme": str, "embedding": str, "d": int, "n_train": int, "base": floa
          "t5_buckets": int, "t5_max_distance": int, "shaw_clip": int, "embed_scale": float,
          "map_scale": float}  # fmt: skip
 _TRAIN = {"steps": int, "batch": int, "lr": float, "beta1": float, "beta2": float, "eps": float}
-_EVAL = {"test_lengths": list, "test_size": int, "test_seed": int, "extension": str}
+_EVAL = {"test_lengths": list, "test_size": int, "test_seed": int, "extension": str, "test_task": str}
+
+#: What a point is read on: ``cue`` (the tournament's test sets, ``test_lengths`` are lengths), ``long`` (the cue
+#: task read by the streaming reader, lengths up to 10^6 and beyond) and ``needle`` (one marked token; the
+#: ``test_lengths`` are its offsets ``r`` from the query); see :mod:`poskernels.experiments.long_context`.
+TEST_TASKS = ("cue", "long", "needle")
+
+#: transformers' names for settings that are the same thing here (a RoPE head's base is its ``rope_theta``).
+ALIASES: dict[str, str] = {"rope_theta": "base"}
 
 #: Every setting a grid may span, by name.
 SETTINGS: dict[str, Setting] = {
@@ -78,6 +86,7 @@ DEFAULT_EVAL = {
     "test_size": TEST_COUNT,
     "test_seed": TEST_SEED,
     "extension": "none",
+    "test_task": "cue",
 }
 
 _TABLES = ("sweep", "fixed", "grid")
@@ -150,7 +159,8 @@ class _Reader:
 
     def value(self, table: str, key: str, value, index: int = 0):
         """Check one value of setting ``key`` (type, then the config's own validators)."""
-        kind = SETTINGS[key].kind
+        name = ALIASES.get(key, key)
+        kind = SETTINGS[name].kind
         if kind is list:
             if not isinstance(value, list) or not value:
                 self.fail(f"must be a non-empty list of integers >= 2; got {value!r}", table, key, index)
@@ -164,8 +174,10 @@ class _Reader:
             value = float(value)
         if isinstance(value, bool) or not isinstance(value, kind):
             self.fail(f"must be {_KIND_WORDS[kind]}; got {value!r}", table, key, index)
+        if name == "extension" and isinstance(value, str):
+            value = MAP_ALIASES.get(value, value)  # transformers' names: linear = pi
         try:
-            _check_alone(key, value)
+            _check_alone(name, value)
         except PosKernelsError as err:
             self.fail(str(err), table, key, index)
         return value
@@ -185,7 +197,13 @@ def _check_alone(key: str, value) -> None:
         if value < (1 if key == "test_size" else 0):
             raise PosKernelsError(f"must be {'positive' if key == 'test_size' else 'non-negative'}; got {value!r}")
     elif key == "extension" and value not in MAPS:
-        raise PosKernelsError(f"unknown extension map {value!r}; accepted: {', '.join(sorted(MAPS))}")
+        raise PosKernelsError(
+            f"unknown extension map {value!r}{did_you_mean(value, MAPS)}; accepted: {', '.join(sorted(MAPS))}"
+        )
+    elif key == "test_task" and value not in TEST_TASKS:
+        raise PosKernelsError(
+            f"unknown test task {value!r}{did_you_mean(value, TEST_TASKS)}; accepted: {', '.join(TEST_TASKS)}"
+        )
 
 
 def _defaults(preset: str) -> dict:
@@ -245,9 +263,13 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
 
     fixed = {}
     for key, value in data.get("fixed", {}).items():
-        if key not in SETTINGS:
-            r.fail(f"unknown setting; accepted: {', '.join(SETTINGS)}", "fixed", key)
-        fixed[key] = r.value("fixed", key, value)
+        name = ALIASES.get(key, key)
+        if name not in SETTINGS:
+            r.fail(f"unknown setting{did_you_mean(key, [*SETTINGS, *ALIASES])}; accepted: {', '.join(SETTINGS)}",
+                   "fixed", key)  # fmt: skip
+        if name in fixed:
+            r.fail(f"sets {name!r} a second time (as {key!r})", "fixed", key)
+        fixed[name] = r.value("fixed", key, value)
 
     blocks = data.get("grid", {})
     blocks = [blocks] if isinstance(blocks, dict) else blocks
@@ -257,9 +279,13 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
     for i, block in enumerate(blocks):
         axes = {}
         for key, values in block.items():
-            if key not in SETTINGS:
-                r.fail(f"unknown setting; accepted: {', '.join(SETTINGS)}", "grid", key, i)
-            if key in fixed:
+            name = ALIASES.get(key, key)
+            if name not in SETTINGS:
+                r.fail(f"unknown setting{did_you_mean(key, [*SETTINGS, *ALIASES])}; accepted: {', '.join(SETTINGS)}",
+                       "grid", key, i)  # fmt: skip
+            if name in axes:
+                r.fail(f"sets {name!r} a second time (as {key!r})", "grid", key, i)
+            if name in fixed:
                 r.fail(
                     f"is also set in [fixed] (line {r.lines.key('fixed', key)}); give it in one place", "grid", key, i
                 )
@@ -268,7 +294,7 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
             checked = [r.value("grid", key, v, i) for v in values]
             if len({repr(v) for v in checked}) != len(checked):
                 r.fail(f"lists a value twice: {values!r}", "grid", key, i)
-            axes[key] = checked
+            axes[name] = checked
         axes_of_blocks.append(axes)
 
     points, keys, skipped = [], set(), 0

@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 
 from ..errors import check_positive_int
+from ..experiments.long_context import read_head
 from ..experiments.tournament import defined_at, heldout, rescaled_reading
 from ..model.cache import CODE_VERSION as HEAD_CODE_VERSION
 from ..model.config import HeadConfig, TrainConfig
@@ -35,9 +36,13 @@ __all__ = ["CODE_VERSION", "TASK", "group_jobs", "group_stacks", "point_key", "r
 #: The training stream of every point (the tournament's cue task).
 TASK = "cue"
 
+#: The test tasks read by the streaming reader: the grid's ``test_task`` -> the long-context measurement it runs
+#: (``test_lengths`` are lengths for ``long`` and the needle's offsets for ``needle``).
+LONG_TASKS = {"long": "length", "needle": "distance"}
+
 #: Version of what a point's row holds: the head's training code and this module's reading of it
 #: (test-set convention, metrics).  A stored row of another version is stale and is recomputed.
-CODE_VERSION = f"{HEAD_CODE_VERSION}/sweep-1"
+CODE_VERSION = f"{HEAD_CODE_VERSION}/sweep-2"  # sweep-2: the test_task setting
 
 
 def _digest(obj) -> str:
@@ -173,8 +178,12 @@ def run_job(job: dict) -> dict:
             if not defined_at(point["scheme"], point["n_train"], n):  # Definition 1: a learned table past L
                 accuracy[str(n)] = None
                 continue
-            tokens, targets = heldout(n, point["test_size"], point["test_seed"])
             extension = point["extension"]
+            if point["test_task"] in LONG_TASKS:  # read far past the window by the streaming reader
+                task = LONG_TASKS[point["test_task"]]
+                accuracy[str(n)] = read_head(head, extension, task, n, point["test_size"], point["test_seed"])
+                continue
+            tokens, targets = heldout(n, point["test_size"], point["test_seed"])
             reading = PLAIN if extension == "none" else rescaled_reading(head, extension, n)
             accuracy[str(n)] = float(evaluate(head, tokens, targets, reading=reading))
         results[key] = {

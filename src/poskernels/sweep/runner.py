@@ -170,37 +170,43 @@ def dask_backend(address: str, slots: int | None = None, timeout: float = 30.0) 
 
 
 class Progress:
-    """Points done, failed, rate and time left, on a stream (stderr), at most every ``every`` s.
+    """Points done and failed as a progress bar (tqdm) on a stream (stderr), redrawn at most every ``every`` s.
+
+    tqdm gives the rate and the time left; a stream that is not a terminal gets the bar's lines as they are drawn.
 
     >>> import io
     >>> out = io.StringIO()
-    >>> p = Progress(10, done=2, stream=out, every=0, clock=iter([0.0, 4.0]).__next__)
-    >>> p.update(done=4, failed=0)
-    >>> out.getvalue()
-    '[sweep] 4/10 done, 0 failed, 0.50 points/s, about 12 s left\\n'
+    >>> p = Progress(10, done=2, stream=out, every=0)
+    >>> p.update(done=4, failed=1)
+    >>> p.close()
+    >>> "5/10" in out.getvalue() and "failed=1" in out.getvalue()
+    True
     """
 
-    def __init__(self, total: int, done: int = 0, failed: int = 0, stream=None, every: float = 2.0, clock=None):
-        self.total, self.start_done, self.start_failed = total, done, failed
-        self.stream = sys.stderr if stream is None else stream
-        self.every, self.clock = every, clock or time.monotonic
-        self.t0, self.last = self.clock(), None
+    def __init__(self, total: int, done: int = 0, failed: int = 0, stream=None, every: float = 2.0):
+        from tqdm import tqdm
+
+        self.seen = done + failed
+        self.bar = tqdm(
+            total=total,
+            initial=self.seen,
+            desc="[sweep]",
+            unit="point",
+            file=sys.stderr if stream is None else stream,
+            mininterval=every,
+            dynamic_ncols=True,
+        )
+        self.bar.set_postfix(failed=failed, refresh=False)
 
     def update(self, done: int, failed: int, force: bool = False) -> None:
-        now = self.clock()
-        if not force and self.last is not None and now - self.last < self.every:
-            return
-        self.last = now
-        ran = done + failed - self.start_done - self.start_failed
-        rate = ran / (now - self.t0) if now > self.t0 else 0.0
-        left = self.total - done - failed
-        eta = f"about {_seconds(left / rate)} left" if rate > 0 and left else ("finished" if not left else "...")
-        print(f"[sweep] {done}/{self.total} done, {failed} failed, {rate:.2f} points/s, {eta}", file=self.stream)
-        self.stream.flush()
+        self.bar.set_postfix(failed=failed, refresh=False)
+        self.bar.update(done + failed - self.seen)
+        self.seen = done + failed
+        if force:
+            self.bar.refresh()
 
-
-def _seconds(s: float) -> str:
-    return f"{s:.0f} s" if s < 120 else (f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.1f} h")
+    def close(self) -> None:
+        self.bar.close()
 
 
 @dataclass(frozen=True)
@@ -348,12 +354,14 @@ def run_sweep(
         store.release(keys)  # every row still "running" is ours (the store is locked): back to pending
         why = "interrupted" if isinstance(err, KeyboardInterrupt) else f"stopped by {type(err).__name__}"
         store.end_run(run_id, why)
+        progress.close()
         print(f"[sweep] {why}: {c['done']}/{len(keys)} done; run the same command again to resume", file=stream)
         raise
     if executor is not None:
         executor.shutdown(wait=True)
     store.end_run(run_id, "finished")
     progress.update(c["done"], c["failed"], force=True)
+    progress.close()
     seconds = time.perf_counter() - start
     return SweepSummary(run_id, len(keys), done_before, c["done"], c["failed"], stale, trained, seconds)
 

@@ -4,17 +4,19 @@ import * as census from "./census.js";
 import * as clocks from "./clocks.js";
 import * as drift from "./drift.js";
 import * as filing from "./filing.js";
+import * as long from "./long.js";
 import * as readouts from "./readouts.js";
 import * as ruler from "./ruler.js";
 import * as scores from "./scores.js";
 import { absent, el } from "./svg.js";
 
-const VIEWS = { clocks, ruler, drift, scores, readouts, census, filing };
+const VIEWS = { clocks, ruler, drift, scores, readouts, census, filing, long };
 const TITLES = {
   clocks: "The clocks of the sinusoidal code", ruler: "The ruler: the kernel against its limit",
   drift: "Drift: a learned score against absolute position", scores: "Learned score against offset, per reader",
   readouts: "Readouts: RoPE past its window", census: "Wavelength census and each rescaling's factor per plane",
   filing: "One held-out filing, token by token",
+  long: "Far past the window: accuracy against length and distance",
 };
 
 async function main() {

@@ -1,0 +1,53 @@
+"""The laboratory's view of the long-context measurements: its payload part, built from ``numbers.json``'s ``long``.
+
+Accuracy against log length (cue task) and against the log offset of a needle, one curve per reader, and each
+ALiBi head's horizon ``W / s`` on the offset axis (Theorem 3 (iii)).  Every number comes from the ``long`` section
+(:mod:`poskernels.experiments.long_context`); nothing is computed here but rounding and the axes.
+"""
+
+from __future__ import annotations
+
+from ..page.registry import READER_LABELS
+
+__all__ = ["build"]
+
+
+def _log_axis(values, label: str) -> dict:
+    xs = sorted(int(v) for v in values)
+    lo, hi = (xs[0], xs[-1]) if xs[0] < xs[-1] else (xs[0] / 2, xs[0] * 2)  # one point: an octave either side
+    ticks = [t for t in (1, 10, 100, 1000, 10_000, 100_000, 1_000_000) if lo <= t <= hi]
+    return {"min": lo, "max": hi, "log": True, "ticks": ticks, "label": label}
+
+
+def build(src) -> dict:
+    """The ``long`` part: ``lengths``, ``offsets``, ``length``/``distance`` curves by reader, ``horizons``, axes."""
+    from .payload import PRECISION, _need, _rnd  # the payload's rounding and its "absent" rule
+
+    data = _need(src.numbers, "long")
+    length, distance = data["length"], data["distance"]
+    acc = PRECISION["accuracy"]
+    readers = [r for r in data["readers"] if r in length["accuracy"]]
+    part = {
+        "lengths": [int(n) for n in length["lengths"]],
+        "offsets": [int(r) for r in distance["offsets"]],
+        "length": {r: _rnd([length["accuracy"][r][n] for n in length["lengths"]], "accuracy") for r in readers},
+        "distance": {r: _rnd([distance["accuracy"][r][x] for x in distance["offsets"]], "accuracy") for r in readers},
+        "readers": [{"key": r, "label": READER_LABELS.get(r, r)} for r in readers],
+        "horizons": [{"seed": s, "horizon": round(row["horizon"], 1)} for s, row in distance["horizon"].items()],
+        "x_length": _log_axis(length["lengths"], "test length n (log; trained at 32)"),
+        "x_distance": _log_axis(distance["offsets"], "offset r of the one marked token (log)"),
+        "y": {"min": 0.0, "max": 1.0, "log": False, "ticks": [0.0, 0.25, 0.5, 0.75, 1.0], "label": "accuracy"},
+        "chance": _rnd(1 / 8, "accuracy"),
+        "seeds": len(data["seeds"]),
+        "count": data["count"],
+        "decimals": acc,
+    }
+    hs = [h["horizon"] for h in part["horizons"]]
+    part["caption"] = (
+        f"Mean of {part['seeds']} seeds, {part['count']} sequences a point. First panel: the cue task read at lengths "
+        f"{part['lengths'][0]} to {part['lengths'][-1]}. Second: one marked token r positions before the query; "
+        + (f"ticks mark the ALiBi heads' horizons W/s ({min(hs):.1f} to {max(hs):.1f}). " if hs else "")
+        + "Past its horizon an ALiBi head's needle weighs less than the query itself (Theorem 3 (iii)); "
+        "the dashed line is chance, 1/8."
+    )
+    return part

@@ -1,0 +1,388 @@
+"""Read a head far past its window: one query over ``n`` keys in chunks, with a running softmax.
+
+:func:`poskernels.model.head.query_forward` scores every key of a sequence at once (``(B, n)`` arrays, and a
+``(U, n, V)`` table for RoPE).  :func:`stream_logits` reads the same query over the keys in chunks of ``chunk``
+positions and keeps, per sequence, a running maximum ``m``, a normalizer ``Z = sum_j e^{z_j - m}`` and a weighted
+value ``N = sum_j e^{z_j - m} v_j W_O``; a chunk that raises the maximum to ``m'`` rescales both by ``e^{m - m'}``.
+The logits are ``N / Z``, the one-pass reader's (the tests check every scheme and every reading), and memory
+beyond the token array is ``O(V B chunk)`` whatever ``n``.  When every sequence ends in the same query token (the
+cue task), each chunk of every head goes through one batched product of token indicators
+(:func:`_absorb_products`); otherwise each head gathers its scores key by key.  Per-token embeddings come only from
+:func:`poskernels.model.head.token_table`.
+
+Two shortcuts, each a registry by scheme name:
+
+* :data:`CONSTANT_PAST` (exact): past the offset ``R0`` where a relative bias stops changing (NoPE from 0, Shaw
+  past its clip, T5 in its last bucket), keys differ only by their token, so they enter as token counts;
+* :data:`poskernels.model.cut.CUT_SLOPES` (certified, Theorem 3 (ii)): keys of an ALiBi head past its certified
+  cut ``D`` (:func:`poskernels.model.cut.certified_cut`) are dropped, ``O(D)`` per query whatever ``n``, with
+  dropped weight ``<= eps``.
+
+Examples
+--------
+>>> from poskernels.model.head import init_params, query_logits
+>>> from poskernels.tasks.cue import cue_batch
+>>> cfg = HeadConfig(scheme="rope")
+>>> p = init_params(cfg, np.random.default_rng(0))
+>>> x, _ = cue_batch(np.random.default_rng(1), 3, 300)
+>>> bool(np.allclose(stream_logits(p, cfg, x, chunk=64), query_logits(p, cfg, x)))
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import PosKernelsError, check_positive_int
+from ..theory.alibi import t5_last_bucket_first_offset
+from .config import HeadConfig
+from .cut import CUT_SLOPES, certified_cut
+from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
+from .schemes import HEAD_SCHEMES
+
+__all__ = [
+    "CONSTANT_PAST",
+    "recent_weights",
+    "stream_logits",
+    "stream_many",
+]
+
+#: Schemes whose bias is the same at every offset ``r >= R0`` (and that add no code and no rotation): name -> R0.
+CONSTANT_PAST: dict[str, Callable[[HeadConfig], int]] = {
+    "nope": lambda cfg: 0,
+    "shaw": lambda cfg: cfg.shaw_clip,  # a_min(r, K): one vector from K on
+    "t5": lambda cfg: t5_last_bucket_first_offset(cfg.t5_buckets, cfg.t5_max_distance),  # the open last bucket
+}
+
+_TINY = 1e-250  # a normalizer below this (relative to its running maximum) is recomputed row by row
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One head and its reading, prepared for the chunks (every array is the same for every chunk)."""
+
+    params: dict
+    cfg: HeadConfig
+    reading: Reading
+    theta: np.ndarray | None  # (P,) rotary frequencies, or None
+    q: np.ndarray  # (U, d) query of each distinct query token
+    content: np.ndarray  # (U, V) content score q_u k_v^T / tau (unrotated)
+    G: np.ndarray  # (V, C) each token's value, read out: (E W_V W_O)[v]
+    additive: bool  # the scheme adds a code p(m) to the embedding
+    start: int  # first key column read (0, or the cut's / the constant past's first column)
+    past: int | None  # columns [0, past) enter as token counts (CONSTANT_PAST), or None
+    spin: np.ndarray | None  # (chunk, P) e^{i k theta} for k = 0..chunk-1 (rotary heads at integer positions)
+
+
+class _Arange:
+    """Positions ``0..n-1`` made a slice at a time (so the default positions take no ``O(n)`` memory)."""
+
+    def __init__(self, n: int):
+        self.size = n
+
+    def __getitem__(self, key: slice) -> np.ndarray:
+        return np.arange(self.size, dtype=float)[key] if key.step else np.arange(*key.indices(self.size), dtype=float)
+
+
+def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
+    scheme = HEAD_SCHEMES[cfg.scheme]
+    theta = _theta(cfg, scheme, reading)
+    n = pos.size
+    tok = token_table(params, cfg)  # (V, d)
+    hq = tok[uq]  # (U, d)
+    code_q = scheme.code(params, cfg, pos[-1:])  # (1, d) or None; a learned table refuses past its length here
+    if code_q is not None:
+        if theta is not None:
+            raise PosKernelsError(f"scheme {cfg.scheme!r} is both additive and rotary; the head supports one")
+        hq = hq + code_q[0]
+    q = hq @ params["W_Q"]  # (U, d)
+    content = q @ (tok @ params["W_K"]).T / cfg.tau  # (U, V)
+    G = tok @ params["W_V"] @ params["W_O"]  # (V, C)
+    start, past = 0, None
+    if eps is not None:
+        if not default_pos:
+            raise PosKernelsError("the certified cut reads integer offsets: pass positions=None with eps")
+        start = max(0, n - 1 - certified_cut(params, cfg, uq, eps).D)
+    elif default_pos and cfg.scheme in CONSTANT_PAST and code_q is None and theta is None:
+        past = max(0, n - CONSTANT_PAST[cfg.scheme](cfg))  # columns j < past have offsets r >= R0
+        start = past
+    spin = np.exp(1j * np.arange(chunk)[:, None] * theta) if theta is not None and default_pos else None  # (chunk, P)
+    return _Plan(params, cfg, reading, theta, q, content, G, code_q is not None, start, past, spin)
+
+
+def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray):
+    """Scores ``(U, c, V)`` of every token at every position of the chunk, and the code's read-out value ``(c, C)``."""
+    params, cfg = plan.params, plan.cfg
+    scheme = HEAD_SCHEMES[cfg.scheme]
+    U, c = plan.q.shape[0], pos_c.size
+    pvo = None
+    if plan.theta is not None:
+        # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k> = Re sum_p conj(q_p) k_p e^{-i r theta_p}
+        # = sum_p cos(r theta_p) Re w_p + sin(r theta_p) Im w_p  with  w_p = conj(q_p) k_p  (real arithmetic)
+        kc = (token_table(params, cfg) @ params["W_K"]).view(np.complex128)  # (V, P)
+        w = plan.q.view(np.complex128).conj()[:, :, None] * kc.T[None]  # (U, P, V)
+        if plan.spin is not None:  # integer offsets r_0, r_0 - 1, ...: e^{-i r theta} = e^{-i r_0 theta} e^{i k theta}
+            e = np.exp(-1j * r_c[0] * plan.theta) * plan.spin[:c]  # (c, P)
+        else:
+            e = np.exp(-1j * r_c[:, None] * plan.theta)  # (c, P)
+        trig = np.concatenate([e.real, -e.imag], axis=1)  # (c, 2P): cos(r theta), sin(r theta)
+        table = trig @ np.concatenate([w.real, w.imag], axis=1) * (plan.reading.logit_scale / cfg.tau)  # (U, c, V)
+    else:
+        table = np.broadcast_to(plan.content[:, None, :], (U, c, plan.content.shape[1]))  # (U, c, V)
+        if plan.additive:
+            code = scheme.code(params, cfg, pos_c)  # (c, d)
+            table = table + (plan.q @ (code @ params["W_K"]).T / cfg.tau)[:, :, None]  # (U, c, V)
+            pvo = code @ params["W_V"] @ params["W_O"]  # (c, C)
+    bias = scheme.bias(params, cfg, plan.q, r_c)  # (U, c) or (c,) or None
+    if bias is not None:
+        table = table + np.broadcast_to(bias, (U, c))[:, :, None]
+    return table, pvo
+
+
+class _State:
+    """Running maximum (per row), normalizer mass per token ``(B, V)`` and the code's read-out ``(B, C)``."""
+
+    def __init__(self, B: int, V: int, C: int):
+        self.m = np.full(B, -np.inf)  # (B,)
+        self.mass = np.zeros((B, V))  # (B, V): sum over keys of token v of e^{z - m}
+        self.code = np.zeros((B, C))  # (B, C): sum of e^{z - m} p(j) W_V W_O
+
+    def rescale(self, new_m: np.ndarray) -> None:
+        f = np.exp(self.m - new_m)  # (B,); e^{-inf} = 0 before the first key
+        self.mass *= f[:, None]
+        self.code *= f[:, None]
+        self.m = new_m
+
+
+def _absorb(st: _State, z_or_e, flat, rowwise: bool, m_rows, pvo):
+    """Add one chunk (``flat``: each key's index into the ``(B, V)`` mass): ``rowwise`` takes scores ``z (B, c)``,
+    otherwise weights ``e^{z - m}`` already at the rows' maxima ``m_rows``."""
+    B, V = st.mass.shape
+    if rowwise:
+        new_m = np.maximum(st.m, z_or_e.max(axis=1))  # (B,)
+        st.rescale(new_m)
+        a = np.exp(z_or_e - new_m[:, None])  # (B, c)
+    else:
+        st.rescale(m_rows)
+        a = z_or_e
+    st.mass += np.bincount(flat.ravel(), weights=a.ravel(), minlength=B * V).reshape(B, V)
+    if pvo is not None:
+        st.code += a @ pvo  # (B, C)
+
+
+class _Chunk:
+    """One chunk of key columns ``[a0, b)`` and the index arrays every head of the pass shares."""
+
+    def __init__(self, tokens: np.ndarray, a0: int, b: int, V: int):
+        self.a0 = a0
+        x = tokens[:, a0:b].astype(np.int64)  # (B, c)
+        if x.size and (x.min() < 0 or x.max() >= V):
+            raise PosKernelsError(f"token ids must lie in [0, {V - 1}]; got {x.min()}..{x.max()}")
+        B, c = x.shape
+        self.x, self.V = x, V
+        raw = tokens[:, a0:b]  # (B, c) as given: comparing uint8 ids is far cheaper than int64 ones
+        self.small = raw if raw.dtype == np.uint8 or V > 256 else x.astype(np.uint8)
+        self.flat = x + V * np.arange(B)[:, None]  # (B, c) index into a (B, V) table
+        self.idx = x + V * np.arange(c)  # (B, c) index into a (c, V) table
+
+
+def _absorb_products(plans, states, mu, ch: _Chunk, b: int, pos, n: int, buffers: dict) -> None:
+    """Add one chunk for every head at once when all rows share the query token.
+
+    With ``X_v`` the ``(B, c)`` indicator of token ``v`` and ``e[j, v] = e^{z(j, v) - m}`` a head's weights,
+    the mass on token ``v`` is ``X_v e[:, v]``: one ``(V, B, c) @ (V, c, K)`` product for the ``K`` heads, instead
+    of a gather and a bincount per key and head.
+    """
+    B, c = ch.x.shape
+    V = ch.V
+    blocks, owners = [], []
+    for k, p in enumerate(plans):
+        lo = max(ch.a0, p.start)
+        if lo >= b:
+            continue
+        pos_c = pos[lo:b]  # (c_k,)
+        table, pvo = _chunk_table(p, pos_c, pos[n - 1 :] - pos_c)  # (1, c_k, V), (c_k, C) or None
+        mu[k] = np.maximum(mu[k], table.max(axis=(1, 2)))  # (1,)
+        states[k].rescale(np.full(B, mu[k][0]))
+        e = np.zeros((c, V))  # (c, V): keys before the head's first column weigh nothing
+        e[lo - ch.a0 :] = np.exp(table[0] - mu[k][0])
+        blocks.append(e.T)  # (V, c)
+        owners.append(k)
+        if pvo is not None:  # the code's read-out needs each key's own weight: one gather, one small product
+            full = np.zeros((c, pvo.shape[1]))  # (c, C)
+            full[lo - ch.a0 :] = pvo
+            states[k].code += e.ravel()[ch.idx] @ full  # (B, c) @ (c, C)
+    if not blocks:
+        return
+    if (B, c) not in buffers:  # reused from chunk to chunk: a fresh 35 MB array each time costs more than the product
+        buffers[B, c] = (np.empty((V, B, c), dtype=bool), np.empty((V, B, c)))
+    hit, X = buffers[B, c]
+    np.equal(ch.small[None], np.arange(V, dtype=ch.small.dtype)[:, None, None], out=hit)
+    np.copyto(X, hit)  # (V, B, c) token indicators
+    out = X @ np.stack(blocks, axis=2)  # (V, B, K): column k is head k's mass on each token
+    for at, k in enumerate(owners):
+        states[k].mass += out[:, :, at].T  # (B, V)
+
+
+def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
+    B, n = tokens.shape
+    V = plans[0].content.shape[1]
+    states = [_State(B, V, p.G.shape[1]) for p in plans]
+    mu = [np.full(p.q.shape[0], -np.inf) for p in plans]  # running table maximum per query token
+    first = min(p.start for p in plans)
+    buffers: dict = {}
+    for b in range(n, first, -chunk):  # chunks from the query backwards
+        ch = _Chunk(tokens, max(first, b - chunk), b, V)
+        if iq is None and not rowwise:  # one query token: every head's chunk in one batched product
+            _absorb_products(plans, states, mu, ch, b, pos, n, buffers)
+            continue
+        for k, p in enumerate(plans):
+            lo = max(ch.a0, p.start)
+            if lo >= b:
+                continue
+            cut = lo - ch.a0  # columns of this chunk before the head's first key
+            pos_c = pos[lo:b]  # (c,)
+            table, pvo = _chunk_table(p, pos_c, pos[n - 1 :] - pos_c)
+            U, c = table.shape[:2]
+            x, flat = ch.x[:, cut:], ch.flat[:, cut:]  # (B, c)
+            idx = ch.idx[:, cut:] - V * cut if iq is None else (iq[:, None] * c + np.arange(c)) * V + x  # (B, c)
+            if rowwise:
+                _absorb(states[k], table.ravel()[idx], flat, True, None, pvo)
+                continue
+            mu[k] = np.maximum(mu[k], table.reshape(U, -1).max(axis=1))  # (U,)
+            e = np.exp(table - mu[k][:, None, None])  # (U, c, V)
+            m_rows = mu[k][iq] if iq is not None else np.full(B, mu[k][0])
+            _absorb(states[k], e.ravel()[idx], flat, False, m_rows, pvo)
+    past = [p.past for p in plans if p.past]
+    base, counts_at = min(past, default=0), None
+    for k, p in enumerate(plans):
+        if not p.past:
+            continue
+        if counts_at is None:  # token counts of the columns every constant-past head shares, once
+            counts_at = _counts(tokens, 0, base, V, chunk)
+        counts = counts_at + _counts(tokens, base, p.past, V, chunk)  # keys at offsets r >= R0
+        table, _ = _chunk_table(p, pos[p.past - 1 : p.past], pos[-1:] - pos[p.past - 1 : p.past])  # (U, 1, V)
+        t = table[:, 0, :][iq] if iq is not None else np.broadcast_to(table[0, 0], (B, V))  # (B, V)
+        st = states[k]
+        present = np.where(counts > 0, t, -np.inf)  # (B, V)
+        new_m = np.maximum(st.m, present.max(axis=1)) if rowwise else np.maximum(st.m, t.max(axis=1))
+        st.rescale(new_m)
+        st.mass += counts * np.exp(t - new_m[:, None])
+    return states
+
+
+def _counts(tokens: np.ndarray, lo: int, hi: int, V: int, chunk: int) -> np.ndarray:
+    """``(B, V)`` count of each token id in columns ``[lo, hi)``."""
+    B = tokens.shape[0]
+    counts = np.zeros((B, V))
+    for a0 in range(lo, hi, chunk):
+        x = tokens[:, a0 : min(hi, a0 + chunk)].astype(np.int64)  # (B, c)
+        if x.size and (x.min() < 0 or x.max() >= V):
+            raise PosKernelsError(f"token ids must lie in [0, {V - 1}]; got {x.min()}..{x.max()}")
+        counts += np.bincount((x + V * np.arange(B)[:, None]).ravel(), minlength=B * V).reshape(B, V)
+    return counts
+
+
+def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps: float | None = None) -> list:
+    """Logits at the last position of each sequence, for several heads sharing one pass over the tokens.
+
+    Parameters
+    ----------
+    heads : sequence of (params, cfg, reading)
+        Each head and how it is read (``reading`` as in :func:`poskernels.model.head.query_forward`).
+    tokens : ndarray of int, shape (B, n)
+        Token ids (any integer dtype; ``uint8`` keeps long test sets small); the last column is the query.
+    positions : array_like, shape (n,), optional
+        Absolute positions (default ``0..n-1``).  The count shortcut and the cut need the default.
+    chunk : int
+        Key positions per step; a step holds ``(V, B, chunk)`` token indicators, so keep ``B chunk`` near
+        ``2^18`` for a large batch.
+    eps : float, optional
+        Read the heads of :data:`CUT_SLOPES` only back to their certified cut (:func:`certified_cut`); the other
+        heads are read in full.
+
+    Returns
+    -------
+    list of ndarray, shape (B, C) each
+    """
+    chunk = check_positive_int("chunk", chunk)
+    if not heads:
+        return []
+    cfg0 = heads[0][1]
+    tokens = np.asarray(tokens)
+    if tokens.ndim != 2 or tokens.shape[1] < 1 or not np.issubdtype(tokens.dtype, np.integer):
+        raise PosKernelsError(f"tokens must be a 2-d integer array (batch, n); got {tokens.dtype} {tokens.shape}")
+    _check_tokens(cfg0, tokens[:, -1:])  # the queries; every other column is checked as its chunk is read
+    B, n = tokens.shape
+    default_pos = positions is None
+    pos = _Arange(n) if default_pos else _positions(positions, n)
+    xq = tokens[:, -1].astype(np.int64)
+    uq, iq = (xq[:1], None) if (xq == xq[0]).all() else np.unique(xq, return_inverse=True)
+    plans = []
+    for params, cfg, reading in heads:
+        if cfg.vocab != cfg0.vocab:
+            raise PosKernelsError(f"heads read together must share a vocabulary; got {cfg0.vocab} and {cfg.vocab}")
+        cut_eps = eps if cfg.scheme in CUT_SLOPES else None
+        plans.append(_plan(params, cfg, reading, uq, pos, cut_eps, default_pos, chunk))
+    out = []
+    for p, st in zip(plans, _read(plans, tokens, pos, iq, chunk, rowwise=False)):
+        Z = st.mass.sum(axis=1)  # (B,)
+        bad = np.flatnonzero(~(Z > _TINY))
+        if bad.size:  # every key of these rows scored far below the chunk maxima: redo them with per-row maxima
+            exact = _read([p], tokens[bad], pos, None if iq is None else iq[bad], chunk, rowwise=True)[0]
+            st.mass[bad], st.code[bad] = exact.mass, exact.code
+            Z = st.mass.sum(axis=1)
+        out.append((st.mass @ p.G + st.code) / Z[:, None])  # (B, C)
+    return out
+
+
+def stream_logits(
+    params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, chunk: int = 4096, eps=None
+) -> np.ndarray:
+    """Logits at the last position of each sequence, read in chunks of keys (one head; see :func:`stream_many`).
+
+    Returns
+    -------
+    ndarray, shape (B, C)
+    """
+    return stream_many([(params, cfg, reading)], tokens, positions, chunk, eps)[0]
+
+
+def recent_weights(params: dict, cfg: HeadConfig, tokens, k: int, reading: Reading = PLAIN, chunk: int = 4096):
+    """Attention weights of the last position on its ``k`` most recent keys, exact at the full length ``n``.
+
+    The normalizer runs over all ``n`` keys (the streaming pass), the weights are returned for offsets
+    ``r = 0..k-1`` only, so a query over ``10^5`` keys costs ``O(chunk)`` memory.
+
+    Returns
+    -------
+    ndarray, shape (B, k)
+        Column ``r`` is the weight on the key ``r`` positions back (column 0: the query itself).
+
+    Examples
+    --------
+    >>> from poskernels.model.head import init_params, query_forward
+    >>> from poskernels.tasks.cue import cue_batch
+    >>> cfg = HeadConfig(scheme="alibi")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> x, _ = cue_batch(np.random.default_rng(1), 2, 50)
+    >>> a = query_forward(p, cfg, x)[1]["a"]  # (2, 50) all weights
+    >>> bool(np.allclose(recent_weights(p, cfg, x, 10, chunk=16), a[:, ::-1][:, :10]))
+    True
+    """
+    tokens = _check_tokens(cfg, tokens)
+    B, n = tokens.shape
+    k = min(check_positive_int("k", k), n)
+    pos = _Arange(n)
+    xq = tokens[:, -1].astype(np.int64)
+    uq, iq = np.unique(xq, return_inverse=True)
+    plan = _plan(params, cfg, reading, uq, pos, None, False, chunk)  # every key read, no shortcut
+    st = _read([plan], tokens, pos, iq, chunk, rowwise=True)[0]
+    logZ = st.m + np.log(st.mass.sum(axis=1))  # (B,)
+    table, _ = _chunk_table(plan, pos[n - k :], pos[n - 1 :] - pos[n - k :])  # (U, k, V)
+    x = tokens[:, n - k :].astype(np.int64)  # (B, k)
+    z = table.ravel()[(iq[:, None] * k + np.arange(k)) * table.shape[2] + x]  # (B, k)
+    return np.exp(z - logZ[:, None])[:, ::-1]  # (B, k), offsets 0..k-1

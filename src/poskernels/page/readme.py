@@ -1,0 +1,394 @@
+"""The README's tables of trained results, rendered from ``numbers.json``: no trained figure is typed by hand.
+
+Each table lives in the README between two marker lines, ``<!-- numbers:NAME begin -->`` and
+``<!-- numbers:NAME end -->``; :func:`rewrite` replaces what lies between them with :data:`REGIONS` ``[NAME]``
+rendered from a ``numbers.json``.  The package ships the ``numbers.json`` the README was made from
+(:data:`REFERENCE_NUMBERS`, a full ``poskernels reproduce`` with seeds 0-9); ``tests/test_readme.py`` checks that
+the README equals its rendering and that a fresh run agrees with it within the seeds' error.
+
+Usage::
+
+    python -m poskernels.page.readme results/numbers.json README.md          # rewrite the regions
+    python -m poskernels.page.readme --check results/numbers.json README.md  # exit 1 if a region is stale
+
+Examples
+--------
+>>> text = "a\\n<!-- numbers:x begin -->\\nold\\n<!-- numbers:x end -->\\nb\\n"
+>>> print(rewrite(text, {"x": "| new |"}), end="")
+a
+<!-- numbers:x begin -->
+| new |
+<!-- numbers:x end -->
+b
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import PosKernelsError
+from . import filings as pf
+from . import trained as pt
+from .registry import READER_LABELS, cell, cell_se, differs_se
+
+__all__ = ["REFERENCE_NUMBERS", "REGIONS", "main", "regions_in", "render", "rewrite"]
+
+#: The ``numbers.json`` (trained sections and the rest) the README's tables were rendered from.
+REFERENCE_NUMBERS = Path(__file__).parent / "reference_numbers.json"
+
+_MARK = re.compile(r"<!-- numbers:([a-z0-9_-]+) (begin|end) -->")
+
+
+def _md(headers, rows) -> str:
+    lines = ["| " + " | ".join(map(str, headers)) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _pair(mean, se, article, count) -> list:
+    mark = " *" if article is not None and differs_se(mean, se, article, count) else ""
+    return [cell_se(mean, se), "" if article is None else cell(article) + mark]
+
+
+def _seeds(seeds) -> str:
+    return f"{len(seeds)} seeds, {seeds[0]}–{seeds[-1]}"
+
+
+# --------------------------------------------------------------------------- the single-head laboratory
+
+
+def _tournament(n: dict) -> str:
+    t = n["tournament"]
+    lengths = list(t["accuracy"]["rope"])
+    rows = []
+    for s, by_n in t["accuracy"].items():
+        art = pt.ARTICLE_TOURNAMENT.get(s, {})
+        rows.append(
+            [READER_LABELS[s]]
+            + [c for k in lengths for c in _pair(by_n[k], t["stderr"][s][k], art.get(k), pt.TEST_COUNT)]
+        )
+    for label, key in (
+        ("best bag reader, exact (Prop. 1)", "bag_reader"),
+        ("best bag reader, our tests", "bag_reader_heldout"),
+    ):
+        rows.append([label] + [c for k in lengths for c in (cell(t[key][k]), "")])
+    table = _md(["scheme"] + [h for k in lengths for h in (k, "article")], rows)
+    first = [[READER_LABELS[s]] + [cell(t["first_three"][s][k]) for k in lengths] for s in t["accuracy"]]
+    return (
+        f"Mean ± standard error over {_seeds(t['seeds'])}; * = more than 3 standard errors from the article's "
+        "figure.\n\n"
+        f"{table}\n\nThe mean of the first three seeds (the article's count):\n\n{_md(['scheme', *lengths], first)}"
+    )
+
+
+def _rescaled(n: dict) -> str:
+    r = n["rescaled"]
+    lengths = list(r["accuracy"]["rope"])
+    rows = [
+        [READER_LABELS[k]]
+        + [c for m in lengths for c in _pair(v[m], r["stderr"][k][m], pt.ARTICLE_RESCALED[k].get(m), pt.TEST_COUNT)]
+        for k, v in r["accuracy"].items()
+    ]
+    return f"Mean ± SE over {_seeds(r['seeds'])}.\n\n" + _md(
+        ["RoPE head read with"] + [h for m in lengths for h in (m, "article")], rows
+    )
+
+
+def _rebound(n: dict) -> str:
+    data = n["rebound"]
+    st = pt.rebound_stats(data)
+    m, se = st["mean"], st["stderr"]
+    a = pt.ARTICLE_REBOUND_SEED0
+    first = data[sorted(data, key=int)[0]]
+    rows = [
+        [
+            "score at r = 1",
+            cell_se(m["score_r1"], se["score_r1"], 1),
+            cell(first["score_r1"], 1),
+            cell(a["score_r1"], 2),
+        ],
+        [
+            "score at r = 31 (the window's edge)",
+            cell_se(m["score_r31"], se["score_r31"], 1),
+            cell(first["score_r31"], 1),
+            cell(a["score_r31"], 2),
+        ],
+    ]
+    for mark, label in (
+        ("first_trough", "first trough"),
+        ("deepest", "deepest point"),
+        ("peak", "highest past the window"),
+    ):
+        rows.append(
+            [
+                f"{label}: offset r",
+                cell_se(m[mark + "_r"], se[mark + "_r"], 1),
+                str(first[mark][0]),
+                str(a[mark][0]),
+            ]
+        )
+        rows.append(
+            [
+                f"{label}: score",
+                cell_se(m[mark + "_score"], se[mark + "_score"], 1),
+                cell(first[mark][1], 1),
+                cell(a[mark][1], 2),
+            ]
+        )
+    table = _md(
+        ["RoPE rebound", f"ours, {_seeds(list(data))}", f"ours, seed {sorted(data, key=int)[0]}", "article, seed 0"],
+        rows,
+    )
+    k = len(data)
+    return (
+        f"{table}\n\nSeeds whose score at the window's edge is positive (the article's +7.70): "
+        f"{round(st['positive_edge'] * k)} of {k}; whose first trough lies within 3 of r = 31: "
+        f"{round(st['trough_at_edge'] * k)} of {k}; whose largest amplitude is plane 3: "
+        f"{round(st['top_plane_3'] * k)} of {k}."
+    )
+
+
+def _sinusoidal(n: dict) -> str:
+    s, d = n["sinusoidal"], n["thm2"]["sinusoidal_defect"]
+    rows = [
+        [
+            "δ(W_Q W_K^T) at initialization",
+            cell_se(d["mean"]["init"], d["stderr"]["init"]),
+            cell(float(np.mean(pt.ARTICLE_DEFECT["init"]))),
+        ],
+        [
+            "δ(W_Q W_K^T) trained",
+            cell_se(d["mean"]["trained"], d["stderr"]["trained"]),
+            cell(float(np.mean(pt.ARTICLE_DEFECT["trained"]))),
+        ],
+    ]
+    for key, label, art in (
+        ("projected", "pos-pos term projected", pt.ARTICLE_PROJECTED),
+        ("shifted", "query shifted to 31", pt.ARTICLE_SHIFTED),
+    ):
+        for k in s[key]:
+            ours, theirs = _pair(s[key][k], s["stderr"][key][k], art.get(k), pt.TEST_COUNT)
+            rows.append([f"{label}, accuracy at {k}", ours, theirs or "—"])
+    rows.append(
+        [
+            "spread across keys, pos-content / pos-pos",
+            cell_se(s["spread_ratio_mean"], s["spread_ratio_stderr"]),
+            "within 6% of 1",
+        ]
+    )
+    return f"Sinusoidal heads, mean ± SE over {_seeds(s['seeds'])} (a random 16 × 16 matrix: δ = 0.968).\n\n" + _md(
+        ["diagnostic", "ours", "article (mean of 3 seeds)"], rows
+    )
+
+
+def _kernels(n: dict) -> str:
+    k = n["tournament"]["offset_kernel"]
+    offsets = list(next(iter(k.values())))
+    rows = [[READER_LABELS[s]] + [cell(v[r], 2) for r in offsets] for s, v in k.items()]
+    return "Bias a key r back from the query token adds to its score, mean of seeds:\n\n" + _md(
+        ["scheme", *offsets], rows
+    )
+
+
+# --------------------------------------------------------------------------- the finance case study
+
+
+def _filings_accuracy(n: dict) -> str:
+    f = n["filings"]
+    n_all, n_far = pf.ARTICLE_CORPUS["queries"], pf.ARTICLE_CORPUS["far_queries"]
+    rows = []
+    for reader, (art_all, art_far) in pf.ARTICLE_ACCURACY.items():
+        acc, se = f["accuracy"][reader], f["stderr"][reader]
+        rows.append(
+            [
+                READER_LABELS[reader],
+                *_pair(acc["all"], se["all"], art_all, n_all),
+                *_pair(acc["far"], se["far"], art_far, n_far),
+            ]
+        )
+    return f"Mean ± SE over {_seeds(f['seeds'])}; * = more than 3 SE from the article.\n\n" + _md(
+        ["reader", "all", "article", "> 32 back", "article"], rows
+    )
+
+
+def _filings_horizon(n: dict) -> str:
+    f = n["filings"]
+    rows = []
+    for on, st in f["horizon_stats"].items():
+        m, se = st["mean"], st["stderr"]
+        art = [v for (o, _), v in pf.ARTICLE_HORIZON.items() if o == on]
+        every = sum(v == 1.0 for v in st["per_seed"]["inside_half"])
+        beyond = [v for v in st["per_seed"]["beyond"] if v is not None]
+        rows.append(
+            [
+                on,
+                cell_se(m["horizon"], se["horizon"], 1),
+                cell(float(np.mean([a[0] for a in art])), 1),
+                f"{every} of {len(st['seeds'])}",
+                cell_se(m["inside_half"], se["inside_half"]),
+                cell_se(m["beyond"], se["beyond"]),
+                f"{cell(min(beyond))}–{cell(max(beyond))}",
+                f"{cell(min(a[2] for a in art))}–{cell(max(a[2] for a in art))}",
+            ]
+        )
+    headers = [
+        "ALiBi heads trained on",
+        "horizon W/s",
+        "article",
+        "answer every query inside half",
+        "inside half",
+        "beyond",
+        "beyond, range over seeds",
+        "article, range",
+    ]
+    return (
+        f"Mean ± SE over {_seeds(f['seeds'])} per stream (article: 3 seeds, every head answers every query "
+        "inside half).\n\n" + _md(headers, rows)
+    )
+
+
+def _filings_case(n: dict) -> str:
+    case = n["filings"]["case"]
+    names, at = case["companies"], case["the_company"]
+    fenwick = case["truth"][case["last_mention"]]
+    shown = sorted(case["answers"]["nope"], key=int)
+    rows = []
+    for reader in pf.READERS:
+        answers = case["at_the_company"][reader]
+        right_there = sum(a == fenwick for a in answers)
+        first = ", ".join(names[case["answers"][reader][s][at]].split()[0] for s in shown)
+        from_last = np.asarray(case["right_from_last"][reader], dtype=float)
+        right = np.asarray(case["right"][reader], dtype=float)
+        rows.append(
+            [
+                READER_LABELS[reader],
+                first,
+                f"{right_there} of {len(answers)}",
+                cell_se(from_last.mean(), from_last.std(ddof=1) / np.sqrt(from_last.size), 1),
+                cell_se(right.mean(), right.std(ddof=1) / np.sqrt(right.size), 1),
+            ]
+        )
+    tail = len(case["tokens"]) - case["last_mention"]
+    headers = [
+        "reader",
+        f"answer at token {at}, seeds {', '.join(shown)}",
+        f"{names[fenwick]} at {at}, seeds",
+        f"right from {case['last_mention']} on (of {tail})",
+        f"right (of {case['queries']})",
+    ]
+    return _md(headers, rows)
+
+
+def _differences(n: dict) -> str:
+    """Every cell more than 3 SE from the article's figure, listed."""
+    out = []
+    for section, article in (("tournament", pt.ARTICLE_TOURNAMENT), ("rescaled", pt.ARTICLE_RESCALED)):
+        t = n[section]
+        for key, by_n in article.items():
+            if section == "rescaled" and key == "rope":  # the tournament's RoPE row, listed once
+                continue
+            for k, a in by_n.items():
+                mean, se = t["accuracy"][key][k], t["stderr"][key][k]
+                if a is not None and differs_se(mean, se, a, pt.TEST_COUNT):
+                    out.append(f"{READER_LABELS[key]} at {k}: {cell_se(mean, se)} against {cell(a)}")
+    f = n["filings"]
+    for reader, arts in pf.ARTICLE_ACCURACY.items():
+        for part, a, count in (
+            ("all", arts[0], pf.ARTICLE_CORPUS["queries"]),
+            ("far", arts[1], pf.ARTICLE_CORPUS["far_queries"]),
+        ):
+            mean, se = f["accuracy"][reader][part], f["stderr"][reader][part]
+            if differs_se(mean, se, a, count):
+                out.append(f"filings, {READER_LABELS[reader]}, {part} queries: {cell_se(mean, se)} against {cell(a)}")
+    return "\n".join(f"- {line}" for line in out) if out else "- none"
+
+
+#: Region name -> renderer of the README's markdown from ``numbers.json``.
+REGIONS: dict[str, Callable[[dict], str]] = {
+    "tournament": _tournament,
+    "rescaled": _rescaled,
+    "rebound": _rebound,
+    "sinusoidal": _sinusoidal,
+    "kernels": _kernels,
+    "filings-accuracy": _filings_accuracy,
+    "filings-horizon": _filings_horizon,
+    "filings-case": _filings_case,
+    "differences": _differences,
+}
+
+
+def render(numbers: dict) -> dict[str, str]:
+    """Every region's markdown from a ``numbers.json`` dict (its trained sections must be present)."""
+    missing = sorted({"tournament", "rescaled", "rebound", "sinusoidal", "thm2", "filings"} - set(numbers))
+    if missing:
+        raise PosKernelsError(f"numbers.json lacks the trained section(s) {missing}; got keys {sorted(numbers)}")
+    return {name: fn(numbers) for name, fn in REGIONS.items()}
+
+
+def regions_in(text: str) -> dict[str, str]:
+    """The current content of every marked region of ``text`` (name -> text between its markers)."""
+    out, open_name, start = {}, None, 0
+    for m in _MARK.finditer(text):
+        name, which = m.groups()
+        if which == "begin":
+            if open_name is not None:
+                raise PosKernelsError(f"region {open_name!r} is not closed before {name!r} begins")
+            open_name, start = name, m.end()
+        else:
+            if name != open_name:
+                raise PosKernelsError(f"end marker of {name!r} closes no open region; got open {open_name!r}")
+            out[name] = text[start : m.start()].strip("\n")
+            open_name = None
+    if open_name is not None:
+        raise PosKernelsError(f"region {open_name!r} has no end marker")
+    return out
+
+
+def rewrite(text: str, regions: dict[str, str]) -> str:
+    """``text`` with every marked region replaced by ``regions[name]`` (a region not in ``regions`` is an error)."""
+    unknown = sorted(set(regions_in(text)) - set(regions))
+    if unknown:
+        raise PosKernelsError(f"README regions {unknown} have no renderer; accepted: {', '.join(sorted(regions))}")
+
+    def sub(m):
+        return f"<!-- numbers:{m.group(1)} begin -->\n{regions[m.group(1)]}\n<!-- numbers:{m.group(1)} end -->"
+
+    return re.sub(r"<!-- numbers:([a-z0-9_-]+) begin -->.*?<!-- numbers:\1 end -->", sub, text, flags=re.S)
+
+
+def main(argv=None) -> int:
+    """Rewrite (or, with ``--check``, verify) the README's regions from a ``numbers.json``."""
+    p = argparse.ArgumentParser(prog="python -m poskernels.page.readme", description=__doc__.split("\n")[0])
+    p.add_argument(
+        "numbers", type=Path, nargs="?", default=REFERENCE_NUMBERS, help="numbers.json (default: the shipped one)"
+    )
+    p.add_argument("readme", type=Path, nargs="?", default=Path("README.md"))
+    p.add_argument("--check", action="store_true", help="exit 1 if a region differs from its rendering")
+    args = p.parse_args(argv)
+    try:
+        text = args.readme.read_text(encoding="utf-8")
+        new = rewrite(text, render(json.loads(args.numbers.read_text(encoding="utf-8"))))
+    except (OSError, ValueError, PosKernelsError) as err:
+        print(f"readme: error: {err}", file=sys.stderr)
+        return 2
+    if args.check:
+        stale = [k for k, v in regions_in(new).items() if regions_in(text).get(k) != v]
+        print(f"readme: stale regions {stale}" if stale else "readme: up to date")
+        return 1 if stale else 0
+    if new != text:
+        from ..atomic import write_text_atomic
+
+        write_text_atomic(args.readme, new)
+    print(f"readme: {len(regions_in(new))} regions rendered from {args.numbers}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,328 @@
+"""Where a ``config.json`` keeps its RoPE: transformers' key vocabulary, family by family.
+
+Hugging Face transformers reads one RoPE from keys that changed names over the years and between model
+families.  This module finds them the way transformers' config classes do, and nothing more:
+
+- the family's own names for the standard keys (``n_head`` for ``num_attention_heads``, ``kv_channels``
+  for ``head_dim``, ...): each transformers config class's ``attribute_map``, shipped as
+  ``data/hf_attribute_map.json`` (regenerated and checked against the installed transformers by the tests);
+- the part of the config that holds the language model: the file itself, or its ``text_config`` when the
+  file is a multimodal wrapper with no attention keys of its own (``config.get_text_config()``);
+- the RoPE dict: ``rope_scaling`` (v4) wins over ``rope_parameters`` (v5), as in
+  ``convert_rope_params_to_dict``; it may hold one dict per layer type (Gemma 3's sliding and full
+  attention with their own bases), keyed by the names in ``layer_types`` (or any dict of dicts); Gemma 3's
+  older spelling, ``rope_local_base_freq`` beside a flat dict, is read per layer type as transformers converts it;
+- the rotary width: multi-head latent attention rotates ``qk_rope_head_dim`` coordinates (DeepSeek V2/V3,
+  Kimi: transformers sets ``head_dim = qk_rope_head_dim``); otherwise ``head_dim`` or
+  ``hidden_size / num_attention_heads``, times the partial rotation;
+- the partial rotation: ``partial_rotary_factor`` (in the RoPE dict first), GPT-NeoX's ``rotary_pct``,
+  or ``rotary_dim / head_dim`` (MiniMax M2);
+- the base: ``rope_theta`` (in the RoPE dict first, then top level), GPT-NeoX's ``rotary_emb_base``; when
+  absent, the ``default_theta`` of the family's transformers config class (many families default to a base
+  other than ``10**4``; shipped in the same data file), else ``10**4``, reported as assumed.
+
+Examples
+--------
+>>> raw = {"hidden_size": 7168, "num_attention_heads": 128, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128}
+>>> width_keys(raw)
+(64, 'qk_rope_head_dim')
+>>> partial_rotation({"rotary_pct": 0.25}, {})
+(0.25, 'rotary_pct')
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import numbers
+import reprlib
+from importlib import resources
+
+from .errors import PosKernelsError
+
+__all__ = [
+    "ATTENTION_KEYS",
+    "attribute_map",
+    "standard_keys",
+    "base_key",
+    "count",
+    "default_theta",
+    "factor_list",
+    "layer_dicts",
+    "partial_rotation",
+    "rope_dict",
+    "number",
+    "text_part",
+    "where",
+    "width_keys",
+]
+
+#: Keys that mark a dict as the attention part of a config (else its ``text_config`` is read).
+ATTENTION_KEYS = ("head_dim", "hidden_size", "num_attention_heads", "max_position_embeddings", "qk_rope_head_dim")
+
+
+@functools.cache
+def attribute_map() -> dict[str, dict[str, str]]:
+    """``{model_type: {standard key: the family's key}}``, from transformers' config classes.
+
+    >>> attribute_map()["jetmoe"]
+    {'head_dim': 'kv_channels'}
+    """
+    text = (resources.files("poskernels") / "data" / "hf_attribute_map.json").read_text()
+    return json.loads(text)["attribute_map"]
+
+
+def standard_keys(raw: dict) -> dict:
+    """``raw`` with each standard key the family names otherwise copied under its standard name.
+
+    >>> standard_keys({"model_type": "gptj", "n_embd": 4096, "n_head": 16})["num_attention_heads"]
+    16
+    """
+    names = attribute_map().get(raw.get("model_type"), {})
+    extra = {k: raw[v] for k, v in names.items() if raw.get(k) is None and raw.get(v) is not None}
+    return {**raw, **extra} if extra else raw
+
+
+def _real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def text_part(raw: dict) -> tuple[dict, str]:
+    """The dict holding the language model's keys, and its path (``""`` or ``"text_config"``).
+
+    >>> text_part({"model_type": "qwen2_vl", "text_config": {"hidden_size": 8}})
+    ({'hidden_size': 8}, 'text_config')
+    """
+    raw, part = standard_keys(raw), ""
+    if not any(k in raw for k in ATTENTION_KEYS) and isinstance(raw.get("text_config"), dict):
+        raw, part = standard_keys(raw["text_config"]), "text_config"
+    if raw.get("per_layer_config"):  # transformers' heterogeneous configs: a head width per layer
+        key = "per_layer_config" if not part else f"{part}.per_layer_config"
+        raise PosKernelsError(
+            f"config key {key!r} gives layers their own head widths; the census reads one width per "
+            f"RoPE; got layers {reprlib.repr(list(raw['per_layer_config']))}"
+        )
+    return raw, part
+
+
+def rope_dict(raw: dict) -> tuple[dict, str]:
+    """The RoPE dict and its key: ``rope_scaling`` wins when both are set, as in transformers.
+
+    >>> rope_dict({"rope_parameters": {"rope_theta": 1e6}})
+    ({'rope_theta': 1000000.0}, 'rope_parameters')
+    """
+    found, where = {}, "rope_parameters"
+    for key in ("rope_scaling", "rope_parameters"):
+        value = raw.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise PosKernelsError(f"config key {key!r} must be a dict or null; got {value!r}")
+        if value:
+            found, where = value, key
+            break
+    if where == "rope_scaling" and not raw.get("rope_parameters") and raw.get("model_type") in _ignoring():
+        raise PosKernelsError(
+            f"config key 'rope_scaling' is ignored by transformers for model type {raw['model_type']!r} (its config "
+            "reads rope_parameters only), so the model runs plain RoPE where the file asks for "
+            f"{reprlib.repr(found)}; the census will not guess: give it as rope_parameters"
+        )
+    if raw.get("rope_local_base_freq") is not None and not any(isinstance(v, dict) for v in found.values()):
+        return _local_global(raw, found), where
+    return found, where
+
+
+def _local_global(raw: dict, flat: dict) -> dict:
+    """Gemma 3's v4 spelling, per layer type as transformers converts it: the RoPE dict (and ``rope_theta``) is the
+    full-attention layers', ``rope_local_base_freq`` the sliding-window layers' base with plain RoPE.
+
+    >>> _local_global({"rope_theta": 1e6, "rope_local_base_freq": 1e4}, {"rope_type": "linear", "factor": 8.0})
+    {'full_attention': {'rope_type': 'linear', 'factor': 8.0, 'rope_theta': 1000000.0}, \
+'sliding_attention': {'rope_type': 'default', 'rope_theta': 10000.0}}
+    """
+    full = dict(flat)
+    if raw.get("rope_theta") is not None:
+        full.setdefault("rope_theta", raw["rope_theta"])
+    return {
+        "full_attention": full,
+        "sliding_attention": {"rope_type": "default", "rope_theta": raw["rope_local_base_freq"]},
+    }
+
+
+def layer_dicts(scaling: dict, raw: dict, scope: str) -> dict[str, dict | None] | None:
+    """One RoPE dict per layer type, or None when the dict is flat.
+
+    A dict is per layer type when its keys are the config's ``layer_types`` or every value is a dict (or
+    null: a layer type without RoPE).  Mixed dicts are refused.
+
+    >>> layer_dicts({"full_attention": {"rope_theta": 1e6}, "sliding_attention": {}}, {}, "rope_parameters")
+    {'full_attention': {'rope_theta': 1000000.0}, 'sliding_attention': {}}
+    >>> layer_dicts({"rope_theta": 1e6}, {}, "rope_parameters") is None
+    True
+    """
+    labels = set(raw.get("layer_types") or []) if isinstance(raw.get("layer_types"), list) else set()
+    nested = [k for k, v in scaling.items() if isinstance(v, dict) or (v is None and k in labels)]
+    if not nested:
+        return None
+    if labels and set(nested) & labels:  # transformers reads the layer types the layers use, and ignores the rest
+        used = [k for k in nested if k in labels]
+        return {k: scaling[k] for k in used}
+    flat = sorted(set(scaling) - set(nested))
+    if flat:
+        raise PosKernelsError(
+            f"config key {scope!r} mixes per-layer-type dicts ({', '.join(nested)}) with flat keys "
+            f"({', '.join(flat)}); transformers reads one or the other"
+        )
+    return dict(scaling)
+
+
+def width_keys(raw: dict) -> tuple[int, str]:
+    """The per-head width RoPE works in, before partial rotation, and the key(s) it came from.
+
+    Multi-head latent attention (``qk_rope_head_dim``) rotates only its rope part: that is the width.
+
+    >>> width_keys({"hidden_size": 4096, "num_attention_heads": 32})
+    (128, 'hidden_size / num_attention_heads')
+    """
+    for key in ("qk_rope_head_dim", "head_dim"):
+        value = raw.get(key)
+        if value is None:
+            continue
+        if not _real(value) or value <= 0 or not float(value).is_integer():
+            raise PosKernelsError(f"config key {key!r} must be a positive integer; got {value!r}")
+        return int(value), key
+    for key in ("hidden_size", "num_attention_heads"):
+        value = raw.get(key)
+        if value is None:
+            raise PosKernelsError(f"config key {key!r} is missing; a RoPE config needs it (or 'head_dim')")
+        if not _real(value) or value <= 0 or not float(value).is_integer():
+            raise PosKernelsError(f"config key {key!r} must be a positive integer; got {value!r}")
+    hidden, heads = int(raw["hidden_size"]), int(raw["num_attention_heads"])
+    if hidden % heads:
+        raise PosKernelsError(
+            f"config keys 'hidden_size' = {raw['hidden_size']!r} and 'num_attention_heads' = "
+            f"{raw['num_attention_heads']!r} do not give a whole head_dim; set 'head_dim'"
+        )
+    return hidden // heads, "hidden_size / num_attention_heads"
+
+
+def partial_rotation(raw: dict, scaling: dict, scope: str = "rope_parameters", head_dim: int | None = None):
+    """The fraction of the width that rotates, and the key it came from (None: the whole width).
+
+    ``rotary_dim`` (GPT-J, CodeGen, MiniMax M2) counts rotated coordinates: the fraction is ``rotary_dim / head_dim``.
+
+    >>> partial_rotation({"rotary_dim": 64}, {}, head_dim=128)
+    (0.5, 'rotary_dim')
+    """
+    candidates = [(scaling, "partial_rotary_factor", f"{scope}.partial_rotary_factor")]
+    candidates += [(raw, k, k) for k in ("partial_rotary_factor", "rotary_pct")]
+    for where, key, label in candidates:
+        value = where.get(key)
+        if value is None:
+            continue
+        if not _real(value) or not 0 < value <= 1:
+            raise PosKernelsError(f"config key {label!r} must lie in (0, 1]; got {value!r}")
+        return float(value), label
+    head = head_dim or raw.get("head_dim")
+    if raw.get("rotary_dim") is not None and head:
+        value = raw["rotary_dim"]
+        if not _real(value) or not 0 < value <= head:
+            raise PosKernelsError(f"config key 'rotary_dim' must lie in (0, head_dim = {head!r}]; got {value!r}")
+        return value / head, "rotary_dim"
+    return 1.0, None
+
+
+@functools.cache
+def _ignoring() -> frozenset:
+    """Model types whose transformers config class drops a v4 ``rope_scaling`` (reads ``rope_parameters`` only)."""
+    text = (resources.files("poskernels") / "data" / "hf_attribute_map.json").read_text()
+    return frozenset(json.loads(text)["ignores_rope_scaling"])
+
+
+@functools.cache
+def default_theta() -> dict:
+    """``{model_type: base}``: the ``default_theta`` of each transformers config class (used when a file has none).
+
+    >>> default_theta()["cohere"], default_theta()["llama"]
+    (500000.0, 10000.0)
+    """
+    text = (resources.files("poskernels") / "data" / "hf_attribute_map.json").read_text()
+    return json.loads(text)["default_theta"]
+
+
+def base_key(raw: dict, scaling: dict, scope: str, default: float, per_layer: bool = False) -> tuple[float, str]:
+    """The base ``b`` and where it came from: a key, ``transformers default`` or ``assumed``.
+
+    A file without a base takes its family's default (:func:`default_theta`), or ``default``, reported as
+    assumed, for a family transformers does not know.  A per-layer-type RoPE without its base is refused:
+    the layer types' defaults differ (Gemma 3: 10**6 global, 10**4 local).
+
+    >>> base_key({"rotary_emb_base": 10000}, {}, "rope_parameters", 1e4)
+    (10000.0, 'rotary_emb_base')
+    >>> base_key({"model_type": "cohere"}, {}, "rope_parameters", 1e4)
+    (500000.0, 'transformers default')
+    >>> base_key({}, {}, "rope_parameters", 1e4)
+    (10000.0, 'assumed')
+    """
+    for where, key, label in (
+        (scaling, "rope_theta", f"{scope}.rope_theta"),
+        (raw, "rope_theta", "rope_theta"),
+        (raw, "rotary_emb_base", "rotary_emb_base"),
+    ):
+        value = where.get(key)
+        if value is None:
+            continue
+        if not _real(value) or value <= 1:
+            raise PosKernelsError(f"config key {label!r} must be a finite number > 1; got {value!r}")
+        return float(value), label
+    if per_layer:
+        raise PosKernelsError(
+            f"config key {scope + '.rope_theta'!r} is missing; per-layer-type bases have no common default"
+        )
+    theirs = default_theta().get(raw.get("model_type"))
+    if _real(theirs):
+        return float(theirs), "transformers default"
+    return float(default), "assumed"
+
+
+# Validators of one key, naming it as scope.key and quoting the value
+def where(key: str, scope: str) -> str:
+    return key if not scope else f"{scope}.{key}"
+
+
+def number(raw: dict, key: str, scope: str = "", default=None, required: bool = True) -> float | None:
+    """The finite number under ``key``, else raise naming ``scope.key`` and quoting the value."""
+    if key not in raw or raw[key] is None:
+        if default is not None or not required:
+            return default
+        raise PosKernelsError(f"config key {where(key, scope)!r} is missing; a RoPE config needs it")
+    value = raw[key]
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise PosKernelsError(f"config key {where(key, scope)!r} must be a finite number; got {value!r}")
+    return float(value)
+
+
+def count(raw: dict, key: str, scope: str = "", required: bool = True) -> int | None:
+    value = number(raw, key, scope, required=required)
+    if value is None:
+        return None
+    if value <= 0 or not float(value).is_integer():
+        raise PosKernelsError(f"config key {where(key, scope)!r} must be a positive integer; got {raw[key]!r}")
+    return int(value)
+
+
+def factor_list(raw: dict, key: str, scope: str, planes: int) -> list[float]:
+    if key not in raw or raw[key] is None:
+        raise PosKernelsError(f"config key {where(key, scope)!r} is missing; LongRoPE needs one factor per plane")
+    values = raw[key]
+    ok = isinstance(values, list) and all(
+        isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in values
+    )
+    if not ok or len(values) != planes:
+        count = f"{len(values)} values: " if isinstance(values, list) else ""
+        raise PosKernelsError(
+            f"config key {where(key, scope)!r} must be a list of {planes} positive numbers (one per plane); "
+            f"got {count}{reprlib.repr(values)}"
+        )
+    return [float(v) for v in values]

@@ -1,0 +1,79 @@
+"""The census against every RoPE family of the installed transformers (:mod:`poskernels.hf_families`).
+
+Oracle: each family's own rotary module, built from its default config and from one config per rope type
+it accepts; the census reads the same ``config.json`` and must agree, or refuse in one line.  One pass over
+every model type takes about 20 s of CPU (most of it importing transformers' modeling modules).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from poskernels import hf_families  # noqa: E402
+from poskernels.rope_keys import attribute_map, default_theta  # noqa: E402
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return hf_families.enumerate_families()
+
+
+def test_no_family_is_read_silently_wrong(cases):
+    wrong = [c for c in cases if c.status == "wrong"]
+    assert not wrong, wrong[:5]
+
+
+def test_most_families_agree_and_refusals_are_one_line(cases):
+    summary = hf_families.summarize(cases)
+    assert len(summary["agree"]) > 0.7 * summary["classes"]  # the families that are language RoPE, nearly all
+    for c in cases:
+        assert c.status in ("agrees", "refused")
+        if c.status == "refused":
+            assert "\n" not in c.detail and len(c.detail) < 400
+    # every rope type transformers implements is read somewhere
+    assert set(summary["types"]) >= {"default", "linear", "dynamic", "yarn", "llama3", "longrope"}
+
+
+def test_per_layer_type_configs_are_read_per_layer_type(cases):
+    layered = {c.rotary for c in cases if c.layer_type is not None and c.status == "agrees"}
+    assert "Gemma3RotaryEmbedding" in layered
+    gemma3 = {c.layer_type for c in cases if c.rotary == "Gemma3RotaryEmbedding" and c.rope_type == "default"}
+    assert gemma3 == {"full_attention", "sliding_attention"}
+
+
+def test_shipped_key_tables_are_transformers_own():
+    """data/hf_attribute_map.json: each family's key names and default base, as the installed transformers has them."""
+    table = hf_families.attribute_map_table()
+    shipped = {"attribute_map": attribute_map(), "default_theta": default_theta()}
+    same_version = transformers.__version__ in json.dumps(table["_source"])
+    for part in ("attribute_map", "default_theta"):
+        if same_version and shipped[part] != table[part]:
+            pytest.fail("data/hf_attribute_map.json is stale: python -m poskernels.hf_families --attribute-map PATH")
+        for model_type in set(shipped[part]) & set(table[part]):  # another version: the shared entries agree
+            assert shipped[part][model_type] == table[part][model_type], (part, model_type)
+
+
+def test_variants_are_read(cases):
+    """The default config without rope_theta, and multimodal files read through their text_config."""
+    for label in hf_families.VARIANTS:
+        assert any(c.rope_type == label and c.status == "agrees" for c in cases), label
+
+
+def test_readme_statement_is_the_enumerators_output(cases):
+    text = README.read_text()
+    block = re.search(r"<!-- hf-families:start -->\n(.*?)<!-- hf-families:end -->", text, re.S)
+    assert block, "README lacks the generated block of transformers families"
+    stated = re.search(r"transformers (\S+):", block.group(1)).group(1)
+    if stated != transformers.__version__:
+        pytest.skip(f"README states transformers {stated}; installed {transformers.__version__}")
+    rendered = hf_families.render(hf_families.summarize(cases), markdown=True)
+    assert block.group(1).strip() == rendered.strip()

@@ -1,0 +1,164 @@
+"""Theorem 3 on the trained ALiBi heads far past the window, and the long-context measurements' shape.
+
+Every claim is tested on the tournament's heads (trained once through ``train_many``, cached under
+``.cache/poskernels``), over the seed block (ten seeds, from ``POSKERNELS_FIRST_SEED``), with margins from the
+measured spread.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from poskernels.experiments.long_context import (
+    LONG_READERS,
+    default_seeds,
+    run_long_context,
+    sequences,
+)
+from poskernels.model.config import preset
+from poskernels.model.cut import certified_cut
+from poskernels.model.stream import recent_weights
+from poskernels.model.train import train_many
+from poskernels.tasks.cue import cue_batch
+from poskernels.tasks.needle import needle_batch
+from poskernels.theory.alibi import alibi_tail_bound
+
+CACHE = Path(".cache") / "poskernels"
+CHANCE = 1 / 8  # the needle's symbol is uniform and independent of everything else the head reads
+INSIDE = (1, 4, 8, 12, 16)  # inside half of every horizon we trained (the smallest W/s is about 33)
+BEYOND = (256, 1024, 4096, 100_000)  # beyond twice every horizon (the largest is about 60)
+
+
+@pytest.fixture(scope="module")
+def alibi_heads():
+    return train_many([(preset("tournament", "alibi"), s) for s in default_seeds()], CACHE)
+
+
+@pytest.fixture(scope="module")
+def distance():
+    return run_long_context(CACHE, seeds=default_seeds(), lengths=(32,), offsets=INSIDE + BEYOND, schemes=("alibi",))
+
+
+def test_weights_at_1e5_equal_those_at_100_within_theorem_3(alibi_heads):
+    # Theorem 3 (ii): the keys past offset 100 carry at most e^W e^{-100 s} / (1 - e^{-s}) of the weight, so the
+    # weights on the 100 most recent keys at n = 10^5 and at n = 100 differ by at most that in total
+    x, _ = cue_batch(np.random.default_rng(np.random.SeedSequence([11, 100_000])), 2, 100_000)
+    for h in alibi_heads:
+        cut = certified_cut(h.params, h.head, [16], 1e-12)
+        bound = alibi_tail_bound(cut.W, cut.s, 100)
+        long = recent_weights(h.params, h.head, x, 100)  # (2, 100) exact, all 10^5 keys in the normalizer
+        short = recent_weights(h.params, h.head, x[:, -100:], 100)  # (2, 100) the same keys alone
+        assert bound < 1e-6, (h.seed, cut.W)
+        assert np.abs(long - short).sum(axis=1).max() <= bound + 1e-12, h.seed
+
+
+def test_a_needle_past_the_horizon_weighs_less_than_the_query(alibi_heads):
+    # Theorem 3 (iii): alpha_r <= e^{W - s r} alpha_0 for every offset, read exactly at n = r + 1
+    for h in alibi_heads:
+        cut = certified_cut(h.params, h.head, [16], 1e-12)
+        for r in (8, 40, 120, 4096):
+            x, _ = needle_batch(np.random.default_rng(r), 4, r)
+            w = recent_weights(h.params, h.head, x, r + 1)  # (4, r + 1) by offset
+            assert np.all(w[:, r] <= math.exp(cut.W - cut.s * r) * w[:, 0] * (1 + 1e-9)), (h.seed, r)
+
+
+def test_needle_accuracy_inside_half_and_beyond_twice_the_horizon(distance, alibi_heads):
+    rows = distance["distance"]["horizon"]
+    horizons = [row["horizon"] for row in rows.values()]
+    assert max(INSIDE) <= min(horizons) / 2 and min(BEYOND) > 2 * max(horizons), horizons
+    inside = np.array([row["inside_half"] for row in rows.values()])  # (seeds,)
+    beyond = np.array([row["beyond_twice"] for row in rows.values()])  # (seeds,)
+    # inside half the horizon the content decides: every head finds the needle
+    assert inside.mean() >= 0.98 and inside.min() >= 0.9, inside
+    # beyond twice it the needle weighs at most e^{-W} of the query itself: the answer is chance, 1/8
+    per_point = math.sqrt(CHANCE * (1 - CHANCE) / (distance["count"] * len(BEYOND)))
+    margin = 4 * max(beyond.std(ddof=1) / math.sqrt(beyond.size), per_point)
+    assert abs(beyond.mean() - CHANCE) <= margin, (beyond, margin)
+
+
+def test_alibi_reads_the_cue_task_at_1e5_as_at_100():
+    data = run_long_context(CACHE, seeds=default_seeds(), lengths=(100, 100_000), offsets=(1,), schemes=("alibi",))
+    per_seed = data["length"]["per_seed"]["alibi"]
+    a, b = np.array(per_seed["100"]), np.array(per_seed["100000"])
+    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size + 2 * 0.25 / data["count"] / a.size)
+    assert abs(a.mean() - b.mean()) <= 4 * se, (a.mean(), b.mean(), se)
+    assert b.mean() >= 0.9
+
+
+def test_the_measurement_has_every_reader_and_the_learned_table_refuses(distance):
+    for part, xs in (("length", ["32"]), ("distance", [str(r) for r in INSIDE + BEYOND])):
+        table = distance[part]
+        assert set(table["accuracy"]) == set(LONG_READERS)
+        for x in xs:
+            values = table["per_seed"]["alibi"][x]
+            assert len(values) == len(default_seeds()) >= 10
+            assert table["stderr"]["alibi"][x] == pytest.approx(np.std(values, ddof=1) / math.sqrt(len(values)))
+            assert table["accuracy"]["rope"][x] is None  # not read in this run
+
+
+def test_sequences_are_fixed_and_as_described():
+    a, ya = sequences("length", 100, 30)
+    b, yb = sequences("length", 100, 30)
+    assert np.array_equal(a, b) and np.array_equal(ya, yb) and a.shape == (30, 100)
+    t, y = sequences("distance", 40, 20)
+    assert t.shape == (20, 41)
+    marked = (t[:, :-1] >= 8) & (t[:, :-1] < 16)
+    assert np.array_equal(marked.sum(axis=1), np.ones(20)) and np.all(marked[:, 0])
+    assert np.array_equal(t[:, 0] - 8, y)
+
+
+def test_lab_view_and_figure_carry_the_measurement(distance, tmp_path):
+    from poskernels.lab import long_view
+    from poskernels.lab.figures import draw_figures
+    from poskernels.lab.payload import Sources, viz_payload
+
+    part = long_view.build(Sources({"long": distance}, None))
+    for r in INSIDE + BEYOND:
+        i = part["offsets"].index(r)
+        assert part["distance"]["alibi"][i] == round(distance["distance"]["accuracy"]["alibi"][str(r)], 3)
+    assert [h["seed"] for h in part["horizons"]] == [str(s) for s in default_seeds()]
+    assert part["x_distance"]["min"] == min(INSIDE) and part["x_distance"]["max"] == max(BEYOND)
+    payload = viz_payload({"long": distance})
+    assert payload["long"] == part and "long" in payload["figures"]["B"]
+    written, _ = draw_figures(payload, tmp_path)
+    assert tmp_path / "long_context.png" in written
+
+
+def test_a_sweep_with_the_long_reading_gives_the_sections_numbers(tmp_path, distance):
+    # the evaluation as a sweep setting: needle points of a sweep equal the section's per-seed figures
+    import sys
+
+    from poskernels.experiments.long_context import TEST_SEED
+    from poskernels.sweep.grid import parse_grid
+    from poskernels.sweep.runner import local_backend, run_sweep
+    from poskernels.sweep.store import Store
+
+    seed = default_seeds()[0]
+    grid = parse_grid(
+        f'[fixed]\nscheme = "alibi"\ntest_task = "needle"\ntest_size = {distance["count"]}\n'
+        f"test_seed = {TEST_SEED}\ntest_lengths = [4, 16, 256]\nseed = {seed}\n"
+    )
+    with Store(tmp_path / "s.sqlite") as store:
+        s = run_sweep(grid, store, local_backend(1), cache_dir=CACHE, stream=sys.stdout)
+        rows = store.rows()
+    assert (s.done, s.failed, s.trained) == (1, 0, 0)
+    acc = rows[0]["metrics"]["accuracy"]
+    assert acc == {r: distance["distance"]["per_seed"]["alibi"][r][0] for r in ("4", "16", "256")}
+
+
+def test_the_cut_reading_of_the_trained_heads_is_within_its_certificate(alibi_heads):
+    # the certified cut against the exact one-pass reader, on the trained heads at n = 3,000
+    from poskernels.model.head import query_logits
+    from poskernels.model.stream import stream_logits
+
+    x, _ = cue_batch(np.random.default_rng(5), 40, 3000)
+    for h in alibi_heads:
+        cut = certified_cut(h.params, h.head, [16], 1e-12)
+        exact = query_logits(h.params, h.head, x)
+        got = stream_logits(h.params, h.head, x, eps=1e-12)
+        assert np.abs(got - exact).max() <= cut.logit_bound + 1e-12, h.seed
+        assert np.array_equal(got.argmax(axis=1), exact.argmax(axis=1)), h.seed

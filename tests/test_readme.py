@@ -1,0 +1,103 @@
+"""The README's tables of trained results are rendered from numbers.json, and that numbers.json is the code's.
+
+Two links, each checked: (1) every marked region of README.md equals what ``poskernels.page.readme`` renders from
+the shipped ``page/reference_numbers.json`` (a full ``poskernels reproduce`` with seeds 0-9), character for
+character; (2) that file is what the code computes: its deterministic sections exactly, its trained means within
+the seeds' error of a fresh run (the repository's cache, the seed block of ``$POSKERNELS_FIRST_SEED``; see
+``tests/seedstats.py`` for the margin).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from poskernels import page
+from poskernels.errors import PosKernelsError
+from poskernels.experiments.filings import filings_results
+from poskernels.experiments.laboratory import run_laboratory
+from poskernels.page import readme
+from poskernels.page.trained import rebound_stats
+from seedstats import leaves, within
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "poskernels"
+TRAINED = ("tournament", "rescaled", "rebound", "sinusoidal", "filings")
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict:
+    return json.loads(readme.REFERENCE_NUMBERS.read_text())
+
+
+@pytest.fixture(scope="module")
+def fresh() -> dict:
+    numbers = page.assemble(page.Context(cache_dir=CACHE, log=lambda m: None), include_trained=False)
+    lab = run_laboratory(CACHE)
+    numbers.update({k: lab[k] for k in ("tournament", "rescaled", "rebound", "sinusoidal")})
+    numbers["thm2"] = {**numbers["thm2"], **lab["thm2"]}
+    numbers["filings"] = filings_results(CACHE)
+    return numbers
+
+
+def test_every_readme_table_is_rendered_from_the_shipped_numbers(reference):
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = readme.regions_in(text)
+    assert set(found) == set(readme.REGIONS), "a region is missing from README.md or has no renderer"
+    rendered = readme.render(reference)
+    for name in readme.REGIONS:
+        assert found[name] == rendered[name], f"README region {name!r} is stale: `make reference-payload`"
+    assert readme.rewrite(text, rendered) == text
+
+
+def test_the_shipped_numbers_deterministic_sections_are_the_codes(reference, fresh):
+    for key, value in fresh.items():
+        if key in TRAINED or key not in reference:
+            continue
+        if key == "thm2":  # its trained part (sinusoidal_defect) is compared below
+            value = {k: v for k, v in value.items() if k != "sinusoidal_defect"}
+            assert {k: v for k, v in reference[key].items() if k != "sinusoidal_defect"} == value
+        else:
+            assert reference[key] == value, key
+
+
+def test_the_shipped_numbers_trained_means_agree_with_a_fresh_run(reference, fresh):
+    assert len(reference["tournament"]["seeds"]) == len(fresh["tournament"]["seeds"]) >= 10
+    for section in ("tournament", "rescaled", "filings"):
+        ref, new = reference[section], fresh[section]
+        for path, mean, se in leaves(new["accuracy"], new["stderr"]):
+            r, r_se = ref["accuracy"], ref["stderr"]
+            for key in path:
+                r, r_se = r[key], r_se[key]
+            assert within(mean, se, r, r_se), (section, path, mean, se, r, r_se)
+    for key in ("projected", "shifted"):
+        for n, mean in fresh["sinusoidal"][key].items():
+            se, r = fresh["sinusoidal"]["stderr"][key][n], reference["sinusoidal"][key][n]
+            assert within(mean, se, r, reference["sinusoidal"]["stderr"][key][n]), (key, n)
+    d, rd = fresh["thm2"]["sinusoidal_defect"], reference["thm2"]["sinusoidal_defect"]
+    for kind in ("init", "trained"):
+        assert within(d["mean"][kind], d["stderr"][kind], rd["mean"][kind], rd["stderr"][kind])
+    for on, st in fresh["filings"]["horizon_stats"].items():
+        ref = reference["filings"]["horizon_stats"][on]
+        for col, floor in (("horizon", 1.0), ("inside_half", 0.005), ("beyond", 0.005)):
+            m, se = st["mean"][col], st["stderr"][col]
+            assert within(m, se, ref["mean"][col], ref["stderr"][col], floor=floor), (on, col)
+    ours, theirs = rebound_stats(fresh["rebound"]), rebound_stats(reference["rebound"])
+    for key, mean in ours["mean"].items():  # offsets are whole numbers: a floor of one offset, scores of 1
+        assert within(mean, ours["stderr"][key], theirs["mean"][key], theirs["stderr"][key], floor=1.0), key
+
+
+def test_regions_are_checked(tmp_path):
+    with pytest.raises(PosKernelsError, match="no end marker"):
+        readme.regions_in("<!-- numbers:x begin -->\n")
+    with pytest.raises(PosKernelsError, match="no renderer"):
+        readme.rewrite("<!-- numbers:nope begin -->\n<!-- numbers:nope end -->", {"x": ""})
+    with pytest.raises(PosKernelsError, match="lacks the trained section"):
+        readme.render({"thm1": {}})
+    path = tmp_path / "R.md"
+    path.write_text("<!-- numbers:tournament begin -->\nold\n<!-- numbers:tournament end -->\n")
+    assert readme.main(["--check", str(readme.REFERENCE_NUMBERS), str(path)]) == 1
+    with pytest.raises(PosKernelsError, match="no renderer"):  # the real renderers refuse unknown regions
+        readme.rewrite(path.read_text() + "<!-- numbers:other begin -->\n<!-- numbers:other end -->\n", readme.REGIONS)
