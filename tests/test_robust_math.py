@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from robust import assert_only_library_error
 
 from poskernels.extension import MAPS
+from robust import assert_only_library_error
 
 MODULES = ["encodings", "extension", "extension_ecosystem"] + [
     f"theory.{m}" for m in ("alibi", "census", "commutant", "counting", "decay", "kernel", "rope")

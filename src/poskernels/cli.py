@@ -148,17 +148,17 @@ def main(argv=None) -> int:
         print(f"{prefix}: interrupted", file=sys.stderr)
         return 130
     except PosKernelsError as err:  # bad usage or input
-        status, line = 2, f"{prefix}: error: {_one_line(err)}"
+        failure, status, line = err, 2, f"{prefix}: error: {_one_line(err)}"
     except OSError as err:  # a write or read that failed while running (disk full, permissions changed)
         where = f" ({err.filename})" if getattr(err, "filename", None) else ""
-        status, line = 1, f"{prefix}: error: {err.strerror or _one_line(err)}{where}"
+        failure, status, line = err, 1, f"{prefix}: error: {err.strerror or _one_line(err)}{where}"
     except Exception as err:  # noqa: BLE001 - a bug: one line, the traceback on request
-        status = 1
+        failure, status = err, 1
         line = f"{prefix}: internal error: {type(err).__name__}: {_one_line(err)}"
         if not debug:
             line += f" (run with --debug or {DEBUG_ENV}=1 for the traceback)"
     if debug:
-        traceback.print_exc()
+        traceback.print_exception(failure)
     print(line, file=sys.stderr)
     return status
 

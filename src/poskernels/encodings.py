@@ -23,6 +23,8 @@ from .errors import (
     check_bool,
     check_budget,
     check_even_dimension,
+    check_int,
+    check_length,
     check_name,
     check_positive_int,
     check_positive_real,
@@ -327,8 +329,8 @@ def t5_bucket(relative_position, num_buckets: int = 32, max_distance: int = 128,
     >>> t5_bucket(-np.array([0, 15, 16, 112, 113, 1000]))
     array([ 0, 15, 16, 30, 31, 31])
     """
-    num_buckets = check_positive_int("num_buckets", num_buckets)
-    max_distance = check_positive_int("max_distance", max_distance)
+    num_buckets = check_int("num_buckets", num_buckets, 1, 2**20, "one learned scalar per bucket")
+    max_distance = check_length("max_distance", max_distance)
     bidirectional = check_bool("bidirectional", bidirectional)
     if num_buckets < (4 if bidirectional else 2):
         raise PosKernelsError(f"num_buckets must be >= {4 if bidirectional else 2}; got {num_buckets}")

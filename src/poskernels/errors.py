@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "MAX_D",
     "MAX_ELEMENTS",
     "PosKernelsError",
     "check_array",
@@ -34,6 +35,10 @@ __all__ = [
 #: an ``(n, n)`` bias): 2**24 elements, 128 MiB of float64.  The article's largest array (the Gram matrix of
 #: 4,096 positions) is exactly at it; a size past it is refused before anything is allocated.
 MAX_ELEMENTS = 2**24
+
+#: Widest code the math layer takes: 65,536 coordinates, eight times the article's widest (8,192) and far past any
+#: model's rotary width (512 at most); a census or a Chen counterexample lists one row per plane.
+MAX_D = 2**16
 
 
 class PosKernelsError(ValueError):
@@ -116,10 +121,10 @@ def check_even_dimension(d, name: str = "d") -> int:
     """
     if not _is_int(d) or d <= 0 or d % 2:
         raise PosKernelsError(f"{name} must be a positive even integer (planes are coordinate pairs); got {_show(d)}")
-    if d > 2 * MAX_ELEMENTS:
+    if d > MAX_D:
         raise PosKernelsError(
-            f"{name} must be at most {2 * MAX_ELEMENTS} (its d/2 frequencies are one array of the size budget "
-            f"MAX_ELEMENTS); got {_show(d)}"
+            f"{name} must be at most {MAX_D} (eight times the article's widest code; every function of it builds "
+            f"arrays of d/2 planes); got {_show(d)}"
         )
     return int(d)
 

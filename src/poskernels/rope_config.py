@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from .encodings import DEFAULT_BASE, omega
-from .errors import PosKernelsError
+from .errors import MAX_D, PosKernelsError, read_text
 from .extension import Extension, extend
 
 __all__ = [
@@ -153,18 +153,37 @@ def _number(raw: dict, key: str, scope: str = "", default=None, required: bool =
             return default
         raise PosKernelsError(f"config key {_where(key, scope)!r} is missing; a RoPE config needs it")
     value = raw[key]
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise PosKernelsError(f"config key {_where(key, scope)!r} must be a finite number; got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not _finite(value):
+        raise PosKernelsError(f"config key {_where(key, scope)!r} must be a finite number; got {_shown(value)}")
     return float(value)
+
+
+def _finite(value) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer past float64 (10**400)
+        return False
+
+
+def _shown(value) -> str:
+    return reprlib.repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"{str(value)[:20]}..."
 
 
 def _count(raw: dict, key: str, scope: str = "", required: bool = True) -> int | None:
     value = _number(raw, key, scope, required=required)
     if value is None:
         return None
-    if value <= 0 or not float(value).is_integer():
-        raise PosKernelsError(f"config key {_where(key, scope)!r} must be a positive integer; got {raw[key]!r}")
-    return int(value)
+    exact = raw.get(key)  # an int is kept exact, not rounded through float (2**53 + 1 stays odd)
+    if value <= 0 or not float(value).is_integer() or value > _MAX_COUNT:
+        raise PosKernelsError(
+            f"config key {_where(key, scope)!r} must be a positive integer up to {_MAX_COUNT}; got {_shown(exact)}"
+        )
+    return exact if isinstance(exact, int) and not isinstance(exact, bool) else int(value)
+
+
+#: Largest count a config may give (head_dim, max_position_embeddings, ...): 2**40, far past any model, and exact in
+#: float64.  The rotary width itself is bounded by :data:`poskernels.errors.MAX_D`.
+_MAX_COUNT = 2**40
 
 
 def _factor_list(raw: dict, key: str, scope: str, planes: int) -> list[float]:
@@ -231,6 +250,11 @@ def parse_config(raw: dict, name: str = "config", source: str | None = None) -> 
     if not 0 < prf <= 1:
         raise PosKernelsError(f"config key {prf_key!r} must lie in (0, 1]; got {prf!r}")
     rotary_dim = int(head_dim * prf)
+    if rotary_dim > MAX_D:
+        raise PosKernelsError(
+            f"the rotary width int(head_dim * {prf_key}) = {rotary_dim} is past {MAX_D} (one census row per plane; "
+            f"the widest released head is 512); got head_dim = {head_dim}"
+        )
     if rotary_dim < 2 or rotary_dim % 2:
         width = "'head_dim'" if "head_dim" in raw else "'hidden_size' / 'num_attention_heads'"
         raise PosKernelsError(
@@ -245,7 +269,7 @@ def parse_config(raw: dict, name: str = "config", source: str | None = None) -> 
     max_pos = _count(raw, "max_position_embeddings")
     # Rope type, canonical name
     rope_type = scaling.get("rope_type", scaling.get("type", "default"))
-    if rope_type not in ROPE_TYPES:
+    if not isinstance(rope_type, str) or rope_type not in ROPE_TYPES:
         key = _where("rope_type" if "rope_type" in scaling else "type", scope)
         raise PosKernelsError(
             f"config key {key!r} names an unknown rope type {rope_type!r}; accepted: {', '.join(ROPE_TYPES)}"
@@ -313,7 +337,7 @@ def load_config(spec) -> RopeConfig:
     """
     spec = str(spec)
     if spec in bundled_configs():
-        text, name = (_configs_dir() / f"{spec}.json").read_text(), spec
+        text, name = (_configs_dir() / f"{spec}.json").read_text(encoding="utf-8"), spec
     else:
         path = Path(spec)
         if not path.is_file():
@@ -321,11 +345,13 @@ def load_config(spec) -> RopeConfig:
                 f"no config file at {spec!r} and no bundled config of that name; "
                 f"bundled: {', '.join(bundled_configs())}"
             )
-        text, name = path.read_text(), str(path)
+        text, name = read_text(path, "config file"), str(path)  # UTF-8 only: binary, UTF-16, Latin-1 refused
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as err:
         raise PosKernelsError(f"{name!r} is not valid JSON: {err}") from None
+    except (ValueError, RecursionError) as err:  # a 5,000-digit integer; nesting deeper than Python's stack
+        raise PosKernelsError(f"{name!r} cannot be read as a config: {str(err)[:120]}") from None
     return parse_config(raw, name=name)
 
 

@@ -197,8 +197,10 @@ def run(args: argparse.Namespace) -> int:
     host, port = server.server_address[:2]
     shown = f"[{host}]" if ":" in host else host
     if not is_loopback(host):
-        print(f"note: listening on {host}, which other machines may reach, not on this machine alone (a loopback "
-              f"address such as {LOCALHOST})")
+        print(
+            f"note: listening on {host}, which other machines may reach, not on this machine alone (a loopback "
+            f"address such as {LOCALHOST})"
+        )
     print(f"poskernels lab: serving {STATIC_DIR} at http://{shown}:{port}/  (Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()

@@ -22,6 +22,7 @@ from ..errors import (
     check_array,
     check_bool,
     check_budget,
+    check_int,
     check_positive_int,
     check_positive_real,
     check_real,
@@ -61,7 +62,7 @@ def _check_nonneg_real(name: str, value) -> float:
 
 def _t5_causal_share(num_buckets: int, max_distance: int, bidirectional: bool) -> tuple[int, int]:
     """(buckets on the causal side, exact buckets) as T5's bucket function splits them."""
-    num_buckets = check_positive_int("num_buckets", num_buckets)
+    num_buckets = check_int("num_buckets", num_buckets, 1, 2**20, "one learned scalar per bucket")
     check_positive_int("max_distance", max_distance)
     check_bool("bidirectional", bidirectional)
     check_budget(f"the T5 offsets 0..max_distance = {max_distance}", max_distance + 1)

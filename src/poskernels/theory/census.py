@@ -10,7 +10,6 @@ with the constant ``sum_j theta_j**2``; Chen et al.'s stated constant ``d/(4 ln 
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -226,10 +225,8 @@ def chen_stated_bound(h_max: float, d: int, b: float, D1: float, D2: float, D) -
     0.434
     """
     D1, D2, D = _check_interval(D1, D2, D)
-    is_real = isinstance(h_max, numbers.Real) and not isinstance(h_max, bool)
-    if not (is_real and math.isfinite(h_max) and h_max >= 0):
-        raise PosKernelsError(f"h_max = max_j |h_j| must be a finite number >= 0; got {h_max!r}")
-    return 0.5 * (D - D1) * (D2 - D) * float(h_max) * chen_constant(d, b)
+    h_max = check_real("h_max = max_j |h_j|", h_max, 0)
+    return 0.5 * (D - D1) * (D2 - D) * h_max * chen_constant(d, b)
 
 
 @dataclass(frozen=True)

@@ -162,6 +162,8 @@ def matched_scores(Delta, theta, sigma: float, n_samples: int, rng: np.random.Ge
     n_samples = check_positive_int("n_samples", n_samples)
     check_budget(f"{n_samples} samples at d = {2 * theta.size}", n_samples * 2 * theta.size * max(1, np.size(Delta)))
     Delta = np.atleast_1d(check_array("Delta", Delta))  # (D,)
+    if Delta.size == 0:
+        raise PosKernelsError("Delta must hold at least one offset; got an empty array")
     A = rng.normal(size=(theta.size, 2, 2))  # (d/2, 2, 2) per-plane mixing
     A *= sigma / np.sqrt((A**2).sum(axis=(1, 2)))[:, None, None]  # trace(A A^T) = sigma^2
     z = rng.normal(size=(n_samples, theta.size, 2))  # (N, d/2, 2)
@@ -189,8 +191,9 @@ def unmatched_scores(Delta: float, theta, n_samples: int, rng: np.random.Generat
     >>> unmatched_scores(7.0, omega(8), 1000, np.random.default_rng(0)).shape
     (1000,)
     """
-    theta = check_array("theta", theta)
+    theta = _check_theta(theta)
     n_samples = check_positive_int("n_samples", n_samples)
+    check_budget(f"{n_samples} samples at d = {2 * theta.size}", n_samples * 2 * theta.size)
     P = theta.size
     C = np.tril(np.ones((2 * P, 2 * P))) / np.arange(1, 2 * P + 1)[:, None]  # (d, d) fixed mixing: dependent planes
     q = rng.normal(size=(n_samples, 2 * P)) @ C.T  # (N, d)
