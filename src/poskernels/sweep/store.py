@@ -80,7 +80,7 @@ def _guarded(method):
     def wrapper(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
-        except sqlite3.DatabaseError as err:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
             raise PosKernelsError(
                 f"the sweep store {str(self.path)!r} cannot be used (SQLite says: {err}); if it is damaged, move it "
                 "away and run the sweep again"
@@ -130,7 +130,7 @@ class Store:
             self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
             tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except sqlite3.DatabaseError as err:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:  # a damaged page may garble text, too
             raise PosKernelsError(f"{str(self.path)!r} is not a sweep store (SQLite says: {err})") from None
         if tables and (version != SCHEMA_VERSION or "points" not in tables):
             self.db.close()
@@ -147,7 +147,7 @@ class Store:
                 problem = self.db.execute("PRAGMA quick_check").fetchone()[0]
                 if problem != "ok":
                     raise sqlite3.DatabaseError(problem)
-        except sqlite3.DatabaseError as err:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
             self.db.close()
             raise PosKernelsError(
                 f"the sweep store {str(self.path)!r} is damaged (SQLite says: {err}); move it away and run again"

@@ -314,6 +314,9 @@ def window_map(w, start: int = 0) -> np.ndarray:
 # --------------------------------------------------------------------------- fragility: rank and conditioning
 
 
+#: Work budget of the exact singular values, ``d**3 * digits`` (d = 32 at 400 digits: about 0.4 s).
+EXACT_BUDGET = 32**3 * 400
+
 #: Work budget of a double-precision SVD of a ``W x d`` code matrix, ``W d min(W, d)`` (a few seconds at most).
 SVD_BUDGET = 2**34
 
@@ -420,15 +423,18 @@ def singular_values_exact(W: int, d: int = 16, b: float = DEFAULT_BASE, digits: 
     d = check_even_dimension(check_int("d", d, 2, 64, "exact arithmetic: the cost grows as d**3"))
     W = _window(W, d)
     b = check_base(b)
-    digits = check_int("digits", digits, 1, 1000, "the cost grows with the digits carried")
-    if d**3 * digits > 64**3 * 200:
+    digits = check_int("digits", digits, 16, 1000, "fewer than float64's; the cost grows with the digits carried")
+    if d**3 * digits > EXACT_BUDGET:
         raise PosKernelsError(
-            f"d = {d} at {digits} digits is past the exact budget d**3 * digits <= {64**3 * 200} (about a second); "
+            f"d = {d} at {digits} digits is past the exact budget d**3 * digits <= {EXACT_BUDGET} (under a second); "
             "lower one of them"
         )
     with mpmath.workdps(digits):
         w = [mpmath.mpf(b) ** (-mpmath.mpf(2 * j) / d) for j in range(d // 2)]  # omega_j at full precision
-        lam = mpmath.eigsy(_gram_closed_form(W, w), eigvals_only=True)  # eigenvalues of P^T P
+        try:
+            lam = mpmath.eigsy(_gram_closed_form(W, w), eigvals_only=True)  # eigenvalues of P^T P
+        except RuntimeError as err:  # mpmath: no convergence at this precision
+            raise PosKernelsError(f"{digits} digits do not suffice at W = {W}, d = {d} ({err}); use more") from None
         if min(lam) <= 0:
             raise PosKernelsError(f"{digits} digits do not resolve the smallest singular value at W = {W}; use more")
         return np.array(sorted((float(mpmath.sqrt(x)) for x in lam), reverse=True))  # (d,)

@@ -142,19 +142,22 @@ def _check_task(n, n_symbols, p_mark, exact: bool) -> tuple[int, int]:
     n = check_positive_int("n (sequence length)", n)
     if n < 2:
         raise PosKernelsError(f"n must be >= 2 (at least one content token before the query); got {n}")
+    _check_draws(n - 1)  # n - 1 content tokens: the draws of E[max count]
     n_symbols = _check_symbols(n_symbols)
     ok_type = isinstance(p_mark, Fraction | int) if exact else isinstance(p_mark, numbers.Real)
     if isinstance(p_mark, bool) or not ok_type or not 0 <= p_mark <= 1:
         kind = "a Fraction or int" if exact else "a number"
         raise PosKernelsError(f"p_mark must be {kind} in [0, 1]; got {p_mark!r}")
+    if exact and Fraction(p_mark).denominator > 2**32:  # exact powers of p grow with its denominator's digits
+        raise PosKernelsError(f"p_mark's denominator must be at most 2**32 for exact arithmetic; got {p_mark!r}")
     return n, n_symbols
 
 
 #: Largest number of draws :func:`expected_max_count` takes: its cost grows as ``K**3`` (K = 512: about 0.3 s).
 MAX_DRAWS = 512
 
-#: Budget of :func:`expected_max_count_exact`, ``K**3 * n_symbols`` (K = 127 at 8 symbols: about a second).
-EXACT_BUDGET = 128**3 * 8
+#: Budget of :func:`expected_max_count_exact`, ``K**3 * n_symbols`` (K = 63 at 8 symbols: about 0.1 s).
+EXACT_BUDGET = 64**3 * 8
 
 
 def _check_draws(K) -> int:
