@@ -1,10 +1,10 @@
 """Property: arbitrary numbers fed to the public math API raise PosKernelsError or nothing, in bounded time and memory.
 
 Every public function of the math layer (:mod:`~poskernels.encodings`, :mod:`~poskernels.extension` and its
-ecosystem, every ``poskernels.theory`` module) is called with arguments drawn by the parameter's role: sizes
-(huge, negative, fractional, NaN), reals (NaN, infinities, 400-digit integers, bools), arrays (NaN, empty, odd
-shapes), names.  Each call must return or raise :class:`~poskernels.errors.PosKernelsError`, within the
-``deadline`` below and the memory bound of :mod:`robust`.
+ecosystem, every ``poskernels.theory`` module) and the model's edge validators (:mod:`poskernels.model.validate`)
+is called with arguments drawn by the parameter's role: sizes (huge, negative, fractional, NaN), reals (NaN,
+infinities, 400-digit integers, bools), arrays (NaN, empty, odd shapes), names.  Each call must return or raise
+:class:`~poskernels.errors.PosKernelsError`, within the time and memory bounds of :mod:`robust`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hypothesis.extra import numpy as hnp
 from poskernels.extension import MAPS
 from robust import assert_only_library_error
 
-MODULES = ["encodings", "extension", "extension_ecosystem"] + [
+MODULES = ["encodings", "extension", "extension_ecosystem", "model.validate"] + [
     f"theory.{m}" for m in ("alibi", "census", "commutant", "counting", "decay", "kernel", "rope")
 ]
 
@@ -41,9 +41,10 @@ ARRAY = st.one_of(
 
 # Parameters by role (the article's names); any other parameter draws from every role.
 SIZES = {"d", "n", "W", "H", "K", "L", "num_buckets", "max_distance", "n_symbols", "n_samples", "digits",
-         "max_octave_start", "start", "rotated_planes", "D"}  # fmt: skip
+         "max_octave_start", "start", "rotated_planes", "D", "n_classes", "batch"}  # fmt: skip
 ARRAYS = {"m", "positions", "delta", "theta", "w", "h", "q", "k", "x", "M", "U", "c", "e", "V", "a", "r",
-          "relative_position", "p", "phi", "o", "Delta", "beta", "alpha", "short_factor", "long_factor"}  # fmt: skip
+          "relative_position", "p", "phi", "o", "Delta", "beta", "alpha", "short_factor", "long_factor",
+          "targets"}  # fmt: skip
 NAMES = {"name": st.one_of(st.sampled_from(sorted(MAPS) + ["rope", "pi"]), st.text(max_size=5))}
 
 

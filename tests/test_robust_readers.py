@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from poskernels.model import cache
@@ -71,6 +71,9 @@ def test_config_reader_takes_any_json(raw):
                       st.text(max_size=50).map(lambda t: t.encode("latin-1", "replace")),
                       st.sampled_from([b'{"head_dim": ' + b"9" * 5000 + b', "max_position_embeddings": 8}',
                                        b"[" * 100_000, "é".encode("latin-1"), b"\x00" * 10])))  # fmt: skip
+@example(data=b'{"head_dim": ' + b"9" * 5000 + b', "max_position_embeddings": 8}')
+@example(data=b"[" * 100_000)
+@example(data='{"head_dim": 128}'.encode("utf-16"))
 def test_config_file_reader_takes_any_bytes(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("cfg") / "config.json"
     path.write_bytes(data)
@@ -96,6 +99,7 @@ def _toml_value(v) -> str:
 
 _TOML_SCALAR = st.one_of(
     st.booleans(), st.integers(-(2**70), 2**70), st.integers(0, 40), st.floats(), st.text(max_size=6),
+    st.sampled_from([10**400, -(10**400), 2**63, 2**64]),
     st.sampled_from(["rope", "alibi", "nope", "pi", "yarn", "tournament", "quick"]),
 )  # fmt: skip
 _TOML_VALUE = st.recursive(_TOML_SCALAR, lambda inner: st.lists(inner, max_size=4), max_leaves=8)
@@ -115,8 +119,15 @@ def toml_grids(draw) -> str:
     return "\n".join(lines) + "\n"
 
 
+_DEEP = ["[fixed]\nsteps = " + "9" * 5000, "[fixed]\ntest_lengths = " + "[" * 10_000 + "]" * 10_000]
+
+
 @SETTINGS_FOR_TESTS
-@given(text=st.one_of(toml_grids(), st.text(max_size=80)))
+@given(text=st.one_of(toml_grids(), st.text(max_size=80), st.sampled_from(_DEEP)))
+@example(text=_DEEP[0])
+@example(text=_DEEP[1])
+@example(text="[fixed]\nlr = " + "9" * 400)
+@example(text='[sweep]\npreset = ["tournament"]')
 def test_grid_reader_takes_any_toml(text):
     assert_only_library_error(parse_grid, text, "g.toml")
 
@@ -148,6 +159,8 @@ _LINE = st.one_of(
 
 @SETTINGS_FOR_TESTS
 @given(lines=st.lists(_LINE, max_size=5))
+@example(lines=[b'{"doc_id": ' + b"9" * 5000 + b"}"])
+@example(lines=[b"[" * 100_000])
 def test_jsonl_reader_takes_any_bytes(tmp_path_factory, lines):
     path = tmp_path_factory.mktemp("jsonl") / "f.jsonl"
     path.write_bytes(b"\n".join(lines))

@@ -181,9 +181,9 @@ def _count(raw: dict, key: str, scope: str = "", required: bool = True) -> int |
     return exact if isinstance(exact, int) and not isinstance(exact, bool) else int(value)
 
 
-#: Largest count a config may give (head_dim, max_position_embeddings, ...): 2**40, far past any model, and exact in
-#: float64.  The rotary width itself is bounded by :data:`poskernels.errors.MAX_D`.
-_MAX_COUNT = 2**40
+#: Largest count a config may give (head_dim, max_position_embeddings, ...): a signed 64-bit integer, as in the
+#: frameworks that read these files.  The rotary width itself is bounded by :data:`poskernels.errors.MAX_D`.
+_MAX_COUNT = 2**63 - 1
 
 
 def _factor_list(raw: dict, key: str, scope: str, planes: int) -> list[float]:

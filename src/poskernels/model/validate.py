@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import MAX_ELEMENTS, PosKernelsError, check_array, check_budget, check_positive_int, check_real
+from ..errors import PosKernelsError, check_array, check_budget, check_positive_int, check_real
 
-__all__ = ["check_cue_sizes", "check_positions", "check_targets"]
+__all__ = ["MAX_CUE_TOKENS", "check_cue_sizes", "check_positions", "check_targets"]
+
+#: Tokens of one cue batch, ``batch x n``: 2**28 (2 GiB of int64), room for long test sets read in one draw.
+MAX_CUE_TOKENS = 2**28
 
 
 def check_positions(positions, n: int) -> np.ndarray:
@@ -55,18 +58,20 @@ def check_targets(targets, n_classes: int, batch: int | None = None) -> np.ndarr
 
 
 def check_cue_sizes(batch, n, mark_prob) -> tuple[int, int, float]:
-    """The cue sampler's ``batch`` and ``n`` (positive, ``batch x n`` within the size budget) and ``mark_prob``.
+    """The cue sampler's ``batch``, ``n`` (``>= 2``; ``batch x n`` at most :data:`MAX_CUE_TOKENS`) and ``mark_prob``.
 
     Examples
     --------
     >>> check_cue_sizes(128, 32, 0.1)
     (128, 32, 0.1)
-    >>> check_cue_sizes(10**6, 10**6, 0.1)  # doctest: +ELLIPSIS
+    >>> check_cue_sizes(10**6, 10**6, 10**400)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     poskernels.errors.PosKernelsError: a cue batch of 1000000 x 1000000 tokens would hold ...
     """
     batch, n = check_positive_int("batch", batch), check_positive_int("n", n)
-    check_budget(f"a cue batch of {batch} x {n} tokens", batch * n, MAX_ELEMENTS)
-    mark_prob = check_real("mark_prob", mark_prob, 0, 1, open_lo=True)
+    if n < 2:
+        raise PosKernelsError(f"n must be >= 2 (at least one content token and the query); got {n}")
+    check_budget(f"a cue batch of {batch} x {n} tokens", batch * n, MAX_CUE_TOKENS)
+    mark_prob = check_real("mark_prob", mark_prob, 0, 1, open_lo=True)  # 10**400 or NaN: refused, no OverflowError
     return batch, n, mark_prob

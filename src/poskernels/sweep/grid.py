@@ -166,6 +166,8 @@ class _Reader:
                 self.fail(f"test lengths must be distinct; got {value!r}", table, key, index)
             return list(value)
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            if abs(value) > 2**1023:
+                self.fail(f"must be a finite number; got an integer of {len(str(value))} digits", table, key, index)
             value = float(value)
         if isinstance(value, bool) or not isinstance(value, kind):
             self.fail(f"must be {_KIND_WORDS[kind]}; got {value!r}", table, key, index)
@@ -233,6 +235,8 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
         if m and 1 <= int(m.group(1)) <= len(text.splitlines()):
             shown = f": {text.splitlines()[int(m.group(1)) - 1].strip()!r}"
         raise PosKernelsError(f"{name}, line {m.group(1) if m else '?'}: not valid TOML ({err}){shown}") from None
+    except (ValueError, RecursionError) as err:  # a 5,000-digit integer; arrays nested past Python's stack
+        raise PosKernelsError(f"{name}: cannot be read as a grid ({type(err).__name__}: {str(err)[:120]})") from None
     r = _Reader(text, name)
     for table, value in data.items():
         if table not in _TABLES:
