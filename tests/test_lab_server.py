@@ -214,3 +214,41 @@ def test_unknown_host_is_a_library_error():
         server.make_server("no-such-host.invalid", port=0)
     with pytest.raises(PosKernelsError, match="host must be"):
         server.make_server("127.0.0.1\x00", port=0)
+
+
+def test_any_request_bytes_get_an_answer_or_a_close_and_never_a_traceback(monkeypatch):
+    import socket
+
+    from hypothesis import HealthCheck, example, given, settings
+    from hypothesis import strategies as st
+
+    errors = []
+    monkeypatch.setattr(server._Server, "handle_error", lambda self, request, address: errors.append(address))
+    s = server.make_server(port=0)
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+    paths = st.one_of(st.binary(max_size=40), st.text(max_size=20).map(lambda t: t.encode("utf-8", "surrogatepass")))
+    requests = st.one_of(
+        st.binary(max_size=200),
+        st.tuples(st.sampled_from([b"GET", b"HEAD", b"POST", b"BREW"]), paths).map(
+            lambda mp: mp[0] + b" /" + mp[1].replace(b"\r", b"").replace(b"\n", b"") + b" HTTP/1.0\r\n\r\n"
+        ),
+    )
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(request=requests)
+    @example(request=b"GET /%00 HTTP/1.0\r\n\r\n")
+    @example(request=b"GET /js/ HTTP/1.0\r\n\r\n")
+    def probe(request):
+        with socket.create_connection(s.server_address[:2], timeout=10) as sock:
+            sock.sendall(request)
+            sock.shutdown(socket.SHUT_WR)  # the request ends here: no wait for the idle timeout
+            while sock.recv(65536):
+                pass
+
+    try:
+        probe()
+        assert _get(f"http://127.0.0.1:{s.server_address[1]}/")[0] == 200  # still serving
+    finally:
+        s.shutdown()
+        s.server_close()
+    assert errors == []  # no request reached the server's traceback printer
