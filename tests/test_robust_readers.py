@@ -27,7 +27,7 @@ from poskernels.tasks.filings_jsonl import read_filings
 from robust import assert_only_library_error, bounded
 
 SETTINGS_FOR_TESTS = settings(
-    max_examples=60, deadline=5000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    max_examples=60, deadline=10_000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
 
 _numbers = st.one_of(
