@@ -105,7 +105,7 @@ def sinusoidal_code(m, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     array([[1.   , 0.   , 1.   , 0.   ],
            [0.54 , 0.841, 1.   , 0.01 ]])
     """
-    m = check_array("m", m)  # NaN or infinite positions would give NaN codes, silently
+    m = check_array("positions m", m)  # NaN or infinite positions would give NaN codes, silently
     check_budget(f"sinusoidal_code at {m.size} positions and d = {d}", m.size * check_even_dimension(d))
     w = omega(d, b)  # (d/2,)
     angles = m[..., None] * w  # (..., d/2)

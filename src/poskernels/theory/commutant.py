@@ -80,7 +80,7 @@ def clock_code(m, w) -> np.ndarray:
     [0.0, 1.0]
     """
     w = check_array("w", w, ndim=1)
-    m = check_array("m", m)
+    m = check_array("positions m", m)
     check_budget(f"the clock code at {m.size} positions and {w.size} planes", m.size * 2 * w.size)
     ang = m[..., None] * w  # (..., d/2)
     out = np.empty(ang.shape[:-1] + (2 * w.size,))  # (..., d)
