@@ -65,6 +65,29 @@ def test_config_reader_takes_any_json(raw):
     assert_only_library_error(parse_config, raw)
 
 
+_READABLE = st.fixed_dictionaries(
+    {
+        "head_dim": st.sampled_from([2, 4, 64, 128, 130, 256, 1024]),
+        "max_position_embeddings": st.one_of(st.integers(1, 10**6), st.sampled_from([2**53, 2**62])),
+    },
+    optional={
+        "rope_theta": st.one_of(st.floats(1.0, 1e12), st.sampled_from([1.0000001, 1e300])),
+        "rope_scaling": _SCALING,
+        "partial_rotary_factor": st.floats(0, 1),
+        "original_max_position_embeddings": st.integers(1, 10**6),
+    },
+)
+
+
+@settings(SETTINGS_FOR_TESTS, max_examples=40)
+@given(raw=_READABLE, target=st.one_of(st.none(), st.integers(1, 10**7), st.sampled_from([10**30, 2**60])))
+@example(raw={"head_dim": 1024, "max_position_embeddings": 1}, target=None)  # L = 1: LongRoPE's ln L is 0
+def test_a_config_that_reads_gets_a_census_or_the_library_error(raw, target):
+    from poskernels.census_cli import census
+
+    assert_only_library_error(lambda: census(parse_config(raw), target))
+
+
 @SETTINGS_FOR_TESTS
 @given(data=st.one_of(st.binary(max_size=200), CONFIG.map(lambda r: json.dumps(r).encode()),
                       st.text(max_size=50).map(lambda t: t.encode("utf-16")),

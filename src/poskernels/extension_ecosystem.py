@@ -285,6 +285,8 @@ def longrope(
             )
     s = kappa if factor is None else _check_factor("factor", factor)
     if attention_factor is None:
+        if s > 1 and L < 2:
+            raise PosKernelsError(f"LongRoPE's attention factor divides by ln L: L must be >= 2; got L = {L}")
         attention_factor = 1.0 if s <= 1 else math.sqrt(1 + math.log(s) / math.log(L))
     attention_factor = check_positive_real("attention_factor", attention_factor)
     return Extension("longrope", theta / ext, attention_factor, theta)
