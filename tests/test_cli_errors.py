@@ -133,3 +133,37 @@ def test_usage_errors_exit_2_through_the_console():
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "invalid int value" in proc.stderr
+
+
+def test_any_census_or_plot_command_line_ends_in_0_or_2_without_a_traceback(tmp_path, capsys, monkeypatch):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    monkeypatch.chdir(tmp_path)  # a bare word given as an output path ("nan") is written here, not in the checkout
+
+    (tmp_path / "cfg.json").write_text('{"head_dim": 64, "max_position_embeddings": 2048}')
+    (tmp_path / "junk.json").write_bytes(b"\xff\xfe{\x00")
+    (tmp_path / "store.sqlite").write_bytes(b"SQLite format 3\x00" + bytes(100))
+    word = st.sampled_from(["llama-2-7b", "mistral-7b", "nope", "", "-", "--", "0", "-1", "1e9", "9" * 5000, "nan"])
+    path = st.sampled_from(["cfg.json", "junk.json", "missing.json", ".", "cfg.json/x.json", "out.json", "f.png",
+                            "f.svg", "f.xyz", "f", "store.sqlite"]).map(lambda p: str(tmp_path / p))  # fmt: skip
+    census_argv = st.tuples(
+        st.one_of(word, path),
+        st.lists(
+            st.tuples(st.sampled_from(["--target-length", "--json", "--plot", "--bogus"]), st.one_of(word, path)),
+            max_size=3,
+        ),  # fmt: skip
+    ).map(lambda t: ["census", t[0]] + [x for pair in t[1] for x in pair])
+    plot_argv = st.tuples(path, st.one_of(word, path)).map(lambda t: ["plot", t[0], "--out", t[1]])
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(argv=st.one_of(census_argv, plot_argv))
+    def probe(argv):
+        try:
+            status = cli.main(argv)
+        except SystemExit as stop:  # argparse's usage errors
+            status = stop.code
+        err = capsys.readouterr().err
+        assert status in (0, 2) and "Traceback" not in err, (argv, status, err)  # none of these fails at run time
+
+    probe()
