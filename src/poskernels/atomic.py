@@ -6,6 +6,7 @@ never half of one, and an interrupted write leaves the old file in place and no 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -142,6 +143,13 @@ def check_writable(path, kind: str = "file", what: str = "output") -> Path:
     path = Path(path)
     if "\x00" in str(path):
         raise PosKernelsError(f"{what}: a path cannot hold a NUL byte; got {str(path)!r}")
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        pass
+    except OSError as err:  # a name too long, a loop of links, a component that is a file
+        if err.errno != errno.ENOTDIR:
+            raise PosKernelsError(f"{what}: cannot use {_brief(path)}: {err.strerror or err}") from None
     if path.is_dir() and kind == "file":
         raise PosKernelsError(f"{what}: {str(path)!r} is a folder; give a file path")
     if path.exists() and not path.is_dir() and kind == "folder":
@@ -161,6 +169,11 @@ def check_writable(path, kind: str = "file", what: str = "output") -> Path:
             f"{what}: cannot write {str(path)!r}: no file can be created in {str(nearest)!r} ({err.strerror or err})"
         ) from None
     return path
+
+
+def _brief(path: Path) -> str:
+    text = str(path)
+    return repr(text if len(text) <= 120 else f"{text[:60]}...{text[-40:]}")
 
 
 def check_figure_path(path, what: str = "figure") -> Path:

@@ -340,9 +340,14 @@ def load_config(spec) -> RopeConfig:
         text, name = (_configs_dir() / f"{spec}.json").read_text(encoding="utf-8"), spec
     else:
         path = Path(spec)
-        if not path.is_file():
+        try:
+            found = path.is_file()
+        except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+            found = False
+        if not found:
             raise PosKernelsError(
-                f"no config file at {spec!r} and no bundled config of that name; "
+                f"no config file at {spec if len(spec) <= 200 else spec[:100] + '...' + spec[-50:]!r} and no bundled "
+                "config of that name; "
                 f"bundled: {', '.join(bundled_configs())}"
             )
         text, name = read_text(path, "config file"), str(path)  # UTF-8 only: binary, UTF-16, Latin-1 refused

@@ -118,6 +118,13 @@ class Store:
     def __init__(self, path, create: bool = True):
         self.path = Path(path)
         self._lock = None
+        try:
+            self.path.stat()
+        except FileNotFoundError:
+            pass
+        except OSError as err:  # a name too long, a loop of links
+            if not isinstance(err, NotADirectoryError):
+                raise PosKernelsError(f"cannot use the sweep store path: {err.strerror or err}") from None
         if self.path.is_dir():
             raise PosKernelsError(f"the sweep store {str(self.path)!r} is a folder; give a file path")
         if not create and not self.path.is_file():
