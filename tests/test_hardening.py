@@ -55,7 +55,7 @@ def test_nan_positions_and_out_of_range_targets_are_refused(call, quoted):
         (lambda: bag_reader_accuracy(10**5), "at most 512"),
         (lambda: bag_reader_accuracy_exact(200), "exact budget"),
         (lambda: TrainConfig(steps=10**12), "[1, 10000000]"),
-        (lambda: TrainConfig(batch=4096, head=HeadConfig(n_train=4096)), "limit is 268435456"),
+        (lambda: TrainConfig(batch=4096, head=HeadConfig(n_train=4096)), "limit is 67108864"),
     ],
 )
 def test_sizes_that_cannot_finish_or_fit_are_refused_before_allocating(call, words):

@@ -32,8 +32,8 @@ MAX_SIZE = 2**20
 #: Most Adam steps of one run.
 MAX_STEPS = 10**7
 #: Numbers of one step's largest activation, ``batch x n_train x max(n_train, d)`` (the scores, or the values):
-#: 2**28, 2 GiB of float64.  The article's run (128 x 32 x 32) is 131,072.
-STEP_BUDGET = 2**28
+#: 2**26, 512 MiB of float64, of which a step holds several.  The article's run (128 x 32 x 32) is 131,072.
+STEP_BUDGET = 2**26
 
 _TASK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
 
