@@ -276,13 +276,13 @@ def check_budget(what: str, elements, limit: int = MAX_ELEMENTS) -> int:
     ...
     poskernels.errors.PosKernelsError: omega(d) would hold 500000000 numbers; the limit is 16777216 ...
     """
-    n = int(elements)
-    if n > limit:
+    if not _is_finite_real(elements) or elements > limit:  # an infinite or NaN count is past any limit
+        n = int(elements) if _is_finite_real(elements) and float(elements).is_integer() else elements
         raise PosKernelsError(
-            f"{what} would hold {n} numbers; the limit is {limit} ({limit * 8 // 2**20} MiB of float64) so that "
-            "no call allocates gigabytes or runs for hours; got sizes past it"
+            f"{what} would hold {_show(n)} numbers; the limit is {limit} ({limit * 8 // 2**20} MiB of float64) so "
+            "that no call allocates gigabytes or runs for hours; got sizes past it"
         )
-    return n
+    return int(elements)
 
 
 def decode_text(data: bytes, name: str) -> str:

@@ -135,14 +135,10 @@ def t5_bucket_ranges(num_buckets: int = 32, max_distance: int = 128) -> list[tup
     side, _ = _t5_causal_share(num_buckets, max_distance, False)
     r = np.arange(max_distance + 1)  # (max_distance + 1,)
     buckets = t5_bucket(-r, num_buckets, max_distance)  # (max_distance + 1,)
-    out = []
-    for bucket in range(side):
-        members = r[buckets == bucket]
-        if members.size == 0:  # no offset lands here (more log buckets than distances to share out)
-            continue
-        last = None if bucket == side - 1 else int(members[-1])
-        out.append((bucket, int(members[0]), last))
-    return out
+    # the bucket never decreases with the offset: each bucket is one run of offsets, found in one pass
+    present, first = np.unique(buckets, return_index=True)  # (buckets with an offset,) each
+    last = np.append(first[1:] - 1, r[-1])  # the run ends where the next one starts
+    return [(int(b), int(r[f]), None if b == side - 1 else int(r[e])) for b, f, e in zip(present, first, last)]
 
 
 def t5_bias(n: int, beta, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
