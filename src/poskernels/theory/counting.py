@@ -131,7 +131,9 @@ def _values(name: str, value) -> np.ndarray:
     if arr.dtype == object:
         flat = arr.ravel().tolist()
         if all(isinstance(x, numbers.Rational) and not isinstance(x, bool) for x in flat):
-            return arr
+            exact = np.empty(arr.shape, dtype=object)  # ints as Fractions: int / int would round through float
+            exact.ravel()[:] = [Fraction(x) for x in flat] if arr.ndim else Fraction(arr.item())
+            return exact
     return check_array(name, value)
 
 
