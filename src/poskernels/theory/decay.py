@@ -194,6 +194,7 @@ def unmatched_scores(Delta: float, theta, n_samples: int, rng: np.random.Generat
     theta = _check_theta(theta)
     n_samples = check_positive_int("n_samples", n_samples)
     check_budget(f"{n_samples} samples at d = {2 * theta.size}", n_samples * 2 * theta.size)
+    check_budget(f"the ({2 * theta.size}, {2 * theta.size}) mixing matrix", (2 * theta.size) ** 2)
     P = theta.size
     C = np.tril(np.ones((2 * P, 2 * P))) / np.arange(1, 2 * P + 1)[:, None]  # (d, d) fixed mixing: dependent planes
     q = rng.normal(size=(n_samples, 2 * P)) @ C.T  # (N, d)

@@ -346,6 +346,7 @@ def max_column_cosine(W: int, d: int = 16, b: float = DEFAULT_BASE) -> float:
     W = check_positive_int("W", W)
     if W < 2:
         raise PosKernelsError(f"W must be >= 2 (at W = 1 the sine columns are zero); got {W}")
+    check_budget(f"the ({d}, {d}) Gram matrix of the columns", check_even_dimension(d) ** 2)
     P = code_matrix(W, d, b)  # (W, d)
     G = P.T @ P  # (d, d)
     norms = np.sqrt(np.diag(G))  # (d,)
