@@ -346,6 +346,8 @@ class _Transaction:
         self.db = db
 
     def __enter__(self):
+        if self.db.in_transaction:  # one a Ctrl-C left open (it landed after BEGIN, before the block): undo it
+            self.db.execute("ROLLBACK")
         self.db.execute("BEGIN IMMEDIATE")
         return self.db
 
