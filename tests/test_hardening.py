@@ -14,9 +14,10 @@ from poskernels.errors import MAX_ELEMENTS, PosKernelsError, check_array, check_
 from poskernels.extension import extend, position_interpolation
 from poskernels.extension_ecosystem import dynamic_ntk
 from poskernels.model.config import HeadConfig, TrainConfig
-from poskernels.model.validate import check_cue_sizes, check_positions, check_targets
+from poskernels.model.validate import check_positions, check_targets
 from poskernels.rope_config import parse_config
 from poskernels.sweep.grid import parse_grid
+from poskernels.tasks.validate import check_cue_sizes
 from poskernels.theory.commutant import condition_number_exact
 from poskernels.theory.counting import bag_reader_accuracy, bag_reader_accuracy_exact
 from quoting import assert_quotes

@@ -1,7 +1,7 @@
 """Property: arbitrary numbers fed to the public math API raise PosKernelsError or nothing, in bounded time and memory.
 
 Every public function of the math layer (:mod:`~poskernels.encodings`, :mod:`~poskernels.extension` and its
-ecosystem, every ``poskernels.theory`` module) and the model's edge validators (:mod:`poskernels.model.validate`)
+ecosystem, every ``poskernels.theory`` module) and the edge validators (``model.validate``, ``tasks.validate``)
 is called with arguments drawn by the parameter's role: sizes (huge, negative, fractional, NaN), reals (NaN,
 infinities, 400-digit integers, bools), arrays (NaN, empty, odd shapes), names.  Each call must return or raise
 :class:`~poskernels.errors.PosKernelsError`, within the time and memory bounds of :mod:`robust`.
@@ -21,7 +21,7 @@ from hypothesis.extra import numpy as hnp
 from poskernels.extension import MAPS
 from robust import assert_only_library_error
 
-MODULES = ["encodings", "extension", "extension_ecosystem", "model.validate"] + [
+MODULES = ["encodings", "extension", "extension_ecosystem", "model.validate", "tasks.validate"] + [
     f"theory.{m}" for m in ("alibi", "census", "commutant", "counting", "decay", "kernel", "rope")
 ]
 

@@ -1,4 +1,4 @@
-"""Checks at the model's public edges: positions, targets and the cue sampler's sizes, refused before any arithmetic.
+"""Checks at the model's public edges: positions and targets, refused before any arithmetic.
 
 A NaN position turns every logit NaN, and ``argmax`` over NaN picks class 0, so ``accuracy`` would report the
 share of targets equal to 0 as a score (0.115 for a head that reads 0.982).  An out-of-range target never equals
@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_array, check_budget, check_positive_int, check_real
+from ..errors import PosKernelsError, check_array, check_positive_int
 
-__all__ = ["MAX_CUE_TOKENS", "check_cue_sizes", "check_positions", "check_targets"]
-
-#: Tokens of one cue batch, ``batch x n``: 2**28 (2 GiB of int64), room for long test sets read in one draw.
-MAX_CUE_TOKENS = 2**28
+__all__ = ["check_positions", "check_targets"]
 
 
 def check_positions(positions, n: int) -> np.ndarray:
@@ -55,23 +52,3 @@ def check_targets(targets, n_classes: int, batch: int | None = None) -> np.ndarr
     if bad.size:
         raise PosKernelsError(f"targets must be class ids in [0, {n_classes - 1}]; got {t[bad[0]]} at index {bad[0]}")
     return t
-
-
-def check_cue_sizes(batch, n, mark_prob) -> tuple[int, int, float]:
-    """The cue sampler's ``batch``, ``n`` (``>= 2``; ``batch x n`` at most :data:`MAX_CUE_TOKENS`) and ``mark_prob``.
-
-    Examples
-    --------
-    >>> check_cue_sizes(128, 32, 0.1)
-    (128, 32, 0.1)
-    >>> check_cue_sizes(10**6, 10**6, 10**400)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    poskernels.errors.PosKernelsError: a cue batch of 1000000 x 1000000 tokens would hold ...
-    """
-    batch, n = check_positive_int("batch", batch), check_positive_int("n", n)
-    if n < 2:
-        raise PosKernelsError(f"n must be >= 2 (at least one content token and the query); got {n}")
-    check_budget(f"a cue batch of {batch} x {n} tokens", batch * n, MAX_CUE_TOKENS)
-    mark_prob = check_real("mark_prob", mark_prob, 0, 1, open_lo=True)  # 10**400 or NaN: refused, no OverflowError
-    return batch, n, mark_prob
