@@ -19,6 +19,9 @@ def _random_heads(src, names):
     return out
 
 
+L3 = ("32", "1000", "100000")
+
+
 def _numbers() -> dict:
     # shaped like numbers.json (DESIGN.md); the accuracies are the article's tournament and re-read tables
     rope = {"32": 1.0, "64": 0.947, "128": 0.872, "256": 0.466}
@@ -42,6 +45,23 @@ def _numbers() -> dict:
             }
         },  # fmt: skip
         "filings": {"case": case},
+        "long": {  # two readers, three lengths and offsets, two ALiBi heads: the shape of the long section
+            "readers": ["rope", "alibi"],
+            "seeds": [0, 1],
+            "count": 500,
+            "length": {
+                "lengths": ["32", "1000", "100000"],
+                "accuracy": {"rope": {"32": 1.0, "1000": 0.2, "100000": 0.125}, "alibi": dict.fromkeys(L3, 0.98)},
+            },
+            "distance": {
+                "offsets": ["1", "100", "100000"],
+                "accuracy": {
+                    "rope": {"1": 1.0, "100": 0.5, "100000": 0.12},
+                    "alibi": {"1": 1, "100": 0.13, "100000": 0.12},
+                },
+                "horizon": {"0": {"horizon": 40.6}, "1": {"horizon": 47.8}},
+            },
+        },
     }
 
 
