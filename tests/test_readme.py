@@ -101,3 +101,25 @@ def test_regions_are_checked(tmp_path):
     assert readme.main(["--check", str(readme.REFERENCE_NUMBERS), str(path)]) == 1
     with pytest.raises(PosKernelsError, match="no renderer"):  # the real renderers refuse unknown regions
         readme.rewrite(path.read_text() + "<!-- numbers:other begin -->\n<!-- numbers:other end -->\n", readme.REGIONS)
+
+
+def _between(text: str, begin: str, end: str) -> str:
+    return text[text.index(begin) + len(begin) : text.index(end)].strip("\n")
+
+
+def test_the_learning_rate_table_is_rendered_from_the_sweeps_results():
+    # examples/lr_sweep_results.csv holds the sweep's per-seed accuracies (exported from its store); the README's
+    # table is what examples/lr_criterion.py renders from it, and its best rate is the tournament's default
+    import importlib.util
+
+    from poskernels.model.config import preset
+
+    spec = importlib.util.spec_from_file_location("lr_criterion", ROOT / "examples" / "lr_criterion.py")
+    lr_criterion = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lr_criterion)
+    data = lr_criterion.cells(str(ROOT / "examples" / "lr_sweep_results.csv"))
+    text = (ROOT / "README.md").read_text()
+    assert _between(text, "<!-- lr-sweep begin -->", "<!-- lr-sweep end -->") == lr_criterion.markdown(data)
+    best = min(data, key=lambda lr: lr_criterion.criterion(data[lr])[0])
+    assert best == preset("tournament").lr
+    assert all(len(v) >= 10 for per_cell in data.values() for v in per_cell.values())  # ten seeds a point

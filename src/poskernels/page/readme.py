@@ -36,6 +36,7 @@ import numpy as np
 from ..errors import PosKernelsError
 from . import filings as pf
 from . import trained as pt
+from .long_context import markdown as long_markdown
 from .registry import READER_LABELS, cell, cell_se, differs_se
 
 __all__ = ["REFERENCE_NUMBERS", "REGIONS", "main", "regions_in", "render", "rewrite"]
@@ -321,12 +322,13 @@ REGIONS: dict[str, Callable[[dict], str]] = {
     "filings-horizon": _filings_horizon,
     "filings-case": _filings_case,
     "differences": _differences,
+    "long": lambda numbers: long_markdown(numbers["long"]).strip("\n"),
 }
 
 
 def render(numbers: dict) -> dict[str, str]:
     """Every region's markdown from a ``numbers.json`` dict (its trained sections must be present)."""
-    missing = sorted({"tournament", "rescaled", "rebound", "sinusoidal", "thm2", "filings"} - set(numbers))
+    missing = sorted({"tournament", "rescaled", "rebound", "sinusoidal", "thm2", "filings", "long"} - set(numbers))
     if missing:
         raise PosKernelsError(f"numbers.json lacks the trained section(s) {missing}; got keys {sorted(numbers)}")
     return {name: fn(numbers) for name, fn in REGIONS.items()}
