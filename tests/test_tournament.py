@@ -19,7 +19,7 @@ import pytest
 
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.experiments.tournament import TEST_COUNT, TEST_LENGTHS, heldout
-from poskernels.page.trained import rebound_stats
+from poskernels.page.window import rebound_stats
 from poskernels.seeds import DEFAULT_COUNT, seed_block
 from poskernels.theory.counting import bag_reader_accuracy
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import encodings
 from ..extension import MAPS
-from ..page.deterministic_a import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
+from ..page.clocks import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
 from ..theory import census, kernel
 from . import captions, long_view, trained
 from .common import PRECISION, Absent, Sources, axis, need, rnd, sig

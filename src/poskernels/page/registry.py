@@ -1,8 +1,8 @@
 """The page's sections: each computes one top-level key of ``numbers.json`` and prints its table.
 
-A section is registered once, in article order, and the command line, the payload and the
-tests loop over :data:`SECTIONS`.  ``compute`` returns JSON-ready data (keys of lengths,
-dimensions, offsets and seeds are decimal strings); ``render`` turns that data into text.
+The module of each part of the article defines its sections as constants; :data:`poskernels.page.SECTIONS` lists
+them in order, and the command line, the payload and the tests loop over that tuple.  ``compute`` returns JSON-ready
+data (keys of lengths, dimensions, offsets and seeds are decimal strings); ``render`` turns that data into text.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from pathlib import Path
 
 __all__ = [
     "READER_LABELS",
-    "SECTIONS",
     "Context",
     "Section",
     "cell",
@@ -23,7 +22,6 @@ __all__ = [
     "differs",
     "differs_se",
     "format_table",
-    "register",
 ]
 
 
@@ -85,16 +83,6 @@ class Section:
     render: Callable[[dict], str]
     trained: bool = False
     merge: bool = False
-
-
-SECTIONS: list[Section] = []
-
-
-def register(section: Section) -> Section:
-    """Append a section to :data:`SECTIONS` (idempotent by key and title)."""
-    if not any(s.key == section.key and s.title == section.title for s in SECTIONS):
-        SECTIONS.append(section)
-    return section
 
 
 def _fmt(value) -> str:
