@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +29,8 @@ from ..model.config import TrainConfig, preset
 from ..model.cut import certified_cut
 from ..model.head import PLAIN
 from ..model.stream import stream_many
-from ..model.train import available_cpus, head_path, train_many
+from ..model.train import head_path, train_many
+from ..pool import available_cpus, run_jobs
 from ..seeds import seed_block, stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
 from ..tasks.needle import needle_batch
@@ -260,8 +260,9 @@ def run_long_context(
             by_scheme.setdefault(h.head.scheme, []).append(h)
         results = [(read_point(by_scheme, task, x, count), 0.0) for task, x in points]
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(_point_job, args))
+        results = [None] * len(args)
+        for i, result in run_jobs(_point_job, args, workers):
+            results[i] = result
     found = {p: r for p, (r, _) in zip(points, results)}
     length = {str(n): found["length", n] for n in lengths}
     distance = {str(r): found["distance", r] for r in offsets}

@@ -34,7 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import encodings
+from .. import encodings, page
+from ..atomic import write_json_atomic
+from ..errors import PosKernelsError
 from ..extension import MAPS
 from ..page.clocks import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
 from ..theory import census, kernel
@@ -255,8 +257,6 @@ PARTS: tuple[Part, ...] = (
 
 
 def _sources(source, cache_dir) -> Sources:
-    from .. import page
-
     if source is None:  # the full page, with the default cache (what `reproduce` writes)
         ctx = page.Context(cache_dir=Path(cache_dir) if cache_dir else page.Context().cache_dir, log=lambda m: None)
         page.assemble(ctx, keys=PAYLOAD_KEYS)
@@ -265,8 +265,6 @@ def _sources(source, cache_dir) -> Sources:
         return Sources(source.numbers, Path(cache_dir or source.cache_dir))
     if isinstance(source, dict):
         return Sources(source, Path(cache_dir) if cache_dir else None)
-    from ..errors import PosKernelsError
-
     raise PosKernelsError(f"viz_payload takes a page Context, a numbers dict or None; got {type(source).__name__}")
 
 
@@ -315,8 +313,6 @@ def write_payload(ctx, out_dir) -> list[Path]:
 
     ``poskernels lab`` serves this file when it exists (``--payload``, default ``results/payload.json``).
     """
-    from ..atomic import write_json_atomic
-
     path = Path(out_dir) / "payload.json"
     write_json_atomic(path, viz_payload(ctx))
     return [path]

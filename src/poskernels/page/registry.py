@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..seeds import seed_block
+
 __all__ = [
     "READER_LABELS",
     "Context",
@@ -41,18 +43,20 @@ class Context:
     first_seed : int, optional
         First seed of the block every trained section is a statistic over (None:
         ``$POSKERNELS_FIRST_SEED``, else 0; :func:`poskernels.seeds.first_seed`).
+    runs : dict
+        Experiment results this context has read, by run: the sections that share one run (the tournament's
+        laboratory, keyed by its cache and seeds) read it once per context, never through a module-level memo.
     """
 
     cache_dir: Path = field(default_factory=lambda: Path(".cache") / "poskernels")
     numbers: dict = field(default_factory=dict)
     log: Callable[[str], None] = field(default=lambda msg: print(msg, file=sys.stderr, flush=True))
     first_seed: int | None = None
+    runs: dict = field(default_factory=dict)
 
     @property
     def seeds(self) -> tuple[int, ...]:
         """The seed block of the trained sections (:func:`poskernels.seeds.seed_block`)."""
-        from ..seeds import seed_block
-
         return seed_block(first=self.first_seed)
 
 

@@ -116,9 +116,15 @@ def _per_seed_table(data: dict, rows_of, lengths, title: str) -> str:
 
 
 def lab_section(ctx: Context, key: str) -> dict:
-    """Key ``key`` of :func:`poskernels.experiments.laboratory.run_laboratory`'s result for ``ctx`` (a copy)."""
-    # a copy: numbers.json's sections may be merged into or edited; the laboratory's memo must not be
-    return copy.deepcopy(run_laboratory(ctx.cache_dir, ctx.log, seeds=ctx.seeds)[key])
+    """Key ``key`` of :func:`poskernels.experiments.laboratory.run_laboratory`'s result for ``ctx`` (a copy).
+
+    The run is read once per context (``ctx.runs``): the five sections it feeds share it.
+    """
+    name = ("laboratory", str(ctx.cache_dir), ctx.seeds)
+    if name not in ctx.runs:
+        ctx.runs[name] = run_laboratory(ctx.cache_dir, ctx.log, seeds=ctx.seeds)
+    # a copy: numbers.json's sections may be merged into or edited; the run they share must not be
+    return copy.deepcopy(ctx.runs[name][key])
 
 
 # --------------------------------------------------------------------------- Theorem 5
