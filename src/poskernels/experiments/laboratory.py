@@ -27,8 +27,8 @@ from . import sinusoidal as sn
 from .tournament import (
     ARTICLE_SCHEMES,
     EXTRA_SCHEMES,
-    READERS,
     RESCALED_LENGTHS,
+    RESCALED_READERS,
     TEST_COUNT,
     TEST_LENGTHS,
     TEST_SEED,
@@ -134,7 +134,7 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
     rescaled = rescaled_table(readings, seeds)
     rescaled["first_three"] = _first_three(rescaled["per_seed"])
     rescaled["kappa"] = {str(n): n / config.head.n_train for n in RESCALED_LENGTHS}
-    rescaled["readers"] = dict(READERS)
+    rescaled["readers"] = dict(RESCALED_READERS)
 
     rebound = {str(s): readings["rope", s]["rebound"] for s in seeds}
 

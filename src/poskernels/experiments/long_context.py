@@ -34,7 +34,8 @@ from ..pool import available_cpus, run_jobs
 from ..seeds import seed_block, stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
 from ..tasks.needle import needle_batch
-from .tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, READERS, defined_at, rescaled_reading
+from .readers import READERS
+from .tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, defined_at, rescaled_reading
 
 __all__ = [
     "COUNT",
@@ -57,11 +58,8 @@ EPS = 1e-12  # ALiBi's certified cut: the weight it drops, at most
 TEST_SEED = 27_182_818  # sequences from SeedSequence([TEST_SEED, task, n or r]), apart from training and the tournament
 LONG_VERSION = "long-1"  # bump when the evaluation changes
 
-#: Readers: name -> (trained scheme, context-extension map or None).  Every scheme, and RoPE re-read by each map.
-LONG_READERS: dict[str, tuple[str, str | None]] = {
-    **{s: (s, None) for s in ARTICLE_SCHEMES + EXTRA_SCHEMES},
-    **{r: ("rope", m) for r, m in READERS.items() if r != "rope"},
-}
+#: Readers: every one of :data:`~poskernels.experiments.readers.READERS` (each scheme, and RoPE re-read by each map).
+LONG_READERS = READERS
 _TASK_IDS = {"length": 0, "distance": 1}
 
 
@@ -119,7 +117,7 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
         if scheme not in heads or not defined_at(scheme, heads[scheme][0].head.n_train, n):
             continue
         for h in heads[scheme]:
-            reading = PLAIN if mapname is None else rescaled_reading(h, mapname, n)
+            reading = PLAIN if mapname == "none" else rescaled_reading(h, mapname, n)
             triples.append((h.params, h.head, reading))
             owners.append(reader)
     logits = stream_many(triples, tokens, chunk=_chunk(tokens.shape[0]), eps=EPS)

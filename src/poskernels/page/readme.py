@@ -261,7 +261,7 @@ def _filings_case(n: dict) -> str:
     fenwick = case["truth"][case["last_mention"]]
     shown = sorted(case["answers"]["nope"], key=int)
     rows = []
-    for reader in pf.READERS:
+    for reader in pf.FILING_READERS:
         answers = case["at_the_company"][reader]
         right_there = sum(a == fenwick for a in answers)
         first = ", ".join(names[case["answers"][reader][s][at]].split()[0] for s in shown)
