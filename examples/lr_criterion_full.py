@@ -16,7 +16,8 @@ Criterion, declared before these runs: the mean over those 53 cells of ``|ours -
 the mean over the seed block and ``SE = sqrt(s^2 / k + b)``, ``s`` the seeds' standard deviation, ``k`` their
 number, and ``b`` the binomial variance ``max(a (1 - a), 1 / N) / N`` of the article's figure ``a`` on ``N`` test
 queries for an accuracy (``N = 2,000`` sequences for the tournament's cells, the article's query counts for the
-filings, ``b = 0`` for a horizon or a defect).  The lowest mean wins.  The rebound's figures are seed 0's alone in
+filings, ``b = 0`` for a horizon, a share of a horizon's queries or a defect; a cell whose every seed equals the
+article's figure counts 0).  The lowest mean wins.  The rebound's figures are seed 0's alone in
 the article, so they are not cells here (the page compares them seed by seed).
 """
 
@@ -46,7 +47,8 @@ TEST_COUNT = 2000
 def _z(per_seed, article: float, count: int | None) -> float:
     v = np.asarray(per_seed, dtype=float)  # (k,)
     b = 0.0 if count is None else max(article * (1 - article), 1 / count) / count
-    return abs(v.mean() - article) / np.sqrt(v.var(ddof=1) / v.size + b)
+    gap, se = abs(v.mean() - article), np.sqrt(v.var(ddof=1) / v.size + b)
+    return 0.0 if gap == 0 else float(gap / se)  # every seed equal to the article's figure: no miss
 
 
 def cells(numbers: dict) -> dict:

@@ -146,7 +146,7 @@ def test_yarn_ramp_ends():
         # a map that passes its options on: the callee's TypeError, re-raised with the map and the option
         (
             lambda: extend("yarn_hf_untruncated", omega(16), 4, 32, foo=1),
-            "map 'yarn_hf_untruncated' refused its options {'foo': 1}",
+            "map 'yarn_hf_untruncated' takes no option 'foo'",
         ),
     ],
 )

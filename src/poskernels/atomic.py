@@ -6,6 +6,7 @@ never half of one, and an interrupted write leaves the old file in place and no 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -13,7 +14,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["replacing", "savefig_atomic", "write_json_atomic", "write_text_atomic"]
+__all__ = [
+    "check_figure_path",
+    "check_writable",
+    "replacing",
+    "savefig_atomic",
+    "write_json_atomic",
+    "write_text_atomic",
+]
 
 
 @contextmanager
@@ -106,3 +114,85 @@ def savefig_atomic(fig, path, format: str | None = None, **kwargs) -> Path:
     with replacing(path) as tmp:
         fig.savefig(tmp, format=format, **kwargs)
     return path
+
+
+def check_writable(path, kind: str = "file", what: str = "output") -> Path:
+    """Check, before any work, that ``path`` can be written as a ``kind`` (``"file"`` or ``"folder"``); returns it.
+
+    Refused with :class:`~poskernels.errors.PosKernelsError`: a file path that is a folder, a folder path that is a
+    file, a path under a file, a place where no file can be created (probed by creating and removing a temporary
+    file in the nearest existing folder, so a read-only file system is caught as well as permissions).  Nothing is
+    left behind.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> check_writable(root / "new" / "numbers.json") == root / "new" / "numbers.json"
+    True
+    >>> _ = (root / "f").write_text("x")
+    >>> check_writable(root / "f" / "out.json", what="--json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --json: cannot write ... under a file: ... is not a folder
+    """
+    from .errors import PosKernelsError
+
+    if kind not in ("file", "folder"):
+        raise ValueError(f"kind must be 'file' or 'folder'; got {kind!r}")
+    path = Path(path)
+    if "\x00" in str(path):
+        raise PosKernelsError(f"{what}: a path cannot hold a NUL byte; got {str(path)!r}")
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        pass
+    except OSError as err:  # a name too long, a loop of links, a component that is a file
+        if err.errno != errno.ENOTDIR:
+            raise PosKernelsError(f"{what}: cannot use {_brief(path)}: {err.strerror or err}") from None
+    if path.is_dir() and kind == "file":
+        raise PosKernelsError(f"{what}: {str(path)!r} is a folder; give a file path")
+    if path.exists() and not path.is_dir() and kind == "folder":
+        raise PosKernelsError(f"{what}: {str(path)!r} is a file; give a folder")
+    nearest = path if kind == "folder" and path.is_dir() else path.parent
+    while not nearest.exists() and nearest != nearest.parent:
+        nearest = nearest.parent
+    if not nearest.is_dir():
+        raise PosKernelsError(f"{what}: cannot write {str(path)!r} under a file: {str(nearest)!r} is not a folder")
+    try:
+        os.close(fd := os.open(probe := nearest / f".poskernels-probe-{secrets.token_hex(6)}.tmp",
+                               os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # fmt: skip
+        del fd
+        os.unlink(probe)
+    except OSError as err:
+        raise PosKernelsError(
+            f"{what}: cannot write {str(path)!r}: no file can be created in {str(nearest)!r} ({err.strerror or err})"
+        ) from None
+    return path
+
+
+def _brief(path: Path) -> str:
+    text = str(path)
+    return repr(text if len(text) <= 120 else f"{text[:60]}...{text[-40:]}")
+
+
+def check_figure_path(path, what: str = "figure") -> Path:
+    """:func:`check_writable`, and the suffix names a format matplotlib writes (none: PNG); returns ``path``.
+
+    >>> check_figure_path("fig.xyz")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: figure: unknown figure format 'xyz' of 'fig.xyz'; accepted: ...png, ...
+    """
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    from .errors import PosKernelsError
+
+    path = Path(path)
+    fmt = path.suffix[1:].lower() or "png"
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if fmt not in formats:
+        raise PosKernelsError(
+            f"{what}: unknown figure format {fmt!r} of {str(path)!r}; accepted: {', '.join(sorted(formats))}"
+        )
+    return check_writable(path, "file", what)

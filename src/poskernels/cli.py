@@ -1,21 +1,28 @@
 """Command line: ``poskernels reproduce``, and the other faces of the library.
 
 Subcommands live in :data:`COMMANDS` (name -> (help, add_arguments, run)); ``main`` builds
-the parser from it, so adding a command is one entry.
+the parser from it, so adding a command is one entry.  The paths a command writes are named in
+:data:`OUTPUTS` and checked before its work starts.
+
+The error contract: bad usage or input (a :class:`~poskernels.errors.PosKernelsError`) prints one line on stderr
+and exits 2; a failure while running (a write that fails, a point of a sweep that fails, a bug) prints one line
+and exits 1; Ctrl-C exits 130.  A traceback is printed only with ``--debug`` or ``POSKERNELS_DEBUG=1``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 from tqdm import tqdm
 
 from . import census_cli as _census_cli
-from .atomic import write_json_atomic
+from .atomic import check_figure_path, check_writable, write_json_atomic
 from .errors import PosKernelsError
 from .lab import figures as _lab_figures
 from .lab import payload as _lab_payload
@@ -100,6 +107,36 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "plot": (_sweep_cli.PLOT_HELP, _sweep_cli.add_plot_arguments, _sweep_cli.plot),
 }
 
+#: What each command writes: option (its ``dest``) -> ``"file"``, ``"folder"`` or ``"figure"`` (a file whose suffix
+#: names a matplotlib format).  Each given path is checked before the command starts (``-`` is standard output).
+OUTPUTS: dict[str, dict[str, str]] = {
+    "reproduce": {"out": "folder", "cache": "folder"},
+    "census": {"json": "file", "plot": "figure"},
+    "sweep": {"store": "file", "cache": "folder", "out": "file"},
+    "plot": {"out": "figure"},
+}
+
+#: Environment variable that turns ``--debug`` on.
+DEBUG_ENV = "POSKERNELS_DEBUG"
+
+
+def check_outputs(command: str, args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output path of ``command`` that cannot be written (see :data:`OUTPUTS`)."""
+    for dest, kind in OUTPUTS.get(command, {}).items():
+        path = getattr(args, dest, None)
+        if path is None or str(path) == "-":
+            continue
+        option = "--" + dest.replace("_", "-")
+        if kind == "figure":
+            check_figure_path(path, option)
+        else:
+            check_writable(path, kind, option)
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err).strip() or type(err).__name__
+    return " / ".join(line.strip() for line in text.splitlines() if line.strip())
+
 
 def _version() -> str:
     from . import __version__
@@ -108,29 +145,46 @@ def _version() -> str:
 
 
 def main(argv=None) -> int:
-    """Entry point of the ``poskernels`` command."""
+    """Entry point of the ``poskernels`` command; returns the exit status (0, 1, 2 or 130)."""
+    debug_help = f"print the traceback of an error (also: {DEBUG_ENV}=1)"
     parser = argparse.ArgumentParser(
         prog="poskernels",
         description="Every positional encoding is a kernel over offsets. "
         "Reproduce the article's numbers, inspect real RoPE configs, run sweeps, open the laboratory.",
     )
     parser.add_argument("--version", action="version", version=f"poskernels {_version()}")
+    parser.add_argument("--debug", action="store_true", help=debug_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, add_args, _) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         add_args(p)
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 2
+    debug = args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+    prefix = f"poskernels {args.command}"
     try:
+        check_outputs(args.command, args)
         return COMMANDS[args.command][2](args)
-    except PosKernelsError as err:
-        print(f"poskernels {args.command}: error: {err}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
-        print(f"poskernels {args.command}: interrupted", file=sys.stderr)
+        print(f"{prefix}: interrupted", file=sys.stderr)
         return 130
+    except PosKernelsError as err:  # bad usage or input
+        failure, status, line = err, 2, f"{prefix}: error: {_one_line(err)}"
+    except OSError as err:  # a write or read that failed while running (disk full, permissions changed)
+        where = f" ({err.filename})" if getattr(err, "filename", None) else ""
+        failure, status, line = err, 1, f"{prefix}: error: {err.strerror or _one_line(err)}{where}"
+    except Exception as err:  # noqa: BLE001 - a bug: one line, the traceback on request
+        failure, status = err, 1
+        line = f"{prefix}: internal error: {type(err).__name__}: {_one_line(err)}"
+        if not debug:
+            line += f" (run with --debug or {DEBUG_ENV}=1 for the traceback)"
+    if debug:
+        traceback.print_exception(failure)
+    print(line, file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,11 +18,17 @@ import numpy as np
 
 from .errors import (
     PosKernelsError,
+    check_array,
     check_base,
+    check_bool,
+    check_budget,
     check_even_dimension,
+    check_int,
+    check_length,
     check_name,
     check_positive_int,
     check_positive_real,
+    check_real,
 )
 
 __all__ = [
@@ -69,6 +75,7 @@ def omega(d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     """
     d = check_even_dimension(d)
     b = check_base(b)
+    check_budget(f"omega(d) at d = {d}", d // 2)
     j = np.arange(d // 2)  # (d/2,)
     return b ** (-2.0 * j / d)  # (d/2,)
 
@@ -98,8 +105,10 @@ def sinusoidal_code(m, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     array([[1.   , 0.   , 1.   , 0.   ],
            [0.54 , 0.841, 1.   , 0.01 ]])
     """
+    m = check_array("positions m", m)  # NaN or infinite positions would give NaN codes, silently
+    check_budget(f"sinusoidal_code at {m.size} positions and d = {d}", m.size * check_even_dimension(d))
     w = omega(d, b)  # (d/2,)
-    angles = np.asarray(m, dtype=float)[..., None] * w  # (..., d/2)
+    angles = m[..., None] * w  # (..., d/2)
     out = np.empty(angles.shape[:-1] + (d,))  # (..., d)
     out[..., 0::2] = np.cos(angles)
     out[..., 1::2] = np.sin(angles)
@@ -113,7 +122,7 @@ def rotation(phi) -> np.ndarray:
     array([[ 0., -1.],
            [ 1.,  0.]])
     """
-    phi = np.asarray(phi, dtype=float)
+    phi = check_array("phi", phi)
     c, s = np.cos(phi), np.sin(phi)
     return np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)  # (..., 2, 2)
 
@@ -138,9 +147,11 @@ def R_omega(k, w: np.ndarray) -> np.ndarray:
     >>> np.allclose(R_omega(3, w) @ sinusoidal_code(2, 4), sinusoidal_code(5, 4))
     True
     """
-    w = np.asarray(w, dtype=float)
-    blocks = rotation(float(k) * w)  # (d/2, 2, 2)
+    w = check_array("w", w, ndim=1)
+    k = check_real("the shift k", k)
     d = 2 * w.size
+    check_budget(f"R_omega at d = {d}", d * d)
+    blocks = rotation(k * w)  # (d/2, 2, 2)
     out = np.zeros((d, d))
     for j, block in enumerate(blocks):
         out[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = block
@@ -155,9 +166,10 @@ def generator(w: np.ndarray) -> np.ndarray:
     >>> np.allclose(expm(2.5 * generator(w)), R_omega(2.5, w))
     True
     """
-    w = np.asarray(w, dtype=float)
+    w = check_array("w", w, ndim=1)
     J = np.array([[0.0, -1.0], [1.0, 0.0]])
     d = 2 * w.size
+    check_budget(f"generator at d = {d}", d * d)
     out = np.zeros((d, d))
     for j, wj in enumerate(w):
         out[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = wj * J
@@ -202,8 +214,8 @@ def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = Non
         from .torch_rope import apply_rope as apply_rope_torch
 
         return apply_rope_torch(x, positions, theta, rotated_planes)
-    x = np.asarray(x, dtype=float)
-    theta = np.asarray(theta, dtype=float)
+    x = check_array("x", x)
+    theta = check_array("theta", theta)
     if x.ndim < 2:
         raise PosKernelsError(f"x must have shape (..., n, d); got shape {x.shape}")
     if theta.ndim != 1 or theta.size == 0 or not np.all(np.isfinite(theta)) or np.any(theta <= 0):
@@ -216,7 +228,7 @@ def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = Non
             f"rotated_planes must be a whole number in [0, {min(theta.size, d // 2)}] for d = {d} and "
             f"{theta.size} frequencies; got {rotated_planes!r}"
         )
-    pos = np.asarray(positions, dtype=float)
+    pos = check_array("positions", positions)
     if pos.shape != (x.shape[-2],):
         raise PosKernelsError(f"positions must have shape ({x.shape[-2]},) to match x; got {pos.shape}")
     ang = pos[:, None] * theta[None, :planes]  # (n, P)
@@ -239,6 +251,8 @@ def to_half_split(x) -> np.ndarray:
     array([0, 2, 4, 1, 3, 5])
     """
     x = np.asarray(x)
+    if x.ndim == 0:
+        raise PosKernelsError(f"x must have shape (..., d); got a scalar {x!r}")
     d = check_even_dimension(x.shape[-1], "the last axis")
     order = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
     return x[..., order]
@@ -251,6 +265,8 @@ def from_half_split(x) -> np.ndarray:
     array([0, 1, 2, 3, 4, 5])
     """
     x = np.asarray(x)
+    if x.ndim == 0:
+        raise PosKernelsError(f"x must have shape (..., d); got a scalar {x!r}")
     d = check_even_dimension(x.shape[-1], "the last axis")
     order = np.empty(d, dtype=int)
     order[0::2] = np.arange(d // 2)
@@ -265,6 +281,7 @@ def alibi_slopes(H: int) -> np.ndarray:
     array([0.5 , 0.25])
     """
     H = check_positive_int("H (number of heads)", H)
+    check_budget(f"alibi_slopes at H = {H}", H)
     return 2.0 ** (-8.0 * np.arange(1, H + 1) / H)  # (H,)
 
 
@@ -283,6 +300,7 @@ def alibi_bias(n: int, s: float) -> np.ndarray:
     """
     n = check_positive_int("n", n)
     s = check_positive_real("the ALiBi slope s", s)
+    check_budget(f"the ({n}, {n}) ALiBi bias", n * n)
     t = np.arange(n)
     r = t[:, None] - t[None, :]  # (n, n)
     return np.where(r >= 0, -s * r, -np.inf)
@@ -317,13 +335,17 @@ def t5_bucket(relative_position, num_buckets: int = 32, max_distance: int = 128,
     >>> t5_bucket(-np.array([0, 15, 16, 112, 113, 1000]))
     array([ 0, 15, 16, 30, 31, 31])
     """
-    num_buckets = check_positive_int("num_buckets", num_buckets)
-    max_distance = check_positive_int("max_distance", max_distance)
+    num_buckets = check_int("num_buckets", num_buckets, 1, 2**20, "one learned scalar per bucket")
+    max_distance = check_length("max_distance", max_distance)
+    bidirectional = check_bool("bidirectional", bidirectional)
     if num_buckets < (4 if bidirectional else 2):
         raise PosKernelsError(f"num_buckets must be >= {4 if bidirectional else 2}; got {num_buckets}")
-    rel = np.asarray(relative_position)
+    rel = np.asarray(relative_position) if isinstance(relative_position, np.ndarray) else check_array(
+        "relative_position", relative_position, integer=True)  # fmt: skip
     if not np.issubdtype(rel.dtype, np.integer):
         raise PosKernelsError(f"relative_position must be integers; got dtype {rel.dtype}")
+    if rel.size and np.abs(rel).max() >= 2**62:
+        raise PosKernelsError(f"relative_position must lie within +-2**62; got {rel.min()!r} .. {rel.max()!r}")
     n = -rel.astype(np.int64)
     ret = np.zeros_like(n)
     if bidirectional:
@@ -351,10 +373,11 @@ def shaw_clip(r, K: int) -> np.ndarray:
     array([0, 3, 4])
     """
     K = check_positive_int("the Shaw clip K", K)
-    r = np.asarray(r)
+    r = np.asarray(r) if isinstance(r, np.ndarray) and np.issubdtype(r.dtype, np.integer) else check_array(
+        "the offsets r", r, integer=True)  # fmt: skip
     if np.any(r < 0):
         raise PosKernelsError(f"causal offsets must be >= 0; got min {r.min().item()!r}")
-    return np.minimum(r, K)
+    return np.minimum(r, min(K, 2**62))
 
 
 @dataclass(frozen=True)

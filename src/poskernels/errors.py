@@ -10,16 +10,37 @@ import difflib
 import math
 import numbers
 
+import numpy as np
+
 __all__ = [
+    "MAX_D",
+    "MAX_ELEMENTS",
     "PosKernelsError",
+    "check_array",
     "check_base",
+    "check_bool",
+    "check_budget",
     "check_even_dimension",
+    "check_int",
     "check_kappa",
+    "check_length",
     "check_name",
     "check_positive_int",
     "check_positive_real",
     "did_you_mean",
+    "check_real",
+    "decode_text",
+    "read_text",
 ]
+
+#: Size budget of one array the library builds from sizes it is given (``omega(d)``, a ``(W, W)`` Gram matrix,
+#: an ``(n, n)`` bias): 2**24 elements, 128 MiB of float64.  The article's largest array (the Gram matrix of
+#: 4,096 positions) is exactly at it; a size past it is refused before anything is allocated.
+MAX_ELEMENTS = 2**24
+
+#: Widest code the math layer takes: 65,536 coordinates, eight times the article's widest (8,192) and far past any
+#: model's rotary width (512 at most); a census or a Chen counterexample lists one row per plane.
+MAX_D = 2**16
 
 
 class PosKernelsError(ValueError):
@@ -42,6 +63,27 @@ def _is_int(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def _is_finite_real(value) -> bool:
+    """A real number (not a bool) that float64 holds finite: ``10**400`` is not, and raises no OverflowError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(value)
+    except (OverflowError, TypeError, ValueError):
+        return False
+
+
+def _show(value) -> str:
+    """``repr`` of a value, shortened in the middle past 80 characters (a 5,000-digit integer, a long list)."""
+    if _is_int(value) and abs(value) > 10**60:
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a repr that fails must not hide the real error
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 80 else f"{text[:60]}...{text[-15:]}"
+
+
 def check_positive_int(name: str, value) -> int:
     """Return ``value`` as ``int`` if it is a positive integer, else raise.
 
@@ -49,8 +91,17 @@ def check_positive_int(name: str, value) -> int:
     32
     """
     if not _is_int(value) or value <= 0:
-        raise PosKernelsError(f"{name} must be a positive integer; got {value!r}")
+        raise PosKernelsError(f"{name} must be a positive integer; got {_show(value)}")
     return int(value)
+
+
+def check_length(name: str, value) -> int:
+    """Return a length (a positive integer at most 2**53, so float64 holds it and every offset below it exactly).
+
+    >>> check_length("the training length L", 4096)
+    4096
+    """
+    return check_int(name, value, 1, 2**53, "float64 holds every offset below it exactly")
 
 
 def check_positive_real(name: str, value) -> float:
@@ -59,8 +110,8 @@ def check_positive_real(name: str, value) -> float:
     >>> check_positive_real("s", 0.5)
     0.5
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
-        raise PosKernelsError(f"{name} must be a finite positive number; got {value!r}")
+    if not _is_finite_real(value) or value <= 0 or float(value) == 0:
+        raise PosKernelsError(f"{name} must be a finite positive number; got {_show(value)}")
     return float(value)
 
 
@@ -71,7 +122,12 @@ def check_even_dimension(d, name: str = "d") -> int:
     16
     """
     if not _is_int(d) or d <= 0 or d % 2:
-        raise PosKernelsError(f"{name} must be a positive even integer (planes are coordinate pairs); got {d!r}")
+        raise PosKernelsError(f"{name} must be a positive even integer (planes are coordinate pairs); got {_show(d)}")
+    if d > MAX_D:
+        raise PosKernelsError(
+            f"{name} must be at most {MAX_D} (eight times the article's widest code; every function of it builds "
+            f"arrays of d/2 planes); got {_show(d)}"
+        )
     return int(d)
 
 
@@ -81,8 +137,8 @@ def check_base(b) -> float:
     >>> check_base(10_000)
     10000.0
     """
-    if isinstance(b, bool) or not isinstance(b, numbers.Real) or not math.isfinite(b) or b <= 1:
-        raise PosKernelsError(f"the base b must be a finite number > 1; got {b!r}")
+    if not _is_finite_real(b) or b <= 1 or float(b) <= 1:
+        raise PosKernelsError(f"the base b must be a finite number > 1; got {_show(b)}")
     return float(b)
 
 
@@ -92,8 +148,8 @@ def check_kappa(kappa) -> float:
     >>> check_kappa(4)
     4.0
     """
-    if isinstance(kappa, bool) or not isinstance(kappa, numbers.Real) or not math.isfinite(kappa) or kappa < 1:
-        raise PosKernelsError(f"the extension ratio kappa = L'/L must be a finite number >= 1; got {kappa!r}")
+    if not _is_finite_real(kappa) or kappa < 1:
+        raise PosKernelsError(f"the extension ratio kappa = L'/L must be a finite number >= 1; got {_show(kappa)}")
     return float(kappa)
 
 
@@ -123,5 +179,174 @@ def check_name(kind: str, name, registry) -> str:
     """
     if not isinstance(name, str) or name not in registry:
         accepted = ", ".join(sorted(registry))
-        raise PosKernelsError(f"unknown {kind} {name!r}{did_you_mean(name, registry)}; accepted: {accepted}")
+        raise PosKernelsError(f"unknown {kind} {_show(name)}{did_you_mean(name, registry)}; accepted: {accepted}")
     return name
+
+
+def check_int(name: str, value, lo: int | None = None, hi: int | None = None, why: str = "") -> int:
+    """Return ``value`` as ``int`` if it is an integer in ``[lo, hi]`` (a bound None is open), else raise.
+
+    ``why`` (the reason for ``hi``) is added to the message, so a refused size says its limit and the reason.
+
+    >>> check_int("seed", 3, 0, 2**63 - 1)
+    3
+    >>> check_int("d", 20000, 2, 4096, "each d x d map is float64")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: d must be an integer in [2, 4096] (each d x d map is float64); got 20000
+    """
+    if not _is_int(value) or (lo is not None and value < lo) or (hi is not None and value > hi):
+        span = f"in [{lo}, {hi}]" if lo is not None and hi is not None else f">= {lo}" if lo is not None else (
+            f"<= {hi}" if hi is not None else "")  # fmt: skip
+        reason = f" ({why})" if why else ""
+        raise PosKernelsError(f"{name} must be an integer {span}{reason}; got {_show(value)}".replace("  ", " "))
+    return int(value)
+
+
+def check_real(name: str, value, lo: float | None = None, hi: float | None = None, *, open_lo: bool = False) -> float:
+    """Return ``value`` as ``float`` if it is a finite real in ``[lo, hi]`` (``(lo, hi]`` with ``open_lo``), else raise.
+
+    >>> check_real("beta1", 0.9, 0, 1)
+    0.9
+    >>> check_real("beta1", False, 0, 1)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: beta1 must be a finite number in [0, 1]; got False
+    """
+    ok = _is_finite_real(value)
+    if ok:
+        x = float(value)
+        ok = (lo is None or (x > lo if open_lo else x >= lo)) and (hi is None or x <= hi)
+    if not ok:
+        left = "(" if open_lo else "["
+        span = (
+            ""
+            if lo is None and hi is None
+            else f" in {left}{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+        )
+        raise PosKernelsError(f"{name} must be a finite number{span}; got {_show(value)}")
+    return x
+
+
+def check_bool(name: str, value) -> bool:
+    """Return ``value`` if it is ``True`` or ``False`` (a NumPy bool too), else raise: ``"no"`` is not False.
+
+    >>> check_bool("truncate", "no")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: truncate must be True or False; got 'no'
+    """
+    if not isinstance(value, bool | np.bool_):
+        raise PosKernelsError(f"{name} must be True or False; got {_show(value)}")
+    return bool(value)
+
+
+def check_array(
+    name: str, value, *, ndim: int | None = None, integer: bool = False, complex_ok: bool = False
+) -> np.ndarray:
+    """Return ``value`` as a finite float64 (int64 with ``integer``, complex128 with ``complex_ok``) array, else raise.
+
+    NaN and infinities are refused: a NaN position turns every score NaN, and an argmax over NaN picks
+    class 0, a silently wrong answer.
+
+    >>> check_array("positions", [0, 1.5]).tolist()
+    [0.0, 1.5]
+    >>> check_array("positions", [0, float("nan")])
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: positions must be finite numbers; got [0, nan] (nan at index 1)
+    """
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError, OverflowError) as err:  # ragged lists, objects numpy cannot hold
+        raise PosKernelsError(f"{name} must be an array of numbers; got {_show(value)} ({err})") from None
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == object):
+        raise PosKernelsError(f"{name} must be an array of numbers; got dtype {arr.dtype}: {_show(value)}")
+    if np.issubdtype(arr.dtype, np.complexfloating) and not complex_ok:
+        raise PosKernelsError(f"{name} must be real numbers; got dtype {arr.dtype}")
+    try:
+        out = arr.astype(np.complex128 if complex_ok else np.float64)
+    except (ValueError, TypeError, OverflowError):
+        raise PosKernelsError(f"{name} must be an array of real numbers; got {_show(value)}") from None
+    if ndim is not None and out.ndim != ndim:
+        raise PosKernelsError(f"{name} must have {ndim} dimension(s); got shape {out.shape}")
+    bad = ~np.isfinite(out)
+    if bad.any():
+        if out.ndim == 0:
+            raise PosKernelsError(f"{name} must be a finite number; got {out.item()!r}")
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = index[0] if len(index) == 1 else index
+        raise PosKernelsError(
+            f"{name} must be finite numbers; got {_show(value)} ({out[index].item()!r} at index {where})"
+        )
+    if integer:
+        if not np.all(out == np.round(out)) or np.any(np.abs(out) > 2**53):
+            raise PosKernelsError(f"{name} must be whole numbers below 2**53 in size; got {_show(value)}")
+        return out.astype(np.int64)
+    return out
+
+
+def check_budget(what: str, elements, limit: int = MAX_ELEMENTS) -> int:
+    """Refuse, before it is allocated, an array of ``elements`` entries past ``limit`` (:data:`MAX_ELEMENTS`).
+
+    >>> check_budget("omega(d)", 8)
+    8
+    >>> check_budget("omega(d)", 5 * 10**8)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: omega(d) would hold 500000000 numbers; the limit is 16777216 ...
+    """
+    if not _is_finite_real(elements) or elements > limit:  # an infinite or NaN count is past any limit
+        n = int(elements) if _is_finite_real(elements) and float(elements).is_integer() else elements
+        raise PosKernelsError(
+            f"{what} would hold {_show(n)} numbers; the limit is {limit} ({limit * 8 // 2**20} MiB of float64) so "
+            "that no call allocates gigabytes or runs for hours; got sizes past it"
+        )
+    return int(elements)
+
+
+def decode_text(data: bytes, name: str) -> str:
+    """UTF-8 text of ``data`` (a leading BOM dropped), else raise naming ``name`` and where the bad byte is.
+
+    Configs and grids are UTF-8 (JSON's and TOML's encoding); a UTF-16 or Latin-1 file is refused, not guessed.
+
+    >>> decode_text("b = 1".encode(), "g.toml")
+    'b = 1'
+    >>> decode_text("é".encode("latin-1"), "g.toml")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: 'g.toml' is not UTF-8 text (byte 0xe9 at offset 0); save it as UTF-8
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        hint = " (it looks like UTF-16)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise PosKernelsError(
+            f"{name!r} is not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start}){hint}; save it as UTF-8"
+        ) from None
+    if "\x00" in text:
+        raise PosKernelsError(f"{name!r} is not text: it holds a NUL byte at offset {text.index(chr(0))}")
+    return text
+
+
+def read_text(path, what: str, limit: int = 64 * 2**20) -> str:
+    """The UTF-8 text of the file at ``path`` (``what`` names it in errors), at most ``limit`` bytes.
+
+    Every failure (missing, a folder, unreadable, too large, not UTF-8) is a :class:`PosKernelsError`.
+    """
+    import os
+
+    shown = str(path)
+    try:
+        size = os.stat(path).st_size
+        if size > limit:
+            raise PosKernelsError(f"the {what} {shown!r} is {size} bytes; the limit is {limit} bytes")
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except IsADirectoryError:
+        raise PosKernelsError(f"the {what} {shown!r} is a folder, not a file") from None
+    except OSError as err:
+        raise PosKernelsError(f"cannot read the {what} {shown!r}: {err.strerror or err}") from None
+    return decode_text(data, shown)

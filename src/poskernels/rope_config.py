@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .encodings import DEFAULT_BASE, omega
-from .errors import PosKernelsError, did_you_mean
+from .errors import MAX_D, PosKernelsError, did_you_mean, read_text
 from .extension import Extension, extend
 from .rope_keys import (
     base_key,
@@ -173,6 +173,12 @@ class RopeConfig:
 
 def _rope_type(scaling: dict, scope: str) -> str:
     rope_type = scaling.get("rope_type", scaling.get("type", "default"))
+    if not isinstance(rope_type, str):  # a list or a table would reach the registries' hashing
+        key = where("rope_type" if "rope_type" in scaling else "type", scope)
+        raise PosKernelsError(
+            f"config key {key!r} names an unknown rope type {reprlib.repr(rope_type)} (not a name); "
+            f"accepted: {', '.join(ROPE_TYPES)}"
+        )
     if rope_type in REFUSED_TYPES:
         raise PosKernelsError(
             f"config key {where('rope_type', scope)!r} names rope type {rope_type!r}, "
@@ -234,6 +240,12 @@ def parse_config(
     if width_from == "qk_rope_head_dim":
         prf, prf_from = 1.0, None  # MLA: the rope part is rotated whole (transformers ignores the factor there)
     rotary_dim = int(head_dim * prf)
+    if rotary_dim > MAX_D:
+        raise PosKernelsError(
+            f"the rotary width int({width_from} * {prf_from or 'partial_rotary_factor'}) = {rotary_dim} is past "
+            f"{MAX_D} (one census row per plane; "
+            f"the widest released head is 512); got head_dim = {head_dim}"
+        )
     if rotary_dim < 2 or rotary_dim % 2:
         width = f"'{width_from}'" if width_from != "hidden_size / num_attention_heads" else f"'{width_from}'"
         raise PosKernelsError(
@@ -341,20 +353,26 @@ def _raw_config(spec) -> tuple[dict, str]:
         )
     spec = str(spec)
     if spec in bundled_configs():
-        text, name = (_configs_dir() / f"{spec}.json").read_text(), spec
+        text, name = (_configs_dir() / f"{spec}.json").read_text(encoding="utf-8"), spec
     else:
         path = Path(spec)
-        if not path.is_file():
+        try:
+            found = path.is_file()
+        except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+            found = False
+        if not found:
             raise PosKernelsError(
-                f"no config file at {spec!r} and no bundled config of that name"
-                f"{did_you_mean(spec, bundled_configs())}; "
+                f"no config file at {spec if len(spec) <= 200 else spec[:100] + '...' + spec[-50:]!r} and no bundled "
+                f"config of that name{did_you_mean(spec, bundled_configs())}; "
                 f"bundled: {', '.join(bundled_configs())}"
             )
-        text, name = path.read_text(), str(path)
+        text, name = read_text(path, "config file"), str(path)  # UTF-8 only: binary, UTF-16, Latin-1 refused
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as err:
         raise PosKernelsError(f"{name!r} is not valid JSON: {err}") from None
+    except (ValueError, RecursionError) as err:  # a 5,000-digit integer; nesting deeper than Python's stack
+        raise PosKernelsError(f"{name!r} cannot be read as a config: {str(err)[:120]}") from None
     return raw, name
 
 

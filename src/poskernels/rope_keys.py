@@ -79,7 +79,10 @@ def standard_keys(raw: dict) -> dict:
     >>> standard_keys({"model_type": "gptj", "n_embd": 4096, "n_head": 16})["num_attention_heads"]
     16
     """
-    names = attribute_map().get(raw.get("model_type"), {})
+    model_type = raw.get("model_type")
+    if model_type is not None and not isinstance(model_type, str):  # a table or a list would reach a dict lookup
+        raise PosKernelsError(f"config key 'model_type' must be a name (a string); got {reprlib.repr(model_type)}")
+    names = attribute_map().get(model_type, {})
     extra = {k: raw[v] for k, v in names.items() if raw.get(k) is None and raw.get(v) is not None}
     return {**raw, **extra} if extra else raw
 
@@ -186,19 +189,13 @@ def width_keys(raw: dict) -> tuple[int, str]:
     (128, 'hidden_size / num_attention_heads')
     """
     for key in ("qk_rope_head_dim", "head_dim"):
-        value = raw.get(key)
-        if value is None:
-            continue
-        if not _real(value) or value <= 0 or not float(value).is_integer():
-            raise PosKernelsError(f"config key {key!r} must be a positive integer; got {value!r}")
-        return int(value), key
+        value = count(raw, key, required=False)  # a positive integer, kept exact (10**400 refused, not overflowed)
+        if value is not None:
+            return value, key
     for key in ("hidden_size", "num_attention_heads"):
-        value = raw.get(key)
-        if value is None:
+        if raw.get(key) is None:
             raise PosKernelsError(f"config key {key!r} is missing; a RoPE config needs it (or 'head_dim')")
-        if not _real(value) or value <= 0 or not float(value).is_integer():
-            raise PosKernelsError(f"config key {key!r} must be a positive integer; got {value!r}")
-    hidden, heads = int(raw["hidden_size"]), int(raw["num_attention_heads"])
+    hidden, heads = count(raw, "hidden_size"), count(raw, "num_attention_heads")
     if hidden % heads:
         raise PosKernelsError(
             f"config keys 'hidden_size' = {raw['hidden_size']!r} and 'num_attention_heads' = "
@@ -298,18 +295,38 @@ def number(raw: dict, key: str, scope: str = "", default=None, required: bool = 
             return default
         raise PosKernelsError(f"config key {where(key, scope)!r} is missing; a RoPE config needs it")
     value = raw[key]
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise PosKernelsError(f"config key {where(key, scope)!r} must be a finite number; got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not _finite(value):
+        raise PosKernelsError(f"config key {where(key, scope)!r} must be a finite number; got {shown(value)}")
     return float(value)
+
+
+def _finite(value) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer past float64 (10**400)
+        return False
+
+
+def shown(value) -> str:
+    """A short quote of a config value (a 5,000-digit integer is cut)."""
+    return reprlib.repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"{str(value)[:20]}..."
+
+
+#: Largest count a config may give (head_dim, max_position_embeddings, ...): a signed 64-bit integer, as in the
+#: frameworks that read these files.  The rotary width itself is bounded by :data:`poskernels.errors.MAX_D`.
+MAX_COUNT = 2**63 - 1
 
 
 def count(raw: dict, key: str, scope: str = "", required: bool = True) -> int | None:
     value = number(raw, key, scope, required=required)
     if value is None:
         return None
-    if value <= 0 or not float(value).is_integer():
-        raise PosKernelsError(f"config key {where(key, scope)!r} must be a positive integer; got {raw[key]!r}")
-    return int(value)
+    exact = raw.get(key)  # an int is kept exact, not rounded through float (2**53 + 1 stays odd)
+    if value <= 0 or not float(value).is_integer() or value > MAX_COUNT:
+        raise PosKernelsError(
+            f"config key {where(key, scope)!r} must be a positive integer up to {MAX_COUNT}; got {shown(exact)}"
+        )
+    return exact if isinstance(exact, int) and not isinstance(exact, bool) else int(value)
 
 
 def factor_list(raw: dict, key: str, scope: str, planes: int) -> list[float]:

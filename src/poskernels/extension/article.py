@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_kappa, check_positive_int
+from ..errors import PosKernelsError, check_array, check_kappa, check_length, check_real
 
 __all__ = [
     "ARTICLE_MAPS",
@@ -57,6 +57,18 @@ class Extension:
     attention_factor: float
     theta: np.ndarray = field(repr=False)
 
+    def __post_init__(self):
+        # An absurd kappa or factor underflows the frequencies to 0 (or overflows them): refuse, never return them.
+        f = np.asarray(self.inv_freq, dtype=float)
+        if f.size == 0 or not np.all(np.isfinite(f)) or np.any(f <= 0) or np.any(f / self.theta <= 1e-300):
+            raise PosKernelsError(
+                f"extension map {self.name!r} gives frequencies that are not finite and positive "
+                f"(min {float(np.min(f)) if f.size else 'none'!r}); its kappa or factor is too large for float64"
+            )
+        a = self.attention_factor
+        if isinstance(a, bool) or not isinstance(a, numbers.Real) or not math.isfinite(a) or a <= 0:
+            raise PosKernelsError(f"extension map {self.name!r}: attention factor must be finite and > 0; got {a!r}")
+
     @property
     def factors(self) -> np.ndarray:
         """Per-plane factor ``inv_freq / theta`` (1 = unchanged, ``1/kappa`` = interpolated)."""
@@ -71,20 +83,21 @@ class Extension:
 def _check_theta(theta) -> np.ndarray:
     if type(theta).__module__.startswith("torch"):  # a model's inv_freq buffer: its values, in float64, any device
         theta = theta.detach().cpu().double().numpy()
-    theta = np.asarray(theta, dtype=float)
-    if theta.ndim != 1 or theta.size == 0 or np.any(~np.isfinite(theta)) or np.any(theta <= 0):
+    theta = check_array("theta", theta)
+    if theta.ndim != 1 or theta.size == 0 or np.any(theta <= 0):
         raise PosKernelsError(f"theta must be a non-empty 1-d array of positive frequencies; got {theta!r}")
     return theta
 
 
 def _check(theta, kappa, L):
-    return _check_theta(theta), check_kappa(kappa), check_positive_int("the training length L", L)
+    return _check_theta(theta), check_kappa(kappa), check_length("the training length L", L)
 
 
 def _check_turns(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise PosKernelsError(f"YaRN's {name} must be a finite real number of turns; got {value!r}")
-    return float(value)
+    try:
+        return check_real(name, value)
+    except PosKernelsError:
+        raise PosKernelsError(f"YaRN's {name} must be a finite real number of turns; got {value!r}") from None
 
 
 def position_interpolation(theta, kappa, L) -> Extension:
@@ -128,7 +141,7 @@ def yarn_ramp_turns(theta, L, alpha: float = 1.0, beta: float = 32.0) -> np.ndar
     array([0.132 , 0.0197, 0.    ])
     """
     theta = _check_theta(theta)
-    L = check_positive_int("the training length L", L)
+    L = check_length("the training length L", L)
     alpha, beta = _check_turns("alpha", alpha), _check_turns("beta", beta)
     if not beta > alpha:
         raise PosKernelsError(f"YaRN needs beta > alpha; got alpha = {alpha!r}, beta = {beta!r}")
@@ -152,7 +165,7 @@ def yarn(theta, kappa, L, alpha: float = 1.0, beta: float = 32.0) -> Extension:
     theta, kappa, L = _check(theta, kappa, L)
     gamma = yarn_ramp_turns(theta, L, alpha, beta)  # (d/2,)
     inv_freq = (1 - gamma) * theta / kappa + gamma * theta
-    return Extension("yarn", inv_freq, 0.1 * math.log(kappa) + 1.0, theta)
+    return Extension("yarn", inv_freq, 0.1 * math.log(kappa) + 1.0, theta)  # kappa is finite: log is too
 
 
 def _identity(theta, kappa, L) -> Extension:

@@ -36,8 +36,15 @@ import math
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_positive_real
-from .article import Extension, MapFn, _check, yarn_ramp_turns
+from ..errors import (
+    PosKernelsError,
+    check_array,
+    check_bool,
+    check_length,
+    check_positive_real,
+    check_real,
+)
+from .article import Extension, MapFn, _check, _check_theta, yarn_ramp_turns
 
 __all__ = [
     "ECOSYSTEM_MAPS",
@@ -114,7 +121,10 @@ def yarn_ramp_index(theta, L, beta_fast: float = 32.0, beta_slow: float = 1.0, t
     >>> yarn_ramp_index(omega(16), 32, truncate=False).round(3)[:3]
     array([1.   , 0.293, 0.   ])
     """
-    theta = np.asarray(theta, dtype=float)
+    theta = _check_theta(theta)
+    L = check_length("the training length L", L)
+    beta_fast, beta_slow = check_real("beta_fast", beta_fast), check_real("beta_slow", beta_slow)
+    truncate = check_bool("truncate", truncate)
     if not (beta_fast > beta_slow > 0):
         raise PosKernelsError(
             f"YaRN needs beta_fast > beta_slow > 0; got beta_fast = {beta_fast!r}, beta_slow = {beta_slow!r}"
@@ -141,6 +151,7 @@ def yarn_mscale(kappa: float, mscale: float = 1.0) -> float:
     >>> round(yarn_mscale(4), 4), yarn_mscale(1)
     (1.1386, 1.0)
     """
+    kappa, mscale = check_real("kappa", kappa, 0, open_lo=True), check_real("mscale", mscale)
     return 1.0 if kappa <= 1 else 0.1 * mscale * math.log(kappa) + 1.0
 
 
@@ -179,6 +190,9 @@ def yarn_hf(
     1.0
     """
     theta, kappa, L = _check(theta, kappa, L)
+    truncate = check_bool("truncate", truncate)  # "no" is not False
+    mscale = None if mscale is None else check_real("mscale", mscale)
+    mscale_all_dim = None if mscale_all_dim is None else check_real("mscale_all_dim", mscale_all_dim)
     gamma = yarn_ramp_index(theta, L, beta_fast, beta_slow, truncate)  # (d/2,)
     inv_freq = (1 - gamma) * theta / kappa + gamma * theta  # (d/2,)
     if attention_factor is None:
@@ -199,6 +213,13 @@ def yarn_hf_untruncated(theta, kappa, L, **options) -> Extension:
     """
     if "truncate" in options:
         raise PosKernelsError("yarn_hf_untruncated fixes truncate=False; use yarn_hf to choose it")
+    accepted = ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor")
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise PosKernelsError(
+            f"extension map 'yarn_hf_untruncated' takes no option {unknown[0]!r}; "
+            f"accepted options: {', '.join(accepted)}"
+        )
     return yarn_hf(theta, kappa, L, truncate=False, **options)
 
 
@@ -259,13 +280,15 @@ def longrope(
     if chosen is None:
         ext = np.full(theta.size, kappa if use_long else 1.0)  # (d/2,)
     else:
-        ext = np.asarray(chosen, dtype=float)  # (d/2,)
-        if ext.shape != theta.shape or np.any(~np.isfinite(ext)) or np.any(ext <= 0):
+        ext = check_array(name, chosen)  # (d/2,)
+        if ext.shape != theta.shape or np.any(ext <= 0):
             raise PosKernelsError(
                 f"{name} must hold {theta.size} finite positive numbers (one per plane); got {chosen!r}"
             )
     s = kappa if factor is None else _check_factor("factor", factor)
     if attention_factor is None:
+        if s > 1 and L < 2:
+            raise PosKernelsError(f"LongRoPE's attention factor divides by ln L: L must be >= 2; got L = {L}")
         attention_factor = 1.0 if s <= 1 else math.sqrt(1 + math.log(s) / math.log(L))
     attention_factor = check_positive_real("attention_factor", attention_factor)
     return Extension("longrope", theta / ext, attention_factor, theta)

@@ -6,6 +6,11 @@ when there is one, else the reference payload shipped beside the page.  Browsers
 from ``file://`` URLs, hence a
 small local server.  It listens on 127.0.0.1 unless another address is asked for explicitly.
 
+The server's bounds: a connection idle for :attr:`_Handler.timeout` seconds is closed; at most
+:attr:`_Server.max_threads` connections are served at once (the next ones wait in a listen backlog of
+:attr:`_Server.request_queue_size`); a path with a NUL byte or that cannot be decoded gets 400; a folder is never
+listed (404); nothing outside the static folder is served.
+
 Examples
 --------
 >>> import threading, urllib.request
@@ -20,14 +25,19 @@ Examples
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import ipaddress
+import socket
+import sys
+import threading
+from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from ..errors import PosKernelsError
 
-__all__ = ["DEFAULT_PAYLOAD", "STATIC_DIR", "add_arguments", "choose_payload", "make_server", "run"]
+__all__ = ["DEFAULT_PAYLOAD", "STATIC_DIR", "add_arguments", "choose_payload", "is_loopback", "make_server", "run"]
 
 #: The page and its reference payload, shipped inside the package.
 STATIC_DIR = Path(__file__).parent / "static"
@@ -55,23 +65,79 @@ class _Handler(SimpleHTTPRequestHandler):
             return str(self.payload)
         return super().translate_path(path)
 
+    #: Seconds a connection may stay silent (reading the request, or a client that stops reading) before it is closed.
+    timeout = 10.0
+
     def end_headers(self):
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
+
+    def send_head(self):
+        # A NUL byte or an undecodable escape in the path would reach open() and raise: answer 400 instead.
+        try:
+            path = self.translate_path(self.path)
+            path.encode("utf-8")
+        except (ValueError, UnicodeError):
+            self.send_error(HTTPStatus.BAD_REQUEST, "malformed path")
+            return None
+        if "\x00" in path:
+            self.send_error(HTTPStatus.BAD_REQUEST, "malformed path")
+            return None
+        try:
+            return super().send_head()
+        except (ValueError, UnicodeError):
+            self.send_error(HTTPStatus.BAD_REQUEST, "malformed path")
+            return None
+
+    def list_directory(self, path):
+        self.send_error(HTTPStatus.NOT_FOUND, "no listing")  # the page names its files; a folder is not browsed
+        return None
 
     def log_message(self, format, *args):  # noqa: A002 - the base class's signature
         pass
 
 
 class _Server(ThreadingHTTPServer):
-    """Threads per request; a client that hangs up mid-response (a closed tab) is not an error worth a traceback."""
+    """A thread per connection, at most :attr:`max_threads` at once; errors of a client are not tracebacks.
+
+    When every thread is busy the accept loop waits for one to finish (connections idle past the handler's
+    ``timeout`` are closed, so one always does); meanwhile new connections wait in the kernel's listen backlog.
+    """
 
     daemon_threads = True
+    #: Listen backlog (the kernel caps it at ``net.core.somaxconn``); 5, the default, made 200 requests wait.
+    request_queue_size = 1024
+    #: Connections served at once.
+    max_threads = 64
+
+    def __init__(self, *args, **kwargs):
+        self._slots = threading.BoundedSemaphore(self.max_threads)
+        self._stopping = False
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request, client_address):
+        while not self._slots.acquire(timeout=0.25):
+            if self._stopping:
+                self.shutdown_request(request)
+                return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def shutdown(self):
+        self._stopping = True
+        super().shutdown()
 
     def handle_error(self, request, client_address):
-        import sys
-
-        if isinstance(sys.exc_info()[1], ConnectionError):
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
             return
         super().handle_error(request, client_address)
 
@@ -97,6 +163,24 @@ def choose_payload(path=None) -> Path:
     return DEFAULT_PAYLOAD if DEFAULT_PAYLOAD.is_file() else STATIC_DIR / "payload.json"
 
 
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+def is_loopback(host: str) -> bool:
+    """True for an address of this machine only: any of 127.0.0.0/8, ``::1`` (and ``localhost``).
+
+    >>> [is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "localhost", "0.0.0.0", "192.168.1.4")]
+    [True, True, True, True, False, False]
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def make_server(
     host: str = LOCALHOST, port: int = 8000, directory: Path = STATIC_DIR, payload: Path | None = None
 ) -> ThreadingHTTPServer:
@@ -111,12 +195,28 @@ def make_server(
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise PosKernelsError(f"port must be an integer in 0..65535; got {port!r}")
+    if not isinstance(host, str) or not host or "\x00" in host:
+        raise PosKernelsError(f"host must be an address or a host name; got {host!r}")
     handler_class = _Handler if payload is None else type("_PayloadHandler", (_Handler,), {"payload": Path(payload)})
     handler = functools.partial(handler_class, directory=str(directory))
     try:
-        return _Server((host, port), handler)
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as err:
+        raise PosKernelsError(f"cannot serve on {host!r}: not an address of this machine ({err})") from None
+    family, address = infos[0][0], infos[0][4]
+    try:
+        return (_Server6 if family == socket.AF_INET6 else _Server)(address[:2], handler)
     except OSError as err:
-        raise PosKernelsError(f"cannot serve on {host}:{port} ({err.strerror or err}); try another --port") from None
+        why = err.strerror or str(err)
+        if err.errno == errno.EADDRINUSE:
+            hint = "the port is in use; try another --port (0 picks a free one)"
+        elif err.errno == errno.EADDRNOTAVAIL:
+            hint = "the address is not one of this machine's; try --host 127.0.0.1"
+        elif err.errno == errno.EACCES:
+            hint = "ports below 1024 need privileges; try another --port"
+        else:
+            hint = "try another --host or --port"
+        raise PosKernelsError(f"cannot serve on {host}:{port} ({why}); {hint}") from None
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -139,9 +239,12 @@ def run(args: argparse.Namespace) -> int:
     payload = choose_payload(getattr(args, "payload", None))
     server = make_server(args.host, args.port, payload=payload.resolve())
     host, port = server.server_address[:2]
-    shown = f"[{host}]" if ipaddress.ip_address(host).version == 6 else host
-    if host != LOCALHOST:
-        print(f"note: listening on {host}, not only on this machine ({LOCALHOST})")
+    shown = f"[{host}]" if ":" in host else host
+    if not is_loopback(host):
+        print(
+            f"note: listening on {host}, which other machines may reach, not on this machine alone (a loopback "
+            f"address such as {LOCALHOST})"
+        )
     print(f"poskernels lab: serving {STATIC_DIR} with {payload} at http://{shown}:{port}/  (Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()

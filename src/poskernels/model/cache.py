@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import zipfile
 from pathlib import Path
 
@@ -80,6 +81,7 @@ def save_arrays(path: Path, arrays: dict, meta: dict) -> None:
     if _META in arrays:
         raise ValueError(f"{_META!r} is reserved")
     full_meta = {**meta, "sha256": array_digest(arrays)}
+    _clear(path)
     with replacing(path) as tmp, open(tmp, "wb") as fh:  # an open file: np.savez would add .npz to a name
         np.savez(fh, **arrays, **{_META: np.array(json.dumps(full_meta, sort_keys=True))})
 
@@ -111,20 +113,32 @@ def load_arrays(path: Path, expect: dict | None = None) -> tuple[dict, dict]:
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as err:
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, RuntimeError, MemoryError) as err:
         raise CacheError(f"{path.name}: unreadable ({type(err).__name__}: {err})") from None
     if _META not in arrays:
         raise CacheError(f"{path.name}: no {_META} entry")
     try:
         meta = json.loads(str(arrays.pop(_META)))
-    except ValueError as err:
-        raise CacheError(f"{path.name}: bad {_META} ({err})") from None
+    except (ValueError, RecursionError) as err:
+        raise CacheError(f"{path.name}: bad {_META} ({type(err).__name__})") from None
+    if not isinstance(meta, dict):
+        raise CacheError(f"{path.name}: {_META} is a JSON {type(meta).__name__}, not an object")
     if meta.get("sha256") != array_digest(arrays):
         raise CacheError(f"{path.name}: the arrays do not match their stored SHA-256")
     for k, v in (expect or {}).items():
         if meta.get(k) != v:
             raise CacheError(f"{path.name}: stored {k} differs from the requested one")
     return arrays, meta
+
+
+def _clear(path: Path) -> None:
+    """Move aside a folder (or other non-file) that sits where a cache file goes, so the rebuilt entry can be written.
+
+    It is renamed, not deleted (``<name>.not-a-cache-file-<random>``): what it holds is not ours to remove.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        path.rename(path.with_name(f"{path.name}.not-a-cache-file-{secrets.token_hex(4)}"))
 
 
 def _json_digest(data) -> str:
@@ -141,6 +155,7 @@ def save_json(path: Path, data, meta: dict) -> None:
     {'acc': [0.5, 0.25]}
     """
     # keys keep their order (lengths, offsets); the digest is over the key-sorted form
+    _clear(path)
     write_text_atomic(path, json.dumps({"meta": {**meta, "sha256": _json_digest(data)}, "data": data}))
 
 
@@ -150,10 +165,12 @@ def load_json(path: Path, expect: dict | None = None):
     if not path.exists():
         raise FileNotFoundError(path)
     try:
-        blob = json.loads(path.read_text())
+        blob = json.loads(path.read_text(encoding="utf-8"))
         meta, data = blob["meta"], blob["data"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise CacheError(f"{path.name}: unreadable ({type(err).__name__}: {err})") from None
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
+        raise CacheError(f"{path.name}: unreadable ({type(err).__name__}: {str(err)[:200]})") from None
+    if not isinstance(meta, dict):
+        raise CacheError(f"{path.name}: its meta is a JSON {type(meta).__name__}, not an object")
     if meta.get("sha256") != _json_digest(data):
         raise CacheError(f"{path.name}: the data do not match their stored SHA-256")
     for k, v in (expect or {}).items():

@@ -8,19 +8,34 @@ under which trained weights are cached (:mod:`poskernels.model.cache`).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field, replace
 
 from ..encodings import DEFAULT_BASE
 from ..errors import (
     PosKernelsError,
     check_base,
+    check_budget,
     check_even_dimension,
+    check_int,
     check_name,
-    check_positive_int,
     check_positive_real,
+    check_real,
 )
 
 __all__ = ["PRESETS", "HeadConfig", "TrainConfig", "preset"]
+
+#: Widest head: its d x d maps (and their Adam moments) are float64 NumPy arrays, 128 MiB each at 4,096.
+MAX_HEAD_D = 4096
+#: Largest table, length or batch (vocabulary, classes, n_train, buckets, clip, batch).
+MAX_SIZE = 2**20
+#: Most Adam steps of one run.
+MAX_STEPS = 10**7
+#: Numbers of one step's largest activation, ``batch x n_train x max(n_train, d)`` (the scores, or the values):
+#: 2**26, 512 MiB of float64, of which a step holds several.  The article's run (128 x 32 x 32) is 131,072.
+STEP_BUDGET = 2**26
+
+_TASK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -78,9 +93,9 @@ class HeadConfig:
 
         check_name("scheme", self.scheme, HEAD_SCHEMES)
         check_name("embedding", self.embedding, EMBEDDINGS)
-        check_even_dimension(self.d)
+        check_even_dimension(check_int("d", self.d, 2, MAX_HEAD_D, "each d x d map is a float64 NumPy array"))
         for name in ("vocab", "n_classes", "n_train", "t5_buckets", "t5_max_distance", "shaw_clip"):
-            check_positive_int(name, getattr(self, name))
+            check_int(name, getattr(self, name), 1, MAX_SIZE, "a table of that many rows")
         if self.vocab % 2 != 1 or self.vocab < 3:
             raise PosKernelsError(
                 f"vocab must be 2 S + 1 (S symbols, marked or not, and the query): odd and >= 3; got {self.vocab!r}"
@@ -130,16 +145,25 @@ class TrainConfig:
     def __post_init__(self):
         if not isinstance(self.head, HeadConfig):
             raise PosKernelsError(f"head must be a HeadConfig; got {type(self.head).__name__}")
-        if not isinstance(self.task, str) or not self.task:
-            raise PosKernelsError(f"task must be a non-empty name; got {self.task!r}")
-        check_positive_int("steps", self.steps)
-        check_positive_int("batch", self.batch)
+        if not isinstance(self.task, str) or not _TASK_NAME.fullmatch(self.task) or ".." in self.task:
+            # the name is part of a cache file's name: no separators, no "..", nothing outside the cache folder
+            raise PosKernelsError(
+                f"task must be a name of letters, digits, '_', '-' and '.' (at most 64, no '..'); got {self.task!r}"
+            )
+        check_int("steps", self.steps, 1, MAX_STEPS, "the loss curve keeps one number per step")
+        check_int("batch", self.batch, 1, MAX_SIZE, "fresh sequences per step")
         check_positive_real("lr", self.lr)
         check_positive_real("eps", self.eps)
         for name in ("beta1", "beta2"):
             value = getattr(self, name)
-            if not 0.0 <= value < 1.0:
+            if check_real(name, value, 0, 1) >= 1.0:  # a bool (False) is refused, not read as 0
                 raise PosKernelsError(f"{name} must lie in [0, 1); got {value!r}")
+        h = self.head
+        check_budget(
+            f"one step's activations (batch {self.batch} x n_train {h.n_train} x d {h.d})",
+            self.batch * h.n_train * max(h.n_train, h.d),
+            STEP_BUDGET,
+        )
 
     def with_scheme(self, scheme: str) -> TrainConfig:
         """The same run with another position scheme.

@@ -38,6 +38,7 @@ from .stack import (
     stack_forward,
     stack_params,
 )
+from .validate import check_targets
 
 __all__ = [
     "PLAIN",
@@ -191,5 +192,6 @@ def accuracy(
     >>> 0.0 <= acc <= 1.0
     True
     """
+    targets = check_targets(targets, cfg.n_classes, np.shape(tokens)[0])  # (B,) class ids
     logits = query_logits(params, cfg, tokens, positions, reading, score_shift)
-    return float(np.mean(np.argmax(logits, axis=1) == np.asarray(targets)))
+    return float(np.mean(np.argmax(logits, axis=1) == targets))

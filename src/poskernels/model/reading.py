@@ -14,6 +14,7 @@ from ..encodings import omega
 from ..errors import PosKernelsError
 from .config import HeadConfig
 from .schemes import default_positions
+from .validate import check_positions
 
 __all__ = ["PLAIN", "Reading"]
 
@@ -66,10 +67,7 @@ def _check_tokens(cfg: HeadConfig, tokens) -> np.ndarray:
 def _positions(positions, n: int) -> np.ndarray:
     if positions is None:
         return default_positions(n)
-    pos = np.asarray(positions, dtype=float)
-    if pos.shape != (n,):
-        raise PosKernelsError(f"positions must have shape ({n},) to match the tokens; got {pos.shape}")
-    return pos
+    return check_positions(positions, n)  # finite, shape (n,)
 
 
 def _theta(cfg: HeadConfig, scheme, reading: Reading) -> np.ndarray:

@@ -20,7 +20,7 @@ from .plot import plot_store
 from .runner import dask_backend, local_backend, run_sweep
 from .store import Store
 
-__all__ = ["add_plot_arguments", "add_sweep_arguments", "plot", "sweep"]
+__all__ = ["add_plot_arguments", "add_sweep_arguments", "failure_reasons", "plot", "sweep"]
 
 SWEEP_HELP = "train and read one head per point of a grid (TOML) into a resumable SQLite store; or export a store"
 PLOT_HELP = "draw a sweep store: accuracy against test length per scheme, with a band over seeds"
@@ -71,6 +71,7 @@ def sweep(args: argparse.Namespace) -> int:
     try:
         with Store(args.store) as store:
             s = run_sweep(grid, store, backend, cache_dir=args.cache, retry_failed=args.retry_failed, stack=args.stack)
+            reasons = failure_reasons(store) if s.failed else []
     finally:
         backend.close()
     rate = (s.done - s.done_before) / s.seconds if s.seconds > 0 else 0.0
@@ -79,7 +80,32 @@ def sweep(args: argparse.Namespace) -> int:
         f"{rate:.2f} points/s), {s.failed} failed; store {args.store}",
         file=sys.stderr,
     )
+    for line in reasons:  # the reason of a failure, not only its count (the store keeps the whole traceback)
+        print(line, file=sys.stderr)
     return 1 if s.failed else 0
+
+
+def failure_reasons(store: Store, shown: int = 5) -> list[str]:
+    """One line per distinct reason the store's failed points give (their error's first line), most common first.
+
+    >>> import tempfile, pathlib
+    >>> with Store(pathlib.Path(tempfile.mkdtemp()) / "s.sqlite") as s:
+    ...     _ = s.add_points([("k1", {"scheme": "rope", "seed": 0}), ("k2", {"scheme": "rope", "seed": 1})], "v")
+    ...     s.fail(["k1", "k2"], "MemoryError: steps = 10**12\\nTraceback ...", final=True, run_id=1)
+    ...     failure_reasons(s)
+    ['sweep: 2 point(s) failed with: MemoryError: steps = 10**12 (first: scheme=rope, seed=0)']
+    """
+    reasons: dict[str, list[dict]] = {}
+    for row in store.rows("failed"):
+        first = (row["error"] or "no reason recorded").strip().splitlines()[0]
+        reasons.setdefault(first, []).append(row["config"])
+    lines = []
+    for reason, configs in sorted(reasons.items(), key=lambda kv: -len(kv[1]))[:shown]:
+        example = ", ".join(f"{k}={configs[0][k]}" for k in ("scheme", "d", "n_train", "seed") if k in configs[0])
+        lines.append(f"sweep: {len(configs)} point(s) failed with: {reason} (first: {example})")
+    if len(reasons) > shown:
+        lines.append(f"sweep: ... and {len(reasons) - shown} other reason(s); 'poskernels sweep export' lists them all")
+    return lines
 
 
 def add_plot_arguments(p: argparse.ArgumentParser) -> None:

@@ -26,15 +26,24 @@ import itertools
 import re
 import tomllib
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from ..encodings import omega
-from ..errors import PosKernelsError, did_you_mean
+from ..errors import MAX_ELEMENTS, PosKernelsError, check_budget, check_int, did_you_mean, read_text
 from ..experiments.tournament import TEST_COUNT, TEST_LENGTHS, TEST_SEED
 from ..extension import MAP_ALIASES, MAPS, extend
 from ..model.config import PRESETS, HeadConfig, TrainConfig
 
-__all__ = ["DEFAULT_EVAL", "SETTINGS", "TEST_TASKS", "Grid", "Setting", "load_grid", "parse_grid"]
+__all__ = [
+    "DEFAULT_EVAL",
+    "MAX_POINTS",
+    "MAX_SEED",
+    "SETTINGS",
+    "TEST_TASKS",
+    "Grid",
+    "Setting",
+    "load_grid",
+    "parse_grid",
+]
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,13 @@ DEFAULT_EVAL = {
     "extension": "none",
     "test_task": "cue",
 }
+
+#: Points one grid may span: each is a store row and a trained (or cached) head; a grid past it is refused
+#: before a row is written.
+MAX_POINTS = 100_000
+
+#: Largest seed (of training or of the test stream): the store keeps seeds as SQLite's signed 64-bit integers.
+MAX_SEED = 2**63 - 1
 
 _TABLES = ("sweep", "fixed", "grid")
 _SWEEP_KEYS = ("preset",)
@@ -171,6 +187,8 @@ class _Reader:
                 self.fail(f"test lengths must be distinct; got {value!r}", table, key, index)
             return list(value)
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            if abs(value) > 2**1023:
+                self.fail(f"must be a finite number; got an integer of {len(str(value))} digits", table, key, index)
             value = float(value)
         if isinstance(value, bool) or not isinstance(value, kind):
             self.fail(f"must be {_KIND_WORDS[kind]}; got {value!r}", table, key, index)
@@ -193,9 +211,10 @@ def _check_alone(key: str, value) -> None:
         HeadConfig(**{key: value})
     elif part == "train":
         TrainConfig(**{key: value})
-    elif key in ("seed", "test_size", "test_seed"):
-        if value < (1 if key == "test_size" else 0):
-            raise PosKernelsError(f"must be {'positive' if key == 'test_size' else 'non-negative'}; got {value!r}")
+    elif key in ("seed", "test_seed"):
+        check_int(key, value, 0, MAX_SEED, "a seed is a SQLite integer in the store")
+    elif key == "test_size":
+        check_int(key, value, 1, MAX_ELEMENTS, "test sequences of one length")
     elif key == "extension" and value not in MAPS:
         raise PosKernelsError(
             f"unknown extension map {value!r}{did_you_mean(value, MAPS)}; accepted: {', '.join(sorted(MAPS))}"
@@ -245,6 +264,8 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
         if m and 1 <= int(m.group(1)) <= len(text.splitlines()):
             shown = f": {text.splitlines()[int(m.group(1)) - 1].strip()!r}"
         raise PosKernelsError(f"{name}, line {m.group(1) if m else '?'}: not valid TOML ({err}){shown}") from None
+    except (ValueError, RecursionError) as err:  # a 5,000-digit integer; arrays nested past Python's stack
+        raise PosKernelsError(f"{name}: cannot be read as a grid ({type(err).__name__}: {str(err)[:120]})") from None
     r = _Reader(text, name)
     for table, value in data.items():
         if table not in _TABLES:
@@ -257,7 +278,7 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
         if key not in _SWEEP_KEYS:
             r.fail(f"unknown key; accepted: {', '.join(_SWEEP_KEYS)}", "sweep", key)
     preset = sweep.get("preset", "tournament")
-    if preset not in PRESETS:
+    if not isinstance(preset, str) or preset not in PRESETS:
         r.fail(f"unknown preset {preset!r}; accepted: {', '.join(sorted(PRESETS))}", "sweep", "preset")
     base = _defaults(preset)
 
@@ -297,6 +318,13 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
             axes[name] = checked
         axes_of_blocks.append(axes)
 
+    spans = [_span(axes) for axes in axes_of_blocks or [{}]]
+    if sum(spans) > MAX_POINTS:  # refused before a single point is built
+        r.fail(
+            f"the grid spans {sum(spans)} points (products of {' + '.join(map(str, spans))}); the limit is "
+            f"{MAX_POINTS}, each point being a store row and a trained head: split the grid",
+            "grid",
+        )
     points, keys, skipped = [], set(), 0
     for i, axes in enumerate(axes_of_blocks or [{}]):
         for combo in itertools.product(*axes.values()):
@@ -312,8 +340,21 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
     return Grid(points, text, skipped)
 
 
+def _span(axes: dict) -> int:
+    span = 1
+    for values in axes.values():
+        span *= len(values)
+    return span
+
+
 def _check_point(r: _Reader, point: dict, axes: dict, index: int) -> None:
     """Cross-setting checks of one combination; the error names one of the settings involved."""
+    try:  # the test set of the longest length: (test_size, n) tokens, before a worker allocates it
+        check_budget(f"the test set (test_size {point['test_size']} x length {max(point['test_lengths'])})",
+                     point["test_size"] * max(point["test_lengths"]))  # fmt: skip
+    except PosKernelsError as err:
+        key = next((k for k in ("test_size", "test_lengths") if k in axes), None)
+        r.fail(str(err), "grid" if key else "fixed", key or "test_size", index if key else 0)
     try:
         head = HeadConfig(**{k: point[k] for k in _HEAD})
         replace(TrainConfig(), head=head, **{k: point[k] for k in _TRAIN})
@@ -338,10 +379,5 @@ def _brief(point: dict) -> str:
 
 
 def load_grid(path) -> Grid:
-    """Read and expand the grid file at ``path`` (see :func:`parse_grid`)."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise PosKernelsError(f"cannot read the grid file {str(path)!r}: {err.strerror}") from None
-    return parse_grid(text, str(path))
+    """Read and expand the grid file at ``path`` (UTF-8; see :func:`parse_grid`)."""
+    return parse_grid(read_text(path, "grid file"), str(path))

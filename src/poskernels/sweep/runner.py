@@ -278,8 +278,8 @@ def run_sweep(
     store.add_points(list(point_of.items()), CODE_VERSION)
     todo, stale = store.todo(keys, CODE_VERSION, retry_failed)
     todo_set = set(todo)
-    status = dict(store.db.execute("SELECT key, status FROM points").fetchall())
-    prior = dict((k, (f, n)) for k, f, n in store.db.execute("SELECT key, failures, lost FROM points") if k in todo_set)
+    status = dict(store.query("SELECT key, status FROM points"))
+    prior = dict((k, (f, n)) for k, f, n in store.query("SELECT key, failures, lost FROM points") if k in todo_set)
     done_before = sum(status[k] == "done" for k in keys if k not in todo_set)
     c = {"done": done_before, "failed": sum(status[k] == "failed" for k in keys if k not in todo_set)}
     trainings = group_jobs([(k, point_of[k]) for k in todo])

@@ -21,6 +21,7 @@ more seeds adds rows); ``export`` and ``plot`` show every row.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import time
@@ -72,6 +73,26 @@ COLUMNS = ("key", "config", "scheme", "seed", "status", "code_version", "metrics
            "submitted_at", "started_at", "finished_at")  # fmt: skip
 
 
+def _guarded(method):
+    """Turn SQLite's errors (a damaged page, a full disk, a locked file) into a PosKernelsError naming the store."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+            raise PosKernelsError(
+                f"the sweep store {str(self.path)!r} cannot be used (SQLite says: {err}); if it is damaged, move it "
+                "away and run the sweep again"
+            ) from None
+        except json.JSONDecodeError as err:  # a row whose JSON was altered on disk
+            raise PosKernelsError(f"the sweep store {str(self.path)!r} holds a damaged row ({err})") from None
+        except OverflowError as err:  # a value past SQLite's 64-bit integers
+            raise PosKernelsError(f"the sweep store {str(self.path)!r} cannot hold a value: {err}") from None
+
+    return wrapper
+
+
 class Store:
     """A sweep's SQLite file.
 
@@ -97,14 +118,26 @@ class Store:
     def __init__(self, path, create: bool = True):
         self.path = Path(path)
         self._lock = None
+        try:
+            self.path.stat()
+        except FileNotFoundError:
+            pass
+        except OSError as err:  # a name too long, a loop of links
+            if not isinstance(err, NotADirectoryError):
+                raise PosKernelsError(f"cannot use the sweep store path: {err.strerror or err}") from None
+        if self.path.is_dir():
+            raise PosKernelsError(f"the sweep store {str(self.path)!r} is a folder; give a file path")
         if not create and not self.path.is_file():
             raise PosKernelsError(f"no sweep store at {str(self.path)!r}")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise PosKernelsError(f"cannot create the folder of the sweep store {str(self.path)!r}: {err}") from None
         try:
             self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
             tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except sqlite3.DatabaseError as err:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:  # a damaged page may garble text, too
             raise PosKernelsError(f"{str(self.path)!r} is not a sweep store (SQLite says: {err})") from None
         if tables and (version != SCHEMA_VERSION or "points" not in tables):
             self.db.close()
@@ -112,10 +145,20 @@ class Store:
                 f"{str(self.path)!r} is not a sweep store of schema {SCHEMA_VERSION} (found version {version}, "
                 f"tables {sorted(tables)})"
             )
-        self.db.execute("PRAGMA journal_mode = WAL")
-        self.db.execute("PRAGMA synchronous = FULL")
-        if not tables:  # one script, one transaction: the tables and the schema version together
-            self.db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+        try:
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = FULL")
+            if not tables:  # one script, one transaction: the tables and the schema version together
+                self.db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+            if not create:  # a reader checks every page now, so a damaged store is reported before any work
+                problem = self.db.execute("PRAGMA quick_check").fetchone()[0]
+                if problem != "ok":
+                    raise sqlite3.DatabaseError(problem)
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+            self.db.close()
+            raise PosKernelsError(
+                f"the sweep store {str(self.path)!r} is damaged (SQLite says: {err}); move it away and run again"
+            ) from None
 
     # -- plumbing -------------------------------------------------------------------------------
     def _transaction(self):
@@ -154,6 +197,7 @@ class Store:
             raise PosKernelsError(f"another sweep is running on the store {str(self.path)!r}") from None
         self._lock = fh
 
+    @_guarded
     def begin_run(self, grid_text: str, code_version: str, executor: str) -> int:
         """Log a new invocation (a run still marked running was killed: it is marked so); returns its id."""
         with self._transaction():
@@ -164,17 +208,29 @@ class Store:
             )
         return int(cur.lastrowid)
 
+    @_guarded
     def end_run(self, run_id: int, status: str) -> None:
         with self._transaction():
             self.db.execute("UPDATE runs SET finished_at = ?, status = ? WHERE id = ?", (time.time(), status, run_id))
 
+    @_guarded
     def runs(self) -> list[dict]:
         cur = self.db.execute("SELECT id, started_at, finished_at, status, code_version, executor FROM runs")
         return [dict(zip([c[0] for c in cur.description], row)) for row in cur.fetchall()]
 
+    @_guarded
+    def query(self, sql: str, args=()) -> list[tuple]:
+        """Rows of a read-only ``sql`` statement (SQLite errors become :class:`PosKernelsError`)."""
+        return self.db.execute(sql, args).fetchall()
+
     # -- points ---------------------------------------------------------------------------------
+    @_guarded
     def add_points(self, points, code_version: str) -> int:
         """Insert ``(key, point)`` pairs not yet stored as ``pending``; returns how many were new."""
+        for _, p in points:
+            seed = p["seed"]
+            if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+                raise PosKernelsError(f"a point's seed must be an integer in [0, 2**63 - 1] (SQLite's); got {seed!r}")
         with self._transaction():
             before = self.db.total_changes
             self.db.executemany(
@@ -184,6 +240,7 @@ class Store:
             )
             return self.db.total_changes - before
 
+    @_guarded
     def todo(self, keys, code_version: str, retry_failed: bool = False) -> tuple[list[str], int]:
         """Keys among ``keys`` still to run, in the given order, and how many of them are stale.
 
@@ -207,6 +264,7 @@ class Store:
                 self.db.executemany("UPDATE points SET failures = 0 WHERE key = ?", [(k,) for k in retry])
         return out, stale
 
+    @_guarded
     def submit(self, keys) -> None:
         """Mark rows as handed to an executor (``attempts`` + 1)."""
         with self._transaction():
@@ -215,6 +273,7 @@ class Store:
                 [(time.time(), k) for k in keys],
             )
 
+    @_guarded
     def finish(self, results: dict, run_id: int, code_version: str | None = None) -> None:
         """Record finished rows, all in one transaction.
 
@@ -233,6 +292,7 @@ class Store:
                      r.get("started_at"), r.get("finished_at", now), code_version, key),
                 )  # fmt: skip
 
+    @_guarded
     def fail(self, keys, error: str, final: bool, run_id: int) -> None:
         """Count one failure of each row; ``final`` records it as failed with ``error``, else pending."""
         status = "failed" if final else "pending"
@@ -243,6 +303,7 @@ class Store:
                 [(status, error, run_id, final, time.time(), k) for k in keys],
             )
 
+    @_guarded
     def lose(self, keys, error: str | None = None) -> None:
         """Count a worker's death under each row; with ``error`` the rows are recorded as failed."""
         with self._transaction():
@@ -251,6 +312,7 @@ class Store:
                 [("failed" if error else "pending", error, k) for k in keys],
             )
 
+    @_guarded
     def release(self, keys) -> None:
         """Put rows handed out but not finished back to ``pending`` (after an interruption)."""
         with self._transaction():
@@ -258,10 +320,12 @@ class Store:
                 "UPDATE points SET status = 'pending' WHERE key = ? AND status = 'running'", [(k,) for k in keys]
             )
 
+    @_guarded
     def counts(self) -> dict:
         """Rows per status."""
         return dict(self.db.execute("SELECT status, COUNT(*) FROM points GROUP BY status ORDER BY status").fetchall())
 
+    @_guarded
     def rows(self, status: str | None = None) -> list[dict]:
         """Every row (or those of one ``status``) as dicts, ``config`` and ``metrics`` decoded, by key."""
         where, args = ("WHERE status = ?", (status,)) if status else ("", ())
@@ -282,6 +346,8 @@ class _Transaction:
         self.db = db
 
     def __enter__(self):
+        if self.db.in_transaction:  # one a Ctrl-C left open (it landed after BEGIN, before the block): undo it
+            self.db.execute("ROLLBACK")
         self.db.execute("BEGIN IMMEDIATE")
         return self.db
 

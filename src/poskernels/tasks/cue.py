@@ -19,12 +19,10 @@ query          ``2 S``         ``16``
 
 from __future__ import annotations
 
-import math
-import numbers
-
 import numpy as np
 
 from ..errors import PosKernelsError, check_positive_int
+from .validate import check_cue_sizes
 
 __all__ = [
     "MARK_PROB",
@@ -122,14 +120,8 @@ def cue_batch(
     """
     if not isinstance(rng, np.random.Generator):
         raise PosKernelsError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)); got {rng!r}")
-    batch = check_positive_int("batch", batch)
-    n = check_positive_int("n", n)
+    batch, n, mark_prob = check_cue_sizes(batch, n, mark_prob)  # n >= 2, within the size budget, mark_prob in (0, 1]
     n_symbols = check_positive_int("n_symbols", n_symbols)
-    if n < 2:
-        raise PosKernelsError(f"n must be >= 2 (at least one content token and the query); got {n}")
-    is_real = isinstance(mark_prob, numbers.Real) and not isinstance(mark_prob, bool)
-    if not (is_real and math.isfinite(mark_prob) and 0.0 < mark_prob <= 1.0):
-        raise PosKernelsError(f"mark_prob must be a number in (0, 1]; got {mark_prob!r}")
     dtype = np.dtype(dtype)
     if dtype.kind not in "iu" or np.iinfo(dtype).max < 2 * n_symbols:
         raise PosKernelsError(f"dtype must be an integer type that holds the ids 0..{2 * n_symbols}; got {dtype}")

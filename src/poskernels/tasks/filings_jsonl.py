@@ -159,6 +159,8 @@ def read_filings(path) -> tuple[Filing, ...]:
             obj = json.loads(line)
         except json.JSONDecodeError as err:
             raise PosKernelsError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from err
+        except (ValueError, RecursionError) as err:  # a 5,000-digit integer; nesting deeper than Python's stack
+            raise PosKernelsError(f"{where}: cannot be read ({type(err).__name__}: {str(err)[:120]})") from None
         try:
             filing = filing_from_json(obj)
         except PosKernelsError as err:

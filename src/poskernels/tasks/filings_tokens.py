@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_positive_int
+from ..errors import PosKernelsError, check_budget, check_positive_int
 from .filings_corpus import MAX_COMPANIES, WORD_RE, Filing
 
 __all__ = [
@@ -253,7 +253,7 @@ class FilingWindows:
         targets : ndarray of int, shape (batch,)
             Label of the last mention in each window.
         """
-        check_positive_int("batch", batch)
+        check_budget(f"{check_positive_int('batch', batch)} windows of {self.length} tokens", batch * self.length)
         w = self.length - 1
         s = self.starts[rng.integers(len(self.starts), size=batch)]  # (batch,)
         ids = np.full((batch, self.length), QUERY, dtype=np.int64)  # (batch, length)

@@ -17,7 +17,16 @@ import math
 import numpy as np
 
 from ..encodings import t5_bucket
-from ..errors import PosKernelsError, check_positive_int, check_positive_real
+from ..errors import (
+    PosKernelsError,
+    check_array,
+    check_bool,
+    check_budget,
+    check_int,
+    check_positive_int,
+    check_positive_real,
+    check_real,
+)
 
 __all__ = [
     "alibi_horizon",
@@ -36,18 +45,14 @@ __all__ = [
 
 
 def _check_scores(c) -> np.ndarray:
-    c = np.asarray(c, dtype=float)
+    c = check_array("c", c)
     if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)):
         raise PosKernelsError(f"content scores c must be a non-empty finite 1-d array (c[r], r = 0..t); got {c!r}")
     return c
 
 
 def _check_nonneg_real(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise PosKernelsError(f"{name} must be a finite number >= 0; got {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise PosKernelsError(f"{name} must be a finite number >= 0; got {value!r}")
-    return float(value)
+    return check_real(name, value, 0)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -57,8 +62,10 @@ def _check_nonneg_real(name: str, value) -> float:
 
 def _t5_causal_share(num_buckets: int, max_distance: int, bidirectional: bool) -> tuple[int, int]:
     """(buckets on the causal side, exact buckets) as T5's bucket function splits them."""
-    num_buckets = check_positive_int("num_buckets", num_buckets)
+    num_buckets = check_int("num_buckets", num_buckets, 1, 2**20, "one learned scalar per bucket")
     check_positive_int("max_distance", max_distance)
+    check_bool("bidirectional", bidirectional)
+    check_budget(f"the T5 offsets 0..max_distance = {max_distance}", max_distance + 1)
     side = num_buckets // 2 if bidirectional else num_buckets
     if side < 2:
         raise PosKernelsError(f"num_buckets must be >= {4 if bidirectional else 2}; got {num_buckets}")
@@ -116,7 +123,7 @@ def t5_log_reach(num_buckets: int = 32, max_distance: int = 128, bidirectional: 
 def t5_bucket_ranges(num_buckets: int = 32, max_distance: int = 128) -> list[tuple[int, int, int | None]]:
     """Definition 3 (T5): which causal offsets share each bucket, as ``(bucket, first r, last r)``.
 
-    The last bucket is open-ended (``last r`` is ``None``).
+    The last bucket is open-ended (``last r`` is ``None``); a bucket no offset lands in is left out.
 
     Examples
     --------
@@ -128,12 +135,10 @@ def t5_bucket_ranges(num_buckets: int = 32, max_distance: int = 128) -> list[tup
     side, _ = _t5_causal_share(num_buckets, max_distance, False)
     r = np.arange(max_distance + 1)  # (max_distance + 1,)
     buckets = t5_bucket(-r, num_buckets, max_distance)  # (max_distance + 1,)
-    out = []
-    for bucket in range(side):
-        members = r[buckets == bucket]
-        last = None if bucket == side - 1 else int(members[-1])
-        out.append((bucket, int(members[0]), last))
-    return out
+    # the bucket never decreases with the offset: each bucket is one run of offsets, found in one pass
+    present, first = np.unique(buckets, return_index=True)  # (buckets with an offset,) each
+    last = np.append(first[1:] - 1, r[-1])  # the run ends where the next one starts
+    return [(int(b), int(r[f]), None if b == side - 1 else int(r[e])) for b, f, e in zip(present, first, last)]
 
 
 def t5_bias(n: int, beta, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
@@ -157,7 +162,9 @@ def t5_bias(n: int, beta, num_buckets: int = 32, max_distance: int = 128) -> np.
     [[0.0, -inf, -inf], [1.0, 0.0, -inf], [2.0, 1.0, 0.0]]
     """
     n = check_positive_int("n", n)
-    beta = np.asarray(beta, dtype=float)
+    num_buckets = check_positive_int("num_buckets", num_buckets)
+    check_budget(f"the ({n}, {n}) T5 bias", n * n)
+    beta = check_array("beta", beta)
     if beta.shape != (num_buckets,):
         raise PosKernelsError(f"beta must have shape ({num_buckets},), one scalar per bucket; got {beta.shape}")
     t = np.arange(n)
@@ -189,13 +196,14 @@ def shaw_scores(q, k, a, tau: float = 1.0) -> np.ndarray:
     >>> shaw_scores(q, k, np.ones((2, 3))).tolist()
     [[2.0, -inf, -inf], [1.0, 2.0, -inf], [1.0, 1.0, 2.0]]
     """
-    q, k, a = (np.asarray(x, dtype=float) for x in (q, k, a))
+    q, k, a = (check_array(name, x) for name, x in (("q", q), ("k", k), ("a", a)))
     if q.ndim != 2 or q.shape != k.shape or a.ndim != 2 or a.shape[1] != q.shape[1] or a.shape[0] < 2:
         raise PosKernelsError(
             f"need q, k of shape (n, d) and a of shape (K + 1, d) with K >= 1; got {q.shape}, {k.shape}, {a.shape}"
         )
     tau = check_positive_real("tau", tau)
     n, K = q.shape[0], a.shape[0] - 1
+    check_budget(f"Shaw's ({n}, {n}, {q.shape[1]}) relative keys", n * n * q.shape[1])
     t = np.arange(n)
     r = t[:, None] - t[None, :]  # (n, n) causal offset
     rel = np.einsum("td,tjd->tj", q, a[np.clip(r, 0, K)])  # (n, n) q_t a_min(r,K)
@@ -261,9 +269,10 @@ def alibi_time_kernel(positions, s: float) -> np.ndarray:
     True
     """
     s = check_positive_real("the ALiBi slope s", s)
-    x = np.asarray(positions, dtype=float)
-    if x.ndim != 1 or not np.all(np.isfinite(x)):
+    x = check_array("positions", positions)
+    if x.ndim != 1:
         raise PosKernelsError(f"positions must be a finite 1-d array; got {x!r}")
+    check_budget(f"the ({x.size}, {x.size}) time kernel", x.size * x.size)
     return np.exp(-s * np.abs(x[:, None] - x[None, :]))  # (n, n)
 
 
@@ -273,7 +282,7 @@ def alibi_tail_weight(alpha, D: int) -> float:
     >>> alibi_tail_weight([0.5, 0.25, 0.25], 1)
     0.5
     """
-    alpha = np.asarray(alpha, dtype=float)
+    alpha = check_array("alpha", alpha, ndim=1)
     D = _check_nonneg_real("the offset D", D)
     return float(alpha[int(math.ceil(D)) :].sum())
 
@@ -298,7 +307,10 @@ def alibi_tail_bound(W: float, s: float, D: float) -> float:
     W = _check_nonneg_real("the content width W", W)
     s = check_positive_real("the ALiBi slope s", s)
     D = _check_nonneg_real("the offset D", D)
-    return math.exp(W - s * D) / -math.expm1(-s)
+    exponent = W - s * D
+    if exponent > 700:  # e^W e^(-sD) past float64: the bound is vacuous (a weight is at most 1)
+        return math.inf
+    return math.exp(exponent) / -math.expm1(-s)
 
 
 def alibi_offset_ratio_bound(W: float, s: float, r) -> np.ndarray:
@@ -311,10 +323,11 @@ def alibi_offset_ratio_bound(W: float, s: float, r) -> np.ndarray:
     """
     W = _check_nonneg_real("the content width W", W)
     s = check_positive_real("the ALiBi slope s", s)
-    r = np.asarray(r, dtype=float)
+    r = check_array("r", r)
     if np.any(r < 0):
         raise PosKernelsError(f"causal offsets r must be >= 0; got min {r.min().item()!r}")
-    return np.exp(W - s * r)
+    with np.errstate(over="ignore"):  # past float64 the ratio bound is +inf, vacuous and true
+        return np.exp(W - s * r)
 
 
 def alibi_horizon(W: float, s: float) -> float:
@@ -342,5 +355,6 @@ def alibi_worst_tail_weight(W: float, s: float, D: int, n: int) -> float:
     W = _check_nonneg_real("the content width W", W)
     n = check_positive_int("n", n)
     D = int(math.ceil(_check_nonneg_real("the offset D", D)))
+    check_budget(f"the worst content at length n = {n}", n)
     c = np.where(np.arange(n) >= D, W, 0.0)  # (n,) worst content by offset
     return alibi_tail_weight(alibi_weights(c, s), D)

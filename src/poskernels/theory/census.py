@@ -10,13 +10,21 @@ with the constant ``sum_j theta_j**2``; Chen et al.'s stated constant ``d/(4 ln 
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..encodings import DEFAULT_BASE, omega
-from ..errors import PosKernelsError, check_base, check_even_dimension, check_kappa, check_positive_int
+from ..errors import (
+    PosKernelsError,
+    check_array,
+    check_base,
+    check_budget,
+    check_even_dimension,
+    check_kappa,
+    check_length,
+    check_real,
+)
 from ..extension import extend
 from .decay import offset_score_complex
 
@@ -66,7 +74,7 @@ def full_turn_planes(L: int, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     >>> full_turn_planes(32, 16).tolist()
     [0, 1]
     """
-    L = check_positive_int("the training length L", L)
+    L = check_length("the training length L", L)
     return np.flatnonzero((L - 1) * omega(d, b) >= 2 * math.pi)
 
 
@@ -99,7 +107,7 @@ def wavelength_census(L: int, d: int, b: float = DEFAULT_BASE) -> list[CensusRow
     >>> [(r.plane, round(r.turns, 2), r.full_turn) for r in wavelength_census(32, 16)[:3]]
     [(0, 4.93, True), (1, 1.56, True), (2, 0.49, False)]
     """
-    L = check_positive_int("the training length L", L)
+    L = check_length("the training length L", L)
     lam = wavelengths(d, b)  # (d/2,)
     turns = (L - 1) / lam  # (d/2,)  (L-1) theta_j / 2 pi
     return [CensusRow(j, float(lam[j]), float(turns[j]), bool(turns[j] >= 1)) for j in range(lam.size)]
@@ -129,8 +137,9 @@ def pi_mapped_offsets(L: int, kappa: float) -> np.ndarray:
     >>> pi_mapped_offsets(4, 2).tolist()
     [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
     """
-    L = check_positive_int("the training length L", L)
+    L = check_length("the training length L", L)
     kappa = check_kappa(kappa)
+    check_budget(f"the test offsets 0..kappa L - 1 (kappa = {kappa!r}, L = {L})", kappa * L)
     L_test = round(kappa * L)
     if abs(L_test - kappa * L) > 1e-9 * kappa * L:
         raise PosKernelsError(f"the test length kappa L must be a whole number; got kappa = {kappa!r}, L = {L!r}")
@@ -151,9 +160,9 @@ def sum_theta_sq(d: int, b: float = DEFAULT_BASE) -> float:
 
 
 def _check_interval(D1, D2, D) -> tuple[float, float, np.ndarray]:
-    D1, D2 = float(D1), float(D2)
-    D = np.asarray(D, dtype=float)
-    if not (math.isfinite(D1) and math.isfinite(D2) and D1 < D2):
+    D1, D2 = check_real("D1", D1), check_real("D2", D2)
+    D = check_array("D", D)
+    if not D1 < D2:
         raise PosKernelsError(f"need finite offsets D1 < D2; got D1 = {D1!r}, D2 = {D2!r}")
     if np.any(D < D1) or np.any(D > D2):
         raise PosKernelsError(f"Delta must lie in [D1, D2] = [{D1!r}, {D2!r}]; got {D!r}")
@@ -183,7 +192,7 @@ def interpolation_bound(h, theta, D1: float, D2: float, D) -> np.ndarray:
     4.9348
     """
     D1, D2, D = _check_interval(D1, D2, D)
-    h, theta = np.asarray(h, dtype=complex), np.asarray(theta, dtype=float)
+    h, theta = check_array("h", h, complex_ok=True), check_array("theta", theta)
     if h.ndim != 1 or h.shape != theta.shape:
         raise PosKernelsError(f"h and theta must be 1-d of one shape (P,); got {h.shape} and {theta.shape}")
     curvature = float((np.abs(h) * theta**2).sum())  # bound on |a''|
@@ -216,10 +225,8 @@ def chen_stated_bound(h_max: float, d: int, b: float, D1: float, D2: float, D) -
     0.434
     """
     D1, D2, D = _check_interval(D1, D2, D)
-    is_real = isinstance(h_max, numbers.Real) and not isinstance(h_max, bool)
-    if not (is_real and math.isfinite(h_max) and h_max >= 0):
-        raise PosKernelsError(f"h_max = max_j |h_j| must be a finite number >= 0; got {h_max!r}")
-    return 0.5 * (D - D1) * (D2 - D) * float(h_max) * chen_constant(d, b)
+    h_max = check_real("h_max = max_j |h_j|", h_max, 0)
+    return 0.5 * (D - D1) * (D2 - D) * h_max * chen_constant(d, b)
 
 
 @dataclass(frozen=True)

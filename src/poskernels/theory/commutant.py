@@ -17,7 +17,15 @@ import mpmath
 import numpy as np
 
 from ..encodings import DEFAULT_BASE, R_omega, omega  # noqa: F401  (omega: used by the Examples)
-from ..errors import PosKernelsError, check_base, check_even_dimension, check_positive_int
+from ..errors import (
+    PosKernelsError,
+    check_array,
+    check_base,
+    check_budget,
+    check_even_dimension,
+    check_int,
+    check_length,
+)
 from .kernel import code_matrix
 
 __all__ = [
@@ -39,7 +47,7 @@ __all__ = [
 
 def _score_matrices(M) -> np.ndarray:
     """``M`` as a float array of shape ``(..., d, d)`` with ``d`` even, else raise."""
-    M = np.asarray(M, dtype=float)
+    M = check_array("M", M)
     if M.ndim < 2 or M.shape[-1] != M.shape[-2]:
         raise PosKernelsError(f"M must be square, shape (..., d, d); got shape {M.shape}")
     check_even_dimension(M.shape[-1], "the size d of M")
@@ -48,7 +56,7 @@ def _score_matrices(M) -> np.ndarray:
 
 def _frequencies(w) -> np.ndarray:
     """Frequencies as a 1-d float array of distinct values in (0, pi) (Theorem 2's hypothesis)."""
-    w = np.asarray(w, dtype=float)
+    w = check_array("w", w)
     if w.ndim != 1 or w.size == 0 or np.any(w <= 0) or np.any(w >= np.pi) or np.unique(w).size != w.size:
         raise PosKernelsError(f"frequencies must be distinct numbers in (0, pi), one axis; got {w!r}")
     return w
@@ -71,8 +79,10 @@ def clock_code(m, w) -> np.ndarray:
     >>> clock_code(1, [np.pi / 2]).round(12).tolist()
     [0.0, 1.0]
     """
-    w = np.asarray(w, dtype=float)
-    ang = np.asarray(m, dtype=float)[..., None] * w  # (..., d/2)
+    w = check_array("w", w, ndim=1)
+    m = check_array("positions m", m)
+    check_budget(f"the clock code at {m.size} positions and {w.size} planes", m.size * 2 * w.size)
+    ang = m[..., None] * w  # (..., d/2)
     out = np.empty(ang.shape[:-1] + (2 * w.size,))  # (..., d)
     out[..., 0::2] = np.cos(ang)
     out[..., 1::2] = np.sin(ang)
@@ -123,8 +133,15 @@ def commutant_matrix(a, c) -> np.ndarray:
     >>> commutant_matrix([1.0], [2.0]).tolist()
     [[1.0, -2.0], [2.0, 1.0]]
     """
-    a, c = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(c, dtype=float))
+    a, c = check_array("a", a), check_array("c", c)
+    if a.ndim == 0 or c.ndim == 0 or a.shape[-1] == 0:
+        raise PosKernelsError(f"a and c must have shape (..., d/2) with d/2 >= 1; got {a.shape} and {c.shape}")
+    try:
+        a, c = np.broadcast_arrays(a, c)
+    except ValueError:
+        raise PosKernelsError(f"a and c must have one shape (..., d/2); got {a.shape} and {c.shape}") from None
     h = a.shape[-1]
+    check_budget(f"the commutant matrices of shape {a.shape[:-1] + (2 * h, 2 * h)}", a.size * 4 * h)
     out = np.zeros(a.shape[:-1] + (2 * h, 2 * h))  # (..., d, d)
     j = np.arange(h)
     out[..., 2 * j, 2 * j] = a
@@ -218,8 +235,13 @@ def relative_score(a, c, delta, w) -> np.ndarray:
     >>> bool(np.isclose(clock_code(3, w) @ M @ clock_code(10, w), relative_score([1, 2], [0.5, -1], 7, w)))
     True
     """
-    ang = np.asarray(delta, dtype=float)[..., None] * np.asarray(w, dtype=float)  # (..., d/2)
-    return (np.asarray(a, dtype=float) * np.cos(ang) - np.asarray(c, dtype=float) * np.sin(ang)).sum(-1)
+    w, delta = check_array("w", w, ndim=1), check_array("delta", delta)
+    a, c = check_array("a", a, ndim=1), check_array("c", c, ndim=1)
+    if not a.shape == c.shape == w.shape:
+        raise PosKernelsError(f"a, c and w must have one shape (d/2,); got {a.shape}, {c.shape} and {w.shape}")
+    check_budget(f"scores at {delta.size} offsets and {w.size} planes", delta.size * w.size)
+    ang = delta[..., None] * w  # (..., d/2)
+    return (a * np.cos(ang) - c * np.sin(ang)).sum(-1)
 
 
 # --------------------------------------------------------------------------- Theorem 2 (a') and (b) as linear maps
@@ -246,6 +268,7 @@ def shift_commutator_map(w) -> np.ndarray:
     ((16, 16), True)
     """
     w = _frequencies(w)
+    check_budget(f"the ({(2 * w.size) ** 2}, {(2 * w.size) ** 2}) commutator map", (2 * w.size) ** 4)
     R = R_omega(1, w)  # (d, d)
     # row-major vec(A X B) = kron(A, B^T) vec(X), with A = R^T and B = R
     return np.kron(R.T, R.T) - np.eye(R.size)  # (d^2, d^2)
@@ -278,6 +301,8 @@ def window_map(w, start: int = 0) -> np.ndarray:
     """
     w = _frequencies(w)
     d = 2 * w.size
+    start = check_int("start", start, -(2**53), 2**53)
+    check_budget(f"the ({d * d}, {d * d}) window map", d**4)
     m = start + np.arange(d)  # (d,)
     P0, P1 = clock_code(m, w), clock_code(m + 1, w)  # (d, d) each
     # row (m, n): kron(p(m+1), p(n+1)) - kron(p(m), p(n))
@@ -289,8 +314,24 @@ def window_map(w, start: int = 0) -> np.ndarray:
 # --------------------------------------------------------------------------- fragility: rank and conditioning
 
 
+#: Work budget of the exact singular values, ``d**3 * digits`` (d = 32 at 400 digits: about 0.4 s).
+EXACT_BUDGET = 32**3 * 400
+
+#: Work budget of a double-precision SVD of a ``W x d`` code matrix, ``W d min(W, d)`` (a few seconds at most).
+SVD_BUDGET = 2**34
+
+
+def _svd_budget(W, d) -> None:
+    W, d = check_length("W", W), check_even_dimension(d)
+    if W * d * min(W, d) > SVD_BUDGET:
+        raise PosKernelsError(
+            f"an SVD of the {W} x {d} code matrix costs W d min(W, d) = {W * d * min(W, d)} operations; the limit is "
+            f"{SVD_BUDGET} (a few seconds); got W = {W}, d = {d}"
+        )
+
+
 def _window(W: int, d: int) -> int:
-    W = check_positive_int("W", W)
+    W = check_length("W", W)
     if W < d:
         raise PosKernelsError(f"W must be >= d = {d} for a W x d code matrix of full column rank; got {W}")
     return W
@@ -304,6 +345,7 @@ def numerical_rank(W: int, d: int = 16, b: float = DEFAULT_BASE) -> int:
     >>> numerical_rank(64)
     14
     """
+    _svd_budget(W, d)
     return int(np.linalg.matrix_rank(code_matrix(W, d, b)))
 
 
@@ -316,6 +358,7 @@ def condition_number_float64(W: int, d: int = 16, b: float = DEFAULT_BASE) -> fl
     17.7
     """
     d = check_even_dimension(d)
+    _svd_budget(W, d)
     return float(np.linalg.cond(code_matrix(_window(W, d), d, b)))
 
 
@@ -377,13 +420,21 @@ def singular_values_exact(W: int, d: int = 16, b: float = DEFAULT_BASE, digits: 
     >>> f"{s[-1] / s[0]:.2g}"
     '1.4e-19'
     """
-    d = check_even_dimension(d)
+    d = check_even_dimension(check_int("d", d, 2, 64, "exact arithmetic: the cost grows as d**3"))
     W = _window(W, d)
     b = check_base(b)
-    digits = check_positive_int("digits", digits)
+    digits = check_int("digits", digits, 16, 1000, "fewer than float64's; the cost grows with the digits carried")
+    if d**3 * digits > EXACT_BUDGET:
+        raise PosKernelsError(
+            f"d = {d} at {digits} digits is past the exact budget d**3 * digits <= {EXACT_BUDGET} (under a second); "
+            "lower one of them"
+        )
     with mpmath.workdps(digits):
         w = [mpmath.mpf(b) ** (-mpmath.mpf(2 * j) / d) for j in range(d // 2)]  # omega_j at full precision
-        lam = mpmath.eigsy(_gram_closed_form(W, w), eigvals_only=True)  # eigenvalues of P^T P
+        try:
+            lam = mpmath.eigsy(_gram_closed_form(W, w), eigvals_only=True)  # eigenvalues of P^T P
+        except RuntimeError as err:  # mpmath: no convergence at this precision
+            raise PosKernelsError(f"{digits} digits do not suffice at W = {W}, d = {d} ({err}); use more") from None
         if min(lam) <= 0:
             raise PosKernelsError(f"{digits} digits do not resolve the smallest singular value at W = {W}; use more")
         return np.array(sorted((float(mpmath.sqrt(x)) for x in lam), reverse=True))  # (d,)

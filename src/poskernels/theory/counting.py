@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_positive_int
+from ..errors import PosKernelsError, check_array, check_budget, check_int, check_positive_int
 
 __all__ = [
     "bag_reader_accuracy",
@@ -54,7 +54,7 @@ def causal_uniform_attention(V) -> np.ndarray:
     >>> causal_uniform_attention([[3.0], [0.0], [3.0]]).ravel().tolist()
     [3.0, 1.5, 2.0]
     """
-    V = np.asarray(V)
+    V = _values("V", V)
     if V.ndim != 2 or V.shape[0] == 0:
         raise PosKernelsError(f"V must have shape (n, dim) with n >= 1; got shape {V.shape}")
     counts = np.arange(1, V.shape[0] + 1).reshape(-1, 1)  # (n, 1): t + 1 positions in each prefix
@@ -84,9 +84,10 @@ def causal_counter(n: int, e) -> np.ndarray:
     [1.0, 0.5, 0.3333333333333333, 0.25]
     """
     n = check_positive_int("n", n)
-    e = np.asarray(e)
+    e = _values("e", e)
     if e.ndim != 1 or e.size == 0:
         raise PosKernelsError(f"e must be a nonempty vector; got shape {e.shape}")
+    check_budget(f"the counter's ({n}, {e.size}) outputs", n * e.size)
     V = np.zeros((n, e.size), dtype=e.dtype)  # (n, dim)
     if e.dtype == object:
         V[:] = 0  # integer zeros stay exact beside Fractions
@@ -115,8 +116,25 @@ def position_from_counter(o, e) -> np.ndarray:
     >>> position_from_counter(causal_counter(3, e), e).tolist()
     [Fraction(0, 1), Fraction(1, 1), Fraction(2, 1)]
     """
-    o, e = np.asarray(o), np.asarray(e)
-    return 1 / (o @ e) - 1  # (n,)
+    o, e = _values("o", o), _values("e", e)
+    if o.ndim != 2 or e.ndim != 1 or o.shape[1] != e.size:
+        raise PosKernelsError(f"o must have shape (n, dim) and e shape (dim,); got {o.shape} and {e.shape}")
+    dots = o @ e  # (n,)
+    if np.any(dots == 0):
+        raise PosKernelsError("<o_t, e> is 0 for some t: these are not the counter's outputs for this e")
+    return 1 / dots - 1  # (n,)
+
+
+def _values(name: str, value) -> np.ndarray:
+    """Finite floats, or an object array of exact rationals (Fractions, ints) kept exact."""
+    arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
+    if arr.dtype == object:
+        flat = arr.ravel().tolist()
+        if all(isinstance(x, numbers.Rational) and not isinstance(x, bool) for x in flat):
+            exact = np.empty(arr.shape, dtype=object)  # ints as Fractions: int / int would round through float
+            exact.ravel()[:] = [Fraction(x) for x in flat] if arr.ndim else Fraction(arr.item())
+            return exact
+    return check_array(name, value)
 
 
 # --------------------------------------------------------------------------- E[max count] of a multinomial
@@ -126,17 +144,32 @@ def _check_task(n, n_symbols, p_mark, exact: bool) -> tuple[int, int]:
     n = check_positive_int("n (sequence length)", n)
     if n < 2:
         raise PosKernelsError(f"n must be >= 2 (at least one content token before the query); got {n}")
-    n_symbols = check_positive_int("n_symbols", n_symbols)
+    _check_draws(n - 1)  # n - 1 content tokens: the draws of E[max count]
+    n_symbols = _check_symbols(n_symbols)
     ok_type = isinstance(p_mark, Fraction | int) if exact else isinstance(p_mark, numbers.Real)
     if isinstance(p_mark, bool) or not ok_type or not 0 <= p_mark <= 1:
         kind = "a Fraction or int" if exact else "a number"
         raise PosKernelsError(f"p_mark must be {kind} in [0, 1]; got {p_mark!r}")
+    if exact and Fraction(p_mark).denominator > 2**32:  # exact powers of p grow with its denominator's digits
+        raise PosKernelsError(f"p_mark's denominator must be at most 2**32 for exact arithmetic; got {p_mark!r}")
     return n, n_symbols
+
+
+#: Largest number of draws :func:`expected_max_count` takes: its cost grows as ``K**3`` (K = 512: about 0.3 s).
+MAX_DRAWS = 512
+
+#: Budget of :func:`expected_max_count_exact`, ``K**3 * n_symbols`` (K = 63 at 8 symbols: about 0.1 s).
+EXACT_BUDGET = 64**3 * 8
 
 
 def _check_draws(K) -> int:
     if isinstance(K, bool) or not isinstance(K, numbers.Integral) or K < 0:
         raise PosKernelsError(f"K (number of draws) must be a nonnegative integer; got {K!r}")
+    if K > MAX_DRAWS:
+        raise PosKernelsError(
+            f"K (number of draws) must be at most {MAX_DRAWS} (the cost grows as K**3; a bag reader at length n "
+            f"takes K = n - 1); got {K!r}"
+        )
     return int(K)
 
 
@@ -159,6 +192,10 @@ def binomial_pmf(i, k, q: float) -> np.ndarray:
     j, kk = np.where(inside, i, 0.0), np.where(inside, k, 0.0)
     log = gammaln(kk + 1) - gammaln(j + 1) - gammaln(kk - j + 1) + xlogy(j, q) + xlog1py(kk - j, -q)
     return np.where(inside, np.exp(log), 0.0)
+
+
+def _check_symbols(n_symbols) -> int:
+    return check_int("n_symbols", n_symbols, 1, 2**20, "the merge count grows as log2 of it")
 
 
 def expected_max_count(K: int, n_symbols: int = 8) -> np.ndarray:
@@ -188,7 +225,7 @@ def expected_max_count(K: int, n_symbols: int = 8) -> np.ndarray:
     [0.0, 1.0, 1.5, 2.25]
     """
     K = _check_draws(K)
-    n_symbols = check_positive_int("n_symbols", n_symbols)
+    n_symbols = _check_symbols(n_symbols)
     m = np.arange(K + 1)  # (K+1,)
 
     def merge(Fs, s, Ft, t):
@@ -223,7 +260,12 @@ def expected_max_count_exact(K: int, n_symbols: int = 8) -> list[Fraction]:
     ['0', '1', '3/2', '9/4']
     """
     K = _check_draws(K)
-    S = check_positive_int("n_symbols", n_symbols)
+    S = _check_symbols(n_symbols)
+    if K**3 * S > EXACT_BUDGET:
+        raise PosKernelsError(
+            f"K = {K} draws over {S} symbols is past the exact budget K**3 * n_symbols <= {EXACT_BUDGET} "
+            "(about a second of integer arithmetic); use expected_max_count"
+        )
     out = [Fraction(0)] * (K + 1)
     for m in range(K):
         N = [1 if r <= m else 0 for r in range(K + 1)]  # one symbol: N_1(m, r) = [r <= m]

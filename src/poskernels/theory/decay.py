@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..encodings import DEFAULT_BASE, apply_rope, omega
-from ..errors import PosKernelsError, check_positive_int, check_positive_real
+from ..errors import PosKernelsError, check_array, check_budget, check_positive_int, check_positive_real
 
 __all__ = [
     "counterexample_scores",
@@ -48,12 +48,20 @@ def offset_score_complex(h, Delta, theta) -> np.ndarray:
     (1+1j)
     """
     h, theta = _check_planes(h, theta)
-    Delta = np.asarray(Delta, dtype=float)
+    Delta = check_array("Delta", Delta)
+    check_budget(f"scores at {Delta.size} offsets and {theta.size} planes", Delta.size * theta.size)
     return (h * np.exp(1j * Delta[..., None] * theta)).sum(-1)  # Delta.shape
 
 
+def _check_theta(theta) -> np.ndarray:
+    theta = check_array("theta", theta)
+    if theta.ndim != 1 or theta.size == 0:
+        raise PosKernelsError(f"theta must be a non-empty 1-d array (one frequency per plane); got {theta!r}")
+    return theta
+
+
 def _check_planes(h, theta) -> tuple[np.ndarray, np.ndarray]:
-    h, theta = np.asarray(h, dtype=complex), np.asarray(theta, dtype=float)
+    h, theta = check_array("h", h, complex_ok=True), check_array("theta", theta)
     if h.ndim != 1 or h.shape != theta.shape:
         raise PosKernelsError(f"h and theta must be 1-d of one shape (P,); got {h.shape} and {theta.shape}")
     return h, theta
@@ -76,10 +84,11 @@ def decay_envelope(Delta, theta) -> np.ndarray:
     >>> float(decay_envelope(0, omega(8)))  # 1 + 2 + 3 + 4
     10.0
     """
-    theta = np.asarray(theta, dtype=float)
+    theta = check_array("theta", theta)
     if theta.ndim != 1 or theta.size == 0:
         raise PosKernelsError(f"theta must be a non-empty 1-d array; got shape {theta.shape}")
-    Delta = np.asarray(Delta, dtype=float)
+    Delta = check_array("Delta", Delta)
+    check_budget(f"the envelope at {Delta.size} offsets and {theta.size} planes", Delta.size * theta.size)
     S = np.cumsum(np.exp(1j * Delta[..., None] * theta), axis=-1)  # (..., d/2): S_1 .. S_{d/2}
     return np.abs(S).sum(-1)
 
@@ -121,6 +130,7 @@ def envelope_octave_means(d: int = 128, b: float = DEFAULT_BASE, max_octave_star
     top = check_positive_int("max_octave_start", max_octave_start)
     if top & (top - 1):
         raise PosKernelsError(f"max_octave_start must be a power of two; got {max_octave_start!r}")
+    check_budget(f"the envelope at offsets 1..{2 * top - 1} and d = {d}", 2 * top * theta.size)
     Delta = np.arange(1, 2 * top)  # (2 top - 1,) offsets 1 .. 2 top - 1
     env = decay_envelope(Delta, theta)  # (2 top - 1,)
     out, start = {}, 1
@@ -147,10 +157,13 @@ def matched_scores(Delta, theta, sigma: float, n_samples: int, rng: np.random.Ge
     >>> x.shape, x.mean(0).round(1).tolist()  # kappa_8(0) = 4, kappa_8(5) = 3.16
     ((20000, 2), [4.0, 3.2])
     """
-    theta = np.asarray(theta, dtype=float)
+    theta = _check_theta(theta)
     sigma = check_positive_real("sigma", sigma)
     n_samples = check_positive_int("n_samples", n_samples)
-    Delta = np.atleast_1d(np.asarray(Delta, dtype=float))  # (D,)
+    check_budget(f"{n_samples} samples at d = {2 * theta.size}", n_samples * 2 * theta.size * max(1, np.size(Delta)))
+    Delta = np.atleast_1d(check_array("Delta", Delta))  # (D,)
+    if Delta.size == 0:
+        raise PosKernelsError("Delta must hold at least one offset; got an empty array")
     A = rng.normal(size=(theta.size, 2, 2))  # (d/2, 2, 2) per-plane mixing
     A *= sigma / np.sqrt((A**2).sum(axis=(1, 2)))[:, None, None]  # trace(A A^T) = sigma^2
     z = rng.normal(size=(n_samples, theta.size, 2))  # (N, d/2, 2)
@@ -178,8 +191,10 @@ def unmatched_scores(Delta: float, theta, n_samples: int, rng: np.random.Generat
     >>> unmatched_scores(7.0, omega(8), 1000, np.random.default_rng(0)).shape
     (1000,)
     """
-    theta = np.asarray(theta, dtype=float)
+    theta = _check_theta(theta)
     n_samples = check_positive_int("n_samples", n_samples)
+    check_budget(f"{n_samples} samples at d = {2 * theta.size}", n_samples * 2 * theta.size)
+    check_budget(f"the ({2 * theta.size}, {2 * theta.size}) mixing matrix", (2 * theta.size) ** 2)
     P = theta.size
     C = np.tril(np.ones((2 * P, 2 * P))) / np.arange(1, 2 * P + 1)[:, None]  # (d, d) fixed mixing: dependent planes
     q = rng.normal(size=(n_samples, 2 * P)) @ C.T  # (N, d)
@@ -204,10 +219,11 @@ def counterexample_scores(Delta: float, theta, n_samples: int, rng: np.random.Ge
     >>> round(float(counterexample_scores(0.0, omega(4), 50_000, np.random.default_rng(0)).var()), 1)
     2.0
     """
-    theta = np.asarray(theta, dtype=float)
+    theta = check_array("theta", theta)
     if theta.shape != (2,):
         raise PosKernelsError(f"the counterexample lives at d = 4: theta must have shape (2,); got {theta.shape}")
     n_samples = check_positive_int("n_samples", n_samples)
+    check_budget(f"{n_samples} samples at d = 4", 4 * n_samples)
     beta = rng.uniform(0, 2 * np.pi, size=n_samples)  # (N,)
     plane = np.stack([np.cos(beta), np.sin(beta)], -1)  # (N, 2)
     k = np.concatenate([plane, plane], -1)  # (N, 4) k_0 = k_1
@@ -221,7 +237,7 @@ def counterexample_variance(Delta, theta) -> np.ndarray:
     >>> counterexample_variance([0.0, np.pi / 0.99], omega(4)).round(6).tolist()
     [2.0, 0.0]
     """
-    theta = np.asarray(theta, dtype=float)
+    theta = check_array("theta", theta)
     if theta.shape != (2,):
         raise PosKernelsError(f"the counterexample lives at d = 4: theta must have shape (2,); got {theta.shape}")
-    return 1.0 + np.cos(np.asarray(Delta, dtype=float) * (theta[0] - theta[1]))
+    return 1.0 + np.cos(check_array("Delta", Delta) * (theta[0] - theta[1]))

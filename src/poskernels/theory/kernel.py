@@ -21,7 +21,15 @@ import numpy as np
 from scipy.special import sici
 
 from ..encodings import DEFAULT_BASE, omega, sinusoidal_code
-from ..errors import PosKernelsError, check_base, check_even_dimension, check_positive_int
+from ..errors import (
+    PosKernelsError,
+    check_array,
+    check_base,
+    check_budget,
+    check_even_dimension,
+    check_positive_int,
+    check_real,
+)
 
 __all__ = [
     "I_b",
@@ -41,9 +49,7 @@ __all__ = [
 
 def _offsets(delta, *, nonzero: bool = False) -> np.ndarray:
     """Offsets as a float array; finite, and nonzero where the formula divides by ``|Delta|``."""
-    out = np.asarray(delta, dtype=float)
-    if not np.all(np.isfinite(out)):
-        raise PosKernelsError(f"offsets Delta must be finite numbers; got {delta!r}")
+    out = check_array("offsets Delta", delta)
     if nonzero and np.any(out == 0):
         raise PosKernelsError(f"offsets Delta must be nonzero here (the ruler has ln|Delta|); got {delta!r}")
     return out
@@ -79,11 +85,11 @@ def shift_code(p, k, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     >>> np.allclose(shift_code(sinusoidal_code(3, 8), 4, 8), sinusoidal_code(7, 8))
     True
     """
-    p = np.asarray(p, dtype=float)
+    p = check_array("p", p)
     d = check_even_dimension(d)
     if p.shape[-1:] != (d,):
         raise PosKernelsError(f"p must have shape (..., {d}); got shape {p.shape}")
-    ang = float(k) * omega(d, b)  # (d/2,)
+    ang = check_real("the shift k", k) * omega(d, b)  # (d/2,)
     c, s = np.cos(ang), np.sin(ang)  # (d/2,)
     out = np.empty_like(p)  # (..., d)
     out[..., 0::2] = c * p[..., 0::2] - s * p[..., 1::2]
@@ -120,6 +126,7 @@ def min_code_distance(W: int, d: int, b: float = DEFAULT_BASE) -> float:
     W = check_positive_int("W", W)
     if W < 2:
         raise PosKernelsError(f"W must be >= 2 to have two distinct positions; got {W}")
+    check_budget(f"min_code_distance at W = {W}, d = {d}", W * check_even_dimension(d))
     sq = d - 2.0 * kappa_d(np.arange(1, W), d, b)  # (W-1,)
     return float(np.sqrt(max(sq.min(), 0.0)))
 
@@ -150,6 +157,7 @@ def kappa_d(delta, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     True
     """
     delta = _offsets(delta)
+    check_budget(f"kappa_d at {delta.size} offsets and d = {d}", delta.size * check_even_dimension(d) // 2)
     w = omega(d, b)  # (d/2,)
     return np.cos(delta[..., None] * w).sum(-1)  # (...,)
 
@@ -281,7 +289,7 @@ def ruler_error_bound(delta, b: float = DEFAULT_BASE) -> np.ndarray:
     """
     b = check_base(b)
     x = np.abs(_offsets(delta, nonzero=True))
-    return (2.0 / x + x**2 / (4.0 * b**2)) / math.log(b)
+    return (2.0 / x + np.square(x / (2.0 * b))) / math.log(b)  # Delta^2/(4 b^2), without overflowing b**2
 
 
 def octave_cost(b: float = DEFAULT_BASE) -> float:
@@ -307,6 +315,7 @@ def code_matrix(W: int, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     (64, 16)
     """
     W = check_positive_int("W", W)
+    check_budget(f"the code matrix at W = {W}, d = {d}", W * check_even_dimension(d))
     return sinusoidal_code(np.arange(W), d, b)  # (W, d)
 
 
@@ -337,6 +346,7 @@ def max_column_cosine(W: int, d: int = 16, b: float = DEFAULT_BASE) -> float:
     W = check_positive_int("W", W)
     if W < 2:
         raise PosKernelsError(f"W must be >= 2 (at W = 1 the sine columns are zero); got {W}")
+    check_budget(f"the ({d}, {d}) Gram matrix of the columns", check_even_dimension(d) ** 2)
     P = code_matrix(W, d, b)  # (W, d)
     G = P.T @ P  # (d, d)
     norms = np.sqrt(np.diag(G))  # (d,)

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from ..encodings import R_omega, apply_rope
-from ..errors import PosKernelsError, check_even_dimension
+from ..errors import PosKernelsError, check_array, check_even_dimension
 
 __all__ = [
     "RelativeNormalForm",
@@ -29,7 +29,7 @@ __all__ = [
 
 
 def _check_pair(q, k, theta) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    q, k, theta = (np.asarray(x, dtype=float) for x in (q, k, theta))
+    q, k, theta = (check_array("x", x) for x in (q, k, theta))
     if q.ndim != 1 or q.shape != k.shape:
         raise PosKernelsError(f"q and k must be 1-d vectors of one shape (d,); got {q.shape} and {k.shape}")
     d = check_even_dimension(q.size, "the width of q and k")
@@ -78,7 +78,7 @@ def plane_products(q, k) -> np.ndarray:
     >>> plane_products([1.0, 0.0], [0.0, 2.0]).tolist()
     [2j]
     """
-    q, k = np.asarray(q, dtype=float), np.asarray(k, dtype=float)
+    q, k = check_array("q", q), check_array("k", k)
     if q.shape != k.shape or q.ndim < 1:
         raise PosKernelsError(f"q and k must have one shape (..., d); got {q.shape} and {k.shape}")
     check_even_dimension(q.shape[-1], "the width of q and k")
@@ -105,7 +105,7 @@ class TrigPolynomial:
 
     def __call__(self, Delta) -> np.ndarray:
         """Evaluate at offsets ``Delta`` (any shape; reals allowed)."""
-        Delta = np.asarray(Delta, dtype=float)
+        Delta = check_array("Delta", Delta)
         return (self.rho * np.cos(Delta[..., None] * self.theta + self.phi)).sum(-1)  # Delta.shape
 
 
@@ -165,7 +165,7 @@ class RelativeNormalForm:
 
 
 def _check_orthogonal(U, atol: float) -> np.ndarray:
-    U = np.asarray(U, dtype=float)
+    U = check_array("U", U)
     if U.ndim != 2 or U.shape[0] != U.shape[1] or U.size == 0 or not np.all(np.isfinite(U)):
         raise PosKernelsError(f"U must be a finite square matrix; got shape {U.shape}")
     defect = float(np.abs(U.T @ U - np.eye(U.shape[0])).max())
@@ -257,7 +257,7 @@ def orthogonal_from_relative_family(L, atol: float = 1e-8) -> np.ndarray:
     ...
     poskernels.errors.PosKernelsError: the family is not relative: max |L_m^T L_n - L_(n-m)| = 3 at (m, n) = (1, 1)
     """
-    L = np.asarray(L, dtype=float)
+    L = check_array("L", L)
     if L.ndim != 3 or L.shape[0] < 2 or L.shape[1] != L.shape[2]:
         raise PosKernelsError(f"L must have shape (M + 1, d, d) with M >= 1; got {L.shape}")
     M, d = L.shape[0] - 1, L.shape[1]

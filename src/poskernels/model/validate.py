@@ -1,0 +1,54 @@
+"""Checks at the model's public edges: positions and targets, refused before any arithmetic.
+
+A NaN position turns every logit NaN, and ``argmax`` over NaN picks class 0, so ``accuracy`` would report the
+share of targets equal to 0 as a score (0.115 for a head that reads 0.982).  An out-of-range target never equals
+an argmax, so it scores 0 silently.  These validators refuse both with :class:`~poskernels.errors.PosKernelsError`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import PosKernelsError, check_array, check_positive_int
+
+__all__ = ["check_positions", "check_targets"]
+
+
+def check_positions(positions, n: int) -> np.ndarray:
+    """Positions of ``n`` columns as finite float64, shape ``(n,)``; NaN and infinities refused.
+
+    Examples
+    --------
+    >>> check_positions([0, 1, 2.5], 3).tolist()
+    [0.0, 1.0, 2.5]
+    >>> check_positions([0, float("nan"), 2], 3)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: positions must be finite numbers; got [0, nan, 2] (nan at index 1)
+    """
+    pos = check_array("positions", positions)
+    if pos.shape != (n,):
+        raise PosKernelsError(f"positions must have shape ({n},) to match the tokens; got {pos.shape}")
+    return pos
+
+
+def check_targets(targets, n_classes: int, batch: int | None = None) -> np.ndarray:
+    """Targets as int64 class ids in ``[0, n_classes)``, one per sequence (shape ``(batch,)`` when given).
+
+    Examples
+    --------
+    >>> check_targets([0, 7, 3], 8).tolist()
+    [0, 7, 3]
+    >>> check_targets([0, 8], 8)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: targets must be class ids in [0, 7]; got 8 at index 1
+    """
+    n_classes = check_positive_int("n_classes", n_classes)
+    t = check_array("targets", targets, ndim=1, integer=True)  # (B,)
+    if batch is not None and t.shape != (batch,):
+        raise PosKernelsError(f"targets must have shape ({batch},), one per sequence; got {t.shape}")
+    bad = np.flatnonzero((t < 0) | (t >= n_classes))
+    if bad.size:
+        raise PosKernelsError(f"targets must be class ids in [0, {n_classes - 1}]; got {t[bad[0]]} at index {bad[0]}")
+    return t

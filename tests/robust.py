@@ -1,0 +1,99 @@
+"""The bound every property test of hostile input shares: only PosKernelsError escapes, in bounded time and memory.
+
+:func:`bounded` runs one call under :mod:`tracemalloc` (NumPy reports its buffers to it) and an address-space
+ceiling (:data:`resource.RLIMIT_AS`, a hard stop should a call try to allocate gigabytes), and returns the
+exception that escaped, if any, with the peak of traced memory.  The time bound is a ``SIGALRM`` after
+:data:`SECONDS` (hypothesis' ``deadline`` only measures a call that returns; this one stops a call that would not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import resource
+import signal
+import tracemalloc
+
+from poskernels.errors import MAX_ELEMENTS, PosKernelsError
+
+#: Peak traced memory one call may reach: eight arrays of the library's size budget (8 x 128 MiB).
+PEAK_BYTES = 8 * 8 * MAX_ELEMENTS
+
+#: Address space the test process may add while a call runs (beyond what it held before): a runaway
+#: allocation fails with MemoryError, which the test reports, instead of swapping the machine.
+HEADROOM_BYTES = 3 * 2**30
+
+
+#: Seconds one call may run before it is stopped and reported.
+SECONDS = 10.0
+
+
+class Overtime(BaseException):
+    """Raised in a call that ran past :data:`SECONDS` (a BaseException: no ``except Exception`` swallows it)."""
+
+
+def _overtime(signum, frame):
+    raise Overtime(f"still running after {SECONDS} s")
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float = SECONDS):
+    """Raise :class:`Overtime` in the main thread after ``seconds`` (POSIX)."""
+    previous = signal.signal(signal.SIGALRM, _overtime)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _vm_bytes() -> int:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+@contextlib.contextmanager
+def address_ceiling():
+    """Cap the process's address space at its current size plus :data:`HEADROOM_BYTES` (Linux), restored after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    now = _vm_bytes()
+    if now:
+        cap = now + HEADROOM_BYTES
+        resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def bounded(fn, *args, **kwargs):
+    """Call ``fn``; return ``(escaped, peak_bytes)`` where ``escaped`` is a non-library exception or None."""
+    tracemalloc.start()
+    try:
+        with address_ceiling(), time_limit():
+            fn(*args, **kwargs)
+    except PosKernelsError:
+        escaped = None
+    except (Exception, Overtime) as err:  # noqa: BLE001 - the point: anything else is a failure of the library
+        escaped = err
+    else:
+        escaped = None
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return escaped, peak
+
+
+def assert_only_library_error(fn, *args, **kwargs) -> None:
+    """Fail if ``fn(*args, **kwargs)`` raises anything but PosKernelsError or traces more than :data:`PEAK_BYTES`."""
+    escaped, peak = bounded(fn, *args, **kwargs)
+    name = getattr(fn, "__name__", repr(fn))
+    if escaped is not None:
+        raise AssertionError(f"{name} let {type(escaped).__name__} escape: {escaped}") from escaped
+    assert peak <= PEAK_BYTES, f"{name} traced {peak / 2**20:.0f} MiB (bound {PEAK_BYTES / 2**20:.0f} MiB)"
