@@ -22,6 +22,7 @@ from ..model.train import TrainedHead, head_path, stacks, train_stack
 from ..pool import available_cpus, run_jobs
 from ..seeds import ARTICLE_COUNT, mean_stderr, seed_block, stat_table
 from ..tasks.cue import bag_reader_score
+from ..theory.counting import bag_reader_accuracy
 from . import rebound as rb
 from . import sinusoidal as sn
 from .tournament import (
@@ -115,8 +116,6 @@ def _first_three(per_seed: dict) -> dict:
 
 
 def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
-    from ..theory.counting import bag_reader_accuracy
-
     schemes = [s for s in ARTICLE_SCHEMES + EXTRA_SCHEMES if (s, seeds[0]) in readings]
     tour = tournament_table(readings, schemes, seeds)
     tour["first_three"] = _first_three(tour["per_seed"])
