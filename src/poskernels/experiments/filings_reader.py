@@ -42,7 +42,7 @@ from ..model.config import HeadConfig
 from ..model.cut import content_width as stream_content_width
 from ..model.head import Reading, query_forward, token_table
 from ..model.schemes import HEAD_SCHEMES
-from ..tasks.filings_tokens import QUERY
+from ..tasks.filings.tokens import QUERY
 from .readers import pick
 
 __all__ = [
