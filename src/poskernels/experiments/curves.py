@@ -15,12 +15,13 @@ from pathlib import Path
 import numpy as np
 
 from ..encodings import SCHEMES, omega
-from ..extension import extend
 from ..model.config import preset
-from ..model.head import PLAIN, Reading, token_table
+from ..model.head import PLAIN, token_table
 from ..model.schemes import HEAD_SCHEMES
 from ..model.train import TrainedHead, load_head
 from ..tasks.cue import N_SYMBOLS, query_token, token_id
+from .readers import READERS
+from .tournament import rescaled_reading
 
 __all__ = [
     "DRIFT_OFFSET",
@@ -143,7 +144,7 @@ def scores_against_offset(heads: dict[str, TrainedHead], readers) -> dict:
             q = t if SCHEMES[reader].defined_everywhere else np.full(n, heads[reader].head.n_train - 1)
             scores[reader] = marked_key_scores(heads[reader], q, q - offsets)
         else:
-            cfg = heads["rope"].head  # read at kappa = n / L, as the re-read table does at n
-            ext = extend(reader[len("rope_") :], omega(cfg.d, cfg.base), n / cfg.n_train, cfg.n_train)
-            scores[reader] = marked_key_scores(heads["rope"], t, t - offsets, Reading.from_extension(ext))
+            _, name = READERS[reader]  # read at kappa = n / L, as the re-read table does at n
+            reading = rescaled_reading(heads["rope"], name, n)
+            scores[reader] = marked_key_scores(heads["rope"], t, t - offsets, reading)
     return {"offsets": offsets.tolist(), "query_length": n, "scores": scores}
