@@ -297,6 +297,16 @@ thm5 = section("thm5")
 filings = section("filings")
 
 # %% [markdown]
+# ## Far past the window
+#
+# Theorem 3 (ii) says an ALiBi head's behaviour at length 10^5 is its behaviour at length 100. The long-context
+# section reads every trained head with a streaming reader (a running softmax over chunks of keys; ALiBi with a
+# certified cut) at lengths up to 10^5, and on a needle, one marked token at offset r.
+
+# %%
+long_context = section("long")
+
+# %% [markdown]
 # ## Kernels over offsets, side by side
 #
 # Every section above is computed now. The laboratory's two figures read one payload, `viz_payload()`, which a

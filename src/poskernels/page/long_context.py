@@ -17,7 +17,7 @@ __all__ = ["LONG", "markdown"]
 
 
 def _compute(ctx: Context) -> dict:
-    return run_long_context(ctx.cache_dir, ctx.log)
+    return run_long_context(ctx.cache_dir, ctx.log, seeds=ctx.seeds)
 
 
 def _curve_table(part: dict, axis: str, title: str) -> str:
