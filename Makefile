@@ -37,8 +37,10 @@ reference-payload: results/payload.json
 	cp results/numbers.json src/poskernels/page/reference_numbers.json
 	$(PY) -m poskernels.page.readme src/poskernels/page/reference_numbers.json README.md
 
+# ruff, then the layers of DESIGN.md as a contract ([tool.importlinter] in pyproject.toml; ARCHITECTURE.md).
 lint: $(TSTAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/lint-imports
 
 test: $(TSTAMP) lint
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)

@@ -36,7 +36,7 @@ def main(argv=None) -> None:
 
     import numpy as np
 
-    from poskernels.experiments.filings_reader import READERS, read_filing, read_filing_loop, reader_reading
+    from poskernels.experiments.filings_reader import FILING_READERS, read_filing, read_filing_loop, reader_reading
     from poskernels.model.config import HeadConfig
     from poskernels.model.head import init_params
     from poskernels.tasks.filings import FilingPlan, encode_filing, generate_filing
@@ -57,7 +57,7 @@ def main(argv=None) -> None:
     print(f"one filing of {ids.size} tokens, {ids.size} questions; BLAS threads: {args.threads or 'default'}")
     print(f"{'reader':<11} {'one pass ms (min / median)':>27} {'loop ms (min / median)':>24} {'speed-up (min)':>15}")
     ratios = []
-    for reader, (scheme, _) in READERS.items():
+    for reader, (scheme, _) in FILING_READERS.items():
         cfg = HeadConfig(scheme=scheme)
         params = init_params(cfg, np.random.default_rng(1))
         reading = reader_reading(reader, cfg, ids.size)

@@ -14,7 +14,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from poskernels.page.trained import ARTICLE_TOURNAMENT
+from poskernels.page.window import ARTICLE_TOURNAMENT
 from poskernels.sweep.store import Store
 
 

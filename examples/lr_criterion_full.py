@@ -31,9 +31,9 @@ import numpy as np
 
 from poskernels import page
 from poskernels.model import config as model_config
+from poskernels.page.clocks import ARTICLE_DEFECT
 from poskernels.page.filings import ARTICLE_ACCURACY, ARTICLE_CORPUS, ARTICLE_HORIZON
-from poskernels.page.trained import (
-    ARTICLE_DEFECT,
+from poskernels.page.window import (
     ARTICLE_PROJECTED,
     ARTICLE_RESCALED,
     ARTICLE_SHIFTED,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
 from poskernels.extension import MAPS, extend, ntk_aware, yarn, yarn_ramp_turns
-from poskernels.extension_ecosystem import (
+from poskernels.extension.ecosystem import (
     compare_yarn_ramps,
     dynamic_ntk,
     llama3,

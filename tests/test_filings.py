@@ -17,7 +17,13 @@ import numpy as np
 import pytest
 
 from poskernels.experiments import filings as fx
-from poskernels.experiments.filings_reader import READERS, content_width, read_filing, read_filing_loop, reader_reading
+from poskernels.experiments.filings_reader import (
+    FILING_READERS,
+    content_width,
+    read_filing,
+    read_filing_loop,
+    reader_reading,
+)
 from poskernels.page import filings as page_filings
 from poskernels.tasks.filings import case_corpus, encode_filing, filing_queries, laboratory_filing
 
@@ -51,7 +57,7 @@ def test_one_pass_reader_equals_the_forward_pass_on_every_trained_reader(heads):
     filing_heads, _ = heads
     longest = max((encode_filing(f) for f in case_corpus().test), key=len)
     for doc in (encode_filing(laboratory_filing()), longest):
-        for reader, (scheme, _) in READERS.items():
+        for reader, (scheme, _) in FILING_READERS.items():
             head = filing_heads[scheme][0]
             reading = reader_reading(reader, head.head, len(doc))
             slow = read_filing_loop(head.params, head.head, doc.ids, reading)  # (n, C): n forward passes
@@ -90,7 +96,7 @@ def test_interpolated_rope_reads_the_far_queries(results):
 
 def test_pi_and_yarn_lead_on_the_filings(results):
     # Article: PI 0.991 and YaRN 0.990 on all queries, every other reader 0.913 or less.
-    others = [r for r in READERS if r not in ("rope_pi", "rope_yarn")]
+    others = [r for r in FILING_READERS if r not in ("rope_pi", "rope_yarn")]
     for leader in ("rope_pi", "rope_yarn"):
         for part in ("all", "far"):
             for other in others:
@@ -187,7 +193,7 @@ def test_results_cache_is_read_and_a_bad_file_rebuilt(heads, tmp_path, monkeypat
 
     def fake_table(h, docs):
         calls.append(1)
-        return {"accuracy": {r: {"all": 0.5, "far": 0.5} for r in READERS}, "per_seed": {}}
+        return {"accuracy": {r: {"all": 0.5, "far": 0.5} for r in FILING_READERS}, "per_seed": {}}
 
     monkeypatch.setattr(fx, "train_filing_heads", lambda *a: filing_heads)
     monkeypatch.setattr(fx, "tournament_alibi_heads", lambda *a: tournament)

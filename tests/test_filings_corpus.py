@@ -31,8 +31,8 @@ from poskernels.tasks.filings import (
     word_symbol,
     write_filings,
 )
-from poskernels.tasks.filings_corpus import WORD_RE
-from poskernels.tasks.filings_jsonl import filing_to_json
+from poskernels.tasks.filings.corpus import WORD_RE
+from poskernels.tasks.filings.jsonl import filing_to_json
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.filings_reader import (
-    READERS,
+    FILING_READERS,
     content_width,
     filing_kappa,
     read_filing,
@@ -105,7 +105,7 @@ def test_kappa_per_filing_and_the_readings():
     assert [filing_kappa(n) for n in (1, 31, 32, 63, 255)] == [1.0, 1.0, 33 / 32, 2.0, 8.0]
     cfg = HeadConfig(scheme="rope")
     theta = omega(16)
-    for reader, (_, name) in READERS.items():
+    for reader, (_, name) in FILING_READERS.items():
         if reader in ("nope", "sinusoidal", "alibi"):
             continue
         r = reader_reading(reader, cfg, 255)

@@ -12,7 +12,7 @@ import pytest
 from poskernels.encodings import apply_rope, omega, sinusoidal_code
 from poskernels.errors import MAX_ELEMENTS, PosKernelsError, check_array, check_budget
 from poskernels.extension import extend, position_interpolation
-from poskernels.extension_ecosystem import dynamic_ntk
+from poskernels.extension.ecosystem import dynamic_ntk
 from poskernels.model.config import HeadConfig, TrainConfig
 from poskernels.model.validate import check_positions, check_targets
 from poskernels.rope_config import parse_config

@@ -23,7 +23,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from poskernels.encodings import SCHEMES
-from poskernels.lab import PAYLOAD_PATH, payload
+from poskernels.lab import PAYLOAD_PATH, common
 from poskernels.lab.server import STATIC_DIR, make_server
 from poskernels.lab.trained import filing_case
 
@@ -40,11 +40,11 @@ def _filled(p: dict) -> tuple[dict, list[str]]:
     if "absent" in p["scores"]:
         r = np.arange(256)
         keys = [k for k in SCHEMES if SCHEMES[k].offset_kernel is not None]
-        scores = {k: payload._rnd(SCHEMES[k].offset_kernel(r), "score") for k in keys}
+        scores = {k: common.rnd(SCHEMES[k].offset_kernel(r), "score") for k in keys}
         part = {"offsets": r.tolist(), "scores": scores, "query_length": 256, "window": 32,
                 "readers": [{"key": k, "label": SCHEMES[k].title} for k in keys]}  # fmt: skip
-        part["x"] = payload._axis(part["offsets"], 32, "offset r")
-        part["y"] = payload._axis(list(scores.values()), 5.0, "score")
+        part["x"] = common.axis(part["offsets"], 32, "offset r")
+        part["y"] = common.axis(list(scores.values()), 5.0, "score")
         part["caption"] = "fixture: fixed kernels of the scheme registry"
         p["scores"] = part
         filled.append("scores")

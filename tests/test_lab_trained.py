@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from poskernels.encodings import omega
+from poskernels.experiments.curves import marked_key_scores
 from poskernels.extension import extend
-from poskernels.lab.trained import marked_key_scores
 from poskernels.model.config import preset
 from poskernels.model.head import Reading, init_params, query_forward, token_table
 from poskernels.model.schemes import HEAD_SCHEMES
@@ -93,7 +93,7 @@ def test_absolute_heads_drift_and_the_learned_table_stops_at_its_length():
 
 def test_payload_draws_these_curves_for_every_reader(monkeypatch, tmp_path):
     # the payload's plumbing on random heads (no training): readers, rounding, the learned table's gap, axes
-    from poskernels.lab import payload, trained, viz_payload
+    from poskernels.lab import common, trained, viz_payload
 
     schemes = ["nope", "sinusoidal", "learned", "rope", "alibi"]
     monkeypatch.setattr(trained, "_tournament_heads", lambda src, names: {s: _head(s, 0) for s in names})
@@ -106,10 +106,10 @@ def test_payload_draws_these_curves_for_every_reader(monkeypatch, tmp_path):
     assert [r["key"] for r in sc["readers"]] == schemes + ["rope_pi", "rope_ntk", "rope_yarn"]
     r = np.arange(256)
     t = np.full(256, 255)
-    want = payload._rnd(marked_key_scores(_head("rope", 0), t, t - r), "score")
+    want = common.rnd(marked_key_scores(_head("rope", 0), t, t - r), "score")
     assert sc["scores"]["rope"] == want
     ntk = marked_key_scores(_head("rope", 0), t, t - r, _reading("ntk", 256))
-    assert sc["scores"]["rope_ntk"] == payload._rnd(ntk, "score")
+    assert sc["scores"]["rope_ntk"] == common.rnd(ntk, "score")
     learned = sc["scores"]["learned"]
     assert None not in learned[:32] and set(learned[32:]) == {None}
     values = [v for s in sc["scores"].values() for v in s if v is not None]

@@ -13,7 +13,7 @@ import json
 import pytest
 
 import poskernels.page as page
-from poskernels.page import deterministic_a as sec
+from poskernels.page import clocks, order
 from poskernels.page.registry import Context
 
 
@@ -93,9 +93,9 @@ def test_thm2_snapshot(numbers):
 
 
 def test_render_prints_the_tables(numbers):
-    prop1 = sec._prop1_render(numbers["prop1"])
-    thm1 = sec._thm1_render(numbers["thm1"])
-    thm2 = sec._thm2_render(numbers["thm2"])
+    prop1 = order._prop1_render(numbers["prop1"])
+    thm1 = clocks._thm1_render(numbers["thm1"])
+    thm2 = clocks._thm2_render(numbers["thm2"])
     assert "0.547" in prop1 and "0.234" in prop1
     assert "limit I_b(Delta)" in thm1 and "0.937" in thm1 and "0.739" in thm1 and "0.075" in thm1
     assert "3.69e+29" in thm2 and "7.14e+18" in thm2 and "17.7" in thm2

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from poskernels import page
 from poskernels.errors import PosKernelsError
-from poskernels.lab import PAYLOAD_PATH, payload, viz_payload, write_payload
+from poskernels.lab import PAYLOAD_PATH, common, payload, viz_payload, write_payload
 from poskernels.lab.trained import filing_case
 from seedstats import FLOOR, leaves, within
 
@@ -255,9 +255,9 @@ def test_write_payload_never_touches_the_package_copy(tmp_path, monkeypatch):
 
 
 def test_axis_limits_contain_the_data():
-    ax = payload._axis([[0.1, None, -3.2], [7.9]], 2.0, "x")
+    ax = common.axis([[0.1, None, -3.2], [7.9]], 2.0, "x")
     assert (ax["min"], ax["max"], ax["ticks"]) == (-4.0, 8.0, [-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0])
-    assert math.isclose(payload._sig(np.float64(0.000316227766)), 0.000316228)
+    assert math.isclose(common.sig(np.float64(0.000316227766)), 0.000316228)
 
 
 def test_ruler_dots_are_the_page_sections_table_on_the_curves():

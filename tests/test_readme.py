@@ -19,7 +19,7 @@ from poskernels.errors import PosKernelsError
 from poskernels.experiments.filings import filings_results
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.page import readme
-from poskernels.page.trained import rebound_stats
+from poskernels.page.window import rebound_stats
 from seedstats import leaves, within
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,7 +21,7 @@ from hypothesis.extra import numpy as hnp
 from poskernels.extension import MAPS
 from robust import assert_only_library_error
 
-MODULES = ["encodings", "extension", "extension_ecosystem", "model.validate", "tasks.validate"] + [
+MODULES = ["encodings", "extension", "extension.ecosystem", "model.validate", "tasks.validate"] + [
     f"theory.{m}" for m in ("alibi", "census", "commutant", "counting", "decay", "kernel", "rope")
 ]
 

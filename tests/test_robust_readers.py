@@ -23,7 +23,7 @@ from poskernels.rope_config import load_config, parse_config
 from poskernels.sweep.export import export
 from poskernels.sweep.grid import SETTINGS, load_grid, parse_grid
 from poskernels.sweep.store import Store
-from poskernels.tasks.filings_jsonl import read_filings
+from poskernels.tasks.filings.jsonl import read_filings
 from robust import assert_only_library_error, bounded
 
 SETTINGS_FOR_TESTS = settings(

@@ -66,17 +66,20 @@ def _reproduce(args: argparse.Namespace) -> int:
         unknown = sorted(set(args.only) - known)
         if unknown:
             raise PosKernelsError(f"unknown section(s) {unknown}; accepted: {', '.join(sorted(known))}")
-    wanted = None if args.only is None else set(args.only)
-    chosen = [s for s in page.SECTIONS if (wanted is None or s.key in wanted) and not (s.trained and args.no_train)]
+    chosen = page.choose(args.only, include_trained=not args.no_train)
     # A progress bar on stderr when it is a terminal (tqdm); the tables go to stdout, written around the bar.
-    with tqdm(chosen, desc="reproduce", unit="section", disable=None, leave=False) as progress:
-        for section in progress:
-            progress.set_postfix_str(section.key, refresh=True)
-            t0 = time.perf_counter()
-            data = page.compute_section(ctx, section)
+    with tqdm(total=len(chosen), desc="reproduce", unit="section", disable=None, leave=False) as progress:
+        t0 = time.perf_counter()
+
+        def show(section, data):  # after each section: its table, its time, one step of the bar
+            nonlocal t0
             rule = "=" * len(section.title)
             progress.write(f"\n{section.title}\n{rule}\n{section.render(data)}", file=sys.stdout)
             ctx.log(f"[{section.key}] {time.perf_counter() - t0:.2f} s")
+            progress.update()
+            t0 = time.perf_counter()
+
+        page.assemble(ctx, args.only, include_trained=not args.no_train, each=show)
     out = Path(args.out)
     write_json_atomic(out / "numbers.json", ctx.numbers)
     for hook in _REPRODUCE_WRITERS:

@@ -47,7 +47,7 @@ from ..tasks.filings import (
     filings_task_name,
     laboratory_filing,
 )
-from .filings_reader import READERS, content_width, read_filing, reader_reading
+from .filings_reader import FILING_READERS, content_width, read_filing, reader_reading
 from .tournament import tournament_jobs
 
 __all__ = [
@@ -135,7 +135,7 @@ def reader_table(heads: dict[str, list[TrainedHead]], docs: list[FilingTokens]) 
     answers, r = _truth(docs)
     far = r - 1 > FAR  # (Q,) the answer more than 32 tokens back from the asked position
     per_seed = {}
-    for reader, (scheme, _) in READERS.items():
+    for reader, (scheme, _) in FILING_READERS.items():
         rows = []
         for head in heads[scheme]:
             ok = answer_filings(head, reader, docs) == answers  # (Q,)
@@ -227,7 +227,7 @@ def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
     the_company = next((t for t in range(last + 1, n - 1) if lower[t] == "the" and lower[t + 1] == "company"), None)
     after_last = q.positions >= last  # (q,)
     answers, right, from_last, at_the_company = {}, {}, {}, {}
-    for reader, (scheme, _) in READERS.items():
+    for reader, (scheme, _) in FILING_READERS.items():
         answers[reader], right[reader], from_last[reader], at_the_company[reader] = {}, [], [], []
         for i, head in enumerate(heads[scheme]):
             pred = answer_filings(head, reader, [doc])  # (q,)

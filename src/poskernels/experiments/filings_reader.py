@@ -42,10 +42,11 @@ from ..model.config import HeadConfig
 from ..model.cut import content_width as stream_content_width
 from ..model.head import Reading, query_forward, token_table
 from ..model.schemes import HEAD_SCHEMES
-from ..tasks.filings_tokens import QUERY
+from ..tasks.filings.tokens import QUERY
+from .readers import pick
 
 __all__ = [
-    "READERS",
+    "FILING_READERS",
     "RECURSIVE_DECAY",
     "content_width",
     "filing_kappa",
@@ -55,15 +56,9 @@ __all__ = [
 ]
 
 #: The seven readers of the case study: name -> (trained scheme, context-extension map).
-READERS: dict[str, tuple[str, str]] = {
-    "nope": ("nope", "none"),
-    "sinusoidal": ("sinusoidal", "none"),
-    "rope": ("rope", "none"),
-    "alibi": ("alibi", "none"),
-    "rope_pi": ("rope", "pi"),
-    "rope_ntk": ("rope", "ntk"),
-    "rope_yarn": ("rope", "yarn"),
-}
+FILING_READERS: dict[str, tuple[str, str]] = pick(
+    ("nope", "sinusoidal", "rope", "alibi", "rope_pi", "rope_ntk", "rope_yarn")
+)
 
 
 _PLAIN = Reading()  # a head read as trained
@@ -93,7 +88,7 @@ def reader_reading(reader: str, cfg: HeadConfig, n_tokens: int) -> Reading:
     >>> (r.inv_freq / omega(16)).round(4).tolist()[:2], r.logit_scale
     ([0.25, 0.25], 1.0)
     """
-    scheme, name = READERS[check_name("reader", reader, READERS)]
+    scheme, name = FILING_READERS[check_name("reader", reader, FILING_READERS)]
     if cfg.scheme != scheme:
         raise PosKernelsError(f"reader {reader!r} reads {scheme!r} heads; got a {cfg.scheme!r} head")
     if name == "none":

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -19,16 +18,18 @@ from ..encodings import SCHEMES
 from ..model.cache import CacheError, cache_key, load_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.schemes import HEAD_SCHEMES
-from ..model.train import TrainedHead, available_cpus, head_path, stacks, train_stack
+from ..model.train import TrainedHead, head_path, stacks, train_stack
+from ..pool import available_cpus, run_jobs
 from ..seeds import ARTICLE_COUNT, mean_stderr, seed_block, stat_table
 from ..tasks.cue import bag_reader_score
+from ..theory.counting import bag_reader_accuracy
 from . import rebound as rb
 from . import sinusoidal as sn
 from .tournament import (
     ARTICLE_SCHEMES,
     EXTRA_SCHEMES,
-    READERS,
     RESCALED_LENGTHS,
+    RESCALED_READERS,
     TEST_COUNT,
     TEST_LENGTHS,
     TEST_SEED,
@@ -47,8 +48,6 @@ __all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "result_path", "run_lab
 LAB_VERSION = "lab-4"
 #: Offsets at which the learned offset kernels (T5, Shaw) are reported beside ALiBi's.
 KERNEL_OFFSETS = (0, 1, 8, 16, 24, 31, 32, 48, 64, 128, 255)
-
-_MEMO: dict = {}
 
 
 def _description(jobs) -> dict:
@@ -118,8 +117,6 @@ def _first_three(per_seed: dict) -> dict:
 
 
 def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
-    from ..theory.counting import bag_reader_accuracy
-
     schemes = [s for s in ARTICLE_SCHEMES + EXTRA_SCHEMES if (s, seeds[0]) in readings]
     tour = tournament_table(readings, schemes, seeds)
     tour["first_three"] = _first_three(tour["per_seed"])
@@ -137,7 +134,7 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
     rescaled = rescaled_table(readings, seeds)
     rescaled["first_three"] = _first_three(rescaled["per_seed"])
     rescaled["kappa"] = {str(n): n / config.head.n_train for n in RESCALED_LENGTHS}
-    rescaled["readers"] = dict(READERS)
+    rescaled["readers"] = dict(RESCALED_READERS)
 
     rebound = {str(s): readings["rope", s]["rebound"] for s in seeds}
 
@@ -186,14 +183,8 @@ def _read_all(jobs, cache_dir, log, workers) -> dict:
             acc = ", ".join("-" if np.isnan(a) else f"{a:.3f}" for a in acc)
             log(f"[lab] {config.head.scheme} seeds {list(seeds)}: mean accuracy {acc} ({seconds:.1f} s)")
 
-    if workers == 1:
-        for i, a in enumerate(args):
-            done(i, _job(a))
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(_job, a): i for i, a in enumerate(args)}
-            for future in as_completed(futures):
-                done(futures[future], future.result())
+    for i, result in run_jobs(_job, args, workers):
+        done(i, result)
     return readings
 
 
@@ -249,14 +240,9 @@ def run_laboratory(
     description = _description(jobs)
     key = cache_key(description)
     path = None if cache_dir is None else result_path(cache_dir, config, extra, seeds)
-    memo_key = (str(path), key)
-    if memo_key in _MEMO and path is not None:
-        return _MEMO[memo_key]
     if path is not None:
         try:
-            data = load_json(path, expect={"key": key})
-            _MEMO[memo_key] = data
-            return data
+            return load_json(path, expect={"key": key})
         except FileNotFoundError:
             pass
         except CacheError as err:
@@ -269,5 +255,4 @@ def run_laboratory(
         log(f"[lab] trained, read and diagnosed {len(jobs)} heads in {time.perf_counter() - start:.1f} s")
     if path is not None:
         save_json(path, data, {"key": key, **description})
-        _MEMO[memo_key] = data
     return data

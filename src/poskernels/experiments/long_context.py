@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -30,11 +29,13 @@ from ..model.config import TrainConfig, preset
 from ..model.cut import certified_cut
 from ..model.head import PLAIN
 from ..model.stream import stream_many
-from ..model.train import available_cpus, head_path, train_many
+from ..model.train import head_path, train_many
+from ..pool import available_cpus, run_jobs
 from ..seeds import seed_block, stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
 from ..tasks.needle import needle_batch
-from .tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, READERS, defined_at, rescaled_reading
+from .readers import READERS
+from .tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, defined_at, rescaled_reading
 
 __all__ = [
     "COUNT",
@@ -57,11 +58,8 @@ EPS = 1e-12  # ALiBi's certified cut: the weight it drops, at most
 TEST_SEED = 27_182_818  # sequences from SeedSequence([TEST_SEED, task, n or r]), apart from training and the tournament
 LONG_VERSION = "long-1"  # bump when the evaluation changes
 
-#: Readers: name -> (trained scheme, context-extension map or None).  Every scheme, and RoPE re-read by each map.
-LONG_READERS: dict[str, tuple[str, str | None]] = {
-    **{s: (s, None) for s in ARTICLE_SCHEMES + EXTRA_SCHEMES},
-    **{r: ("rope", m) for r, m in READERS.items() if r != "rope"},
-}
+#: Readers: every one of :data:`~poskernels.experiments.readers.READERS` (each scheme, and RoPE re-read by each map).
+LONG_READERS = READERS
 _TASK_IDS = {"length": 0, "distance": 1}
 
 
@@ -119,7 +117,7 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
         if scheme not in heads or not defined_at(scheme, heads[scheme][0].head.n_train, n):
             continue
         for h in heads[scheme]:
-            reading = PLAIN if mapname is None else rescaled_reading(h, mapname, n)
+            reading = PLAIN if mapname == "none" else rescaled_reading(h, mapname, n)
             triples.append((h.params, h.head, reading))
             owners.append(reader)
     logits = stream_many(triples, tokens, chunk=_chunk(tokens.shape[0]), eps=EPS)
@@ -260,8 +258,9 @@ def run_long_context(
             by_scheme.setdefault(h.head.scheme, []).append(h)
         results = [(read_point(by_scheme, task, x, count), 0.0) for task, x in points]
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(_point_job, args))
+        results = [None] * len(args)
+        for i, result in run_jobs(_point_job, args, workers):
+            results[i] = result
     found = {p: r for p, (r, _) in zip(points, results)}
     length = {str(n): found["length", n] for n in lengths}
     distance = {str(r): found["distance", r] for r in offsets}

@@ -24,11 +24,12 @@ from ..model.schemes import HEAD_SCHEMES
 from ..model.train import TrainedHead
 from ..seeds import seed_block, stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
+from .readers import READERS
 
 __all__ = [
     "ARTICLE_SCHEMES",
     "EXTRA_SCHEMES",
-    "READERS",
+    "RESCALED_READERS",
     "RESCALED_LENGTHS",
     "TEST_COUNT",
     "TEST_LENGTHS",
@@ -52,8 +53,8 @@ RESCALED_LENGTHS = (64, 128, 256)
 TEST_COUNT = 2000
 TEST_SEED = 31_415_926  # test sequences are drawn from SeedSequence([TEST_SEED, n]), apart from any training seed
 
-#: Re-readings of a trained RoPE head: reader name -> context-extension map (Definition 5).
-READERS = {"rope": "none", "rope_pi": "pi", "rope_ntk": "ntk", "rope_yarn": "yarn"}
+#: Re-readings of a trained RoPE head: reader name -> context-extension map (Definition 5), from :data:`READERS`.
+RESCALED_READERS = {name: m for name, (scheme, m) in READERS.items() if scheme == "rope"}
 
 
 @lru_cache(maxsize=16)
@@ -129,10 +130,10 @@ def read_accuracies(head: TrainedHead, lengths=TEST_LENGTHS) -> dict:
 
 
 def read_rescaled(head: TrainedHead, lengths=RESCALED_LENGTHS) -> dict:
-    """``{reader: {str(n): accuracy}}`` of one RoPE head read through every map of :data:`READERS`."""
+    """``{reader: {str(n): accuracy}}`` of one RoPE head read through every map of :data:`RESCALED_READERS`."""
     return {
         reader: {str(n): head_accuracy(head, n, rescaled_reading(head, name, n)) for n in lengths}
-        for reader, name in READERS.items()
+        for reader, name in RESCALED_READERS.items()
     }
 
 
@@ -158,7 +159,7 @@ def rescaled_table(readings: dict, seeds, lengths=RESCALED_LENGTHS) -> dict:
     """
     per_seed = {
         reader: {str(n): [readings["rope", s]["rescaled"][reader][str(n)] for s in seeds] for n in lengths}
-        for reader in READERS
+        for reader in RESCALED_READERS
     }
     mean, stderr = stat_table(per_seed)
     return {"accuracy": mean, "stderr": stderr, "per_seed": per_seed, "seeds": [int(s) for s in seeds]}

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..atomic import savefig_atomic, write_text_atomic
+from .payload import viz_payload
 
 __all__ = ["FIGURES", "draw_figures", "write_figures"]
 
@@ -228,8 +229,6 @@ def draw_figures(payload: dict, out_dir) -> tuple[list[Path], dict[str, str]]:
 
 def write_figures(ctx, out_dir) -> list[Path]:
     """``reproduce``'s writer hook: ``OUT/figures/*.png``, with a line for each figure skipped and why."""
-    from .payload import viz_payload
-
     written, skipped = draw_figures(viz_payload(ctx), Path(out_dir) / "figures")
     for name, why in skipped.items():
         print(f"[figures] skipped {name}.png: {why}")

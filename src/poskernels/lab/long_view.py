@@ -8,6 +8,7 @@ ALiBi head's horizon ``W / s`` on the offset axis (Theorem 3 (iii)).  Every numb
 from __future__ import annotations
 
 from ..page.registry import READER_LABELS
+from .common import PRECISION, need, rnd
 
 __all__ = ["build"]
 
@@ -21,23 +22,21 @@ def _log_axis(values, label: str) -> dict:
 
 def build(src) -> dict:
     """The ``long`` part: ``lengths``, ``offsets``, ``length``/``distance`` curves by reader, ``horizons``, axes."""
-    from .payload import PRECISION, _need, _rnd  # the payload's rounding and its "absent" rule
-
-    data = _need(src.numbers, "long")
+    data = need(src.numbers, "long")
     length, distance = data["length"], data["distance"]
     acc = PRECISION["accuracy"]
     readers = [r for r in data["readers"] if r in length["accuracy"]]
     part = {
         "lengths": [int(n) for n in length["lengths"]],
         "offsets": [int(r) for r in distance["offsets"]],
-        "length": {r: _rnd([length["accuracy"][r][n] for n in length["lengths"]], "accuracy") for r in readers},
-        "distance": {r: _rnd([distance["accuracy"][r][x] for x in distance["offsets"]], "accuracy") for r in readers},
+        "length": {r: rnd([length["accuracy"][r][n] for n in length["lengths"]], "accuracy") for r in readers},
+        "distance": {r: rnd([distance["accuracy"][r][x] for x in distance["offsets"]], "accuracy") for r in readers},
         "readers": [{"key": r, "label": READER_LABELS.get(r, r)} for r in readers],
         "horizons": [{"seed": s, "horizon": round(row["horizon"], 1)} for s, row in distance["horizon"].items()],
         "x_length": _log_axis(length["lengths"], "test length n (log; trained at 32)"),
         "x_distance": _log_axis(distance["offsets"], "offset r of the one marked token (log)"),
         "y": {"min": 0.0, "max": 1.0, "log": False, "ticks": [0.0, 0.25, 0.5, 0.75, 1.0], "label": "accuracy"},
-        "chance": _rnd(1 / 8, "accuracy"),
+        "chance": rnd(1 / 8, "accuracy"),
         "seeds": len(data["seeds"]),
         "count": data["count"],
         "decimals": acc,

@@ -28,20 +28,24 @@ Examples
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .. import encodings
+from .. import encodings, page
+from ..atomic import write_json_atomic
+from ..errors import PosKernelsError
 from ..extension import MAPS
-from ..page.deterministic_a import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
+from ..page.clocks import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
 from ..theory import census, kernel
 from . import captions, long_view, trained
+from .common import PRECISION, Absent, Sources, axis, need, rnd, sig
 
 __all__ = [
+    "Absent",
+    "Sources",
     "DETERMINISTIC_PARTS",
     "PAYLOAD_KEYS",
     "PAYLOAD_PATH",
@@ -60,9 +64,6 @@ DETERMINISTIC_PARTS = ("clocks", "ruler", "census")
 #: Top-level keys of ``numbers.json`` the payload reads (the sections it needs computed).
 PAYLOAD_KEYS = ("thm1", "thm5", "tournament", "rescaled", "rebound", "filings", "long")
 
-#: Decimals the page shows, by kind of number (frequencies keep 6 significant digits instead).
-PRECISION = {"kernel": 3, "accuracy": 3, "score": 2, "factor": 3, "wavelength": 1, "offset": 0}
-
 # The figures' layout choices (not results): the head's width and base, how far the sliders reach, where
 # they start (the article's Figure A shows m = 3, n = 10), the ruler's dimensions and offsets.
 D, B = 16, encodings.DEFAULT_BASE
@@ -76,72 +77,6 @@ ARTICLE_MAPS = ("pi", "ntk", "yarn")  # Definition 5's maps, in the article's or
 ARTICLE_SCHEMES = ("nope", "sinusoidal", "learned", "rope", "alibi")  # the tournament's rows in the article
 
 
-class Absent(Exception):
-    """A part's source is missing; the message says which and how to get it."""
-
-
-def _rnd(x, kind: str):
-    """Round a number (or nested list/array) to the page's precision; NaN and inf become ``None``."""
-    if isinstance(x, dict):
-        return {str(k): _rnd(v, kind) for k, v in x.items()}
-    if isinstance(x, list | tuple | np.ndarray):
-        return [_rnd(v, kind) for v in x]
-    if x is None:
-        return None
-    x = float(x)
-    if not math.isfinite(x):
-        return None
-    return round(x, PRECISION[kind]) + 0.0  # + 0.0 turns -0.0 into 0.0
-
-
-def _sig(x, digits: int = 6) -> float:
-    """Round to ``digits`` significant digits (frequencies span four decades)."""
-    x = float(x)
-    return 0.0 if x == 0 else round(x, digits - 1 - int(math.floor(math.log10(abs(x)))))
-
-
-def _flat(values) -> np.ndarray:
-    out = []
-    for v in values if isinstance(values, list | tuple) else [values]:
-        out.extend(_flat(v) if isinstance(v, list | tuple) else [v])
-    return np.asarray([x for x in out if x is not None], dtype=float)
-
-
-def _axis(values, step: float, label: str, ticks=None, log: bool = False) -> dict:
-    """An axis the page draws as given: limits (the data's range widened outward to multiples of ``step``),
-    tick positions and a label."""
-    v = _flat(values)
-    lo, hi = math.floor(v.min() / step) * step, math.ceil(v.max() / step) * step
-    if ticks is None:
-        ticks = np.arange(lo, hi + step / 2, step)
-    return {
-        "min": round(lo, 6) + 0.0,
-        "max": round(hi, 6) + 0.0,
-        "log": log,
-        "ticks": [round(float(t), 6) + 0.0 for t in ticks],
-        "label": label,
-    }
-
-
-def _need(numbers: dict, *path: str):
-    """``numbers[path[0]][path[1]]...``, or :class:`Absent` naming the missing key."""
-    node = numbers
-    for i, key in enumerate(path):
-        if not isinstance(node, dict) or key not in node:
-            where = ".".join(path[: i + 1])
-            raise Absent(f"numbers.json has no '{where}' (run `poskernels reproduce` with that section)")
-        node = node[key]
-    return node
-
-
-@dataclass(frozen=True)
-class Sources:
-    """Where a part's numbers come from: ``numbers.json`` so far, and the cache of trained heads."""
-
-    numbers: dict
-    cache_dir: Path | None
-
-
 # --------------------------------------------------------------------------- Figure A
 
 
@@ -153,10 +88,10 @@ def _clocks(src: Sources) -> dict:
     part = {
         "d": D,
         "b": B,
-        "omega": [_sig(w) for w in encodings.omega(D, B)],
+        "omega": [sig(w) for w in encodings.omega(D, B)],
         "omega_labels": [f"{w:.3g}" for w in encodings.omega(D, B)],
         "positions": {"min": 0, "max": SLIDER_MAX, "m": SLIDER_START[0], "n": SLIDER_START[1]},
-        "readout": _rnd(readout, "kernel"),
+        "readout": rnd(readout, "kernel"),
         "decimals": PRECISION["kernel"],
         "readout_label": "⟨p(m), p(n)⟩ / (d/2)",
     }
@@ -167,38 +102,38 @@ def _clocks(src: Sources) -> dict:
 def _ruler(src: Sources) -> dict:
     # Theorem 1 (ii): (2/d) kappa_d -> I_b, and I_b is the ruler 1 - (gamma + ln|Delta|)/ln b
     grid = np.unique(np.round(np.geomspace(1, RULER_MAX_OFFSET, RULER_POINTS)).astype(int))  # (P,)
-    curves = {str(d): _rnd(kernel.normalized_kernel(grid, d, B), "kernel") for d in RULER_DIMS}
-    limit = _rnd(kernel.I_b(grid, B), "kernel")
-    rule = _rnd(kernel.ruler(grid, B), "kernel")
+    curves = {str(d): rnd(kernel.normalized_kernel(grid, d, B), "kernel") for d in RULER_DIMS}
+    limit = rnd(kernel.I_b(grid, B), "kernel")
+    rule = rnd(kernel.ruler(grid, B), "kernel")
     part = {
         "offsets": grid.tolist(),
         "dims": [str(d) for d in RULER_DIMS],
         "kernel": curves,
         "limit": limit,
         "ruler": rule,
-        "octave_cost": _rnd(kernel.octave_cost(B), "kernel"),
-        "x": _axis([1, RULER_MAX_OFFSET], 1, "offset Δ (log scale)", ticks=4 ** np.arange(7), log=True),
-        "y": _axis(list(curves.values()) + [limit, rule], 0.25, "similarity (2/d) κ_d(Δ)"),
+        "octave_cost": rnd(kernel.octave_cost(B), "kernel"),
+        "x": axis([1, RULER_MAX_OFFSET], 1, "offset Δ (log scale)", ticks=4 ** np.arange(7), log=True),
+        "y": axis(list(curves.values()) + [limit, rule], 0.25, "similarity (2/d) κ_d(Δ)"),
     }
     thm1 = src.numbers.get("thm1")
     if thm1 is not None:  # the article's kernel table, as the page section computed it: dots on the curves
         at = sorted(thm1["limit"], key=int)
         part["table"] = {
             "offsets": [int(x) for x in at],
-            "kernel": {d: _rnd([thm1["kernel"][d][x] for x in at], "kernel") for d in part["dims"]},
-            "limit": _rnd([thm1["limit"][x] for x in at], "kernel"),
+            "kernel": {d: rnd([thm1["kernel"][d][x] for x in at], "kernel") for d in part["dims"]},
+            "limit": rnd([thm1["limit"][x] for x in at], "kernel"),
         }
     part["caption"] = captions.ruler(part)
     return part
 
 
 def _drift(src: Sources) -> dict:
-    part = trained.drift(src, D)
+    part = trained.drift(src)
     part["readers"] = [{"key": k, "label": _reader_label(k)} for k in part["readers"]]
-    part["scores"] = _rnd(part["scores"], "score")
+    part["scores"] = rnd(part["scores"], "score")
     part["window"] = L_TRAIN
-    part["x"] = _axis(part["positions"], 32, "query position t (key at t − r)")
-    part["y"] = _axis(list(part["scores"].values()), 10.0, f"score of a marked key at r = {part['offset']}")
+    part["x"] = axis(part["positions"], 32, "query position t (key at t − r)")
+    part["y"] = axis(list(part["scores"].values()), 10.0, f"score of a marked key at r = {part['offset']}")
     part["caption"] = captions.drift(part)
     return part
 
@@ -208,7 +143,7 @@ def _drift(src: Sources) -> dict:
 
 def _readers(numbers: dict) -> list[dict]:
     """The readers of Figure B, in the article's order: the tournament's schemes, then RoPE re-read by each map."""
-    acc = _need(numbers, "tournament", "accuracy")
+    acc = need(numbers, "tournament", "accuracy")
     rescaled = numbers.get("rescaled", {}).get("accuracy", {})
     keys = [k for k in encodings.SCHEMES if k in acc] + [f"rope_{m}" for m in ARTICLE_MAPS if f"rope_{m}" in rescaled]
     return [{"key": k, "label": _reader_label(k)} for k in keys]
@@ -221,34 +156,34 @@ def _scores(src: Sources) -> dict:
     # readers beyond the article (T5, Shaw) start hidden; a toggle shows them
     article = set(ARTICLE_SCHEMES) | {f"rope_{m}" for m in ARTICLE_MAPS}
     part["hidden"] = [r["key"] for r in part["readers"] if r["key"] not in article]
-    part["scores"] = _rnd(part["scores"], "score")
+    part["scores"] = rnd(part["scores"], "score")
     part["window"] = L_TRAIN
-    part["x"] = _axis(part["offsets"], 32, "offset r = t − j of a marked key")
-    part["y"] = _axis(list(part["scores"].values()), 20.0, "learned score (pre-softmax)")
+    part["x"] = axis(part["offsets"], 32, "offset r = t − j of a marked key")
+    part["y"] = axis(list(part["scores"].values()), 20.0, "learned score (pre-softmax)")
     part["caption"] = captions.scores(part)
     return part
 
 
 def _readouts(src: Sources) -> dict:
-    acc = _need(src.numbers, "tournament", "accuracy")
-    rebound = _need(src.numbers, "rebound")
+    acc = need(src.numbers, "tournament", "accuracy")
+    rebound = need(src.numbers, "rebound")
     seed = sorted(rebound, key=int)[0]
     r = rebound[seed]
     part = {
         "lengths": sorted(acc["rope"], key=int),
-        "accuracy": {k: _rnd(v, "accuracy") for k, v in acc.items()},
-        "stderr": {k: _rnd(v, "accuracy") for k, v in src.numbers["tournament"].get("stderr", {}).items()},
+        "accuracy": {k: rnd(v, "accuracy") for k, v in acc.items()},
+        "stderr": {k: rnd(v, "accuracy") for k, v in src.numbers["tournament"].get("stderr", {}).items()},
         "seeds": list(src.numbers["tournament"].get("seeds", [])),
-        "rescaled": _rnd(src.numbers.get("rescaled", {}).get("accuracy", {}), "accuracy"),
-        "rescaled_stderr": _rnd(src.numbers.get("rescaled", {}).get("stderr", {}), "accuracy"),
+        "rescaled": rnd(src.numbers.get("rescaled", {}).get("accuracy", {}), "accuracy"),
+        "rescaled_stderr": rnd(src.numbers.get("rescaled", {}).get("stderr", {}), "accuracy"),
         "readers": _readers(src.numbers),
         "rebound_seed": seed,
-        "score_r1": _rnd(r["score_r1"], "score"),
-        "score_edge": _rnd(r["score_r31"], "score"),
+        "score_r1": rnd(r["score_r1"], "score"),
+        "score_edge": rnd(r["score_r31"], "score"),
         "edge": L_TRAIN - 1,
-        "first_trough": [int(r["first_trough"][0]), _rnd(r["first_trough"][1], "score")],
-        "deepest": [int(r["deepest"][0]), _rnd(r["deepest"][1], "score")],
-        "peak": [int(r["peak"][0]), _rnd(r["peak"][1], "score")],
+        "first_trough": [int(r["first_trough"][0]), rnd(r["first_trough"][1], "score")],
+        "deepest": [int(r["deepest"][0]), rnd(r["deepest"][1], "score")],
+        "peak": [int(r["peak"][0]), rnd(r["peak"][1], "score")],
         "decimals": {"score": PRECISION["score"], "accuracy": PRECISION["accuracy"]},
     }
     part["caption"] = captions.readouts(part)
@@ -262,7 +197,7 @@ def _census(src: Sources) -> dict:
         "d": D,
         "L": L_TRAIN,
         "planes": [r.plane for r in rows],
-        "wavelengths": _rnd([r.wavelength for r in rows], "wavelength"),
+        "wavelengths": rnd([r.wavelength for r in rows], "wavelength"),
         "full_turn": [r.full_turn for r in rows],
         "kappas": [str(k) for k in KAPPAS],
         "lengths": {str(k): k * L_TRAIN for k in KAPPAS},
@@ -270,15 +205,15 @@ def _census(src: Sources) -> dict:
         "maps": [{"key": name, "label": captions.MAP_TITLES[name]} for name in maps],
         # Definition 5 per plane: the factor each map puts on theta_j, at each kappa
         "factors": {
-            str(k): {n: _rnd(census.rescaling_factors(n, D, B, kappa=k, L=L_TRAIN), "factor") for n in maps}
+            str(k): {n: rnd(census.rescaling_factors(n, D, B, kappa=k, L=L_TRAIN), "factor") for n in maps}
             for k in KAPPAS
         },
         "logit_scale": {
-            str(k): {n: _rnd(MAPS[n](encodings.omega(D, B), k, L_TRAIN).logit_scale, "factor") for n in maps}
+            str(k): {n: rnd(MAPS[n](encodings.omega(D, B), k, L_TRAIN).logit_scale, "factor") for n in maps}
             for k in KAPPAS
         },
         "decimals": {"factor": PRECISION["factor"], "wavelength": PRECISION["wavelength"]},
-        "y": _axis([0.0, 1.0], 0.25, "factor on θ_j (1 = unchanged)"),
+        "y": axis([0.0, 1.0], 0.25, "factor on θ_j (1 = unchanged)"),
     }
     part["caption"] = captions.census(part)
     return part
@@ -293,7 +228,7 @@ def _reader_label(key: str) -> str:
 
 
 def _filing(src: Sources) -> dict:
-    part = trained.filing_case(_need(src.numbers, "filings", "case"))
+    part = trained.filing_case(need(src.numbers, "filings", "case"))
     part["readers"] = [{"key": k, "label": _reader_label(k)} for k in part["readers"]]
     part["caption"] = captions.filing(part)
     return part
@@ -322,8 +257,6 @@ PARTS: tuple[Part, ...] = (
 
 
 def _sources(source, cache_dir) -> Sources:
-    from .. import page
-
     if source is None:  # the full page, with the default cache (what `reproduce` writes)
         ctx = page.Context(cache_dir=Path(cache_dir) if cache_dir else page.Context().cache_dir, log=lambda m: None)
         page.assemble(ctx, keys=PAYLOAD_KEYS)
@@ -332,8 +265,6 @@ def _sources(source, cache_dir) -> Sources:
         return Sources(source.numbers, Path(cache_dir or source.cache_dir))
     if isinstance(source, dict):
         return Sources(source, Path(cache_dir) if cache_dir else None)
-    from ..errors import PosKernelsError
-
     raise PosKernelsError(f"viz_payload takes a page Context, a numbers dict or None; got {type(source).__name__}")
 
 
@@ -382,8 +313,6 @@ def write_payload(ctx, out_dir) -> list[Path]:
 
     ``poskernels lab`` serves this file when it exists (``--payload``, default ``results/payload.json``).
     """
-    from ..atomic import write_json_atomic
-
     path = Path(out_dir) / "payload.json"
     write_json_atomic(path, viz_payload(ctx))
     return [path]

@@ -22,6 +22,8 @@ from ..errors import (
     check_positive_real,
     check_real,
 )
+from .embedding import EMBEDDINGS
+from .schemes import HEAD_SCHEMES  # the registry lives with the implementations
 
 __all__ = ["PRESETS", "HeadConfig", "TrainConfig", "preset"]
 
@@ -88,9 +90,6 @@ class HeadConfig:
     map_scale: float = 0.25
 
     def __post_init__(self):
-        from .embedding import EMBEDDINGS
-        from .schemes import HEAD_SCHEMES  # registry lives with the implementations
-
         check_name("scheme", self.scheme, HEAD_SCHEMES)
         check_name("embedding", self.embedding, EMBEDDINGS)
         check_even_dimension(check_int("d", self.d, 2, MAX_HEAD_D, "each d x d map is a float64 NumPy array"))

@@ -13,17 +13,16 @@ weights do not depend on what it was stacked with.  With a ``cache_dir`` each he
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import PosKernelsError
+from ..pool import available_cpus, run_jobs
 from ..tasks.registry import Sampler, get_task
 from .cache import CODE_VERSION, CacheError, cache_key, load_arrays, save_arrays
 from .config import TrainConfig
@@ -339,15 +338,6 @@ def _train_job(args):
     return heads, time.perf_counter() - start
 
 
-def available_cpus() -> int:
-    """CPUs this process may run on (its affinity mask where the OS has one), the default pool size.
-
-    >>> available_cpus() >= 1
-    True
-    """
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
 def stacks(jobs: Sequence[tuple[TrainConfig, int]], parts: int = 1) -> list[tuple[TrainConfig, list[int]]]:
     """Group ``(config, seed)`` jobs into stacks: the seeds of one configuration, in first appearance order.
 
@@ -427,14 +417,8 @@ def train_many(
                 f"{len(found)} cached"
             )
         args = [(config, seeds, cache_dir, sampler) for config, seeds in todo]
-        if workers <= 1:
-            results = map(_train_job, args)
-            for heads, seconds in results:
-                _collect(found, heads, seconds, log)
-        else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                for heads, seconds in pool.map(_train_job, args):
-                    _collect(found, heads, seconds, log)
+        for _, (heads, seconds) in run_jobs(_train_job, args, workers):
+            _collect(found, heads, seconds, log)
     return [found[(config, int(seed))] for config, seed in jobs]
 
 

@@ -1,21 +1,40 @@
-"""Assembles every number of the article: the sections of ``numbers.json``, in article order.
+"""Assembles every number of the article: the sections of ``numbers.json``, in the page's order.
 
-Importing this package registers the sections; :func:`assemble` computes them.
+:data:`SECTIONS` lists them explicitly, one module per part of the article: :mod:`.order` ("Order, and how a mask
+leaks it"), :mod:`.clocks` ("Position as a set of clocks"), :mod:`.relative` ("Relative position: biases and the
+ALiBi kernel"), :mod:`.rotations` ("Rotations: RoPE"), :mod:`.window` ("Past the training window"),
+:mod:`.filings` (the finance case study) and :mod:`.long_context` (beyond the article).  :func:`assemble`
+computes them; ``poskernels reproduce`` prints each one's table as it goes.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable, Iterable
 
-from .registry import SECTIONS, Context, Section, format_table, register
+from . import clocks, filings, long_context, order, relative, rotations, window
+from .registry import Context, Section, format_table
 
-# Section modules, in article order.  Each calls ``register(Section(...))`` at import.
-_SECTION_MODULES: tuple[str, ...] = ("deterministic_a", "deterministic_b", "trained", "filings", "long_context")
+__all__ = ["SECTIONS", "Context", "Section", "assemble", "choose", "compute_section", "format_table"]
 
-for _name in _SECTION_MODULES:
-    importlib.import_module(f"{__name__}.{_name}")
-
-__all__ = ["SECTIONS", "Context", "Section", "assemble", "compute_section", "format_table", "register"]
+#: Every section, in the order ``numbers.json`` holds its keys: the deterministic statements in article order, then
+#: the trained ones.  The trained heads' Theorem 2 defects come after the diagnostics that train the same heads and
+#: merge into ``thm2`` (``Section.merge``), which keeps its place among the statements.
+SECTIONS: tuple[Section, ...] = (
+    order.PROP1,
+    clocks.THM1,
+    clocks.THM2,
+    relative.DEF3,
+    relative.THM3,
+    rotations.PROP4,
+    window.THM5,
+    window.TOURNAMENT,
+    window.RESCALED,
+    window.REBOUND,
+    window.SINUSOIDAL,
+    clocks.THM2_TRAINED,
+    filings.FILINGS,
+    long_context.LONG,
+)
 
 
 def compute_section(ctx: Context, section: Section) -> dict:
@@ -41,7 +60,24 @@ def compute_section(ctx: Context, section: Section) -> dict:
     return data
 
 
-def assemble(ctx: Context | None = None, keys=None, include_trained: bool = True) -> dict:
+def choose(keys: Iterable[str] | None = None, include_trained: bool = True) -> list[Section]:
+    """The sections whose key is in ``keys`` (all when None), without the trained ones unless ``include_trained``.
+
+    >>> [s.key for s in choose(["thm2", "prop1"], include_trained=False)]
+    ['prop1', 'thm2']
+    >>> len(choose(["thm2"]))  # the deterministic part and the trained heads' defects
+    2
+    """
+    wanted = None if keys is None else set(keys)
+    return [s for s in SECTIONS if (wanted is None or s.key in wanted) and (include_trained or not s.trained)]
+
+
+def assemble(
+    ctx: Context | None = None,
+    keys=None,
+    include_trained: bool = True,
+    each: Callable[[Section, dict], None] | None = None,
+) -> dict:
     """Compute the sections (all, or those whose key is in ``keys``) into one dict.
 
     Parameters
@@ -52,6 +88,8 @@ def assemble(ctx: Context | None = None, keys=None, include_trained: bool = True
         Restrict to these top-level keys.
     include_trained : bool
         If false, skip sections that train models.
+    each : callable, optional
+        ``each(section, data)`` after each section is computed (``reproduce`` prints its table there).
 
     Returns
     -------
@@ -59,11 +97,8 @@ def assemble(ctx: Context | None = None, keys=None, include_trained: bool = True
         ``{key: data}``, JSON-ready.
     """
     ctx = ctx or Context()
-    wanted = None if keys is None else set(keys)
-    for section in SECTIONS:
-        if wanted is not None and section.key not in wanted:
-            continue
-        if section.trained and not include_trained:
-            continue
-        compute_section(ctx, section)
+    for section in choose(keys, include_trained):
+        data = compute_section(ctx, section)
+        if each is not None:
+            each(section, data)
     return ctx.numbers

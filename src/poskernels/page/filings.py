@@ -9,10 +9,10 @@ the binomial error of the article's query count, :func:`poskernels.page.registry
 from __future__ import annotations
 
 from ..experiments.filings import filings_results
-from ..experiments.filings_reader import READERS
-from .registry import READER_LABELS, Context, Section, cell, cell_se, differs_se, format_table, register
+from ..experiments.filings_reader import FILING_READERS
+from .registry import READER_LABELS, Context, Section, cell, cell_se, differs_se, format_table
 
-__all__ = ["ARTICLE_ACCURACY", "ARTICLE_CORPUS", "ARTICLE_HORIZON", "LABELS"]
+__all__ = ["FILINGS", "ARTICLE_ACCURACY", "ARTICLE_CORPUS", "ARTICLE_HORIZON", "LABELS"]
 
 # The article's printed figures.  Section "Finance case study", its first paragraph: 300 training and 100
 # held-out filings, median length 198 tokens, 8 company mentions, 19,285 queries, 7,895 (41%) far; fourth
@@ -84,7 +84,7 @@ def _accuracy_tables(data: dict) -> str:
     n_all, n_far = ARTICLE_CORPUS["queries"], ARTICLE_CORPUS["far_queries"]
     acc, se, seeds = data["accuracy"], data["stderr"], data["seeds"]
     rows = []
-    for reader in READERS:
+    for reader in FILING_READERS:
         art_all, art_far = ARTICLE_ACCURACY[reader]
         rows.append(
             [
@@ -104,7 +104,9 @@ def _accuracy_tables(data: dict) -> str:
     headers = ["reader", "all", "article", "first 3", "> 32 back", "article", "first 3"]
     out = [format_table(headers, rows, title=title)]
     rows = [
-        [LABELS[r], part] + [cell(v) for v in data["per_seed"][r][part]] for r in READERS for part in ("all", "far")
+        [LABELS[r], part] + [cell(v) for v in data["per_seed"][r][part]]
+        for r in FILING_READERS
+        for part in ("all", "far")
     ]
     out.append(format_table(["reader", "queries", *map(str, seeds)], rows, title="Per seed"))
     return "\n\n".join(out)
@@ -151,9 +153,9 @@ def _horizon_table(data: dict) -> str:
 def _case_table(case: dict) -> str:
     names, last, at = case["companies"], case["last_mention"], case["the_company"]
     fenwick = case["truth"][last]
-    shown = sorted(case["answers"][next(iter(READERS))], key=int)
+    shown = sorted(case["answers"][next(iter(FILING_READERS))], key=int)
     rows = []
-    for reader in READERS:
+    for reader in FILING_READERS:
         answers = case["answers"][reader]
         rows.append(
             [
@@ -178,12 +180,10 @@ def _case_table(case: dict) -> str:
     return format_table(headers, rows, title=title)
 
 
-register(
-    Section(
-        key="filings",
-        title="Finance case study: which company was named last?",
-        compute=_compute,
-        render=_render,
-        trained=True,
-    )
+FILINGS = Section(
+    key="filings",
+    title="Finance case study: which company was named last?",
+    compute=_compute,
+    render=_render,
+    trained=True,
 )

@@ -11,9 +11,9 @@ Computed by :func:`poskernels.experiments.long_context.run_long_context` (cached
 from __future__ import annotations
 
 from ..experiments.long_context import run_long_context
-from .registry import READER_LABELS, Context, Section, cell, format_table, register
+from .registry import READER_LABELS, Context, Section, cell, format_table
 
-__all__ = ["markdown"]
+__all__ = ["LONG", "markdown"]
 
 
 def _compute(ctx: Context) -> dict:
@@ -87,12 +87,10 @@ def markdown(data: dict) -> str:
     return "\n".join(lines)
 
 
-register(
-    Section(
-        "long",
-        "Far past the window — accuracy against length and against the needle's offset",
-        _compute,
-        _render,
-        trained=True,
-    )  # fmt: skip
+LONG = Section(
+    "long",
+    "Far past the window — accuracy against length and against the needle's offset",
+    _compute,
+    _render,
+    trained=True,
 )

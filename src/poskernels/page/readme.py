@@ -35,7 +35,8 @@ import numpy as np
 
 from ..errors import PosKernelsError
 from . import filings as pf
-from . import trained as pt
+from . import window as pt
+from .clocks import ARTICLE_DEFECT
 from .long_context import markdown as long_markdown
 from .registry import READER_LABELS, cell, cell_se, differs_se
 
@@ -162,12 +163,12 @@ def _sinusoidal(n: dict) -> str:
         [
             "δ(W_Q W_K^T) at initialization",
             cell_se(d["mean"]["init"], d["stderr"]["init"]),
-            cell(float(np.mean(pt.ARTICLE_DEFECT["init"]))),
+            cell(float(np.mean(ARTICLE_DEFECT["init"]))),
         ],
         [
             "δ(W_Q W_K^T) trained",
             cell_se(d["mean"]["trained"], d["stderr"]["trained"]),
-            cell(float(np.mean(pt.ARTICLE_DEFECT["trained"]))),
+            cell(float(np.mean(ARTICLE_DEFECT["trained"]))),
         ],
     ]
     for key, label, art in (
@@ -261,7 +262,7 @@ def _filings_case(n: dict) -> str:
     fenwick = case["truth"][case["last_mention"]]
     shown = sorted(case["answers"]["nope"], key=int)
     rows = []
-    for reader in pf.READERS:
+    for reader in pf.FILING_READERS:
         answers = case["at_the_company"][reader]
         right_there = sum(a == fenwick for a in answers)
         first = ", ".join(names[case["answers"][reader][s][at]].split()[0] for s in shown)

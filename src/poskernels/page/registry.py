@@ -1,8 +1,8 @@
 """The page's sections: each computes one top-level key of ``numbers.json`` and prints its table.
 
-A section is registered once, in article order, and the command line, the payload and the
-tests loop over :data:`SECTIONS`.  ``compute`` returns JSON-ready data (keys of lengths,
-dimensions, offsets and seeds are decimal strings); ``render`` turns that data into text.
+The module of each part of the article defines its sections as constants; :data:`poskernels.page.SECTIONS` lists
+them in order, and the command line, the payload and the tests loop over that tuple.  ``compute`` returns JSON-ready
+data (keys of lengths, dimensions, offsets and seeds are decimal strings); ``render`` turns that data into text.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..seeds import seed_block
+
 __all__ = [
     "READER_LABELS",
-    "SECTIONS",
     "Context",
     "Section",
     "cell",
@@ -23,7 +24,6 @@ __all__ = [
     "differs",
     "differs_se",
     "format_table",
-    "register",
 ]
 
 
@@ -43,18 +43,20 @@ class Context:
     first_seed : int, optional
         First seed of the block every trained section is a statistic over (None:
         ``$POSKERNELS_FIRST_SEED``, else 0; :func:`poskernels.seeds.first_seed`).
+    runs : dict
+        Experiment results this context has read, by run: the sections that share one run (the tournament's
+        laboratory, keyed by its cache and seeds) read it once per context, never through a module-level memo.
     """
 
     cache_dir: Path = field(default_factory=lambda: Path(".cache") / "poskernels")
     numbers: dict = field(default_factory=dict)
     log: Callable[[str], None] = field(default=lambda msg: print(msg, file=sys.stderr, flush=True))
     first_seed: int | None = None
+    runs: dict = field(default_factory=dict)
 
     @property
     def seeds(self) -> tuple[int, ...]:
         """The seed block of the trained sections (:func:`poskernels.seeds.seed_block`)."""
-        from ..seeds import seed_block
-
         return seed_block(first=self.first_seed)
 
 
@@ -85,16 +87,6 @@ class Section:
     render: Callable[[dict], str]
     trained: bool = False
     merge: bool = False
-
-
-SECTIONS: list[Section] = []
-
-
-def register(section: Section) -> Section:
-    """Append a section to :data:`SECTIONS` (idempotent by key and title)."""
-    if not any(s.key == section.key and s.title == section.title for s in SECTIONS):
-        SECTIONS.append(section)
-    return section
 
 
 def _fmt(value) -> str:

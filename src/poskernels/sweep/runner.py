@@ -43,7 +43,7 @@ from multiprocessing.connection import wait as wait_for
 from pathlib import Path
 
 from ..errors import PosKernelsError, check_positive_int
-from ..model.train import available_cpus
+from ..pool import available_cpus, process_pool
 from .grid import Grid
 from .point import CODE_VERSION, group_jobs, group_stacks, point_key, run_job
 from .store import Store
@@ -137,7 +137,7 @@ def local_backend(workers: int | None = None) -> Backend:
     return Backend(
         name=f"local:{workers}",
         slots=workers,
-        new=lambda: ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_init),
+        new=lambda: process_pool(workers, mp_context=context, initializer=_worker_init),
         halt=_halt_pool,
     )
 

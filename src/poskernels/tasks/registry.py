@@ -1,8 +1,9 @@
 """Training streams by name: ``sampler(rng, batch, n) -> (tokens (batch, n), targets (batch,))``.
 
 The trainer (:func:`poskernels.model.train.train`) draws a fresh batch from the stream named by
-``TrainConfig.task`` at every step.  A task module registers its stream at import; a caller can
-also pass a sampler to ``train`` directly.
+``TrainConfig.task`` at every step.  :data:`TASKS` is built here, explicitly (no module registers itself at
+import); :func:`register_task` adds a stream at run time, and a caller can also pass a sampler to ``train``
+directly (the filings heads train so).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Reading is all or nothing: every line is checked before anything is returned, an
 Examples
 --------
 >>> import tempfile, pathlib
->>> from poskernels.tasks.filings_corpus import synthetic_corpus
+>>> from poskernels.tasks.filings.corpus import synthetic_corpus
 >>> docs = synthetic_corpus(seed=0, n_train=2, n_test=1).test
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "filings.jsonl"
 >>> write_filings(path, docs)
@@ -28,9 +28,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..atomic import replacing
-from ..errors import PosKernelsError
-from .filings_corpus import MAX_COMPANIES, Filing, Mention
+from ...atomic import replacing
+from ...errors import PosKernelsError
+from .corpus import MAX_COMPANIES, Filing, Mention
 
 __all__ = ["filing_from_json", "filing_to_json", "read_filings", "write_filings"]
 

@@ -11,7 +11,7 @@ token id    meaning                     in a filing
 ==========  ==========================  =============================================================
 
 so ``id = symbol + 8 * marked``.  Each entity mention is one token whatever its number of words; every other word
-(and punctuation mark, per :data:`~poskernels.tasks.filings_corpus.WORD_RE`) is one token.  The word symbol uses
+(and punctuation mark, per :data:`~poskernels.tasks.filings.corpus.WORD_RE`) is one token.  The word symbol uses
 BLAKE2b of the lowercased UTF-8 word, so it is the same on every run and machine (Python's ``hash`` of a string is
 salted per process).  Eight word symbols is few, on purpose: ordinary words are noise the head must learn to ignore,
 and sharing the cue task's symbols keeps the tournament's heads readable on filings.
@@ -24,7 +24,7 @@ Examples
 --------
 One encoded sentence (``S`` = mention of a company, by first appearance):
 
->>> from poskernels.tasks.filings_corpus import Filing, Mention
+>>> from poskernels.tasks.filings.corpus import Filing, Mention
 >>> text = "Marrow Freight acquired Siskin Apparel; the company paid cash. Marrow Freight grew."
 >>> f = Filing("ex", "mdna", text, (Mention(0, 14, "Marrow Freight"), Mention(24, 38, "Siskin Apparel"),
 ...            Mention(63, 77, "Marrow Freight")))
@@ -48,8 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_budget, check_positive_int
-from .filings_corpus import MAX_COMPANIES, WORD_RE, Filing
+from ...errors import PosKernelsError, check_budget, check_positive_int
+from .corpus import MAX_COMPANIES, WORD_RE, Filing
 
 __all__ = [
     "FAR",
@@ -124,7 +124,7 @@ def encode_filing(filing: Filing) -> FilingTokens:
     Raises
     ------
     PosKernelsError
-        If the filing names more than :data:`~poskernels.tasks.filings_corpus.MAX_COMPANIES` companies (their
+        If the filing names more than :data:`~poskernels.tasks.filings.corpus.MAX_COMPANIES` companies (their
         labels would not fit the 8 symbols).
     """
     words: list[str] = []
@@ -210,7 +210,7 @@ class FilingWindows:
 
     Examples
     --------
-    >>> from poskernels.tasks.filings_corpus import synthetic_corpus
+    >>> from poskernels.tasks.filings.corpus import synthetic_corpus
     >>> docs = [encode_filing(f) for f in synthetic_corpus(0, 5, 1).train]
     >>> ids, y = FilingWindows.from_docs(docs, length=32).sample(4, np.random.default_rng(0))
     >>> ids.shape, y.shape, bool((ids[:, -1] == QUERY).all()), bool((ids[:, :-1] >= 8).any(axis=1).all())

@@ -6,7 +6,7 @@ study: which company was named last?"): the cue task of the tournament on docume
 
 Everything is generated from a :class:`numpy.random.Generator`, so a seed fixes the corpus bit for bit; nothing
 is downloaded.  A filing is plain text plus its entity spans (character offsets), the same shape a user's own
-annotated documents take in JSONL (:mod:`poskernels.tasks.filings_jsonl`).
+annotated documents take in JSONL (:mod:`poskernels.tasks.filings.jsonl`).
 
 How a filing is drawn (``FilingPlan`` holds the numbers):
 
@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_int
-from . import filings_text as T
+from ...errors import PosKernelsError, check_int
+from . import text as T
 
 __all__ = [
     "MAX_COMPANIES",

@@ -1,6 +1,6 @@
 """The words of the synthetic filings: company names and sentence templates for three kinds of document.
 
-Pure data, no logic.  :mod:`poskernels.tasks.filings_corpus` draws from it.
+Pure data, no logic.  :mod:`poskernels.tasks.filings.corpus` draws from it.
 
 Slots in a template: ``{P}`` the parent (the filer), ``{S}`` a subsidiary, ``{C}`` a competitor; these become
 entity spans.  The other slots (``{pct}``, ``{amount}``, ``{period}``, ...) are filled with plain words and
@@ -9,7 +9,7 @@ to "the company", which is the case study's point: between bursts of names the f
 
 Examples
 --------
->>> from poskernels.tasks.filings_text import KINDS, MENTION, FILLER
+>>> from poskernels.tasks.filings.text import KINDS, MENTION, FILLER
 >>> KINDS
 ('mdna', 'earnings_call', '8k')
 >>> all(len(MENTION[k]) >= 8 and len(FILLER[k]) >= 12 for k in KINDS)
@@ -42,7 +42,7 @@ INDUSTRY_WORDS: tuple[str, ...] = (
 #: An optional third word, so some names run to three words ("Kestrel Marine Services").
 SUFFIXES: tuple[str, ...] = ("Group", "Partners", "Systems", "International", "Services")
 
-#: Values of the plain slots.  Numbers are drawn separately (see ``filings_corpus._fill``).
+#: Values of the plain slots.  Numbers are drawn separately (see ``corpus._fill``).
 SLOT_VALUES: dict[str, tuple[str, ...]] = {
     "period": ("third quarter", "fourth quarter", "first quarter", "second quarter", "fiscal year", "first half"),
     "prior": ("prior year", "same quarter last year", "prior quarter", "previous fiscal year"),

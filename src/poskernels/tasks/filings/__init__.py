@@ -1,12 +1,12 @@
 """The finance case study's task: synthetic filings and the question "which company was named last?".
 
-This module is the public face of four small ones:
+Its public names come from four modules:
 
-- :mod:`~poskernels.tasks.filings_corpus` draws the corpus (MD&A sections, earnings-call excerpts, 8-K reports)
+- :mod:`~poskernels.tasks.filings.corpus` draws the corpus (MD&A sections, earnings-call excerpts, 8-K reports)
   from a seed, and holds the laboratory's hand-written filing;
-- :mod:`~poskernels.tasks.filings_text` holds the names and sentence templates;
-- :mod:`~poskernels.tasks.filings_jsonl` writes and reads filings as JSON Lines (text plus entity spans);
-- :mod:`~poskernels.tasks.filings_tokens` turns a filing into the cue task's tokens, asks the question at every
+- :mod:`~poskernels.tasks.filings.text` holds the names and sentence templates;
+- :mod:`~poskernels.tasks.filings.jsonl` writes and reads filings as JSON Lines (text plus entity spans);
+- :mod:`~poskernels.tasks.filings.tokens` turns a filing into the cue task's tokens, asks the question at every
   position, and cuts 32-token training windows.
 
 Examples
@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .filings_corpus import (
+from .corpus import (
     LABORATORY_COMPANIES,
     LABORATORY_TEXT,
     MAX_COMPANIES,
@@ -38,8 +38,8 @@ from .filings_corpus import (
     laboratory_filing,
     synthetic_corpus,
 )
-from .filings_jsonl import filing_to_json, read_filings, write_filings
-from .filings_tokens import (
+from .jsonl import filing_to_json, read_filings, write_filings
+from .tokens import (
     FAR,
     N_SYMBOLS,
     QUERY,

@@ -1,4 +1,4 @@
-"""Context-extension maps for RoPE (Definition 5), in a registry by name.
+"""The article's context-extension maps for RoPE (Definition 5): PI, NTK-aware, YaRN, and ``none``.
 
 Each map reads a head trained at length ``L`` on length ``kappa * L`` by changing the
 per-plane frequencies, and possibly scaling the logits.  Every map has the signature::
@@ -16,7 +16,6 @@ so it multiplies both the rotated query and key, and the score by its square
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
 from collections.abc import Callable
@@ -24,13 +23,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import PosKernelsError, check_array, check_kappa, check_length, check_name, check_real
+from ..errors import PosKernelsError, check_array, check_kappa, check_length, check_real
 
 __all__ = [
-    "MAPS",
-    "MAP_ALIASES",
+    "ARTICLE_MAPS",
     "Extension",
-    "extend",
+    "MapFn",
     "ntk_aware",
     "position_interpolation",
     "yarn",
@@ -177,61 +175,11 @@ def _identity(theta, kappa, L) -> Extension:
 
 MapFn = Callable[..., Extension]
 
-#: Registry of context-extension maps, by name.  ``none`` reads the head as trained.
-MAPS: dict[str, MapFn] = {
+#: Definition 5's maps, by name; ``none`` reads the head as trained.  :data:`poskernels.extension.MAPS` joins
+#: them with the ecosystem's.
+ARTICLE_MAPS: dict[str, MapFn] = {
     "none": _identity,
     "pi": position_interpolation,
     "ntk": ntk_aware,
     "yarn": yarn,
 }
-
-
-#: transformers' rope-type names for the maps that are the same thing here (its ``"yarn"`` is ``yarn_hf``, not
-#: the article's ``yarn``, so it is not an alias: the two ramps differ, see :mod:`poskernels.extension_ecosystem`).
-MAP_ALIASES: dict[str, str] = {"linear": "pi", "default": "none"}
-
-
-def extend(name: str, theta, kappa, L, **options) -> Extension:
-    """Apply the map ``name`` of :data:`MAPS`.
-
-    >>> from poskernels.encodings import omega
-    >>> extend("pi", omega(4), 2, 32).inv_freq
-    array([0.5  , 0.005])
-    >>> extend("longrope?", omega(4), 2, 32)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    poskernels.errors.PosKernelsError: unknown extension map 'longrope?' (did you mean 'longrope'?); accepted: ...
-    >>> extend("linear", omega(4), 2, 32).name  # transformers' name for position interpolation
-    'pi'
-    >>> extend("yarn", omega(4), 2, 32, alfa=2.0)
-    Traceback (most recent call last):
-    ...
-    poskernels.errors.PosKernelsError: extension map 'yarn' takes no option 'alfa'; accepted options: alpha, beta
-    """
-    name = MAP_ALIASES.get(name, name) if isinstance(name, str) else name
-    fn = MAPS[check_name("extension map", name, MAPS)]
-    accepted = _options(fn)
-    unknown = [key for key in options if key not in accepted]
-    if unknown and not any(a.startswith("**") for a in accepted):  # a map that passes options on is checked below
-        raise PosKernelsError(
-            f"extension map {name!r} takes no option {unknown[0]!r}; accepted options: {', '.join(accepted) or 'none'}"
-        )
-    try:
-        return fn(theta, kappa, L, **options)
-    except TypeError as err:  # an option the map passes on and its callee refuses, or a value of the wrong type
-        if not options:
-            raise
-        raise PosKernelsError(
-            f"extension map {name!r} refused its options {options!r} ({err}); "
-            f"accepted options: {', '.join(accepted) or 'none'}"
-        ) from err
-
-
-def _options(fn: MapFn) -> list[str]:
-    """The names a map takes after ``(theta, kappa, L)``; ``**name`` for a map that passes options on."""
-    params = list(inspect.signature(fn).parameters.values())[3:]
-    return [("**" if p.kind is p.VAR_KEYWORD else "") + p.name for p in params if p.kind is not p.VAR_POSITIONAL]
-
-
-# The ecosystem's maps (dynamic NTK, reference YaRN, Llama 3, LongRoPE) register themselves into MAPS.
-from . import extension_ecosystem as _extension_ecosystem  # noqa: E402, F401

@@ -1,4 +1,4 @@
-"""Context-extension maps beyond the article, as the ecosystem ships them; registered into :data:`MAPS`.
+"""Context-extension maps beyond the article, as the ecosystem ships them (:data:`ECOSYSTEM_MAPS`).
 
 Definition 5 names three maps (PI, NTK-aware, YaRN).  Released models use more, and use YaRN in a
 form that differs from the paper's.  This module adds, with the registry's signature
@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from .errors import (
+from ..errors import (
     PosKernelsError,
     check_array,
     check_bool,
@@ -44,9 +44,10 @@ from .errors import (
     check_positive_real,
     check_real,
 )
-from .extension import MAPS, Extension, _check, _check_theta, yarn_ramp_turns
+from .article import Extension, MapFn, _check, _check_theta, yarn_ramp_turns
 
 __all__ = [
+    "ECOSYSTEM_MAPS",
     "compare_yarn_ramps",
     "dynamic_ntk",
     "llama3",
@@ -337,13 +338,11 @@ def compare_yarn_ramps(theta, kappa, L, truncate: bool = True) -> dict:
     }
 
 
-# Registered here so that importing poskernels.extension brings every map (extension.py imports this module).
-MAPS.update(
-    {
-        "dynamic": dynamic_ntk,
-        "yarn_hf": yarn_hf,
-        "yarn_hf_untruncated": yarn_hf_untruncated,
-        "llama3": llama3,
-        "longrope": longrope,
-    }
-)
+#: The ecosystem's maps, by name; :data:`poskernels.extension.MAPS` joins them with the article's.
+ECOSYSTEM_MAPS: dict[str, MapFn] = {
+    "dynamic": dynamic_ntk,
+    "yarn_hf": yarn_hf,
+    "yarn_hf_untruncated": yarn_hf_untruncated,
+    "llama3": llama3,
+    "longrope": longrope,
+}

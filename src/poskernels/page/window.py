@@ -1,7 +1,13 @@
-"""Page sections for the trained half of "Past the training window": the tournament and its diagnostics.
+"""Page sections for "Past the training window": Theorem 5's census, the tournament and its diagnostics.
 
-Keys of ``numbers.json`` (all computed by :func:`poskernels.experiments.laboratory.run_laboratory`, which
-trains or loads the heads once and caches the result):
+Keys of ``numbers.json``:
+
+- ``thm5``: the wavelength census with PI / NTK-aware / YaRN factors per plane at ``d = 16``, ``L = 32``,
+  ``kappa = 4`` (Theorem 5 (i)-(iii)), and Chen et al.'s constant against the corrected one (Theorem 5 (iv)),
+  from :mod:`poskernels.theory.census`.
+
+The trained keys are all computed by :func:`poskernels.experiments.laboratory.run_laboratory` (:func:`lab_section`),
+which trains or loads the heads once and caches the result:
 
 - ``tournament``: ``accuracy[scheme][n]`` (mean over the seed block), ``stderr[scheme][n]``, ``per_seed[scheme][n]``,
   ``first_three`` (the mean of the first three seeds, the article's count), ``seeds``, the best bag reader (exact,
@@ -11,7 +17,6 @@ trains or loads the heads once and caches the result):
 - ``rebound``: per seed, the RoPE head's score of a marked key against its offset (landmarks, plane amplitudes);
 - ``sinusoidal``: the commutant-projected and query-shifted re-reads (mean, ``stderr``, ``per_seed``), the spreads
   of the score's terms;
-- ``thm2.sinusoidal_defect``: ``delta(M)`` of each sinusoidal head at initialization and after training.
 
 The tables print ours as mean ± standard error over the seeds beside the article's figure, with ``*`` where
 the two differ by more than three standard errors (:func:`poskernels.page.registry.differs_se`: the seeds'
@@ -27,10 +32,34 @@ import numpy as np
 from ..experiments.laboratory import run_laboratory
 from ..experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, RESCALED_LENGTHS, TEST_COUNT, TEST_LENGTHS
 from ..seeds import mean_stderr
-from ..theory.commutant import expected_random_defect
-from .registry import READER_LABELS, Context, Section, cell, cell_se, differs_se, format_table, register
+from ..theory.census import (
+    chen_constant,
+    chen_counterexample,
+    chen_ratio,
+    full_turn_planes,
+    rescaling_factors,
+    sum_theta_sq,
+    wavelength_census,
+)
+from .registry import READER_LABELS, Context, Section, cell, cell_se, differs_se, format_table
 
-__all__ = ["ARTICLE_RESCALED", "ARTICLE_TOURNAMENT", "LABELS", "differs", "rebound_stats"]
+__all__ = [
+    "ARTICLE_RESCALED",
+    "ARTICLE_TOURNAMENT",
+    "LABELS",
+    "REBOUND",
+    "RESCALED",
+    "SINUSOIDAL",
+    "THM5",
+    "TOURNAMENT",
+    "differs",
+    "lab_section",
+    "rebound_stats",
+]
+
+CENSUS_WIDTH, TRAIN_LENGTH, KAPPA = 16, 32, 4.0  # the tournament head, its training length, 32 -> 128
+CHEN_DIMS = (16, 128)
+COUNTEREXAMPLE_WIDTH = 128  # d of the counterexample to Chen et al.'s constant
 
 # The article's printed figures, shown beside ours.  Section "Past the training window", its first table
 # (accuracy as the mean of three seeds; "—" for the learned table past its length).
@@ -52,8 +81,6 @@ ARTICLE_RESCALED = {
 # Figure B adds the score at r = 31, 7.70.
 ARTICLE_REBOUND_SEED0 = {"score_r1": 114.10, "score_r31": 7.70, "first_trough": [34, 5.91], "deepest": [90, -55.86]}
 ARTICLE_REBOUND_SEED0["peak"] = [181, 84.14]
-# Section "Position as a set of clocks", after Theorem 2: the three sinusoidal heads' defects.
-ARTICLE_DEFECT = {"init": [0.970, 0.956, 0.979], "trained": [0.971, 0.955, 0.973]}
 # Section "Past the training window": projected re-read and query shift at 64, 128, 256 ("—": not printed).
 ARTICLE_PROJECTED = {"64": 0.202, "128": 0.136, "256": 0.143}
 ARTICLE_SHIFTED = {"64": 0.769, "128": None, "256": 0.313}
@@ -88,16 +115,79 @@ def _per_seed_table(data: dict, rows_of, lengths, title: str) -> str:
     return format_table(["", "n", *map(str, seeds)], rows, title=title)
 
 
-def _lab(ctx: Context, key: str) -> dict:
-    # a copy: numbers.json's sections may be merged into or edited; the laboratory's memo must not be
-    return copy.deepcopy(run_laboratory(ctx.cache_dir, ctx.log, seeds=ctx.seeds)[key])
+def lab_section(ctx: Context, key: str) -> dict:
+    """Key ``key`` of :func:`poskernels.experiments.laboratory.run_laboratory`'s result for ``ctx`` (a copy).
+
+    The run is read once per context (``ctx.runs``): the five sections it feeds share it.
+    """
+    name = ("laboratory", str(ctx.cache_dir), ctx.seeds)
+    if name not in ctx.runs:
+        ctx.runs[name] = run_laboratory(ctx.cache_dir, ctx.log, seeds=ctx.seeds)
+    # a copy: numbers.json's sections may be merged into or edited; the run they share must not be
+    return copy.deepcopy(ctx.runs[name][key])
+
+
+# --------------------------------------------------------------------------- Theorem 5
+
+
+def _thm5(ctx: Context) -> dict:
+    d, L, kappa = CENSUS_WIDTH, TRAIN_LENGTH, KAPPA
+    census = wavelength_census(L, d)
+    ce = chen_counterexample(COUNTEREXAMPLE_WIDTH)
+    return {
+        "d": d,
+        "L": L,
+        "kappa": kappa,
+        # Theorem 5 (i): wavelengths and the planes that turn a whole circle over offsets 0..L-1 (a count)
+        "wavelengths": [row.wavelength for row in census],
+        "turns": [row.turns for row in census],
+        "full_turn_planes": int(full_turn_planes(L, d).size),
+        # Definition 5 per plane; Theorem 5 (ii) PI divides every plane, (iii) NTK keeps plane 0, divides the last
+        "pi_factors": rescaling_factors("pi", d, kappa=kappa, L=L).tolist(),
+        "ntk_factors": rescaling_factors("ntk", d, kappa=kappa, L=L).tolist(),
+        "yarn_factors": rescaling_factors("yarn", d, kappa=kappa, L=L).tolist(),
+        # Theorem 5 (iv): sum_j theta_j^2 against Chen et al.'s d / (4 ln b)
+        "sum_theta_sq": {str(n): sum_theta_sq(n) for n in CHEN_DIMS},
+        "chen_constant": {str(n): chen_constant(n) for n in CHEN_DIMS},
+        "chen_ratio": {str(n): chen_ratio(n) for n in CHEN_DIMS},
+        "chen_counterexample": {
+            "d": COUNTEREXAMPLE_WIDTH,
+            "error": ce.error,
+            "stated": ce.stated,
+            "corrected": ce.corrected,
+        },
+    }
+
+
+def _thm5_render(data: dict) -> str:
+    rows = [
+        [j, lam, turns, "yes" if turns >= 1 else "no", pi, ntk, yarn]
+        for j, (lam, turns, pi, ntk, yarn) in enumerate(
+            zip(data["wavelengths"], data["turns"], data["pi_factors"], data["ntk_factors"], data["yarn_factors"])
+        )
+    ]
+    head = ["plane", "wavelength", "turns in 0..L-1", "full turn", "PI", "NTK-aware", "YaRN"]
+    title = f"wavelength census, d = {data['d']}, L = {data['L']}; factors on theta_j at kappa = {data['kappa']:g}"
+    census = format_table(head, rows, title=title)
+    chen_rows = [
+        [n, data["sum_theta_sq"][n], data["chen_constant"][n], data["chen_ratio"][n]] for n in map(str, CHEN_DIMS)
+    ]
+    chen = format_table(
+        ["d", "sum theta_j^2", "d / (4 ln b)", "ratio"], chen_rows, title="interpolation constant, b = 10^4"
+    )
+    ce = data["chen_counterexample"]
+    tail = (
+        f"h_j = 1 on [0, 1] at Delta = 1/2, d = {ce['d']}: error {ce['error']:.3f}, "
+        f"stated bound {ce['stated']:.3f}, corrected bound {ce['corrected']:.3f}"
+    )
+    return f"{census}\n\n{data['full_turn_planes']} of {len(rows)} planes complete a turn\n\n{chen}\n\n{tail}"
 
 
 # --------------------------------------------------------------------------- tournament
 
 
 def _tournament(ctx: Context) -> dict:
-    return _lab(ctx, "tournament")
+    return lab_section(ctx, "tournament")
 
 
 def _tournament_render(data: dict) -> str:
@@ -141,7 +231,7 @@ def _tournament_render(data: dict) -> str:
 
 
 def _rescaled(ctx: Context) -> dict:
-    return _lab(ctx, "rescaled")
+    return lab_section(ctx, "rescaled")
 
 
 def _rescaled_render(data: dict) -> str:
@@ -165,7 +255,7 @@ def _rescaled_render(data: dict) -> str:
 
 
 def _rebound(ctx: Context) -> dict:
-    return _lab(ctx, "rebound")
+    return lab_section(ctx, "rebound")
 
 
 def rebound_stats(data: dict, edge: int = 31) -> dict:
@@ -248,7 +338,7 @@ def _rebound_render(data: dict) -> str:
 
 
 def _sinusoidal(ctx: Context) -> dict:
-    return _lab(ctx, "sinusoidal")
+    return lab_section(ctx, "sinusoidal")
 
 
 def _sinusoidal_render(data: dict) -> str:
@@ -281,44 +371,10 @@ def _sinusoidal_render(data: dict) -> str:
     return "\n\n".join(out)
 
 
-# --------------------------------------------------------------------------- thm2 (trained part)
-
-
-def _thm2(ctx: Context) -> dict:
-    return _lab(ctx, "thm2")
-
-
-def _thm2_render(data: dict) -> str:
-    d = data["sinusoidal_defect"]
-
-    def article(kind, i):
-        return cell(ARTICLE_DEFECT[kind][i]) if i < len(ARTICLE_DEFECT[kind]) else ""
-
-    rows = [
-        [str(seed), d["init"][i], article("init", i), d["trained"][i], article("trained", i)]
-        for i, seed in enumerate(d["seeds"])
-    ]
-    rows.append(
-        [
-            "mean ± SE",
-            cell_se(d["mean"]["init"], d["stderr"]["init"]),
-            cell(float(np.mean(ARTICLE_DEFECT["init"]))),
-            cell_se(d["mean"]["trained"], d["stderr"]["trained"]),
-            cell(float(np.mean(ARTICLE_DEFECT["trained"]))),
-        ]
-    )
-    random = expected_random_defect(16)  # sqrt(E delta^2) of a Gaussian 16 x 16 matrix
-    return format_table(
-        ["seed", "delta at init", "article", "delta trained", "article"],
-        rows,
-        title=f"Relativity defect delta(W_Q W_K^T) of the sinusoidal heads (a random matrix: {random:.3f})",
-    )
-
-
-register(
-    Section("tournament", "Past the training window: the length tournament", _tournament, _tournament_render, True)
+THM5 = Section("thm5", "Theorem 5 — wavelength census, rescalings, interpolation bound", _thm5, _thm5_render)
+TOURNAMENT = Section(
+    "tournament", "Past the training window: the length tournament", _tournament, _tournament_render, True
 )
-register(Section("rescaled", "RoPE re-read with PI, NTK-aware and YaRN", _rescaled, _rescaled_render, True))
-register(Section("rebound", "RoPE's score against offset: the rebound", _rebound, _rebound_render, True))
-register(Section("sinusoidal", "Why the added code collapses", _sinusoidal, _sinusoidal_render, True))
-register(Section("thm2", "Theorem 2 on the trained sinusoidal heads", _thm2, _thm2_render, trained=True, merge=True))
+RESCALED = Section("rescaled", "RoPE re-read with PI, NTK-aware and YaRN", _rescaled, _rescaled_render, True)
+REBOUND = Section("rebound", "RoPE's score against offset: the rebound", _rebound, _rebound_render, True)
+SINUSOIDAL = Section("sinusoidal", "Why the added code collapses", _sinusoidal, _sinusoidal_render, True)

@@ -1,16 +1,20 @@
-"""Page sections for "Order, and how a mask leaks it" and "Position as a set of clocks".
+"""Page sections for "Position as a set of clocks".
 
 Keys of ``numbers.json``:
 
-- ``prop1``: the exact best bag reader (Proposition 1);
 - ``thm1``: the kernel table with its limit and ruler rows, the octave cost and the column cosines (Theorem 1);
 - ``thm2``: the deterministic part of Theorem 2 (random defect, numerical rank, condition numbers beside
-  double precision's attempt).  The trained heads' defects are merged into ``thm2`` by another section.
+  double precision's attempt);
+- ``thm2.sinusoidal_defect``: ``delta(M)`` of each trained sinusoidal head at initialization and after training
+  (:data:`THM2_TRAINED`, merged into ``thm2``; it reads the tournament's laboratory run, so ``--no-train`` skips it).
 
-Every number comes from :mod:`poskernels.theory`; this module only chooses the grid and prints it.
+Every number comes from :mod:`poskernels.theory` (and the trained defects from
+:func:`poskernels.experiments.laboratory.run_laboratory`); this module only chooses the grid and prints it.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..theory.commutant import (
     condition_number_exact,
@@ -18,32 +22,30 @@ from ..theory.commutant import (
     expected_random_defect,
     numerical_rank,
 )
-from ..theory.counting import bag_reader_accuracy
 from ..theory.kernel import I_b, max_column_cosine, normalized_kernel, octave_cost, ruler
-from .registry import Context, Section, format_table, register
+from .registry import Context, Section, cell, cell_se, format_table
+from .window import lab_section
 
-__all__ = ["BAG_LENGTHS", "CODE_WIDTH", "COND_WINDOWS", "KERNEL_DIMS", "KERNEL_OFFSETS", "COSINE_WINDOWS"]
+__all__ = [
+    "ARTICLE_DEFECT",
+    "CODE_WIDTH",
+    "COND_WINDOWS",
+    "COSINE_WINDOWS",
+    "KERNEL_DIMS",
+    "KERNEL_OFFSETS",
+    "THM1",
+    "THM2",
+    "THM2_TRAINED",
+]
 
-BAG_LENGTHS = (32, 64, 128, 256)  # the tournament's test lengths
 KERNEL_DIMS = (64, 512, 8192)  # rows of the kernel table
 KERNEL_OFFSETS = (1, 4, 16, 64, 256, 1024)  # its columns
 CODE_WIDTH = 16  # the tournament head's d, for the code matrix P
 COSINE_WINDOWS = (64, 4096)
 COND_WINDOWS = (16, 64, 256, 4096)
 DIGITS = 200  # working precision of the exact condition numbers
-
-
-# --------------------------------------------------------------------------- Proposition 1
-
-
-def _prop1(ctx: Context) -> dict:
-    # Proposition 1 (ii): the best reader of a bag, exact by counting
-    return {"bag_reader": {str(n): bag_reader_accuracy(n) for n in BAG_LENGTHS}}
-
-
-def _prop1_render(data: dict) -> str:
-    rows = [["best bag reader", *(data["bag_reader"][str(n)] for n in BAG_LENGTHS)]]
-    return format_table(["length n", *map(str, BAG_LENGTHS)], rows)
+# Section "Position as a set of clocks", after Theorem 2: the three sinusoidal heads' defects.
+ARTICLE_DEFECT = {"init": [0.970, 0.956, 0.979], "trained": [0.971, 0.955, 0.973]}
 
 
 # --------------------------------------------------------------------------- Theorem 1
@@ -103,14 +105,48 @@ def _thm2_render(data: dict) -> str:
     return "\n".join(lines) + format_table(head, rows, title=f"condition number of the W x {CODE_WIDTH} code matrix")
 
 
-register(Section("prop1", "Proposition 1 — the best bag reader, exact", _prop1, _prop1_render))
-register(Section("thm1", "Theorem 1 — the stationary kernel and the logarithmic ruler", _thm1, _thm1_render))
-register(
-    Section(
-        "thm2",
-        "Theorem 2 — relativity defect and the code matrix's conditioning",
-        _thm2,
-        _thm2_render,
-        merge=True,  # the trained heads' defects (thm2.sinusoidal_defect) come from another section
+# --------------------------------------------------------------------------- Theorem 2 (trained heads)
+
+
+def _thm2_trained(ctx: Context) -> dict:
+    return lab_section(ctx, "thm2")
+
+
+def _thm2_trained_render(data: dict) -> str:
+    d = data["sinusoidal_defect"]
+
+    def article(kind, i):
+        return cell(ARTICLE_DEFECT[kind][i]) if i < len(ARTICLE_DEFECT[kind]) else ""
+
+    rows = [
+        [str(seed), d["init"][i], article("init", i), d["trained"][i], article("trained", i)]
+        for i, seed in enumerate(d["seeds"])
+    ]
+    rows.append(
+        [
+            "mean ± SE",
+            cell_se(d["mean"]["init"], d["stderr"]["init"]),
+            cell(float(np.mean(ARTICLE_DEFECT["init"]))),
+            cell_se(d["mean"]["trained"], d["stderr"]["trained"]),
+            cell(float(np.mean(ARTICLE_DEFECT["trained"]))),
+        ]
     )
+    random = expected_random_defect(16)  # sqrt(E delta^2) of a Gaussian 16 x 16 matrix
+    return format_table(
+        ["seed", "delta at init", "article", "delta trained", "article"],
+        rows,
+        title=f"Relativity defect delta(W_Q W_K^T) of the sinusoidal heads (a random matrix: {random:.3f})",
+    )
+
+
+THM1 = Section("thm1", "Theorem 1 — the stationary kernel and the logarithmic ruler", _thm1, _thm1_render)
+THM2 = Section(
+    "thm2",
+    "Theorem 2 — relativity defect and the code matrix's conditioning",
+    _thm2,
+    _thm2_render,
+    merge=True,  # the trained heads' defects (THM2_TRAINED) join this key
+)
+THM2_TRAINED = Section(
+    "thm2", "Theorem 2 on the trained sinusoidal heads", _thm2_trained, _thm2_trained_render, trained=True, merge=True
 )

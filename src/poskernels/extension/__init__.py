@@ -1,0 +1,92 @@
+"""Context-extension maps for RoPE (Definition 5), in one registry by name.
+
+Each map reads a head trained at length ``L`` on length ``kappa * L`` by changing the
+per-plane frequencies, and possibly scaling the logits.  Every map has the signature::
+
+    map(theta, kappa, L, **options) -> Extension
+
+where ``theta`` are the trained frequencies ``b**(-2j/d)`` (shape ``(d/2,)``).  The result's
+``inv_freq`` replaces ``theta`` with the positions left as integers; position interpolation
+``m -> m/kappa`` is the same thing as ``theta -> theta/kappa``.
+
+``attention_factor`` follows Hugging Face transformers' convention: it multiplies cos and sin,
+so it multiplies both the rotated query and key, and the score by its square
+(:attr:`Extension.logit_scale`).  YaRN's ``(0.1 ln kappa + 1)**2`` of the article is that square.
+
+The registry is built here, explicitly, from two modules: :mod:`~poskernels.extension.article` (Definition 5:
+``none``, ``pi``, ``ntk``, ``yarn``) and :mod:`~poskernels.extension.ecosystem` (the maps released models use:
+``dynamic``, ``yarn_hf``, ``yarn_hf_untruncated``, ``llama3``, ``longrope``).  A new map is a function with the
+signature above in one of them and one entry in its dict.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from ..errors import PosKernelsError, check_name
+from .article import ARTICLE_MAPS, Extension, MapFn, ntk_aware, position_interpolation, yarn, yarn_ramp_turns
+from .ecosystem import ECOSYSTEM_MAPS
+
+__all__ = [
+    "ARTICLE_MAPS",
+    "ECOSYSTEM_MAPS",
+    "MAPS",
+    "MAP_ALIASES",
+    "Extension",
+    "MapFn",
+    "extend",
+    "ntk_aware",
+    "position_interpolation",
+    "yarn",
+    "yarn_ramp_turns",
+]
+
+#: Registry of context-extension maps, by name: the article's, then the ecosystem's.  ``none`` reads the head as
+#: trained.
+MAPS: dict[str, MapFn] = {**ARTICLE_MAPS, **ECOSYSTEM_MAPS}
+
+#: transformers' rope-type names for the maps that are the same thing here (its ``"yarn"`` is ``yarn_hf``, not
+#: the article's ``yarn``, so it is not an alias: the two ramps differ, see :mod:`poskernels.extension.ecosystem`).
+MAP_ALIASES: dict[str, str] = {"linear": "pi", "default": "none"}
+
+
+def extend(name: str, theta, kappa, L, **options) -> Extension:
+    """Apply the map ``name`` of :data:`MAPS`.
+
+    >>> from poskernels.encodings import omega
+    >>> extend("pi", omega(4), 2, 32).inv_freq
+    array([0.5  , 0.005])
+    >>> extend("longrope?", omega(4), 2, 32)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown extension map 'longrope?' (did you mean 'longrope'?); accepted: ...
+    >>> extend("linear", omega(4), 2, 32).name  # transformers' name for position interpolation
+    'pi'
+    >>> extend("yarn", omega(4), 2, 32, alfa=2.0)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: extension map 'yarn' takes no option 'alfa'; accepted options: alpha, beta
+    """
+    name = MAP_ALIASES.get(name, name) if isinstance(name, str) else name
+    fn = MAPS[check_name("extension map", name, MAPS)]
+    accepted = _options(fn)
+    unknown = [key for key in options if key not in accepted]
+    if unknown and not any(a.startswith("**") for a in accepted):  # a map that passes options on is checked below
+        raise PosKernelsError(
+            f"extension map {name!r} takes no option {unknown[0]!r}; accepted options: {', '.join(accepted) or 'none'}"
+        )
+    try:
+        return fn(theta, kappa, L, **options)
+    except TypeError as err:  # an option the map passes on and its callee refuses, or a value of the wrong type
+        if not options:
+            raise
+        raise PosKernelsError(
+            f"extension map {name!r} refused its options {options!r} ({err}); "
+            f"accepted options: {', '.join(accepted) or 'none'}"
+        ) from err
+
+
+def _options(fn: MapFn) -> list[str]:
+    """The names a map takes after ``(theta, kappa, L)``; ``**name`` for a map that passes options on."""
+    params = list(inspect.signature(fn).parameters.values())[3:]
+    return [("**" if p.kind is p.VAR_KEYWORD else "") + p.name for p in params if p.kind is not p.VAR_POSITIONAL]
