@@ -168,3 +168,18 @@ def test_any_census_or_plot_command_line_ends_in_0_or_2_without_a_traceback(tmp_
         assert status in (0, 2) and "Traceback" not in err, (argv, status, err)  # none of these fails at run time
 
     probe()
+
+
+def test_a_reader_that_leaves_early_gets_no_error_line():
+    # `poskernels census NAME --json - | head -c 100`: the pipe closes under us; no "Broken pipe" line, no traceback
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "poskernels", "census", "llama-3.1-8b", "--json", "-"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.read(100)
+    proc.stdout.close()  # the reader leaves
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert first.startswith(b"{")
+    assert err == "", err

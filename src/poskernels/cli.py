@@ -171,6 +171,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"{prefix}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of our output left (`| head`): stop quietly, as a filter does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail again
+        return 1
     except PosKernelsError as err:  # bad usage or input
         failure, status, line = err, 2, f"{prefix}: error: {_one_line(err)}"
     except OSError as err:  # a write or read that failed while running (disk full, permissions changed)
