@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model.cache import CODE_VERSION, CacheError, cache_key, load_json, save_json
+from ..model.cache import CODE_VERSION, cache_key, cached_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, head_key, train_many
 from ..seeds import ARTICLE_COUNT, mean_stderr, seed_block, stat_table
@@ -290,14 +290,9 @@ def filings_results(cache_dir=None, log=None, workers=None, seeds=None) -> dict:
     description = _results_description(seeds)
     key = cache_key(description)
     path = None if cache_dir is None else Path(cache_dir) / "filings" / f"results-{key}.json"
-    if path is not None:
-        try:
-            return load_json(path, expect={"key": key})
-        except FileNotFoundError:
-            pass
-        except CacheError as err:
-            if log is not None:
-                log(f"[filings] discarding {err}; recomputing")
+    cached = cached_json(path, key, log, "filings")
+    if cached is not None:
+        return cached
     heads = train_filing_heads(cache_dir, log, workers, seeds)
     tournament = tournament_alibi_heads(cache_dir, log, workers, seeds)
     corpus = case_corpus()

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..encodings import SCHEMES
-from ..model.cache import CacheError, cache_key, load_json, save_json
+from ..model.cache import cache_key, cached_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.schemes import HEAD_SCHEMES
 from ..model.train import TrainedHead, head_path, stacks, train_stack
@@ -240,15 +240,9 @@ def run_laboratory(
     description = _description(jobs)
     key = cache_key(description)
     path = None if cache_dir is None else result_path(cache_dir, config, extra, seeds)
-    if path is not None:
-        try:
-            return load_json(path, expect={"key": key})
-        except FileNotFoundError:
-            pass
-        except CacheError as err:
-            if log is not None:
-                log(f"[cache] discarding {err}; recomputing")
-            path.unlink(missing_ok=True)
+    cached = cached_json(path, key, log, "cache")
+    if cached is not None:
+        return cached
     start = time.perf_counter()
     data = _assemble(_read_all(jobs, cache_dir, log, workers), config, seeds)
     if log is not None:

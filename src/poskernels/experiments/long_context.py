@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model.cache import CacheError, cache_key, load_json, save_json
+from ..model.cache import cache_key, cached_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.cut import certified_cut
 from ..model.head import PLAIN
@@ -237,15 +237,9 @@ def run_long_context(
     jobs = [(config.with_scheme(s), seed) for s in schemes for seed in seeds]
     description = _description(jobs, lengths, offsets, count)
     path = None if cache_dir is None else Path(cache_dir) / "results" / f"long-{cache_key(description)}.json"
-    if path is not None:
-        try:
-            return load_json(path, expect={"key": cache_key(description)})
-        except FileNotFoundError:
-            pass
-        except CacheError as err:
-            if log is not None:
-                log(f"[cache] discarding {err}; recomputing")
-            path.unlink(missing_ok=True)
+    cached = cached_json(path, cache_key(description), log, "cache")
+    if cached is not None:
+        return cached
     heads = train_many(jobs, cache_dir, log)
     start = time.perf_counter()
     points = [("length", n) for n in lengths] + [("distance", r) for r in offsets]

@@ -1,17 +1,8 @@
 """The article's context-extension maps for RoPE (Definition 5): PI, NTK-aware, YaRN, and ``none``.
 
-Each map reads a head trained at length ``L`` on length ``kappa * L`` by changing the
-per-plane frequencies, and possibly scaling the logits.  Every map has the signature::
-
-    map(theta, kappa, L, **options) -> Extension
-
-where ``theta`` are the trained frequencies ``b**(-2j/d)`` (shape ``(d/2,)``).  The result's
-``inv_freq`` replaces ``theta`` with the positions left as integers; position interpolation
-``m -> m/kappa`` is the same thing as ``theta -> theta/kappa``.
-
-``attention_factor`` follows Hugging Face transformers' convention: it multiplies cos and sin,
-so it multiplies both the rotated query and key, and the score by its square
-(:attr:`Extension.logit_scale`).  YaRN's ``(0.1 ln kappa + 1)**2`` of the article is that square.
+Every map has the registry's signature ``map(theta, kappa, L, **options) -> Extension`` and conventions
+(frequencies ``theta`` of shape ``(d/2,)`` replaced by ``inv_freq``, transformers' ``attention_factor``); see
+:mod:`poskernels.extension`.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from ..atomic import replacing, write_text_atomic
 __all__ = [
     "CODE_VERSION",
     "CacheError",
+    "cached_json",
     "array_digest",
     "cache_key",
     "load_arrays",
@@ -177,3 +178,32 @@ def load_json(path: Path, expect: dict | None = None):
         if meta.get(k) != v:
             raise CacheError(f"{path.name}: stored {k} differs from the requested one")
     return data
+
+
+def cached_json(path: Path | None, key: str, log=None, tag: str = "cache"):
+    """The verified result cached at ``path`` under ``key``, or None when it must be computed.
+
+    A missing file is None; a corrupt, stale or foreign one is logged as ``[tag] discarding ...``, removed, and
+    None too, so the caller recomputes and rewrites it (a corrupt cache entry is rebuilt, never trusted).
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "r.json"
+    >>> cached_json(p, "k") is None
+    True
+    >>> save_json(p, {"a": 1}, {"key": "k"})
+    >>> cached_json(p, "k")
+    {'a': 1}
+    >>> cached_json(p, "other") is None, p.exists()  # stored under another key: removed, to be recomputed
+    (True, False)
+    """
+    if path is None:
+        return None
+    try:
+        return load_json(path, expect={"key": key})
+    except FileNotFoundError:
+        return None
+    except CacheError as err:
+        if log is not None:
+            log(f"[{tag}] discarding {err}; recomputing")
+        Path(path).unlink(missing_ok=True)
+        return None
