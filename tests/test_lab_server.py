@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -272,3 +273,27 @@ def test_any_request_bytes_get_an_answer_or_a_close_and_never_a_traceback(monkey
         s.shutdown()
         s.server_close()
     assert errors == []  # no request reached the server's traceback printer
+
+
+def test_ctrl_c_while_a_handler_thread_starts_still_stops_the_server(monkeypatch):
+    # Ctrl-C can arrive inside Thread.start() after the handler thread has begun; the KeyboardInterrupt must reach
+    # serve_forever's caller (it was once turned into a ValueError by a second release of the thread's slot, and the
+    # server went on serving)
+    s = server.make_server(port=0)
+    original = threading.Thread.start
+
+    def start_then_interrupt(self):
+        original(self)
+        self.join(timeout=10)  # the handler ran and released its slot
+        raise KeyboardInterrupt
+
+    try:
+        monkeypatch.setattr(threading.Thread, "start", start_then_interrupt)
+        client = socket.create_connection(s.server_address[:2], timeout=5)
+        client.close()
+        request, address = s.get_request()
+        with pytest.raises(KeyboardInterrupt):
+            s.process_request(request, address)
+    finally:
+        monkeypatch.undo()
+        s.server_close()

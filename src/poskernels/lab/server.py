@@ -111,7 +111,11 @@ class _Server(ThreadingHTTPServer):
     max_threads = 64
 
     def __init__(self, *args, **kwargs):
-        self._slots = threading.BoundedSemaphore(self.max_threads)
+        # A plain semaphore, not a bounded one: Ctrl-C can land inside Thread.start() after the handler thread began
+        # (it waits on an Event there), and then both the handler's finally and our except release its slot.  A
+        # bounded semaphore raised ValueError on that second release, which the accept loop reports and survives,
+        # swallowing the KeyboardInterrupt: the server kept serving.  One extra slot while stopping is harmless.
+        self._slots = threading.Semaphore(self.max_threads)
         self._stopping = False
         super().__init__(*args, **kwargs)
 
