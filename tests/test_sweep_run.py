@@ -46,6 +46,8 @@ scheme = ["nope", "learned", "rope", "alibi"]
 extension = ["none", "pi"]
 seed = [0, 1]
 """
+# The kill / interrupt / resume tests run SLOW one point a job (stack = 1): with seeds stacked, four points finish at
+# once and a test waiting for "three done" could find the whole sweep finished before its signal landed.
 SLOW_TEXT = """
 [fixed]
 steps = 500
@@ -202,7 +204,7 @@ def test_a_killed_local_worker_loses_nothing(tmp_path, slow_reference):
     path = tmp_path / "s.sqlite"
     watcher = _when_done(path, 3, kill_one)
     with Store(path) as store:
-        s = run_sweep(SLOW, store, backend, stream=sys.stdout)
+        s = run_sweep(SLOW, store, backend, stream=sys.stdout, stack=1)
         watcher.join()
         rows = store.rows()
     assert killed and len(pools) == 2  # the broken pool was replaced once
@@ -220,7 +222,7 @@ def test_a_killed_dask_worker_loses_nothing(tmp_path, slow_reference, cluster):
     watcher = _when_done(path, 3, lambda: os.kill(victim, signal.SIGKILL))
     backend = dask_backend(address)
     with Store(path) as store:
-        s = run_sweep(SLOW, store, backend, stream=sys.stdout)
+        s = run_sweep(SLOW, store, backend, stream=sys.stdout, stack=1)
         watcher.join()
         rows = store.rows()
     backend.close()
@@ -236,13 +238,13 @@ def test_ctrl_c_on_dask_hands_rows_back_and_resumes(tmp_path, slow_reference, cl
     with Store(path) as store:
         watcher = _when_done(path, 3, _thread.interrupt_main)  # what Ctrl-C does to the driver
         with pytest.raises(KeyboardInterrupt):
-            run_sweep(SLOW, store, backend, stream=sys.stdout)
+            run_sweep(SLOW, store, backend, stream=sys.stdout, stack=1)
             time.sleep(30)  # not reached: the interrupt lands while the sweep runs
         watcher.join()
         before = {r["key"]: r for r in store.rows()}
         assert {r["status"] for r in before.values()} <= {"done", "pending"}  # nothing left "running"
         assert [r["status"] for r in store.runs()] == ["interrupted"]
-        s = run_sweep(SLOW, store, backend, stream=sys.stdout)
+        s = run_sweep(SLOW, store, backend, stream=sys.stdout, stack=1)
         after = {r["key"]: r for r in store.rows()}
     backend.close()
     done = {k for k, r in before.items() if r["status"] == "done"}
@@ -272,7 +274,19 @@ def _children_exit(pids, timeout=10.0) -> bool:
 def test_an_interrupted_then_killed_driver_resumes_without_loss_or_rework(tmp_path, slow_reference):
     grid, path = tmp_path / "grid.toml", tmp_path / "s.sqlite"
     grid.write_text(SLOW_TEXT)
-    cmd = [sys.executable, "-m", "poskernels.cli", "sweep", str(grid), "--store", str(path), "--workers", "2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "poskernels.cli",
+        "sweep",
+        str(grid),
+        "--store",
+        str(path),
+        "--workers",
+        "2",
+        "--stack",
+        "1",
+    ]
 
     def run_until(n_done, sig):
         proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, start_new_session=True)
