@@ -13,12 +13,11 @@ import os
 import time
 from pathlib import Path
 
+import jupytext
+import nbclient
 import pytest
 
 from poskernels import page
-
-jupytext = pytest.importorskip("jupytext")
-nbclient = pytest.importorskip("nbclient")
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "positional_encodings.py"

@@ -13,10 +13,9 @@ from importlib import resources
 
 import numpy as np
 import pytest
+import torch  # noqa: E402 - the test extra installs it
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-torch = pytest.importorskip("torch")
 
 from poskernels import apply_rope as apply_rope_any  # noqa: E402
 from poskernels.encodings import apply_rope as apply_rope_np  # noqa: E402
@@ -73,7 +72,7 @@ def test_the_package_apply_rope_dispatches_torch_tensors():
 
 @pytest.mark.parametrize("name", ["llama-3.1-8b", "qwen2.5-7b-yarn", "phi-3-mini-128k"])
 def test_matches_transformers_apply_rotary_pos_emb(name):
-    transformers = pytest.importorskip("transformers")
+    import transformers  # noqa: F401
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
     cfg = load_config(name)
