@@ -100,3 +100,14 @@ def test_render_prints_the_tables(numbers):
     assert "limit I_b(Delta)" in thm1 and "0.937" in thm1 and "0.739" in thm1 and "0.075" in thm1
     assert "3.69e+29" in thm2 and "7.14e+18" in thm2 and "17.7" in thm2
     assert "float64" in thm2
+
+
+def test_exact_condition_numbers_are_cached_and_a_corrupt_entry_is_rebuilt(tmp_path):
+    ctx = Context(cache_dir=tmp_path, log=lambda m: None)
+    first = clocks._thm2(ctx)["condition_number"]
+    (path,) = (tmp_path / "results").glob("condition-*.json")
+    blob = json.loads(path.read_text())
+    blob["data"]["16"] = 1.0  # an altered number: its digest no longer matches
+    path.write_text(json.dumps(blob))
+    assert clocks._thm2(ctx)["condition_number"] == first  # recomputed in 200 digits, not trusted
+    assert json.loads(path.read_text())["data"] == first  # and rewritten
