@@ -3,7 +3,7 @@
 Usage: ``python benchmarks/bench_reproduce.py [--repeats 3] [--full]``
 
 Each run is a fresh interpreter (``python -m poskernels.cli reproduce``), so imports count, as they
-do for a user.  The deterministic part (``--no-train``) is issue 2's budget (15 s on 2 cores); with
+do for a user.  The deterministic part (``--no-train``) has a budget of 15 s on 2 cores; with
 ``--full`` the whole reproduce is timed too, once to warm the cache and then warm (budget 2 s for
 the trained sections' share).  Figures are wall-clock seconds; the minimum over repeats is the
 least disturbed by other load on a shared machine.
