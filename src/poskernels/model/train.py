@@ -7,16 +7,14 @@ schemes with the same seed see the same training sequences.  Heads train as a *s
 of one configuration advance together, one forward/backward/Adam call per step for all of them
 (:func:`train_stack`); a single head is the stack of one, through the same code, and a head's
 weights do not depend on what it was stacked with.  With a ``cache_dir`` each head is stored as
-``.npz`` under a key of its full configuration and seed (:mod:`poskernels.model.cache`).
+``.npz`` under a key of its full configuration and seed (:mod:`poskernels.model.trained`).
 :func:`train_many` trains the heads missing from the cache in stacks, on a process pool.
 """
 
 from __future__ import annotations
 
 import time
-import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,19 +22,21 @@ import numpy as np
 from ..errors import PosKernelsError
 from ..pool import available_cpus, run_jobs
 from ..tasks.registry import Sampler, get_task
-from .cache import CODE_VERSION, CacheError, cache_key, load_arrays, save_arrays
+from .cache import cache_key
 from .config import TrainConfig
-from .head import (
-    PLAIN,
-    Reading,
-    accuracy,
-    init_params,
-    stack_backward,
-    stack_cross_entropy,
-    stack_forward,
-    stack_params,
-)
+from .head import init_params, stack_backward, stack_cross_entropy, stack_forward, stack_params
 from .optim import adam_init, adam_step, flatten
+from .trained import (  # the trained head and its cache file, importable from here as before
+    Log,
+    TrainedHead,
+    _check_seed,
+    _description,
+    _save,
+    evaluate,
+    head_key,
+    head_path,
+    load_head,
+)
 
 __all__ = [
     "TrainedHead",
@@ -50,66 +50,6 @@ __all__ = [
     "train_many",
     "train_stack",
 ]
-
-Log = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class TrainedHead:
-    """A trained head.
-
-    Attributes
-    ----------
-    config : TrainConfig
-    seed : int
-    params : dict of ndarray
-        The weights (see :func:`poskernels.model.head.init_params`).
-    losses : ndarray, shape (steps,)
-        Training loss at each step.
-    key : str
-        Cache key of ``(config, seed)``.
-    """
-
-    config: TrainConfig
-    seed: int
-    params: dict
-    losses: np.ndarray
-    key: str
-
-    @property
-    def head(self):
-        """The :class:`~poskernels.model.config.HeadConfig`."""
-        return self.config.head
-
-
-def _description(config: TrainConfig, seed: int) -> dict:
-    return {"config": config.to_dict(), "seed": int(seed)}
-
-
-def head_key(config: TrainConfig, seed: int) -> str:
-    """The cache key of ``(config, seed)``: :attr:`TrainedHead.key` of the head it trains, known without training.
-
-    >>> from poskernels.model.config import preset
-    >>> head_key(preset("quick", "nope"), 0) == train(preset("quick", "nope"), 0).key
-    True
-    """
-    return cache_key(_description(config, _check_seed(seed)))
-
-
-def head_path(cache_dir: Path, config: TrainConfig, seed: int) -> Path:
-    """Where ``(config, seed)`` is cached: ``cache_dir/heads/<task>-<scheme>-s<seed>-<key>.npz``.
-
-    >>> head_path(Path("c"), TrainConfig(), 2).name.startswith("cue-nope-s2-")
-    True
-    """
-    key = cache_key(_description(config, seed))
-    return Path(cache_dir) / "heads" / f"{config.task}-{config.head.scheme}-s{seed}-{key}.npz"
-
-
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise PosKernelsError(f"seed must be a non-negative integer; got {seed!r}")
-    return int(seed)
 
 
 def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
@@ -210,34 +150,6 @@ def _seed_list(seeds) -> str:
     seeds = list(seeds)
     contiguous = len(seeds) > 2 and seeds == list(range(seeds[0], seeds[0] + len(seeds)))
     return f"{seeds[0]}..{seeds[-1]}" if contiguous else ",".join(map(str, seeds))
-
-
-def load_head(cache_dir: Path, config: TrainConfig, seed: int, log: Log | None = None) -> TrainedHead | None:
-    """The cached head of ``(config, seed)``, or None if absent or untrustworthy (reported, then removed)."""
-    seed = _check_seed(seed)
-    path = head_path(cache_dir, config, seed)
-    description = _description(config, seed)
-    try:
-        arrays, _ = load_arrays(path, expect={**description, "code": CODE_VERSION})
-        losses = arrays.pop("__losses__", None)
-        if losses is None or set(arrays) != set(init_params(config.head, np.random.default_rng(0))):
-            raise CacheError(f"{path.name}: the stored arrays are not this head's")
-    except FileNotFoundError:
-        return None
-    except CacheError as err:
-        message = f"[cache] discarding {err}; retraining"
-        if log is not None:
-            log(message)
-        warnings.warn(message, RuntimeWarning, stacklevel=2)
-        path.unlink(missing_ok=True)
-        return None
-    return TrainedHead(config, seed, arrays, losses, cache_key(description))
-
-
-def _save(cache_dir, head: TrainedHead) -> None:
-    description = _description(head.config, head.seed)
-    path = head_path(cache_dir, head.config, head.seed)
-    save_arrays(path, {**head.params, "__losses__": head.losses}, {**description, "code": CODE_VERSION})
 
 
 def train_stack(
@@ -432,15 +344,3 @@ def _collect(found: dict, heads: list[TrainedHead], seconds: float, log) -> None
             f"[train] {first.config.task}/{first.head.scheme} seeds {_seed_list([h.seed for h in heads])}: "
             f"mean loss {tail:.4f} in {seconds:.1f} s"
         )
-
-
-def evaluate(head: TrainedHead, tokens, targets, positions=None, reading: Reading = PLAIN) -> float:
-    """Accuracy of a trained head read at the last position (see :func:`poskernels.model.head.accuracy`).
-
-    >>> from poskernels.model.config import preset
-    >>> from poskernels.tasks.cue import cue_batch
-    >>> h = train(preset("quick", "nope"), seed=0)
-    >>> 0.3 < evaluate(h, *cue_batch(np.random.default_rng(1), 400, 32)) < 0.8
-    True
-    """
-    return accuracy(head.params, head.head, tokens, targets, positions, reading)

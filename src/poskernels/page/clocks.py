@@ -21,13 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from ..model.cache import cache_key, cached_json, save_json
-from ..theory import commutant
-from ..theory.commutant import (
-    condition_number_exact,
-    condition_number_float64,
-    expected_random_defect,
-    numerical_rank,
-)
+from ..theory import conditioning
+from ..theory.commutant import expected_random_defect
+from ..theory.conditioning import condition_number_exact, condition_number_float64, numerical_rank
 from ..theory.kernel import I_b, max_column_cosine, normalized_kernel, octave_cost, ruler
 from .registry import Context, Section, cell, cell_se, format_table
 from .window import lab_section
@@ -91,10 +87,11 @@ def _thm1_render(data: dict) -> str:
 def _exact_condition_numbers(ctx: Context) -> dict:
     """``condition_number_exact`` at every window, cached as JSON: 200-digit arithmetic is 0.4 s of every run.
 
-    The key holds the arguments and a digest of :mod:`poskernels.theory.commutant`'s source, so a change to the
-    code recomputes; a corrupt or foreign entry is rebuilt (:func:`poskernels.model.cache.cached_json`).
+    The key holds the arguments and a digest of :mod:`poskernels.theory.conditioning`'s source (where the exact
+    arithmetic lives), so a change to the code recomputes; a corrupt or foreign entry is rebuilt
+    (:func:`poskernels.model.cache.cached_json`).
     """
-    source = hashlib.sha256(inspect.getsource(commutant).encode()).hexdigest()[:16]
+    source = hashlib.sha256(inspect.getsource(conditioning).encode()).hexdigest()[:16]
     description = {"what": "condition_number_exact", "W": list(COND_WINDOWS), "d": CODE_WIDTH, "digits": DIGITS}
     description["source"] = source
     key = cache_key(description)

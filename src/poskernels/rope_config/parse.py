@@ -11,23 +11,20 @@ What is read (Hugging Face transformers' keys, v4 ``rope_scaling`` or v5 ``rope_
 - the rope type (``rope_type``, or the legacy ``type``; ``"su"`` is LongRoPE's first name) and its options.
 
 Bad input raises :class:`~poskernels.errors.PosKernelsError` naming the key and quoting the value.
-Bundled configs of released models live in ``poskernels/data/configs`` (:func:`bundled_configs`).
+Where a config comes from (a bundled name, a file, a transformers object) is :mod:`poskernels.rope_config.load`.
 """
 
 from __future__ import annotations
 
-import json
 import reprlib
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
 
 import numpy as np
 
-from .encodings import DEFAULT_BASE, omega
-from .errors import MAX_D, PosKernelsError, did_you_mean, read_text
-from .extension import Extension, extend
-from .rope_keys import (
+from ..encodings import DEFAULT_BASE, omega
+from ..errors import MAX_D, PosKernelsError, did_you_mean
+from ..extension import Extension, extend
+from ..rope_keys import (
     base_key,
     count,
     factor_list,
@@ -44,10 +41,7 @@ __all__ = [
     "REFUSED_TYPES",
     "ROPE_TYPES",
     "RopeConfig",
-    "bundled_configs",
     "config_extension",
-    "load_config",
-    "load_layer_configs",
     "parse_config",
     "parse_layer_configs",
 ]
@@ -326,81 +320,6 @@ def parse_layer_configs(raw: dict, name: str = "config", source: str | None = No
     return out
 
 
-def _configs_dir():
-    return resources.files("poskernels") / "data" / "configs"
-
-
-def bundled_configs() -> list[str]:
-    """Names of the bundled configs (``poskernels census NAME``).
-
-    >>> "llama-3.1-8b" in bundled_configs()
-    True
-    """
-    return sorted(p.name[: -len(".json")] for p in _configs_dir().iterdir() if p.name.endswith(".json"))
-
-
-def _raw_config(spec) -> tuple[dict, str]:
-    """The dict behind ``spec`` (bundled name, path, dict or transformers config) and a name for it."""
-    if isinstance(spec, dict):
-        return spec, "config"
-    if callable(getattr(spec, "to_dict", None)) and hasattr(spec, "model_type"):  # transformers' PretrainedConfig
-        raw = spec.to_dict()  # rope_parameters standardized: rope_theta and the type written out
-        return raw, type(spec).__name__
-    if not isinstance(spec, (str, Path)):
-        raise PosKernelsError(
-            f"a config is a bundled name, a config.json path, a dict or a transformers PretrainedConfig; "
-            f"got {reprlib.repr(spec)}"
-        )
-    spec = str(spec)
-    if spec in bundled_configs():
-        text, name = (_configs_dir() / f"{spec}.json").read_text(encoding="utf-8"), spec
-    else:
-        path = Path(spec)
-        try:
-            found = path.is_file()
-        except (OSError, ValueError):  # a name too long for the file system, a NUL byte
-            found = False
-        if not found:
-            raise PosKernelsError(
-                f"no config file at {spec if len(spec) <= 200 else spec[:100] + '...' + spec[-50:]!r} and no bundled "
-                f"config of that name{did_you_mean(spec, bundled_configs())}; "
-                f"bundled: {', '.join(bundled_configs())}"
-            )
-        text, name = read_text(path, "config file"), str(path)  # UTF-8 only: binary, UTF-16, Latin-1 refused
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise PosKernelsError(f"{name!r} is not valid JSON: {err}") from None
-    except (ValueError, RecursionError) as err:  # a 5,000-digit integer; nesting deeper than Python's stack
-        raise PosKernelsError(f"{name!r} cannot be read as a config: {str(err)[:120]}") from None
-    return raw, name
-
-
-def load_config(spec, layer_type: str | None = None) -> RopeConfig:
-    """Read a bundled config by name, a ``config.json`` by path, a dict, or a transformers ``PretrainedConfig``.
-
-    Examples
-    --------
-    >>> c = load_config("llama-3.1-8b")
-    >>> c.rope_type, c.training_length, c.factor
-    ('llama3', 8192, 8.0)
-    >>> load_config({"head_dim": 64, "max_position_embeddings": 2048, "rope_theta": 5e5}).base
-    500000.0
-    """
-    raw, name = _raw_config(spec)
-    return parse_config(raw, name=name, layer_type=layer_type)
-
-
-def load_layer_configs(spec) -> dict[str | None, RopeConfig]:
-    """Every RoPE of a config (:func:`parse_layer_configs`), from anything :func:`load_config` reads.
-
-    >>> list(load_layer_configs("mistral-7b"))
-    [None]
-    """
-    raw, name = _raw_config(spec)
-    return parse_layer_configs(raw, name=name)
-
-
 def config_extension(cfg: RopeConfig, target_length: int) -> tuple[Extension, float, int]:
     """The extension the config itself asks for, read at ``target_length``.
 
@@ -411,6 +330,7 @@ def config_extension(cfg: RopeConfig, target_length: int) -> tuple[Extension, fl
 
     Examples
     --------
+    >>> from poskernels.rope_config import load_config
     >>> e, kappa, L = config_extension(load_config("qwen2.5-7b-yarn"), 131072)
     >>> e.name, kappa, L, round(e.attention_factor, 4)
     ('yarn_hf', 4.0, 32768, 1.1386)

@@ -1,30 +1,15 @@
-"""Every RoPE family the installed transformers knows, read by the census and checked against its own module.
+"""Every config-built rotary class of the installed transformers, read by the census: one :class:`Case` each.
 
-An oracle over the ecosystem rather than over a handful of configs.  For each rotary-embedding class
-that transformers builds from a model config (``<Family>RotaryEmbedding(config)``; vision and audio
-rotaries built from ``(dim, theta)`` are not read from a config and are left out), this module
-
-1. builds the family's default config, and one config per rope type it accepts (``linear``, ``dynamic``,
-   ``yarn``, ``llama3``, ``longrope`` on top of its defaults; a type the config class refuses is skipped);
-2. writes it as ``config.json`` (``to_dict()``: every key written, as ``save_pretrained`` writes a full config;
-   also the default without ``rope_theta``, and the whole multimodal file when the rotary reads its
-   ``text_config``: :data:`VARIANTS`);
-3. runs the census on the file (:func:`~poskernels.rope_config.load_layer_configs` and
-   :func:`~poskernels.census_cli.census`, per layer type when the config has several);
-4. compares the census's inverse frequencies and attention factor with the buffers of the family's own
-   rotary module (and, for the rope types that follow the sequence length, after a forward pass at three
-   times ``max_position_embeddings``).
-
-Each case ends ``agrees``, ``refused`` (the census raised :class:`~poskernels.errors.PosKernelsError`:
-one line, nothing printed as if read) or ``wrong`` (read, and read differently): the test requires no
-``wrong``.  Run ``python -m poskernels.hf_families`` for the summary (``--markdown`` for the README's form,
-``--readme README.md`` to rewrite the README's generated block with it).
-Needs ``torch`` and ``transformers`` (the ``test`` extra); imports them only when called.
+For each rotary-embedding class that transformers builds from a model config
+(``<Family>RotaryEmbedding(config)``), :func:`enumerate_families` builds the family's default config and one
+per rope type it accepts (:data:`TYPE_OPTIONS`), writes each as ``config.json`` (and the file forms of
+:data:`VARIANTS`), runs the census on the file and compares the inverse frequencies and attention factor with
+the buffers of the family's own rotary module.  How the cases are counted and printed is
+:mod:`poskernels.hf_families.summary`'s.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import inspect
@@ -32,29 +17,18 @@ import io
 import json
 import logging
 import math
-import re
 import tempfile
 import warnings
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .census_cli import census
-from .errors import PosKernelsError
-from .rope_config import load_layer_configs
+from ..census_cli import census
+from ..errors import PosKernelsError
+from ..rope_config import load_layer_configs
 
-__all__ = [
-    "VARIANTS",
-    "Case",
-    "TYPE_OPTIONS",
-    "enumerate_families",
-    "main",
-    "render",
-    "summarize",
-    "write_readme_block",
-]
+__all__ = ["TYPE_OPTIONS", "VARIANTS", "Case", "enumerate_families"]
 
 EPS32 = float(np.finfo(np.float32).eps)
 
@@ -309,147 +283,3 @@ def _bar(items, progress: bool):
     from tqdm import tqdm
 
     return tqdm(items, desc="model types", unit="type", leave=False)
-
-
-def summarize(cases: list[Case]) -> dict:
-    """Counts per class (a class agrees when every case of it agrees), and one reason per refused class."""
-    by_class: dict[str, list[Case]] = {}
-    for c in cases:
-        by_class.setdefault(c.rotary, []).append(c)
-    defaults = {k: [c for c in v if c.rope_type == "default"] for k, v in by_class.items()}
-    agree = sorted(k for k, v in defaults.items() if v and all(c.status == "agrees" for c in v))
-    refused = {k: v[0].detail for k, v in defaults.items() if v and v[0].status == "refused"}
-    wrong = sorted({c.rotary + f" ({c.rope_type})" for c in cases if c.status == "wrong"})
-    import transformers
-
-    return {
-        "transformers": transformers.__version__,
-        "classes": len(by_class),
-        "agree": agree,
-        "refused": refused,
-        "wrong": wrong,
-        "cases": Counter(c.status for c in cases),
-        "types": Counter(c.rope_type for c in cases if c.status == "agrees"),
-    }
-
-
-def _reason(message: str) -> str:
-    """A refusal's message without its values, so that refusals for one cause group together."""
-    text = message.split("; got")[0]
-    text = re.sub(r" = [^ ;:]+", "", text)  # 'hidden_size' = 4096 -> 'hidden_size'
-    text = re.sub(r"config keys? ", "", text)
-    return text.split("; ")[0]
-
-
-def render(summary: dict, markdown: bool = False) -> str:
-    """The summary as lines: counts, then each refused class with its reason (grouped by reason)."""
-    reasons: dict[str, list[str]] = {}
-    for cls, why in summary["refused"].items():
-        reasons.setdefault(_reason(why), []).append(cls.replace("RotaryEmbedding", ""))
-    n, a, r = summary["classes"], len(summary["agree"]), len(summary["refused"])
-    cases = summary["cases"]
-    types = ", ".join(f"{k} {v}" for k, v in sorted(summary["types"].items()))
-    bullet = "- " if markdown else "  "
-    lines = [
-        f"transformers {summary['transformers']}: {n} rotary-embedding classes built from a model config; "
-        f"with their default configs the census agrees with {a}, refuses {r}, reads {len(summary['wrong'])} wrong.",
-        f"Over every rope type each class accepts ({types} "
-        f"agreeing cases): {cases.get('agrees', 0)} agree, {cases.get('refused', 0)} refused, "
-        f"{cases.get('wrong', 0)} wrong.",
-    ]
-    if reasons:
-        lines.append("Refused (default config), by reason:")
-        for why, classes in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
-            lines.append(f"{bullet}{why}: {', '.join(sorted(classes))}")
-    for w in summary["wrong"]:
-        lines.append(f"{bullet}WRONG: {w}")
-    return "\n".join(lines)
-
-
-def attribute_map_table() -> dict:
-    """What ``data/hf_attribute_map.json`` holds, from the installed transformers' config classes."""
-    import transformers
-    from transformers import CONFIG_MAPPING
-
-    keys = ("head_dim", "hidden_size", "num_attention_heads", "max_position_embeddings", "layer_types")
-    table, thetas = {}, {}
-    for model_type in sorted(CONFIG_MAPPING.keys()):
-        try:
-            cls = CONFIG_MAPPING[model_type]
-            names = cls.attribute_map
-            # a class's own rope_theta default (a field) wins over the mixin's default_theta, as in
-            # convert_rope_params_to_dict: getattr(self, "rope_theta", self.default_theta)
-            theta = getattr(cls, "rope_theta", None)
-            if not isinstance(theta, int | float) or isinstance(theta, bool):
-                theta = getattr(cls, "default_theta", None)
-        except Exception:  # noqa: BLE001 - a config class this installation cannot import
-            continue
-        own = {k: names[k] for k in keys if k in names and names[k] != k}
-        if own:
-            table[model_type] = own
-        if isinstance(theta, int | float) and not isinstance(theta, bool):
-            thetas[model_type] = float(theta)
-    source = (
-        f"transformers {transformers.__version__}: each config class's attribute_map, restricted to the keys "
-        "the census reads, its default_theta, and the model types whose config class drops a v4 rope_scaling "
-        "(python -m poskernels.hf_families --attribute-map PATH)"
-    )
-    ignoring = sorted(mt for mt in CONFIG_MAPPING.keys() if _drops_rope_scaling(CONFIG_MAPPING, mt))
-    return {"_source": source, "attribute_map": table, "default_theta": thetas, "ignores_rope_scaling": ignoring}
-
-
-def _drops_rope_scaling(mapping, model_type: str) -> bool:
-    """True when the config class, given a v4 file (``rope_scaling`` linear, factor 2), keeps plain RoPE."""
-    try:
-        cls = mapping[model_type]
-        raw = cls().to_dict()
-        rope = raw.pop("rope_parameters", None)
-        if not isinstance(rope, dict) or any(isinstance(v, dict) for v in rope.values()) or "rope_theta" not in rope:
-            return False
-        raw.update(rope_theta=rope["rope_theta"], rope_scaling={"rope_type": "linear", "factor": 2.0})
-        read = cls.from_dict(raw).rope_parameters
-    except Exception:  # noqa: BLE001 - a class this installation cannot build, or one that refuses linear
-        return False
-    return isinstance(read, dict) and read.get("rope_type") != "linear"
-
-
-README_BLOCK = re.compile(r"(<!-- hf-families:start -->\n).*?(<!-- hf-families:end -->)", re.S)
-
-
-def write_readme_block(path, text: str) -> None:
-    """Replace the README's block between ``<!-- hf-families:start -->`` and ``<!-- hf-families:end -->``."""
-    from .atomic import write_text_atomic
-
-    readme = Path(path).read_text()
-    if not README_BLOCK.search(readme):
-        raise PosKernelsError(f"{str(path)!r} has no <!-- hf-families:start --> ... <!-- hf-families:end --> block")
-    write_text_atomic(path, README_BLOCK.sub(lambda m: m.group(1) + text.strip() + "\n" + m.group(2), readme))
-
-
-def main(argv=None) -> int:
-    """``python -m poskernels.hf_families [--markdown] [--json PATH] [--attribute-map PATH] [--readme README]``."""
-    p = argparse.ArgumentParser(prog="python -m poskernels.hf_families", description=__doc__.splitlines()[0])
-    p.add_argument("--markdown", action="store_true", help="print the summary as the README's Markdown")
-    p.add_argument("--json", type=Path, help="also write every case as JSON")
-    p.add_argument("--attribute-map", type=Path, metavar="PATH", help="write the attribute-map table and stop")
-    p.add_argument("--readme", type=Path, metavar="README", help="also rewrite the README's generated block")
-    args = p.parse_args(argv)
-    if args.attribute_map is not None:
-        from .atomic import write_json_atomic
-
-        write_json_atomic(args.attribute_map, attribute_map_table())
-        return 0
-    cases = enumerate_families(progress=True)
-    summary = summarize(cases)
-    if args.readme is not None:  # files first, then the printout
-        write_readme_block(args.readme, render(summary, markdown=True))
-    if args.json is not None:
-        from .atomic import write_json_atomic
-
-        write_json_atomic(args.json, [c.__dict__ for c in cases])
-    print(render(summary, markdown=args.markdown))
-    return 1 if summary["wrong"] else 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

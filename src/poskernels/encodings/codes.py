@@ -1,52 +1,33 @@
-"""The positional codes of the article: sinusoids, rotations, RoPE, ALiBi, T5 buckets, Shaw.
+"""The codes of the article: sinusoids, rotations, RoPE (Definitions 2 and 4, Proposition 2).
 
 Conventions (the article's Definition 2): base ``b = 10**4`` unless stated, frequencies
 ``omega_j = b**(-2j/d)`` for planes ``j = 0..d/2-1``, planes are consecutive coordinate
 pairs ``(2j, 2j+1)``, cosine first.  Hugging Face transformers pairs coordinate ``i`` with
 ``i + d/2`` instead ("rotate_half"); :func:`to_half_split` converts between the two.
-
-Every code is a kernel over offsets; :data:`SCHEMES` names them so the command line, the
-tests and the experiments can loop over one registry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
 
-from .errors import (
+from ..errors import (
     PosKernelsError,
     check_array,
     check_base,
-    check_bool,
     check_budget,
     check_even_dimension,
-    check_int,
-    check_length,
-    check_name,
-    check_positive_int,
-    check_positive_real,
     check_real,
 )
 
 __all__ = [
     "DEFAULT_BASE",
-    "SCHEMES",
-    "Scheme",
     "R_omega",
-    "alibi_bias",
-    "alibi_slopes",
     "apply_rope",
     "from_half_split",
     "generator",
-    "get_scheme",
     "omega",
     "rotation",
-    "shaw_clip",
     "sinusoidal_code",
-    "t5_bucket",
     "to_half_split",
 ]
 
@@ -211,7 +192,7 @@ def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = Non
     A torch tensor is rotated by :func:`poskernels.torch_rope.apply_rope` (same dtype, device, autograd).
     """
     if type(x).__module__.startswith("torch"):  # torch.Tensor or Parameter: stay in torch, keep the graph
-        from .torch_rope import apply_rope as apply_rope_torch
+        from ..torch_rope import apply_rope as apply_rope_torch
 
         return apply_rope_torch(x, positions, theta, rotated_planes)
     x = check_array("x", x)
@@ -272,194 +253,3 @@ def from_half_split(x) -> np.ndarray:
     order[0::2] = np.arange(d // 2)
     order[1::2] = np.arange(d // 2, d)
     return x[..., order]
-
-
-def alibi_slopes(H: int) -> np.ndarray:
-    """ALiBi slopes ``s_h = 2**(-8h/H)`` for heads ``h = 1..H`` (Definition 3).
-
-    >>> alibi_slopes(8)[:2]
-    array([0.5 , 0.25])
-    """
-    H = check_positive_int("H (number of heads)", H)
-    check_budget(f"alibi_slopes at H = {H}", H)
-    return 2.0 ** (-8.0 * np.arange(1, H + 1) / H)  # (H,)
-
-
-def alibi_bias(n: int, s: float) -> np.ndarray:
-    """Causal ALiBi bias ``-s (t - j)`` for ``j <= t`` and ``-inf`` above the diagonal.
-
-    Returns
-    -------
-    ndarray, shape (n, n)
-        Row ``t`` is the query, column ``j`` the key.
-
-    Examples
-    --------
-    >>> alibi_bias(3, 0.5).tolist()
-    [[0.0, -inf, -inf], [-0.5, 0.0, -inf], [-1.0, -0.5, 0.0]]
-    """
-    n = check_positive_int("n", n)
-    s = check_positive_real("the ALiBi slope s", s)
-    check_budget(f"the ({n}, {n}) ALiBi bias", n * n)
-    t = np.arange(n)
-    r = t[:, None] - t[None, :]  # (n, n)
-    return np.where(r >= 0, -s * r, -np.inf)
-
-
-def t5_bucket(relative_position, num_buckets: int = 32, max_distance: int = 128, bidirectional: bool = False):
-    """T5's relative-position bucket (Raffel et al. 2020, Mesh TensorFlow's definition).
-
-    Parameters
-    ----------
-    relative_position : array_like of int
-        ``key_position - query_position`` as T5 defines it (so a causal offset ``r = t - j``
-        is ``-r``).
-    num_buckets : int
-        Total buckets; half of them (of the causal share) are exact.
-    max_distance : int
-        Distance at which the logarithmic map reaches the last bucket.
-    bidirectional : bool
-        If true, half of the buckets are for keys after the query.
-
-    Returns
-    -------
-    ndarray of int, same shape as ``relative_position``
-
-    Notes
-    -----
-    For ``n = max(-relative_position, 0)`` (causal) and ``E = num_buckets/2``: bucket ``n`` if
-    ``n < E``, else ``min(E + floor(ln(n/E)/ln(max_distance/E) * (num_buckets - E)), num_buckets - 1)``.
-
-    Examples
-    --------
-    >>> t5_bucket(-np.array([0, 15, 16, 112, 113, 1000]))
-    array([ 0, 15, 16, 30, 31, 31])
-    """
-    num_buckets = check_int("num_buckets", num_buckets, 1, 2**20, "one learned scalar per bucket")
-    max_distance = check_length("max_distance", max_distance)
-    bidirectional = check_bool("bidirectional", bidirectional)
-    if num_buckets < (4 if bidirectional else 2):
-        raise PosKernelsError(f"num_buckets must be >= {4 if bidirectional else 2}; got {num_buckets}")
-    rel = np.asarray(relative_position) if isinstance(relative_position, np.ndarray) else check_array(
-        "relative_position", relative_position, integer=True)  # fmt: skip
-    if not np.issubdtype(rel.dtype, np.integer):
-        raise PosKernelsError(f"relative_position must be integers; got dtype {rel.dtype}")
-    if rel.size and np.abs(rel).max() >= 2**62:
-        raise PosKernelsError(f"relative_position must lie within +-2**62; got {rel.min()!r} .. {rel.max()!r}")
-    n = -rel.astype(np.int64)
-    ret = np.zeros_like(n)
-    if bidirectional:
-        num_buckets //= 2
-        ret = ret + (n < 0).astype(np.int64) * num_buckets
-        n = np.abs(n)
-    else:
-        n = np.maximum(n, 0)
-    max_exact = num_buckets // 2
-    if max_distance <= max_exact:
-        raise PosKernelsError(f"max_distance must exceed the exact range {max_exact}; got {max_distance}")
-    is_small = n < max_exact
-    with np.errstate(divide="ignore"):
-        large = max_exact + (
-            np.log(np.maximum(n, 1) / max_exact) / np.log(max_distance / max_exact) * (num_buckets - max_exact)
-        ).astype(np.int64)
-    large = np.minimum(large, num_buckets - 1)
-    return ret + np.where(is_small, n, large)
-
-
-def shaw_clip(r, K: int) -> np.ndarray:
-    """Shaw et al.'s clipped offset ``min(r, K)`` for causal offsets ``r >= 0`` (Definition 3).
-
-    >>> shaw_clip([0, 3, 9], 4)
-    array([0, 3, 4])
-    """
-    K = check_positive_int("the Shaw clip K", K)
-    r = np.asarray(r) if isinstance(r, np.ndarray) and np.issubdtype(r.dtype, np.integer) else check_array(
-        "the offsets r", r, integer=True)  # fmt: skip
-    if np.any(r < 0):
-        raise PosKernelsError(f"causal offsets must be >= 0; got min {r.min().item()!r}")
-    return np.minimum(r, min(K, 2**62))
-
-
-@dataclass(frozen=True)
-class Scheme:
-    """One way of adding position, as the article classifies it.
-
-    Attributes
-    ----------
-    name : str
-        Registry key.
-    title : str
-        Human-readable name.
-    where : str
-        ``"input"`` (added to the embedding), ``"rotation"`` (applied to q and k) or
-        ``"score"`` (added to the logits) or ``"none"``.
-    relative : bool
-        Whether the score depends on positions only through the offset.
-    defined_everywhere : bool
-        Whether the code is defined at every position (a learned table is not).
-    article : str
-        The article element that defines it.
-    offset_kernel : callable or None
-        ``r -> value`` for a fixed scheme's kernel over causal offsets ``r >= 0`` (None when learned).
-    """
-
-    name: str
-    title: str
-    where: str
-    relative: bool
-    defined_everywhere: bool
-    article: str
-    offset_kernel: Callable[[np.ndarray], np.ndarray] | None = None
-
-
-SCHEMES: dict[str, Scheme] = {
-    s.name: s
-    for s in [
-        Scheme("nope", "no position", "none", True, True, "Proposition 1"),
-        Scheme(
-            "sinusoidal",
-            "sinusoidal code, added",
-            "input",
-            False,
-            True,
-            "Definition 2",
-            # Theorem 1 (i): <p(m), p(m + r)> = kappa_16(r) at d = 16
-            lambda r: np.cos(np.asarray(r, dtype=float)[..., None] * omega(16)).sum(-1),
-        ),
-        Scheme("learned", "learned table, added", "input", False, False, "Definition 1"),
-        Scheme(
-            "rope",
-            "RoPE (rotations)",
-            "rotation",
-            True,
-            True,
-            "Definition 4",
-            # Proposition 3 (iii) with q = k = all ones: sum_j 2 cos(r theta_j) at d = 16
-            lambda r: 2 * np.cos(np.asarray(r, dtype=float)[..., None] * omega(16)).sum(-1),
-        ),
-        Scheme(
-            "alibi",
-            "ALiBi (linear penalty)",
-            "score",
-            True,
-            True,
-            "Definition 3, Theorem 3",
-            lambda r: -0.5 * np.asarray(r, dtype=float),  # slope 1/2, ALiBi's first slope at H = 8
-        ),
-        Scheme("t5", "T5 relative buckets", "score", True, True, "Definition 3"),
-        Scheme("shaw", "Shaw relative keys", "score", True, True, "Definition 3"),
-    ]
-}
-
-
-def get_scheme(name: str) -> Scheme:
-    """Look a scheme up by name.
-
-    >>> get_scheme("alibi").relative
-    True
-    >>> get_scheme("xpos")
-    Traceback (most recent call last):
-    ...
-    poskernels.errors.PosKernelsError: unknown scheme 'xpos'; accepted: alibi, learned, nope, rope, shaw, sinusoidal, t5
-    """
-    return SCHEMES[check_name("scheme", name, SCHEMES)]

@@ -1,0 +1,45 @@
+"""The positional codes of the article: sinusoids, rotations, RoPE, ALiBi, T5 buckets, Shaw.
+
+Three modules, one idea each: :mod:`~poskernels.encodings.codes` (the codes and rotations of
+Definitions 2 and 4, and the conventions they share), :mod:`~poskernels.encodings.relative` (the
+biases of Definition 3 that act on the score) and :mod:`~poskernels.encodings.registry` (the
+scheme metadata, :data:`SCHEMES`).  Every name is importable from here.
+
+Every code is a kernel over offsets; :data:`SCHEMES` names them so the command line, the
+tests and the experiments can loop over one registry.
+"""
+
+from __future__ import annotations
+
+from .codes import (
+    DEFAULT_BASE,
+    R_omega,
+    apply_rope,
+    from_half_split,
+    generator,
+    omega,
+    rotation,
+    sinusoidal_code,
+    to_half_split,
+)
+from .registry import SCHEMES, Scheme, get_scheme
+from .relative import alibi_bias, alibi_slopes, shaw_clip, t5_bucket
+
+__all__ = [
+    "DEFAULT_BASE",
+    "SCHEMES",
+    "Scheme",
+    "R_omega",
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope",
+    "from_half_split",
+    "generator",
+    "get_scheme",
+    "omega",
+    "rotation",
+    "shaw_clip",
+    "sinusoidal_code",
+    "t5_bucket",
+    "to_half_split",
+]

@@ -1,0 +1,126 @@
+"""A trained head: its record, where the cache keeps it, how it is loaded back, its accuracy.
+
+A head is identified by its full configuration and seed: :func:`head_key` is the cache key of the pair, known
+before training, and :func:`head_path` the ``.npz`` file under ``cache_dir/heads`` (:mod:`poskernels.model.cache`
+writes and verifies it).  :func:`load_head` trusts a file only when its stored description, code version and
+arrays are this head's; anything else is reported, removed and retrained.  The trainer is
+:mod:`poskernels.model.train`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import PosKernelsError
+from .cache import CODE_VERSION, CacheError, cache_key, load_arrays, save_arrays
+from .config import TrainConfig
+from .head import PLAIN, Reading, accuracy, init_params
+
+__all__ = ["TrainedHead", "evaluate", "head_key", "head_path", "load_head"]
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class TrainedHead:
+    """A trained head.
+
+    Attributes
+    ----------
+    config : TrainConfig
+    seed : int
+    params : dict of ndarray
+        The weights (see :func:`poskernels.model.head.init_params`).
+    losses : ndarray, shape (steps,)
+        Training loss at each step.
+    key : str
+        Cache key of ``(config, seed)``.
+    """
+
+    config: TrainConfig
+    seed: int
+    params: dict
+    losses: np.ndarray
+    key: str
+
+    @property
+    def head(self):
+        """The :class:`~poskernels.model.config.HeadConfig`."""
+        return self.config.head
+
+
+def _description(config: TrainConfig, seed: int) -> dict:
+    return {"config": config.to_dict(), "seed": int(seed)}
+
+
+def head_key(config: TrainConfig, seed: int) -> str:
+    """The cache key of ``(config, seed)``: :attr:`TrainedHead.key` of the head it trains, known without training.
+
+    >>> from poskernels.model.config import preset
+    >>> from poskernels.model.train import train
+    >>> head_key(preset("quick", "nope"), 0) == train(preset("quick", "nope"), 0).key
+    True
+    """
+    return cache_key(_description(config, _check_seed(seed)))
+
+
+def head_path(cache_dir: Path, config: TrainConfig, seed: int) -> Path:
+    """Where ``(config, seed)`` is cached: ``cache_dir/heads/<task>-<scheme>-s<seed>-<key>.npz``.
+
+    >>> head_path(Path("c"), TrainConfig(), 2).name.startswith("cue-nope-s2-")
+    True
+    """
+    key = cache_key(_description(config, seed))
+    return Path(cache_dir) / "heads" / f"{config.task}-{config.head.scheme}-s{seed}-{key}.npz"
+
+
+def _check_seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise PosKernelsError(f"seed must be a non-negative integer; got {seed!r}")
+    return int(seed)
+
+
+def load_head(cache_dir: Path, config: TrainConfig, seed: int, log: Log | None = None) -> TrainedHead | None:
+    """The cached head of ``(config, seed)``, or None if absent or untrustworthy (reported, then removed)."""
+    seed = _check_seed(seed)
+    path = head_path(cache_dir, config, seed)
+    description = _description(config, seed)
+    try:
+        arrays, _ = load_arrays(path, expect={**description, "code": CODE_VERSION})
+        losses = arrays.pop("__losses__", None)
+        if losses is None or set(arrays) != set(init_params(config.head, np.random.default_rng(0))):
+            raise CacheError(f"{path.name}: the stored arrays are not this head's")
+    except FileNotFoundError:
+        return None
+    except CacheError as err:
+        message = f"[cache] discarding {err}; retraining"
+        if log is not None:
+            log(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        path.unlink(missing_ok=True)
+        return None
+    return TrainedHead(config, seed, arrays, losses, cache_key(description))
+
+
+def _save(cache_dir, head: TrainedHead) -> None:
+    description = _description(head.config, head.seed)
+    path = head_path(cache_dir, head.config, head.seed)
+    save_arrays(path, {**head.params, "__losses__": head.losses}, {**description, "code": CODE_VERSION})
+
+
+def evaluate(head: TrainedHead, tokens, targets, positions=None, reading: Reading = PLAIN) -> float:
+    """Accuracy of a trained head read at the last position (see :func:`poskernels.model.head.accuracy`).
+
+    >>> from poskernels.model.config import preset
+    >>> from poskernels.model.train import train
+    >>> from poskernels.tasks.cue import cue_batch
+    >>> h = train(preset("quick", "nope"), seed=0)
+    >>> 0.3 < evaluate(h, *cue_batch(np.random.default_rng(1), 400, 32)) < 0.8
+    True
+    """
+    return accuracy(head.params, head.head, tokens, targets, positions, reading)

@@ -1,0 +1,23 @@
+"""A model's RoPE, read from its ``config.json``: the frequencies it trains with and the extension it asks for.
+
+Two modules: :mod:`~poskernels.rope_config.parse` (the :class:`RopeConfig` record, the keys read as transformers
+reads them, and the extension the config asks for) and :mod:`~poskernels.rope_config.load` (where a config comes
+from: bundled configs of released models, files, dicts, transformers configs).  Every name is importable from here.
+"""
+
+from __future__ import annotations
+
+from .load import bundled_configs, load_config, load_layer_configs
+from .parse import REFUSED_TYPES, ROPE_TYPES, RopeConfig, config_extension, parse_config, parse_layer_configs
+
+__all__ = [
+    "REFUSED_TYPES",
+    "ROPE_TYPES",
+    "RopeConfig",
+    "bundled_configs",
+    "config_extension",
+    "load_config",
+    "load_layer_configs",
+    "parse_config",
+    "parse_layer_configs",
+]

@@ -1,0 +1,92 @@
+"""Where a model's config comes from: a bundled name, a ``config.json`` path, a dict or a transformers config.
+
+Bundled configs of released models live in ``poskernels/data/configs`` (:func:`bundled_configs`).  A file is read
+as UTF-8 JSON only; what is read from it is :mod:`poskernels.rope_config.parse`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import reprlib
+from importlib import resources
+from pathlib import Path
+
+from ..errors import PosKernelsError, did_you_mean, read_text
+from .parse import RopeConfig, parse_config, parse_layer_configs
+
+__all__ = ["bundled_configs", "load_config", "load_layer_configs"]
+
+
+def _configs_dir():
+    return resources.files("poskernels") / "data" / "configs"
+
+
+def bundled_configs() -> list[str]:
+    """Names of the bundled configs (``poskernels census NAME``).
+
+    >>> "llama-3.1-8b" in bundled_configs()
+    True
+    """
+    return sorted(p.name[: -len(".json")] for p in _configs_dir().iterdir() if p.name.endswith(".json"))
+
+
+def _raw_config(spec) -> tuple[dict, str]:
+    """The dict behind ``spec`` (bundled name, path, dict or transformers config) and a name for it."""
+    if isinstance(spec, dict):
+        return spec, "config"
+    if callable(getattr(spec, "to_dict", None)) and hasattr(spec, "model_type"):  # transformers' PretrainedConfig
+        raw = spec.to_dict()  # rope_parameters standardized: rope_theta and the type written out
+        return raw, type(spec).__name__
+    if not isinstance(spec, (str, Path)):
+        raise PosKernelsError(
+            f"a config is a bundled name, a config.json path, a dict or a transformers PretrainedConfig; "
+            f"got {reprlib.repr(spec)}"
+        )
+    spec = str(spec)
+    if spec in bundled_configs():
+        text, name = (_configs_dir() / f"{spec}.json").read_text(encoding="utf-8"), spec
+    else:
+        path = Path(spec)
+        try:
+            found = path.is_file()
+        except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+            found = False
+        if not found:
+            raise PosKernelsError(
+                f"no config file at {spec if len(spec) <= 200 else spec[:100] + '...' + spec[-50:]!r} and no bundled "
+                f"config of that name{did_you_mean(spec, bundled_configs())}; "
+                f"bundled: {', '.join(bundled_configs())}"
+            )
+        text, name = read_text(path, "config file"), str(path)  # UTF-8 only: binary, UTF-16, Latin-1 refused
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise PosKernelsError(f"{name!r} is not valid JSON: {err}") from None
+    except (ValueError, RecursionError) as err:  # a 5,000-digit integer; nesting deeper than Python's stack
+        raise PosKernelsError(f"{name!r} cannot be read as a config: {str(err)[:120]}") from None
+    return raw, name
+
+
+def load_config(spec, layer_type: str | None = None) -> RopeConfig:
+    """Read a bundled config by name, a ``config.json`` by path, a dict, or a transformers ``PretrainedConfig``.
+
+    Examples
+    --------
+    >>> c = load_config("llama-3.1-8b")
+    >>> c.rope_type, c.training_length, c.factor
+    ('llama3', 8192, 8.0)
+    >>> load_config({"head_dim": 64, "max_position_embeddings": 2048, "rope_theta": 5e5}).base
+    500000.0
+    """
+    raw, name = _raw_config(spec)
+    return parse_config(raw, name=name, layer_type=layer_type)
+
+
+def load_layer_configs(spec) -> dict[str | None, RopeConfig]:
+    """Every RoPE of a config (:func:`parse_layer_configs`), from anything :func:`load_config` reads.
+
+    >>> list(load_layer_configs("mistral-7b"))
+    [None]
+    """
+    raw, name = _raw_config(spec)
+    return parse_layer_configs(raw, name=name)
