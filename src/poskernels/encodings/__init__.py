@@ -1,12 +1,13 @@
 """The positional codes of the article: sinusoids, rotations, RoPE, ALiBi, T5 buckets, Shaw.
 
-Three modules, one idea each: :mod:`~poskernels.encodings.codes` (the codes and rotations of
+Four modules, one idea each: :mod:`~poskernels.encodings.codes` (the codes and rotations of
 Definitions 2 and 4, and the conventions they share), :mod:`~poskernels.encodings.relative` (the
-biases of Definition 3 that act on the score) and :mod:`~poskernels.encodings.registry` (the
-scheme metadata, :data:`SCHEMES`).  Every name is importable from here.
+biases of Definition 3 that act on the score), :mod:`~poskernels.encodings.scheme` (what a scheme is:
+its metadata and its hooks in a head, checked when it is defined) and :mod:`~poskernels.encodings.registry`
+(the schemes themselves, :data:`SCHEMES`).  Every name is importable from here.
 
-Every code is a kernel over offsets; :data:`SCHEMES` names them so the command line, the
-tests and the experiments can loop over one registry.
+Every code is a kernel over offsets; :data:`SCHEMES` names them so the command line, the head, the
+experiments, the page and the laboratory loop over one registry.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from .codes import (
     sinusoidal_code,
     to_half_split,
 )
-from .registry import SCHEMES, Scheme, get_scheme
+from .registry import SCHEMES, get_scheme
 from .relative import alibi_bias, alibi_slopes, shaw_clip, t5_bucket
+from .scheme import Scheme, default_positions
 
 __all__ = [
     "DEFAULT_BASE",
@@ -33,6 +35,7 @@ __all__ = [
     "alibi_bias",
     "alibi_slopes",
     "apply_rope",
+    "default_positions",
     "from_half_split",
     "generator",
     "get_scheme",

@@ -1,93 +1,218 @@
-"""The registry of the ways of adding position, as the article classifies them.
+"""The registry of the ways of adding position: one entry per scheme, metadata and behaviour in a head.
 
-Every code is a kernel over offsets; :data:`SCHEMES` names them so the command line, the
-tests and the experiments can loop over one registry (the behaviour of each in a trained head is
-:data:`poskernels.model.schemes.HEAD_SCHEMES`).
+Every code is a kernel over offsets; :data:`SCHEMES` names them so the command line, the head, the readers, the
+experiments, the page and the laboratory loop over one registry (:data:`poskernels.model.schemes.HEAD_SCHEMES`
+is the same dict).  An entry is a subclass of :class:`~poskernels.encodings.scheme.Scheme`: what the article
+says of the scheme, and its hooks in a head, each forward followed by its hand-written backward.
+
+>>> [name for name, s in SCHEMES.items() if s.in_article]
+['nope', 'sinusoidal', 'learned', 'rope', 'alibi']
+>>> SCHEMES["t5"].where, SCHEMES["t5"].title, SCHEMES["rope"].rotary
+('score', 'T5 buckets', True)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
-from ..errors import check_name
-from .codes import omega
+from ..errors import PosKernelsError, check_name
+from .codes import omega, sinusoidal_code
+from .relative import shaw_clip, t5_bucket
+from .scheme import Scheme, default_positions
 
 __all__ = ["SCHEMES", "Scheme", "get_scheme"]
 
 
-@dataclass(frozen=True)
-class Scheme:
-    """One way of adding position, as the article classifies it.
+@lru_cache(maxsize=64)
+def _sinusoidal_rows(n: int, d: int, base: float) -> np.ndarray:
+    code = sinusoidal_code(np.arange(n), d, base)  # (n, d)
+    code.setflags(write=False)
+    return code
 
-    Attributes
-    ----------
-    name : str
-        Registry key.
-    title : str
-        Human-readable name.
-    where : str
-        ``"input"`` (added to the embedding), ``"rotation"`` (applied to q and k) or
-        ``"score"`` (added to the logits) or ``"none"``.
-    relative : bool
-        Whether the score depends on positions only through the offset.
-    defined_everywhere : bool
-        Whether the code is defined at every position (a learned table is not).
-    article : str
-        The article element that defines it.
-    offset_kernel : callable or None
-        ``r -> value`` for a fixed scheme's kernel over causal offsets ``r >= 0`` (None when learned).
+
+def _t5_buckets(r: np.ndarray, buckets: int, max_distance: int) -> np.ndarray:
+    return t5_bucket(-np.asarray(np.rint(r), dtype=np.int64), buckets, max_distance)
+
+
+def _shaw_clips(r: np.ndarray, clip: int) -> np.ndarray:
+    return shaw_clip(np.maximum(np.asarray(np.rint(r), dtype=np.int64), 0), clip)
+
+
+@lru_cache(maxsize=256)
+def _by_value_cached(fn, raw: bytes, dtype: str, shape: tuple, args: tuple) -> np.ndarray:
+    out = fn(np.frombuffer(raw, dtype=dtype).reshape(shape), *args)
+    out.setflags(write=False)
+    return out
+
+
+def _by_value(fn, r, *args) -> np.ndarray:
+    """``fn(r, *args)``, remembered by the value of ``r`` when it is small (a training step's offsets, every step).
+
+    T5's bucket map costs ~30 us a call, and a step asks for the same offsets twice; the result is read-only.
+    """
+    r = np.asarray(r, dtype=float)
+    if r.size > 65536:
+        return fn(r, *args)
+    return _by_value_cached(fn, r.tobytes(), r.dtype.str, r.shape, args)
+
+
+class NoPosition(Scheme):
+    """No position at all: the head sees a bag of tokens (Proposition 1); no hook."""
+
+    name, title, article = "nope", "no position", "Proposition 1"
+    where, relative, defined_everywhere, in_article = "none", True, True, True
+
+
+class Sinusoidal(Scheme):
+    """The sinusoidal code added to the embedding (Definition 2); no parameters."""
+
+    name, title, article = "sinusoidal", "sinusoidal, added", "Definition 2"
+    where, relative, defined_everywhere, in_article = "input", False, True, True
+
+    @staticmethod
+    def offset_kernel(r):  # Theorem 1 (i): <p(m), p(m + r)> = kappa_16(r) at d = 16
+        return np.cos(np.asarray(r, dtype=float)[..., None] * omega(16)).sum(-1)
+
+    def code(self, params, cfg, positions):
+        if positions is default_positions(positions.size):  # the common case, cached
+            return _sinusoidal_rows(positions.size, cfg.d, float(cfg.base))
+        return sinusoidal_code(positions, cfg.d, cfg.base)  # (n, d), any real positions
+
+    def code_backward(self, dcode, params, cfg, positions):
+        return {}  # a fixed code: no parameter to move
+
+
+class Learned(Scheme):
+    """A learned table ``P`` of ``L = n_train`` rows added to the embedding (Definition 1).
+
+    The table is undefined past its length: reading a position outside ``0..L-1`` raises
+    :class:`PosKernelsError`, never a silent wrap or clip.
     """
 
-    name: str
-    title: str
-    where: str
-    relative: bool
-    defined_everywhere: bool
-    article: str
-    offset_kernel: Callable[[np.ndarray], np.ndarray] | None = None
+    name, title, article = "learned", "learned table, added", "Definition 1"
+    where, relative, defined_everywhere, in_article = "input", False, False, True
+
+    def init(self, cfg, rng):
+        return {"P": rng.normal(0.0, cfg.embed_scale, size=(cfg.n_train, cfg.d))}  # (L, d)
+
+    @staticmethod
+    def _rows(params, positions):
+        L = params["P"].shape[-2]
+        if positions is default_positions(positions.size) and positions.size <= L:
+            return slice(0, positions.size)  # training reads rows 0..n-1 once each
+        idx = np.asarray(positions)
+        if idx.size and (np.any(idx != np.round(idx)) or idx.min() < 0 or idx.max() > L - 1):
+            raise PosKernelsError(
+                f"a learned table is defined only at integer positions 0..{L - 1} (its training length "
+                f"{L}); got positions from {idx.min()!r} to {idx.max()!r}"
+            )
+        return idx.astype(np.int64)
+
+    def code(self, params, cfg, positions):
+        return params["P"][..., self._rows(params, positions), :]  # (..., n, d)
+
+    def code_backward(self, dcode, params, cfg, positions):
+        dP = np.zeros_like(params["P"])  # (M, L, d)
+        rows = self._rows(params, positions)
+        if isinstance(rows, slice):
+            dP[:, rows] = dcode
+        else:
+            np.add.at(dP, (slice(None), rows), dcode)
+        return {"P": dP}
 
 
-SCHEMES: dict[str, Scheme] = {
-    s.name: s
-    for s in [
-        Scheme("nope", "no position", "none", True, True, "Proposition 1"),
-        Scheme(
-            "sinusoidal",
-            "sinusoidal code, added",
-            "input",
-            False,
-            True,
-            "Definition 2",
-            # Theorem 1 (i): <p(m), p(m + r)> = kappa_16(r) at d = 16
-            lambda r: np.cos(np.asarray(r, dtype=float)[..., None] * omega(16)).sum(-1),
-        ),
-        Scheme("learned", "learned table, added", "input", False, False, "Definition 1"),
-        Scheme(
-            "rope",
-            "RoPE (rotations)",
-            "rotation",
-            True,
-            True,
-            "Definition 4",
-            # Proposition 3 (iii) with q = k = all ones: sum_j 2 cos(r theta_j) at d = 16
-            lambda r: 2 * np.cos(np.asarray(r, dtype=float)[..., None] * omega(16)).sum(-1),
-        ),
-        Scheme(
-            "alibi",
-            "ALiBi (linear penalty)",
-            "score",
-            True,
-            True,
-            "Definition 3, Theorem 3",
-            lambda r: -0.5 * np.asarray(r, dtype=float),  # slope 1/2, ALiBi's first slope at H = 8
-        ),
-        Scheme("t5", "T5 relative buckets", "score", True, True, "Definition 3"),
-        Scheme("shaw", "Shaw relative keys", "score", True, True, "Definition 3"),
-    ]
-}
+class Rope(Scheme):
+    """RoPE (Definition 4): the head rotates queries and keys; the scheme writes no hook."""
+
+    name, title, article = "rope", "RoPE", "Definition 4"
+    where, relative, defined_everywhere, in_article = "rotation", True, True, True
+
+    @staticmethod
+    def offset_kernel(r):  # Proposition 3 (iii) with q = k = all ones: sum_j 2 cos(r theta_j) at d = 16
+        return 2 * np.cos(np.asarray(r, dtype=float)[..., None] * omega(16)).sum(-1)
+
+
+class Alibi(Scheme):
+    """ALiBi (Definition 3): the fixed bias ``-s r`` with slope ``s = cfg.alibi_slope``."""
+
+    name, title, article = "alibi", "ALiBi", "Definition 3, Theorem 3"
+    where, relative, defined_everywhere, in_article = "score", True, True, True
+
+    @staticmethod
+    def offset_kernel(r):  # slope 1/2, ALiBi's first slope at H = 8
+        return -0.5 * np.asarray(r, dtype=float)
+
+    def bias(self, params, cfg, q, r):
+        return -cfg.alibi_slope * r  # (n,) or (n, n); Theorem 3 (i): the exponential kernel in time
+
+    def bias_backward(self, dz, params, cfg, q, r):
+        return None, {}  # a fixed bias: no parameter, and the query does not enter it
+
+
+class T5(Scheme):
+    """T5's bucketed bias (Definition 3): one learned scalar ``beta`` per bucket of the offset.
+
+    Buckets follow T5's own definition (:func:`poskernels.encodings.t5_bucket`, causal, 32 buckets,
+    max distance 128).  ``beta`` starts at zero, so a bucket training never reaches keeps exactly zero.
+    With the 32-token window the largest trained offset, 31, shares bucket 21 with offsets 32..34, so
+    those read a trained ``beta``; the buckets training never reaches are 22..31, offsets 35 and on
+    (:func:`poskernels.theory.alibi.t5_bucket_ranges`).
+    """
+
+    name, title, article = "t5", "T5 buckets", "Definition 3"
+    where, relative, defined_everywhere, in_article = "score", True, True, False
+
+    def init(self, cfg, rng):
+        return {"beta": np.zeros(cfg.t5_buckets)}  # (buckets,)
+
+    @staticmethod
+    def _buckets(cfg, r):
+        return _by_value(_t5_buckets, r, cfg.t5_buckets, cfg.t5_max_distance)
+
+    def bias(self, params, cfg, q, r):
+        return np.take(params["beta"], self._buckets(cfg, np.maximum(r, 0)), axis=-1)  # (M, n) or (n, n)
+
+    def bias_backward(self, dz, params, cfg, q, r):
+        M, nb = dz.shape[0], cfg.t5_buckets
+        flat = self._buckets(cfg, np.maximum(r, 0)) + nb * np.arange(M)[:, None]  # (M, n) bucket of model m
+        dbeta = np.bincount(flat.ravel(), weights=dz.sum(axis=1).ravel(), minlength=M * nb)  # sum over queries
+        return None, {"beta": dbeta.reshape(M, nb)}
+
+
+class Shaw(Scheme):
+    """Shaw et al.'s relative keys (Definition 3): ``s_tj += q_t a_min(r, K) / tau``.
+
+    One learned vector per clipped offset, ``A`` of shape ``(K + 1, d)``, from ``N(0, embed_scale**2)``.
+    """
+
+    name, title, article = "shaw", "Shaw relative keys", "Definition 3"
+    where, relative, defined_everywhere, in_article = "score", True, True, False
+
+    def init(self, cfg, rng):
+        return {"A": rng.normal(0.0, cfg.embed_scale, size=(cfg.shaw_clip + 1, cfg.d))}  # (K+1, d)
+
+    @staticmethod
+    def _clip(cfg, r):
+        return _by_value(_shaw_clips, r, cfg.shaw_clip)
+
+    def bias(self, params, cfg, q, r):
+        G = q @ np.swapaxes(params["A"], -1, -2) / cfg.tau  # (..., K+1): the query against every offset vector
+        idx = self._clip(cfg, r)  # (n,) or (n, n)
+        return np.take_along_axis(G, np.broadcast_to(idx, G.shape[:-1] + idx.shape[-1:]), axis=-1)
+
+    def bias_backward(self, dz, params, cfg, q, r):
+        K1 = cfg.shaw_clip + 1
+        idx = self._clip(cfg, r)  # (n,)
+        M, U, _ = dz.shape
+        flat = (np.arange(M * U)[:, None] * K1 + idx[None, :]).ravel()  # (M U n,)
+        dG = np.bincount(flat, weights=dz.ravel(), minlength=M * U * K1).reshape(M, U, K1) / cfg.tau  # (M, U, K+1)
+        return dG @ params["A"], {"A": np.swapaxes(dG, -1, -2) @ q}  # (M, U, d), (M, K+1, d)
+
+
+#: The one registry of position schemes, by name, in the article's order (its tournament's rows, then beyond).
+SCHEMES: dict[str, Scheme] = {s.name: s for s in (NoPosition(), Sinusoidal(), Learned(), Rope(), Alibi(), T5(), Shaw())}
 
 
 def get_scheme(name: str) -> Scheme:

@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field, replace
 
-from ..encodings import DEFAULT_BASE
+from ..encodings import DEFAULT_BASE, SCHEMES  # SCHEMES: the one scheme registry, metadata and hooks
 from ..errors import (
     PosKernelsError,
     check_base,
@@ -23,7 +23,6 @@ from ..errors import (
     check_real,
 )
 from .embedding import EMBEDDINGS
-from .schemes import HEAD_SCHEMES  # the registry lives with the implementations
 
 __all__ = ["PRESETS", "HeadConfig", "TrainConfig", "preset"]
 
@@ -47,7 +46,7 @@ class HeadConfig:
     Attributes
     ----------
     scheme : str
-        Position scheme, a key of :data:`poskernels.model.schemes.HEAD_SCHEMES`.
+        Position scheme, a key of :data:`poskernels.encodings.SCHEMES` (the model's ``HEAD_SCHEMES``).
     d : int
         Width of the head (queries, keys, values, embeddings); the temperature is ``tau = sqrt(d)``.
     vocab : int
@@ -90,7 +89,7 @@ class HeadConfig:
     map_scale: float = 0.25
 
     def __post_init__(self):
-        check_name("scheme", self.scheme, HEAD_SCHEMES)
+        check_name("scheme", self.scheme, SCHEMES)
         check_name("embedding", self.embedding, EMBEDDINGS)
         check_even_dimension(check_int("d", self.d, 2, MAX_HEAD_D, "each d x d map is a float64 NumPy array"))
         for name in ("vocab", "n_classes", "n_train", "t5_buckets", "t5_max_distance", "shaw_clip"):

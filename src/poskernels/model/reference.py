@@ -1,19 +1,28 @@
 """The same head written plainly in PyTorch, with autograd: an independent reference and a baseline.
 
 Nothing here is token-factored or hand-differentiated: the head builds ``h``, ``q``, ``k``, ``v`` per
-position, rotates with explicit cosines and sines, and lets autograd take the gradient.  The tests
+position, rotates with explicit cosines and sines, and lets autograd take the gradient.  Each scheme enters
+through its :class:`Terms` in :data:`REFERENCE_TERMS` (a code, a turn or a bias, written here from the
+article's definitions and the :mod:`poskernels.encodings` functions, never through the head's own hooks), so
+the reference stays an independent oracle of :data:`poskernels.encodings.SCHEMES`.  The tests
 check the NumPy head's logits and hand-written gradients against it; ``benchmarks/bench_torch.py``
 times it.  Requires the optional ``torch`` dependency (extra ``bench``; also in ``test``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..encodings import omega, shaw_clip, sinusoidal_code, t5_bucket
+from ..errors import PosKernelsError
 from .config import HeadConfig
 
 __all__ = [
+    "REFERENCE_TERMS",
+    "Terms",
     "torch_logits",
     "torch_loss_and_grad",
     "torch_params",
@@ -27,6 +36,11 @@ def _torch():
     import torch  # optional dependency, imported when used
 
     return torch
+
+
+def _tensor(values, dtype):
+    """A NumPy array as a constant tensor of ``dtype``."""
+    return _torch().tensor(np.asarray(values), dtype=dtype)
 
 
 def torch_params(params: dict, dtype=None, requires_grad: bool = True) -> dict:
@@ -46,6 +60,70 @@ def torch_table(tp: dict, cfg: HeadConfig):
     return torch.cat([E[:, :S], E[:, :S] + m[:, None, :], E[:, S:]], dim=1)  # unmarked, marked, query
 
 
+def _sinusoidal_code(tp: dict, cfg: HeadConfig, n: int, dtype):
+    return _tensor(sinusoidal_code(np.arange(n), cfg.d, cfg.base), dtype)  # (n, d), Definition 2
+
+
+def _learned_code(tp: dict, cfg: HeadConfig, n: int, dtype):
+    return tp["P"][:, None, :n]  # (M, 1, n, d), Definition 1: rows 0..n-1 of the table
+
+
+def _rope_turn(v, cfg: HeadConfig, positions, dtype):
+    """Definition 4: turn plane ``p`` of ``v`` by ``m theta_p`` at position ``m``, cosine first."""
+    torch = _torch()
+    ang = _tensor(np.asarray(positions)[..., None] * omega(cfg.d, cfg.base), dtype)  # (..., P)
+    cos, sin = torch.cos(ang), torch.sin(ang)
+    v0, v1 = v[..., 0::2], v[..., 1::2]
+    return torch.stack([cos * v0 - sin * v1, sin * v0 + cos * v1], dim=-1).flatten(-2)
+
+
+def _alibi_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
+    return -cfg.alibi_slope * _tensor(r, dtype)  # (n,), Definition 3: -s r
+
+
+def _t5_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
+    buckets = _torch().as_tensor(t5_bucket(-r, cfg.t5_buckets, cfg.t5_max_distance))  # (n,) T5's own buckets
+    return tp["beta"][:, None, buckets]  # (M, 1, n)
+
+
+def _shaw_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
+    a_r = tp["A"][:, _torch().as_tensor(shaw_clip(r, cfg.shaw_clip))]  # (M, n, d): a_min(r, K)
+    return q @ a_r.transpose(1, 2) / cfg.tau  # (M, B, n)
+
+
+@dataclass(frozen=True)
+class Terms:
+    """How one scheme enters the reference head, written plainly for autograd (none of the NumPy head's hooks).
+
+    Attributes
+    ----------
+    code : callable or None
+        ``code(tp, cfg, n, dtype)``: the absolute code added to every embedding, broadcast against ``(M, B, n, d)``.
+    turn : callable or None
+        ``turn(v, cfg, positions, dtype)``: the rotation of a query or key at its positions.
+    bias : callable or None
+        ``bias(tp, cfg, q, r, dtype)``: the term added to the logits at offsets ``r`` (NumPy, ``(n,)``),
+        broadcast against ``(M, B, n)``.
+    """
+
+    code: Callable | None = None
+    turn: Callable | None = None
+    bias: Callable | None = None
+
+
+#: Every scheme's terms in the reference, by the names of :data:`poskernels.encodings.SCHEMES` (a test checks
+#: that both registries name the same schemes).
+REFERENCE_TERMS: dict[str, Terms] = {
+    "nope": Terms(),
+    "sinusoidal": Terms(code=_sinusoidal_code),
+    "learned": Terms(code=_learned_code),
+    "rope": Terms(turn=_rope_turn),
+    "alibi": Terms(bias=_alibi_bias),
+    "t5": Terms(bias=_t5_bias),
+    "shaw": Terms(bias=_shaw_bias),
+}
+
+
 def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens):
     """Logits at the last position of a stack of ``M`` heads, shape ``(M, B, C)``, written position by position.
 
@@ -57,38 +135,28 @@ def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens):
     tokens : array_like of int, shape (M, B, n)
     """
     torch = _torch()
+    if cfg.scheme not in REFERENCE_TERMS:
+        raise PosKernelsError(
+            f"the reference has no terms for scheme {cfg.scheme!r}; it has: {', '.join(REFERENCE_TERMS)}"
+        )
+    terms = REFERENCE_TERMS[cfg.scheme]
     x = torch.as_tensor(np.asarray(tokens), dtype=torch.long)
     M, B, n = x.shape
     T = torch_table(tp, cfg)  # (M, V, d)
     dtype = T.dtype
     H = T[torch.arange(M)[:, None, None], x]  # (M, B, n, d)
-    if cfg.scheme == "sinusoidal":
-        H = H + torch.tensor(sinusoidal_code(np.arange(n), cfg.d, cfg.base), dtype=dtype)
-    if cfg.scheme == "learned":
-        H = H + tp["P"][:, None, :n]
+    if terms.code is not None:
+        H = H + terms.code(tp, cfg, n, dtype)
     d = H.shape[-1]
     q = torch.bmm(H[:, :, -1], tp["W_Q"])  # (M, B, d)
     K = torch.bmm(H.reshape(M, B * n, d), tp["W_K"]).reshape(M, B, n, d)  # one GEMM per model
     V = torch.bmm(H.reshape(M, B * n, d), tp["W_V"]).reshape(M, B, n, d)
-    if cfg.scheme == "rope":  # Definition 4: turn plane p by m theta_p, cosine first
-        ang = torch.tensor(np.arange(n)[:, None] * omega(cfg.d, cfg.base), dtype=dtype)  # (n, P)
-        c, s = torch.cos(ang), torch.sin(ang)
-
-        def rotate(v, cos, sin):
-            v0, v1 = v[..., 0::2], v[..., 1::2]
-            return torch.stack([cos * v0 - sin * v1, sin * v0 + cos * v1], dim=-1).flatten(-2)
-
-        q = rotate(q, c[-1], s[-1])
-        K = rotate(K, c, s)
+    if terms.turn is not None:
+        q = terms.turn(q, cfg, n - 1, dtype)  # the query sits at the last position
+        K = terms.turn(K, cfg, np.arange(n), dtype)
     z = torch.einsum("mbd,mbnd->mbn", q, K) / cfg.tau  # (M, B, n)
-    r = (n - 1) - np.arange(n)  # offsets of the keys
-    if cfg.scheme == "alibi":
-        z = z - cfg.alibi_slope * torch.tensor(r, dtype=dtype)
-    if cfg.scheme == "t5":
-        z = z + tp["beta"][:, None, torch.as_tensor(t5_bucket(-r, cfg.t5_buckets, cfg.t5_max_distance))]
-    if cfg.scheme == "shaw":
-        a_r = tp["A"][:, torch.as_tensor(shaw_clip(r, cfg.shaw_clip))]  # (M, n, d)
-        z = z + q @ a_r.transpose(1, 2) / cfg.tau
+    if terms.bias is not None:
+        z = z + terms.bias(tp, cfg, q, (n - 1) - np.arange(n), dtype)  # offsets r = t - j of the keys
     attn = torch.softmax(z, dim=-1)  # (M, B, n)
     o = torch.einsum("mbn,mbnd->mbd", attn, V)  # (M, B, d)
     return o @ tp["W_O"]  # (M, B, C)
