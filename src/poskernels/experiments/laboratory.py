@@ -17,7 +17,6 @@ import numpy as np
 from ..encodings import SCHEMES
 from ..model.cache import cache_key, cached_json, save_json
 from ..model.config import TrainConfig, preset
-from ..model.schemes import HEAD_SCHEMES
 from ..model.train import TrainedHead, head_path, stacks, train_stack
 from ..pool import available_cpus, run_jobs
 from ..seeds import ARTICLE_COUNT, mean_stderr, seed_block, stat_table
@@ -88,7 +87,7 @@ def read_head(head: TrainedHead) -> dict:
     """
     cfg = head.head
     out = {"accuracy": read_accuracies(head), "final_loss": float(head.losses[-50:].mean())}
-    if HEAD_SCHEMES[cfg.scheme].rotary:
+    if SCHEMES[cfg.scheme].rotary:
         out["rescaled"] = read_rescaled(head)
         out["rebound"] = rb.rebound_summary(head)
     if cfg.scheme == "sinusoidal":

@@ -20,7 +20,6 @@ from ..errors import PosKernelsError, check_name
 from ..extension import extend
 from ..model.config import TrainConfig, preset
 from ..model.head import PLAIN, Reading, accuracy, token_table
-from ..model.schemes import HEAD_SCHEMES
 from ..model.train import TrainedHead
 from ..seeds import seed_block, stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
@@ -46,8 +45,9 @@ __all__ = [
     "tournament_table",
 ]
 
-ARTICLE_SCHEMES = ("nope", "sinusoidal", "learned", "rope", "alibi")
-EXTRA_SCHEMES = ("t5", "shaw")  # beyond the article
+#: The article's tournament, in its order, and the schemes beyond it (:attr:`poskernels.encodings.Scheme.in_article`).
+ARTICLE_SCHEMES = tuple(name for name, s in SCHEMES.items() if s.in_article)
+EXTRA_SCHEMES = tuple(name for name, s in SCHEMES.items() if not s.in_article)
 TEST_LENGTHS = (32, 64, 128, 256)
 RESCALED_LENGTHS = (64, 128, 256)
 TEST_COUNT = 2000
@@ -118,7 +118,7 @@ def rescaled_reading(head: TrainedHead, name: str, n: int) -> Reading:
     [0.25, 0.0791]
     """
     cfg = head.head
-    if not HEAD_SCHEMES[cfg.scheme].rotary:
+    if not SCHEMES[cfg.scheme].rotary:
         raise PosKernelsError(f"only RoPE heads can be re-read through an extension map; got {cfg.scheme!r}")
     kappa = max(1.0, n / cfg.n_train)
     return Reading.from_extension(extend(name, omega(cfg.d, cfg.base), kappa, cfg.n_train))
@@ -179,7 +179,7 @@ def offset_kernel(head: TrainedHead, r) -> np.ndarray:
     [-0.0, -0.5, -20.0]
     """
     cfg = head.head
-    scheme = HEAD_SCHEMES[cfg.scheme]
+    scheme = SCHEMES[cfg.scheme]
     r = np.asarray(r, dtype=float)
     q = token_table(head.params, cfg)[[query_token(N_SYMBOLS)]] @ head.params["W_Q"]  # (1, d)
     bias = scheme.bias(head.params, cfg, q, r.reshape(-1))

@@ -11,6 +11,8 @@ Examples
 
 from __future__ import annotations
 
+from ..experiments.readers import MAP_TITLES  # the one label table: readers and maps
+
 __all__ = ["FIGURE_TITLES", "MAP_TITLES", "census", "clocks", "drift", "filing", "readouts", "ruler", "scores"]
 
 FIGURE_TITLES = {
@@ -18,8 +20,6 @@ FIGURE_TITLES = {
     "B": "B · Past the training window — heads trained at 32 tokens, read longer",
 }
 
-#: Display names of the context-extension maps of :data:`poskernels.extension.MAPS` (Definition 5).
-MAP_TITLES = {"none": "nothing", "pi": "PI", "ntk": "NTK-aware", "yarn": "YaRN"}
 
 
 def _num(x) -> str:

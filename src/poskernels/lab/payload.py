@@ -37,6 +37,7 @@ import numpy as np
 from .. import encodings, page
 from ..atomic import write_json_atomic
 from ..errors import PosKernelsError
+from ..experiments.readers import RESCALINGS, reader_label
 from ..extension import MAPS
 from ..page.clocks import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
 from ..theory import census, kernel
@@ -73,8 +74,8 @@ SLIDER_START = (3, 10)
 RULER_MAX_OFFSET = 4096
 RULER_POINTS = 241
 KAPPAS = (2, 4, 8)  # kappa = n / L for the test lengths 64, 128, 256
-ARTICLE_MAPS = ("pi", "ntk", "yarn")  # Definition 5's maps, in the article's order (MAPS may hold more)
-ARTICLE_SCHEMES = ("nope", "sinusoidal", "learned", "rope", "alibi")  # the tournament's rows in the article
+ARTICLE_MAPS = RESCALINGS  # Definition 5's maps, in the article's order (MAPS may hold more)
+ARTICLE_SCHEMES = tuple(k for k, s in encodings.SCHEMES.items() if s.in_article)  # the article's tournament rows
 
 
 # --------------------------------------------------------------------------- Figure A
@@ -129,7 +130,7 @@ def _ruler(src: Sources) -> dict:
 
 def _drift(src: Sources) -> dict:
     part = trained.drift(src)
-    part["readers"] = [{"key": k, "label": _reader_label(k)} for k in part["readers"]]
+    part["readers"] = [{"key": k, "label": reader_label(k)} for k in part["readers"]]
     part["scores"] = rnd(part["scores"], "score")
     part["window"] = L_TRAIN
     part["x"] = axis(part["positions"], 32, "query position t (key at t − r)")
@@ -146,7 +147,7 @@ def _readers(numbers: dict) -> list[dict]:
     acc = need(numbers, "tournament", "accuracy")
     rescaled = numbers.get("rescaled", {}).get("accuracy", {})
     keys = [k for k in encodings.SCHEMES if k in acc] + [f"rope_{m}" for m in ARTICLE_MAPS if f"rope_{m}" in rescaled]
-    return [{"key": k, "label": _reader_label(k)} for k in keys]
+    return [{"key": k, "label": reader_label(k)} for k in keys]
 
 
 def _scores(src: Sources) -> dict:
@@ -219,17 +220,9 @@ def _census(src: Sources) -> dict:
     return part
 
 
-def _reader_label(key: str) -> str:
-    """``rope_pi`` -> ``RoPE + PI``; a scheme's key -> its title in :data:`poskernels.encodings.SCHEMES`."""
-    if key.startswith("rope_") and key[5:] in MAPS:
-        return f"RoPE + {captions.MAP_TITLES.get(key[5:], key[5:])}"
-    title = encodings.SCHEMES[key].title if key in encodings.SCHEMES else key
-    return title if key in ARTICLE_SCHEMES or key not in encodings.SCHEMES else f"{title} (beyond the article)"
-
-
 def _filing(src: Sources) -> dict:
     part = trained.filing_case(need(src.numbers, "filings", "case"))
-    part["readers"] = [{"key": k, "label": _reader_label(k)} for k in part["readers"]]
+    part["readers"] = [{"key": k, "label": reader_label(k)} for k in part["readers"]]
     part["caption"] = captions.filing(part)
     return part
 

@@ -11,7 +11,8 @@ Computed by :func:`poskernels.experiments.long_context.run_long_context` (cached
 from __future__ import annotations
 
 from ..experiments.long_context import run_long_context
-from .registry import READER_LABELS, Context, Section, cell, format_table
+from ..experiments.readers import reader_label
+from .registry import Context, Section, cell, format_table
 
 __all__ = ["LONG", "markdown"]
 
@@ -22,7 +23,7 @@ def _compute(ctx: Context) -> dict:
 
 def _curve_table(part: dict, axis: str, title: str) -> str:
     xs = part[axis]
-    rows = [[READER_LABELS.get(r, r), *(cell(part["accuracy"][r][x]) for x in xs)] for r in part["accuracy"]]
+    rows = [[reader_label(r), *(cell(part["accuracy"][r][x]) for x in xs)] for r in part["accuracy"]]
     return format_table(["reader", *xs], rows, title=title)
 
 
@@ -50,7 +51,7 @@ def _md_table(part: dict, axis: str, keep) -> list[str]:
     lines = ["| reader | " + " | ".join(f"{int(x):,}" for x in xs) + " |", "|---" * (len(xs) + 1) + "|"]
     for r, row in part["accuracy"].items():
         cells = [cell(row[x]) if row[x] is None else f"{row[x]:.3f} ± {part['stderr'][r][x]:.3f}" for x in xs]
-        lines.append(f"| {READER_LABELS.get(r, r)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {reader_label(r)} | " + " | ".join(cells) + " |")
     return lines
 
 

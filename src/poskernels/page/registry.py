@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..experiments.readers import READER_LABELS  # the one label table, re-exported for the page's modules
 from ..seeds import seed_block
 
 __all__ = [
@@ -122,21 +123,6 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence], title: str | 
     for k, row in enumerate(cells):
         lines.append(line(row, [numeric[i][k] for i in range(len(headers))]))
     return "\n".join(lines)
-
-
-#: How the tables name each reader: the schemes of the head, and RoPE re-read with a map.
-READER_LABELS = {
-    "nope": "no position",
-    "sinusoidal": "sinusoidal, added",
-    "learned": "learned table, added",
-    "rope": "RoPE",
-    "alibi": "ALiBi",
-    "t5": "T5 buckets (beyond)",
-    "shaw": "Shaw relative keys (beyond)",
-    "rope_pi": "RoPE + PI",
-    "rope_ntk": "RoPE + NTK-aware",
-    "rope_yarn": "RoPE + YaRN",
-}
 
 
 def differs(ours, article, count: int) -> bool:
