@@ -30,6 +30,7 @@ import copy
 import numpy as np
 
 from ..experiments.laboratory import run_laboratory
+from ..experiments.readers import MAP_TITLES
 from ..experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, RESCALED_LENGTHS, TEST_COUNT, TEST_LENGTHS
 from ..seeds import mean_stderr
 from ..theory.census import (
@@ -166,7 +167,7 @@ def _thm5_render(data: dict) -> str:
             zip(data["wavelengths"], data["turns"], data["pi_factors"], data["ntk_factors"], data["yarn_factors"])
         )
     ]
-    head = ["plane", "wavelength", "turns in 0..L-1", "full turn", "PI", "NTK-aware", "YaRN"]
+    head = ["plane", "wavelength", "turns in 0..L-1", "full turn", *(MAP_TITLES[m] for m in ("pi", "ntk", "yarn"))]
     title = f"wavelength census, d = {data['d']}, L = {data['L']}; factors on theta_j at kappa = {data['kappa']:g}"
     census = format_table(head, rows, title=title)
     chen_rows = [
