@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encodings import DEFAULT_BASE, R_omega, omega  # noqa: F401  (omega: the Examples; DEFAULT_BASE: as before)
+from ..encodings import DEFAULT_BASE, R_omega, omega, rotate  # noqa: F401  (omega: the Examples; DEFAULT_BASE: as before)
 from ..errors import PosKernelsError, check_array, check_budget, check_even_dimension, check_int
 from .conditioning import (  # noqa: F401  (EXACT_BUDGET, SVD_BUDGET: importable from here as before)
     EXACT_BUDGET,
@@ -80,11 +80,8 @@ def clock_code(m, w) -> np.ndarray:
     w = check_array("w", w, ndim=1)
     m = check_array("positions m", m)
     check_budget(f"the clock code at {m.size} positions and {w.size} planes", m.size * 2 * w.size)
-    ang = m[..., None] * w  # (..., d/2)
-    out = np.empty(ang.shape[:-1] + (2 * w.size,))  # (..., d)
-    out[..., 0::2] = np.cos(ang)
-    out[..., 1::2] = np.sin(ang)
-    return out
+    origin = np.tile([1.0, 0.0], w.size)  # (d,) the code at 0: every plane at angle zero
+    return rotate(origin, m[..., None] * w)  # (..., d): Proposition 2 (i), p(m) = R_w(m) p(0)
 
 
 # --------------------------------------------------------------------------- Theorem 2 (c) and Pi
