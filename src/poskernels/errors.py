@@ -292,10 +292,10 @@ def check_frequencies(name: str, value) -> np.ndarray:
 
     >>> check_frequencies("theta", [1.0, 0.1]).tolist()
     [1.0, 0.1]
-    >>> check_frequencies("theta", [1.0, 0.0])
+    >>> check_frequencies("theta", [1.0, 0.0])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: theta must be a non-empty 1-d array of finite positive frequencies; got array([1., 0.])
+    poskernels.errors.PosKernelsError: theta must be ... finite positive frequencies; got array([1., 0.])
     """
     w = check_array(name, value)
     if w.ndim != 1 or w.size == 0 or np.any(w <= 0):
