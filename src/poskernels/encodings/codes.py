@@ -8,6 +8,8 @@ pairs ``(2j, 2j+1)``, cosine first.  Hugging Face transformers pairs coordinate 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import (
@@ -106,7 +108,7 @@ def rotate(x, angles) -> np.ndarray:
 
     In complex form plane ``p`` is ``x_{2p} + i x_{2p+1}`` and is multiplied by ``e^{i angle_p}``; the planes past
     the ``P`` angles are left as they are (partial rotary embeddings).  Every code, rotation and RoPE reading of
-    the library turns vectors through this function; it checks nothing (its callers do).
+    the library turns vectors through this function.
 
     Parameters
     ----------
@@ -124,6 +126,7 @@ def rotate(x, angles) -> np.ndarray:
     >>> rotate(np.array([1.0, 0.0, 2.0, 0.0]), np.array([np.pi / 2, np.pi])).round(12).tolist()
     [0.0, 1.0, -2.0, 0.0]
     """
+    x, angles = _rotation_inputs(x, angles)
     P = angles.shape[-1]
     c, s = np.cos(angles), np.sin(angles)  # (..., P) each
     x0, x1 = x[..., 0 : 2 * P : 2], x[..., 1 : 2 * P : 2]  # (..., P) each: plane p is (x[2p], x[2p+1])
@@ -193,6 +196,24 @@ def generator(w: np.ndarray) -> np.ndarray:
     for j, wj in enumerate(w):
         out[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = wj * J
     return out
+
+
+def _rotation_inputs(x, angles) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`rotate`'s arguments checked: ``x (..., d)`` with ``d`` even, ``angles (..., P)``, ``P <= d/2``."""
+    x, angles = check_array("x", x), check_array("angles", angles)
+    if x.ndim < 1 or angles.ndim < 1:
+        raise PosKernelsError(f"x and angles must have shapes (..., d) and (..., P); got {x.shape} and {angles.shape}")
+    d = check_even_dimension(x.shape[-1], "the last axis of x")
+    if angles.shape[-1] > d // 2:
+        raise PosKernelsError(f"angles must hold at most d/2 = {d // 2} planes; got {angles.shape[-1]}")
+    try:
+        lead = np.broadcast_shapes(x.shape[:-1], angles.shape[:-1])
+    except ValueError:
+        raise PosKernelsError(
+            f"the leading axes of x and angles must broadcast; got shapes {x.shape} and {angles.shape}"
+        ) from None
+    check_budget(f"rotate to shape {lead + (d,)}", math.prod(lead) * d)
+    return x, angles
 
 
 def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = None) -> np.ndarray:
