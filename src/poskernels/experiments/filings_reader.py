@@ -42,7 +42,8 @@ from ..extension import extend
 from ..model.config import HeadConfig
 from ..model.cut import content_width as stream_content_width
 from ..model.head import Reading, query_forward, token_table
-from ..model.score import embed, score
+from ..model.schemes import HEAD_SCHEMES, default_positions
+from ..model.score import score
 from ..tasks.filings.tokens import QUERY
 from .readers import pick
 
@@ -161,9 +162,12 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, m
             raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
         return _read_recursive(params, cfg, ids, RECURSIVE_DECAY[cfg.scheme](cfg))
     n = ids.size
-    pos = np.arange(n + 1, dtype=float)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
-    H = embed(params, cfg, ids, pos[:n])  # (n, d) the filing's tokens
-    Hq = np.broadcast_to(embed(params, cfg, [QUERY], pos[1:]), (n, cfg.d))  # (n, d) one query token per question
+    pos = default_positions(n + 1)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
+    code = HEAD_SCHEMES[cfg.scheme].code(params, cfg, pos)  # (n + 1, d) or None, computed once for both
+    E = token_table(params, cfg)  # (V, d)
+    H, Hq = E[ids], np.broadcast_to(E[QUERY], (n, cfg.d))  # (n, d) each: the filing's tokens, one query per question
+    if code is not None:
+        H, Hq = H + code[:n], Hq + code[1:]
     Q, K, V = Hq @ params["W_Q"], H @ params["W_K"], H @ params["W_V"]  # (n, d) each
     Ks, Vs = Hq @ params["W_K"], Hq @ params["W_V"]  # (n, d) each: the query token's own key and value
     Z = score(params, cfg, Q, pos[1:], K, pos[:n], reading)  # (n, n): query t + 1 against key j

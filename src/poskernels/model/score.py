@@ -40,7 +40,7 @@ from ..encodings import rotate
 from .config import HeadConfig
 from .embedding import token_table
 from .reading import PLAIN, Reading, _theta
-from .schemes import HEAD_SCHEMES
+from .schemes import HEAD_SCHEMES, HeadScheme
 
 __all__ = ["embed", "frequencies", "score", "turn"]
 
@@ -115,14 +115,16 @@ def score(
         shape = q_pos.shape + np.broadcast_shapes(np.shape(q)[-1:], np.shape(k)[-1:])
         q, k = np.broadcast_to(q, shape), np.broadcast_to(k, shape)  # (R, d) each
     scale = 1.0 / cfg.tau
-    qt, kt = q, k
     if theta is not None:
         scale *= reading.logit_scale
-        qt, kt = turn(q, q_pos, theta), turn(k, k_pos, theta)  # (..., Nq, d), (..., Nk, d)
-    if pairwise:
-        z = np.einsum("rd,rd->r", qt, kt) * scale  # (R,)
+    if pairwise:  # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>, one turn per pair (none at j = t)
+        kt = k if theta is None else rotate(k, (k_pos - q_pos)[:, None] * theta)  # (R, d)
+        z = np.einsum("rd,rd->r", q, kt) * scale  # (R,)
         bias = scheme.bias(params, cfg, q, (q_pos - k_pos)[:, None])  # (R, 1): pair i's query at its offset
         return z if bias is None else z + bias[..., 0]
+    qt, kt = (q, k) if theta is None else (turn(q, q_pos, theta), turn(k, k_pos, theta))  # (..., Nq | Nk, d)
     z = (qt * scale) @ np.swapaxes(kt, -1, -2)  # (..., Nq, Nk) content scores
-    bias = scheme.bias(params, cfg, q, q_pos[:, None] - k_pos[None, :])  # (..., Nq, Nk) or (Nq, Nk) or None
+    if type(scheme).bias is HeadScheme.bias:  # no bias: skip the (Nq, Nk) offsets (a fresh array costs page faults)
+        return z
+    bias = scheme.bias(params, cfg, q, q_pos[:, None] - k_pos[None, :])  # (..., Nq, Nk) or (Nq, Nk)
     return z if bias is None else z + bias
