@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_BASE",
     "R_omega",
     "apply_rope",
+    "clock_code",
     "from_half_split",
     "generator",
     "omega",
@@ -93,13 +94,43 @@ def sinusoidal_code(m, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     """
     m = check_array("positions m", m)  # NaN or infinite positions would give NaN codes, silently
     check_budget(f"sinusoidal_code at {m.size} positions and d = {d}", m.size * check_even_dimension(d))
-    return rotate(_origin(d), m[..., None] * omega(d, b))  # (..., d): Proposition 2 (i), p(m) = R_omega(m) p(0)
+    return _code(m[..., None] * omega(d, b))  # (..., d)
 
 
-def _origin(d: int) -> np.ndarray:
-    """The code at position 0, ``p(0) = (1, 0, 1, 0, ...)``: every plane at angle zero, shape (d,)."""
-    out = np.zeros(d)
-    out[0::2] = 1.0
+def clock_code(m, w) -> np.ndarray:
+    """The code ``(cos m w_0, sin m w_0, ...)`` at arbitrary frequencies ``w`` (Definition 2 with any clocks).
+
+    :func:`sinusoidal_code` is this code at ``w = omega(d, b)``.
+
+    Parameters
+    ----------
+    m : array_like, shape (...,)
+    w : array_like, shape (d/2,)
+
+    Returns
+    -------
+    ndarray, shape (..., d)
+
+    Examples
+    --------
+    >>> clock_code(1, [np.pi / 2]).round(12).tolist()
+    [0.0, 1.0]
+    """
+    w = check_array("w", w, ndim=1)
+    m = check_array("positions m", m)
+    check_budget(f"the clock code at {m.size} positions and {w.size} planes", m.size * 2 * w.size)
+    return _code(m[..., None] * w)  # (..., d)
+
+
+def _code(angles: np.ndarray) -> np.ndarray:
+    """``(cos a_0, sin a_0, cos a_1, sin a_1, ...)`` for angles ``(..., P)``: the code, shape ``(..., 2P)``.
+
+    It is the code at 0, ``(1, 0, 1, 0, ...)``, turned by the angles (Proposition 2 (i): ``p(m) = R(m w) p(0)``),
+    written out: turning ``(1, 0)`` by ``a`` is ``(cos a, sin a)``.
+    """
+    out = np.empty(angles.shape[:-1] + (2 * angles.shape[-1],))  # (..., 2P)
+    out[..., 0::2] = np.cos(angles)
+    out[..., 1::2] = np.sin(angles)
     return out
 
 
@@ -126,7 +157,11 @@ def rotate(x, angles) -> np.ndarray:
     >>> rotate(np.array([1.0, 0.0, 2.0, 0.0]), np.array([np.pi / 2, np.pi])).round(12).tolist()
     [0.0, 1.0, -2.0, 0.0]
     """
-    x, angles = _rotation_inputs(x, angles)
+    return _rotate(*_rotation_inputs(x, angles))
+
+
+def _rotate(x: np.ndarray, angles: np.ndarray) -> np.ndarray:
+    """:func:`rotate` on arguments already checked (the codes and :func:`apply_rope` check their own)."""
     P = angles.shape[-1]
     c, s = np.cos(angles), np.sin(angles)  # (..., P) each
     x0, x1 = x[..., 0 : 2 * P : 2], x[..., 1 : 2 * P : 2]  # (..., P) each: plane p is (x[2p], x[2p+1])
@@ -255,7 +290,7 @@ def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = Non
 
         return apply_rope_torch(x, positions, theta, rotated_planes)
     x, pos, theta, planes = _rope_inputs(x, positions, theta, rotated_planes)
-    return rotate(x, pos[:, None] * theta[:planes])  # (..., n, d): position m turns plane p by m theta_p
+    return _rotate(x, pos[:, None] * theta[:planes])  # (..., n, d): position m turns plane p by m theta_p
 
 
 def _rope_inputs(x, positions, theta, rotated_planes) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
