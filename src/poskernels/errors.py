@@ -21,6 +21,7 @@ __all__ = [
     "check_bool",
     "check_budget",
     "check_even_dimension",
+    "check_frequencies",
     "check_int",
     "check_kappa",
     "check_length",
@@ -284,6 +285,22 @@ def check_array(
             raise PosKernelsError(f"{name} must be whole numbers below 2**53 in size; got {_show(value)}")
         return out.astype(np.int64)
     return out
+
+
+def check_frequencies(name: str, value) -> np.ndarray:
+    """Return per-plane frequencies as a non-empty 1-d float64 array of finite positive numbers, else raise.
+
+    >>> check_frequencies("theta", [1.0, 0.1]).tolist()
+    [1.0, 0.1]
+    >>> check_frequencies("theta", [1.0, 0.0])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: theta must be ... finite positive frequencies; got array([1., 0.])
+    """
+    w = check_array(name, value)
+    if w.ndim != 1 or w.size == 0 or np.any(w <= 0):
+        raise PosKernelsError(f"{name} must be a non-empty 1-d array of finite positive frequencies; got {_show(w)}")
+    return w
 
 
 def check_budget(what: str, elements, limit: int = MAX_ELEMENTS) -> int:

@@ -8,6 +8,8 @@ pairs ``(2j, 2j+1)``, cosine first.  Hugging Face transformers pairs coordinate 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import (
@@ -16,6 +18,8 @@ from ..errors import (
     check_base,
     check_budget,
     check_even_dimension,
+    check_frequencies,
+    check_int,
     check_real,
 )
 
@@ -23,9 +27,11 @@ __all__ = [
     "DEFAULT_BASE",
     "R_omega",
     "apply_rope",
+    "clock_code",
     "from_half_split",
     "generator",
     "omega",
+    "rotate",
     "rotation",
     "sinusoidal_code",
     "to_half_split",
@@ -88,11 +94,81 @@ def sinusoidal_code(m, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     """
     m = check_array("positions m", m)  # NaN or infinite positions would give NaN codes, silently
     check_budget(f"sinusoidal_code at {m.size} positions and d = {d}", m.size * check_even_dimension(d))
-    w = omega(d, b)  # (d/2,)
-    angles = m[..., None] * w  # (..., d/2)
-    out = np.empty(angles.shape[:-1] + (d,))  # (..., d)
+    return _code(m[..., None] * omega(d, b))  # (..., d)
+
+
+def clock_code(m, w) -> np.ndarray:
+    """The code ``(cos m w_0, sin m w_0, ...)`` at arbitrary frequencies ``w`` (Definition 2 with any clocks).
+
+    :func:`sinusoidal_code` is this code at ``w = omega(d, b)``.
+
+    Parameters
+    ----------
+    m : array_like, shape (...,)
+    w : array_like, shape (d/2,)
+
+    Returns
+    -------
+    ndarray, shape (..., d)
+
+    Examples
+    --------
+    >>> clock_code(1, [np.pi / 2]).round(12).tolist()
+    [0.0, 1.0]
+    """
+    w = check_array("w", w, ndim=1)
+    m = check_array("positions m", m)
+    check_budget(f"the clock code at {m.size} positions and {w.size} planes", m.size * 2 * w.size)
+    return _code(m[..., None] * w)  # (..., d)
+
+
+def _code(angles: np.ndarray) -> np.ndarray:
+    """``(cos a_0, sin a_0, cos a_1, sin a_1, ...)`` for angles ``(..., P)``: the code, shape ``(..., 2P)``.
+
+    It is the code at 0, ``(1, 0, 1, 0, ...)``, turned by the angles (Proposition 2 (i): ``p(m) = R(m w) p(0)``),
+    written out: turning ``(1, 0)`` by ``a`` is ``(cos a, sin a)``.
+    """
+    out = np.empty(angles.shape[:-1] + (2 * angles.shape[-1],))  # (..., 2P)
     out[..., 0::2] = np.cos(angles)
     out[..., 1::2] = np.sin(angles)
+    return out
+
+
+def rotate(x, angles) -> np.ndarray:
+    """Turn plane ``p`` of ``x`` by ``angles[..., p]``: the one rotation of the library (Definitions 2 and 4).
+
+    In complex form plane ``p`` is ``x_{2p} + i x_{2p+1}`` and is multiplied by ``e^{i angle_p}``; the planes past
+    the ``P`` angles are left as they are (partial rotary embeddings).  Every code, rotation and RoPE reading of
+    the library turns vectors through this function.
+
+    Parameters
+    ----------
+    x : ndarray, shape (..., d)
+        Vectors, planes as consecutive pairs, cosine first.
+    angles : ndarray, shape (..., P)
+        ``P <= d/2`` angles, broadcasting with ``x``'s leading axes.
+
+    Returns
+    -------
+    ndarray, shape (broadcast of the leading axes, d)
+
+    Examples
+    --------
+    >>> rotate(np.array([1.0, 0.0, 2.0, 0.0]), np.array([np.pi / 2, np.pi])).round(12).tolist()
+    [0.0, 1.0, -2.0, 0.0]
+    """
+    return _rotate(*_rotation_inputs(x, angles))
+
+
+def _rotate(x: np.ndarray, angles: np.ndarray) -> np.ndarray:
+    """:func:`rotate` on arguments already checked (the codes and :func:`apply_rope` check their own)."""
+    P = angles.shape[-1]
+    c, s = np.cos(angles), np.sin(angles)  # (..., P) each
+    x0, x1 = x[..., 0 : 2 * P : 2], x[..., 1 : 2 * P : 2]  # (..., P) each: plane p is (x[2p], x[2p+1])
+    out = np.empty(np.broadcast_shapes(x.shape[:-1], c.shape[:-1]) + x.shape[-1:], dtype=np.result_type(x, c))
+    out[..., 2 * P :] = x[..., 2 * P :]  # the planes past P, unturned
+    out[..., 0 : 2 * P : 2] = c * x0 - s * x1
+    out[..., 1 : 2 * P : 2] = s * x0 + c * x1
     return out
 
 
@@ -157,6 +233,24 @@ def generator(w: np.ndarray) -> np.ndarray:
     return out
 
 
+def _rotation_inputs(x, angles) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`rotate`'s arguments checked: ``x (..., d)`` with ``d`` even, ``angles (..., P)``, ``P <= d/2``."""
+    x, angles = check_array("x", x), check_array("angles", angles)
+    if x.ndim < 1 or angles.ndim < 1:
+        raise PosKernelsError(f"x and angles must have shapes (..., d) and (..., P); got {x.shape} and {angles.shape}")
+    d = check_even_dimension(x.shape[-1], "the last axis of x")
+    if angles.shape[-1] > d // 2:
+        raise PosKernelsError(f"angles must hold at most d/2 = {d // 2} planes; got {angles.shape[-1]}")
+    try:
+        lead = np.broadcast_shapes(x.shape[:-1], angles.shape[:-1])
+    except ValueError:
+        raise PosKernelsError(
+            f"the leading axes of x and angles must broadcast; got shapes {x.shape} and {angles.shape}"
+        ) from None
+    check_budget(f"rotate to shape {lead + (d,)}", math.prod(lead) * d)
+    return x, angles
+
+
 def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = None) -> np.ndarray:
     """Rotate queries or keys by their positions (Definition 4): ``x_m -> R_theta(m) x_m``.
 
@@ -195,31 +289,24 @@ def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = Non
         from ..torch_rope import apply_rope as apply_rope_torch
 
         return apply_rope_torch(x, positions, theta, rotated_planes)
+    x, pos, theta, planes = _rope_inputs(x, positions, theta, rotated_planes)
+    return _rotate(x, pos[:, None] * theta[:planes])  # (..., n, d): position m turns plane p by m theta_p
+
+
+def _rope_inputs(x, positions, theta, rotated_planes) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """:func:`apply_rope`'s arguments checked: ``x (..., n, d)``, positions ``(n,)``, frequencies, planes turned."""
     x = check_array("x", x)
-    theta = check_array("theta", theta)
+    theta = check_frequencies("theta", theta)
     if x.ndim < 2:
         raise PosKernelsError(f"x must have shape (..., n, d); got shape {x.shape}")
-    if theta.ndim != 1 or theta.size == 0 or not np.all(np.isfinite(theta)) or np.any(theta <= 0):
-        raise PosKernelsError(f"theta must be a non-empty 1-d array of finite positive frequencies; got {theta!r}")
     d = check_even_dimension(x.shape[-1], "the last axis of x")
-    is_int = isinstance(rotated_planes, int | np.integer) and not isinstance(rotated_planes, bool)
-    planes = theta.size if rotated_planes is None else int(rotated_planes) if is_int else -1  # -1: not whole, raise
-    if not 0 <= planes <= min(theta.size, d // 2):
-        raise PosKernelsError(
-            f"rotated_planes must be a whole number in [0, {min(theta.size, d // 2)}] for d = {d} and "
-            f"{theta.size} frequencies; got {rotated_planes!r}"
-        )
+    top = min(theta.size, d // 2)
+    planes = top if rotated_planes is None and theta.size <= d // 2 else rotated_planes
+    planes = check_int("rotated_planes", planes, 0, top, f"for d = {d} and {theta.size} frequencies")
     pos = check_array("positions", positions)
     if pos.shape != (x.shape[-2],):
         raise PosKernelsError(f"positions must have shape ({x.shape[-2]},) to match x; got {pos.shape}")
-    ang = pos[:, None] * theta[None, :planes]  # (n, P)
-    c, s = np.cos(ang), np.sin(ang)  # (n, P)
-    out = x.copy()
-    x0 = x[..., 0 : 2 * planes : 2]  # (..., n, P)
-    x1 = x[..., 1 : 2 * planes : 2]  # (..., n, P)
-    out[..., 0 : 2 * planes : 2] = c * x0 - s * x1
-    out[..., 1 : 2 * planes : 2] = s * x0 + c * x1
-    return out
+    return x, pos, theta, planes
 
 
 def to_half_split(x) -> np.ndarray:

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..encodings import SCHEMES, omega
+from ..encodings import SCHEMES
 from ..model.config import preset
 from ..model.head import PLAIN, token_table
 from ..model.schemes import HEAD_SCHEMES
+from ..model.score import score
 from ..model.train import TrainedHead, load_head
 from ..tasks.cue import N_SYMBOLS, query_token, token_id
 from .readers import READERS
@@ -54,9 +55,9 @@ def cached_heads(cache_dir, seed: int, schemes) -> dict[str, TrainedHead] | None
 def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     """The pre-softmax score of the query token at positions ``t`` against the mean marked key at ``j``.
 
-    The head's own score (:func:`poskernels.model.head.query_forward` computes the same ``z``):
-    ``z = <q_t, k_j> / tau + bias(t - j)``, with ``h = E[x] + p(position)`` for an additive code and the
-    rotation by ``j - t`` for RoPE (Proposition 3 (i)), read through ``reading`` (a rescaled RoPE).  The key is
+    The head's one score (:func:`poskernels.model.score.score`, which training factors):
+    ``z = <R(t) q_t, R(j) k_j> / tau + bias(t - j)``, with ``h = E[x] + p(position)`` for an additive code and
+    the rotation for RoPE, read through ``reading`` (a rescaled RoPE).  The key is
     the mean of the eight marked symbols' keys: the score is linear in the key, so this is the mean of their
     scores, as :mod:`poskernels.experiments.rebound` reads it.
 
@@ -90,18 +91,7 @@ def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     if scheme.code(p, cfg, np.zeros(1)) is not None:
         hq = hq + scheme.code(p, cfg, t)
         hk = hk + scheme.code(p, cfg, j)
-    q, k = hq @ p["W_Q"], hk @ p["W_K"]  # (R, d) each
-    if scheme.rotary:
-        theta = omega(cfg.d, cfg.base) if reading.inv_freq is None else np.asarray(reading.inv_freq)  # (d/2,)
-        e = np.exp(1j * (j - t)[:, None] * theta)  # (R, d/2): Proposition 3 (i), the key turned by j - t
-        z = (q.view(np.complex128).conj() * k.view(np.complex128) * e).real.sum(-1) * reading.logit_scale  # (R,)
-    else:
-        z = (q * k).sum(-1)  # (R,)
-    z = z / cfg.tau
-    bias = scheme.bias(p, cfg, q, t - j)  # (R,) or (R, R) (a query-dependent bias: row i is query i)
-    if bias is not None:
-        bias = np.asarray(bias)
-        z = z + (np.diagonal(bias) if bias.ndim == 2 else bias)
+    z = score(p, cfg, hq @ p["W_Q"], t, hk @ p["W_K"], j, reading, pairwise=True)  # (R,) the head's one score
     out[ok] = z
     return out
 

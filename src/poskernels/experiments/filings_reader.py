@@ -8,8 +8,9 @@ of the positions ``1 .. n`` at once, and lets query ``t + 1`` attend to the keys
 
     z_{t j} = <R(t+1) q_{t+1}, R(j) k_j> / tau + bias(t + 1 - j),  j <= t,     z_{t,self} = <q, k_QUERY> / tau + bias(0)
 
-an ``(n, n + 1)`` score matrix instead of ``n`` forward passes; the tests check it equals the loop at every
-position for every scheme and every reading.
+an ``(n, n + 1)`` score matrix instead of ``n`` forward passes, every score the head's one definition
+(:func:`poskernels.model.score.score`); the tests check it equals the loop at every position for every scheme
+and every reading.
 
 Readers: the four trained schemes, and the RoPE heads re-read through the context-extension maps with
 ``kappa = max(1, (n + 1) / L)`` for a filing of ``n`` tokens (``n + 1`` with the query: the longest sequence the
@@ -41,7 +42,8 @@ from ..extension import extend
 from ..model.config import HeadConfig
 from ..model.cut import content_width as stream_content_width
 from ..model.head import Reading, query_forward, token_table
-from ..model.schemes import HEAD_SCHEMES
+from ..model.schemes import HEAD_SCHEMES, default_positions
+from ..model.score import score
 from ..tasks.filings.tokens import QUERY
 from .readers import pick
 
@@ -111,25 +113,12 @@ def _check_ids(cfg: HeadConfig, ids) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-def _offsets_and_mask(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Offsets ``r[t, j] = (t + 1) - j`` from question ``t``'s query to key ``j``, and the causal mask (0 or -inf)."""
-    t = np.arange(n, dtype=float)
-    r = t[:, None] + 1.0 - t[None, :]  # (n, n)
-    mask = np.where(r >= 1.0, 0.0, -np.inf)  # (n, n): question t sees keys j <= t
-    r.setflags(write=False)
+def _causal_mask(n: int) -> np.ndarray:
+    """0 where question ``t``'s query (at ``t + 1``) sees key ``j <= t``, else -inf; shape (n, n), read-only."""
+    t = np.arange(n)
+    mask = np.where(t[:, None] >= t[None, :], 0.0, -np.inf)  # (n, n)
     mask.setflags(write=False)
-    return r, mask
-
-
-def _turn(X: np.ndarray, positions: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """Rotate each row of ``X`` (shape (n, d)) by its position: plane p by ``m theta_p`` (Definition 4)."""
-    phi = positions[:, None] * theta  # (n, P)
-    c, s = np.cos(phi), np.sin(phi)  # (n, P) each
-    x0, x1 = X[:, 0::2], X[:, 1::2]  # (n, P) each: plane p is (x[2p], x[2p+1]), cosine first
-    out = np.empty_like(X)  # (n, d)
-    out[:, 0::2] = x0 * c - x1 * s
-    out[:, 1::2] = x0 * s + x1 * c
-    return out
+    return mask
 
 
 def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, method: str = "auto") -> np.ndarray:
@@ -164,7 +153,6 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, m
     ids = _check_ids(cfg, ids)
     if method not in ("auto", "matrix", "recursive"):
         raise PosKernelsError(f"unknown method {method!r}; accepted: auto, matrix, recursive")
-    scheme = HEAD_SCHEMES[cfg.scheme]
     if method == "recursive" and cfg.scheme not in RECURSIVE_DECAY:
         raise PosKernelsError(
             f"the recursive reader needs a scheme of {sorted(RECURSIVE_DECAY)}; got {cfg.scheme!r} (use 'matrix')"
@@ -174,31 +162,17 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, m
             raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
         return _read_recursive(params, cfg, ids, RECURSIVE_DECAY[cfg.scheme](cfg))
     n = ids.size
-    E, W_Q, W_K, W_V = token_table(params, cfg), params["W_Q"], params["W_K"], params["W_V"]  # E: (V, d)
-    pos = np.arange(n + 1, dtype=float)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
-    code = scheme.code(params, cfg, pos)  # (n + 1, d) or None
-    H = E[ids]  # (n, d) the filing's tokens
-    Hq = np.broadcast_to(E[QUERY], (n, cfg.d))  # (n, d) one query token per question
+    pos = default_positions(n + 1)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
+    code = HEAD_SCHEMES[cfg.scheme].code(params, cfg, pos)  # (n + 1, d) or None, computed once for both
+    E = token_table(params, cfg)  # (V, d)
+    H, Hq = E[ids], np.broadcast_to(E[QUERY], (n, cfg.d))  # (n, d) each: the filing's tokens, one query per question
     if code is not None:
         H, Hq = H + code[:n], Hq + code[1:]
-    Q, K, V = Hq @ W_Q, H @ W_K, H @ W_V  # (n, d) each
-    Ks, Vs = Hq @ W_K, Hq @ W_V  # (n, d) each: the query token's own key and value
-    scale = 1.0 / cfg.tau
-    Qs = Q
-    if scheme.rotary:
-        theta = omega(cfg.d, cfg.base) if reading.inv_freq is None else np.asarray(reading.inv_freq, dtype=float)
-        scale *= reading.logit_scale
-        Qs, K = _turn(Q, pos[1:], theta), _turn(K, pos[:n], theta)  # query t + 1 and key j turned by position
-    elif not reading.is_plain:
-        raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
-    r, mask = _offsets_and_mask(n)
-    Z = (Qs * scale) @ K.T  # (n, n) content scores <q_{t+1}, k_j> / tau
-    Z += mask
-    z_self = np.einsum("td,td->t", Q, Ks) * scale  # (n,) the query against its own key: same position, no turn
-    bias = scheme.bias(params, cfg, Q, r)  # (n, n) or None: bias(t + 1 - j)
-    if bias is not None:
-        Z += bias
-        z_self = z_self + scheme.bias(params, cfg, Q, np.zeros((n, 1)))[:, 0]  # (n,) bias at offset 0
+    Q, K, V = Hq @ params["W_Q"], H @ params["W_K"], H @ params["W_V"]  # (n, d) each
+    Ks, Vs = Hq @ params["W_K"], Hq @ params["W_V"]  # (n, d) each: the query token's own key and value
+    Z = score(params, cfg, Q, pos[1:], K, pos[:n], reading)  # (n, n): query t + 1 against key j
+    Z += _causal_mask(n)
+    z_self = score(params, cfg, Q, pos[1:], Ks, pos[1:], reading, pairwise=True)  # (n,) the query's own key
     m = np.maximum(Z.max(axis=1), z_self)  # (n,)
     Z -= m[:, None]
     np.exp(Z, out=Z)  # (n, n) unnormalized weights, 0 above the diagonal
@@ -212,7 +186,7 @@ def _read_recursive(params: dict, cfg: HeadConfig, ids: np.ndarray, rho: float) 
     """The one-pass reader as a recursive filter (see :func:`read_filing`'s Notes), shape (n, C)."""
     E = token_table(params, cfg)  # (V, d)
     q = E[QUERY] @ params["W_Q"]  # (d,) the query vector, the same at every position
-    c = (E @ params["W_K"]) @ q / cfg.tau  # (V,) content score of each token
+    c = score(params, cfg, q[None], [0.0], E @ params["W_K"], np.zeros(len(E)))[0]  # (V,) each token's key at offset 0
     w = np.exp(c - c.max())  # (V,) content kernel, shifted so the largest is 1
     EV = E @ params["W_V"]  # (V, d) value of each token
     x = w[ids][:, None] * EV[ids]  # (n, d) weighted values

@@ -4,17 +4,19 @@ By Proposition 3 (iii), the score a trained RoPE head gives a key ``k`` at offse
 query ``q`` is the trigonometric polynomial ``s(Delta) = sum_j rho_j cos(Delta theta_j + phi_j)`` read
 at ``Delta = -r`` (a causal head looks back), divided by ``tau``.  Training pins it on offsets
 ``0..L-1`` only.  We read it for the query token against the mean key of the marked tokens (the
-score is linear in ``k``, so this is the mean of the eight marked symbols' curves).
+score is linear in ``k``, so this is the mean of the eight marked symbols' curves).  It is the head's one score
+(:func:`poskernels.model.score.score`) written as a polynomial in the offset, which locates troughs and peaks and
+names each plane's amplitude; ``tests/test_score.py`` checks the two agree.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..encodings import omega
 from ..errors import PosKernelsError
-from ..model.head import Reading, token_table
+from ..model.head import PLAIN, Reading, token_table
 from ..model.schemes import HEAD_SCHEMES
+from ..model.score import frequencies
 from ..model.train import TrainedHead
 from ..tasks.cue import N_SYMBOLS, query_token, token_id
 from ..theory.rope import TrigPolynomial, rope_offset_score
@@ -51,8 +53,7 @@ def marked_key_polynomial(head: TrainedHead, query=None, keys=None, reading: Rea
     T = token_table(p, cfg)  # (V, d) the embedding of every token
     q = T[query] @ p["W_Q"]  # (d,)
     k = (T[keys] @ p["W_K"]).mean(axis=0)  # (d,) mean marked key
-    theta = omega(cfg.d, cfg.base) if reading is None or reading.inv_freq is None else reading.inv_freq
-    return rope_offset_score(q, k, theta)
+    return rope_offset_score(q, k, frequencies(cfg, PLAIN if reading is None else reading))
 
 
 def offset_scores(head: TrainedHead, max_offset: int = MAX_OFFSET) -> np.ndarray:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_array, check_kappa, check_length, check_real
+from ..errors import PosKernelsError, check_frequencies, check_kappa, check_length, check_real
 
 __all__ = [
     "ARTICLE_MAPS",
@@ -74,10 +74,7 @@ class Extension:
 def _check_theta(theta) -> np.ndarray:
     if type(theta).__module__.startswith("torch"):  # a model's inv_freq buffer: its values, in float64, any device
         theta = theta.detach().cpu().double().numpy()
-    theta = check_array("theta", theta)
-    if theta.ndim != 1 or theta.size == 0 or np.any(theta <= 0):
-        raise PosKernelsError(f"theta must be a non-empty 1-d array of positive frequencies; got {theta!r}")
-    return theta
+    return check_frequencies("theta", theta)
 
 
 def _check(theta, kappa, L):

@@ -1,8 +1,9 @@
 """One causal pass over every position of a sequence: the head read at all positions at once.
 
-Position ``t`` attends to ``j <= t`` with exactly the scores of
-:func:`poskernels.model.head.query_forward` on the prefix ``tokens[:, :t+1]`` (the tests check every
-``t``, every scheme and every reading).  Memory is ``O(B n^2)``: pass long sequences one at a time.
+Position ``t`` attends to ``j <= t`` with the scores of :func:`poskernels.model.score.score` (the one
+definition), which are those of :func:`poskernels.model.head.query_forward` on the prefix ``tokens[:, :t+1]``
+(the tests check every ``t``, every scheme and every reading).  Memory is ``O(B n^2)``: pass long sequences
+one at a time.
 """
 
 from __future__ import annotations
@@ -10,9 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from .config import HeadConfig
-from .embedding import token_table
-from .reading import PLAIN, Reading, _check_tokens, _positions, _theta
-from .schemes import HEAD_SCHEMES
+from .reading import PLAIN, Reading, _check_tokens, _positions
+from .score import embed, score
 
 __all__ = ["score_all"]
 
@@ -47,27 +47,11 @@ def score_all(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Re
     True
     """
     tokens = _check_tokens(cfg, tokens)
-    scheme = HEAD_SCHEMES[cfg.scheme]
     B, n = tokens.shape
     pos = _positions(positions, n)
-    theta = _theta(cfg, scheme, reading)
-    code = scheme.code(params, cfg, pos)  # (n, d) or None
-    H = token_table(params, cfg)[tokens]  # (B, n, d)
-    if code is not None:
-        H = H + code
+    H = embed(params, cfg, tokens, pos)  # (B, n, d)
     Q, K, Vv = H @ params["W_Q"], H @ params["W_K"], H @ params["W_V"]  # (B, n, d) each
-    if theta is not None:
-        rot = np.exp(1j * pos[:, None] * theta)  # (n, P): Definition 4, plane p turned by m theta_p
-        Qc = Q.view(np.complex128) * rot  # (B, n, P)
-        Kc = K.view(np.complex128) * rot  # (B, n, P)
-        S = (Qc.conj() @ Kc.transpose(0, 2, 1)).real * reading.logit_scale  # (B, n, n)
-    else:
-        S = Q @ K.transpose(0, 2, 1)  # (B, n, n)
-    S = S / cfg.tau
-    r = pos[:, None] - pos[None, :]  # (n, n) offsets t - j
-    bias = scheme.bias(params, cfg, Q, r)
-    if bias is not None:
-        S = S + bias
+    S = score(params, cfg, Q, pos, K, pos, reading)  # (B, n, n): query t against key j
     causal = np.tril(np.ones((n, n), dtype=bool))  # (n, n) key j <= query t
     S = np.where(causal, S, -np.inf)
     S = S - S.max(axis=-1, keepdims=True)

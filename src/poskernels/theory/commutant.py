@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encodings import DEFAULT_BASE, R_omega, omega  # noqa: F401  (omega: the Examples; DEFAULT_BASE: as before)
+from ..encodings import DEFAULT_BASE, R_omega, clock_code, omega  # noqa: F401  (omega: the Examples; DEFAULT_BASE: as before)
 from ..errors import PosKernelsError, check_array, check_budget, check_even_dimension, check_int
 from .conditioning import (  # noqa: F401  (EXACT_BUDGET, SVD_BUDGET: importable from here as before)
     EXACT_BUDGET,
@@ -58,33 +58,6 @@ def _frequencies(w) -> np.ndarray:
     if w.ndim != 1 or w.size == 0 or np.any(w <= 0) or np.any(w >= np.pi) or np.unique(w).size != w.size:
         raise PosKernelsError(f"frequencies must be distinct numbers in (0, pi), one axis; got {w!r}")
     return w
-
-
-def clock_code(m, w) -> np.ndarray:
-    """The code ``(cos m w_0, sin m w_0, ...)`` at arbitrary frequencies ``w`` (Definition 2 with any clocks).
-
-    Parameters
-    ----------
-    m : array_like, shape (...,)
-    w : array_like, shape (d/2,)
-
-    Returns
-    -------
-    ndarray, shape (..., d)
-
-    Examples
-    --------
-    >>> clock_code(1, [np.pi / 2]).round(12).tolist()
-    [0.0, 1.0]
-    """
-    w = check_array("w", w, ndim=1)
-    m = check_array("positions m", m)
-    check_budget(f"the clock code at {m.size} positions and {w.size} planes", m.size * 2 * w.size)
-    ang = m[..., None] * w  # (..., d/2)
-    out = np.empty(ang.shape[:-1] + (2 * w.size,))  # (..., d)
-    out[..., 0::2] = np.cos(ang)
-    out[..., 1::2] = np.sin(ang)
-    return out
 
 
 # --------------------------------------------------------------------------- Theorem 2 (c) and Pi

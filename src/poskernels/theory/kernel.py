@@ -20,7 +20,7 @@ import math
 import numpy as np
 from scipy.special import sici
 
-from ..encodings import DEFAULT_BASE, omega, sinusoidal_code
+from ..encodings import DEFAULT_BASE, omega, rotate, sinusoidal_code
 from ..errors import (
     PosKernelsError,
     check_array,
@@ -89,12 +89,7 @@ def shift_code(p, k, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     d = check_even_dimension(d)
     if p.shape[-1:] != (d,):
         raise PosKernelsError(f"p must have shape (..., {d}); got shape {p.shape}")
-    ang = check_real("the shift k", k) * omega(d, b)  # (d/2,)
-    c, s = np.cos(ang), np.sin(ang)  # (d/2,)
-    out = np.empty_like(p)  # (..., d)
-    out[..., 0::2] = c * p[..., 0::2] - s * p[..., 1::2]
-    out[..., 1::2] = s * p[..., 0::2] + c * p[..., 1::2]
-    return out
+    return rotate(p, check_real("the shift k", k) * omega(d, b))  # (..., d): plane j turned by k omega_j
 
 
 def min_code_distance(W: int, d: int, b: float = DEFAULT_BASE) -> float:

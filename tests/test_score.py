@@ -1,0 +1,152 @@
+"""The one score function: an oracle for it, the training forward as its factoring, the rebound as its polynomial."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from poskernels.encodings import apply_rope, omega, rotate, shaw_clip, sinusoidal_code, t5_bucket
+from poskernels.errors import PosKernelsError
+from poskernels.experiments.rebound import marked_key_polynomial
+from poskernels.extension import extend
+from poskernels.model.config import HeadConfig
+from poskernels.model.head import Reading, init_params, query_forward, token_table
+from poskernels.model.schemes import HEAD_SCHEMES
+from poskernels.model.score import embed, frequencies, score, turn
+from poskernels.model.stack import attention
+from poskernels.tasks.cue import N_SYMBOLS, query_token, token_id
+
+
+def _heavy(cfg, seed):
+    # weights larger than at init (and a trained-looking T5 beta), so a wrong term of the score would show
+    p = {k: 3.0 * v for k, v in init_params(cfg, np.random.default_rng(seed)).items()}
+    if "beta" in p:
+        p["beta"] = np.random.default_rng(seed + 100).normal(size=p["beta"].shape)
+    return p
+
+
+def _readings(cfg):
+    """Every reading of a head: as trained, and for RoPE each map of Definition 5 at kappa = 4 and a plain scale."""
+    if not HEAD_SCHEMES[cfg.scheme].rotary:
+        return [Reading()]
+    maps = [Reading.from_extension(extend(name, omega(cfg.d), 4, cfg.n_train)) for name in ("pi", "ntk", "yarn")]
+    return [Reading(), Reading(logit_scale=1.7), *maps]
+
+
+def _oracle(params, cfg, tokens, positions, reading):
+    """Scores of the last position against every key, written out term by term (Definitions 1-4)."""
+    T = token_table(params, cfg)
+    H = T[tokens]  # (n, d)
+    if cfg.scheme == "sinusoidal":
+        H = H + sinusoidal_code(positions, cfg.d, cfg.base)
+    if cfg.scheme == "learned":
+        H = H + params["P"][positions.astype(int)]
+    Q, K = H @ params["W_Q"], H @ params["W_K"]  # (n, d) each
+    q = Q[-1]
+    scale = 1.0
+    if cfg.scheme == "rope":
+        theta = omega(cfg.d, cfg.base) if reading.inv_freq is None else reading.inv_freq
+        q = apply_rope(q[None], positions[-1:], theta)[0]
+        K = apply_rope(K, positions, theta)
+        scale = reading.logit_scale
+    z = K @ q * scale / cfg.tau  # (n,)
+    r = positions[-1] - positions  # (n,) offsets t - j
+    if cfg.scheme == "alibi":
+        z = z - cfg.alibi_slope * r
+    if cfg.scheme == "t5":
+        z = z + params["beta"][t5_bucket(-np.rint(r).astype(int), cfg.t5_buckets, cfg.t5_max_distance)]
+    if cfg.scheme == "shaw":
+        z = z + params["A"][shaw_clip(np.rint(r).astype(int), cfg.shaw_clip)] @ Q[-1] / cfg.tau
+    return z
+
+
+def _softmax(z):
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+def test_score_against_the_terms_written_out(scheme):
+    # oracle: the score built from the article's definitions with encodings.apply_rope and the bias functions
+    cfg = HeadConfig(scheme=scheme)
+    params = _heavy(cfg, 1)
+    tokens = np.random.default_rng(2).integers(0, cfg.vocab, size=30)
+    pos = np.arange(30.0)
+    for reading in _readings(cfg):
+        h = embed(params, cfg, tokens, pos)
+        z = score(params, cfg, h[-1:] @ params["W_Q"], pos[-1:], h @ params["W_K"], pos, reading)[0]  # (n,)
+        assert np.allclose(z, _oracle(params, cfg, tokens, pos, reading), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+def test_the_training_forward_is_a_factoring_of_the_score(scheme):
+    # stack_forward never forms a score per key; its attention must still be the softmax of the one score
+    cfg = HeadConfig(scheme=scheme)
+    params = _heavy(cfg, 3)
+    rng = np.random.default_rng(4)
+    tokens = rng.integers(0, cfg.vocab, size=(5, 32))  # the query token varies across sequences
+    shifted = np.arange(32.0) + (0.0 if scheme == "learned" else 7.5)  # positions not 0..n-1 where allowed
+    for pos in (np.arange(32.0), shifted):
+        for reading in _readings(cfg):
+            _, cache = query_forward(params, cfg, tokens, positions=pos, reading=reading)
+            a = attention(cache["stack"])[0]  # (B, n)
+            H = embed(params, cfg, tokens, pos)  # (B, n, d)
+            z = score(params, cfg, H[:, -1:] @ params["W_Q"], pos[-1:], H @ params["W_K"], pos, reading)[:, 0]
+            assert np.allclose(a, _softmax(z), rtol=1e-10, atol=1e-13), (reading, pos[0])
+
+
+def test_the_rebound_polynomial_is_the_score():
+    # Proposition 3 (iii): the rebound's polynomial at -r over tau is the score of the mean marked key at offset r
+    cfg = HeadConfig(scheme="rope")
+    head = SimpleNamespace(head=cfg, params=_heavy(cfg, 5))
+    T = token_table(head.params, cfg)
+    t = np.full(256, 300.0)
+    r = np.arange(256.0)
+    q = T[query_token(N_SYMBOLS)] @ head.params["W_Q"]
+    k = (T[token_id(np.arange(N_SYMBOLS), True)] @ head.params["W_K"]).mean(axis=0)
+    for reading in _readings(cfg):
+        z = score(head.params, cfg, q, t, k, t - r, Reading(reading.inv_freq), pairwise=True)  # (R,)
+        poly = marked_key_polynomial(head, reading=reading)
+        assert np.allclose(poly(-r) / cfg.tau, z, rtol=1e-10, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(scheme=st.sampled_from(sorted(HEAD_SCHEMES)), seed=st.integers(0, 2**32 - 1), shift=st.integers(0, 200))
+def test_pairs_are_the_matrix_diagonal_and_rope_is_relative(scheme, seed, shift):
+    cfg = HeadConfig(scheme=scheme)
+    rng = np.random.default_rng(seed)
+    params = _heavy(cfg, int(rng.integers(1000)))
+    q, k = rng.normal(size=(2, 12, cfg.d))
+    tq = np.sort(rng.integers(0, 32, size=12)).astype(float)
+    tk = np.sort(rng.integers(0, 32, size=12)).astype(float)
+    Z = score(params, cfg, q, tq, k, tk)  # (12, 12)
+    assert np.allclose(score(params, cfg, q, tq, k, tk, pairwise=True), np.diagonal(Z), rtol=1e-12, atol=1e-12)
+    if scheme != "sinusoidal" and scheme != "learned":  # without an absolute code the score sees only t - j
+        assert np.allclose(score(params, cfg, q, tq + shift, k, tk + shift), Z, rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), planes=st.integers(0, 6))
+def test_rotate_is_complex_multiplication(seed, planes):
+    # oracle: plane p as x[2p] + i x[2p+1], multiplied by e^{i angle_p}; planes past the angles untouched
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(3, 4, 12))
+    angles = rng.normal(size=(4, planes)) * 50
+    out = rotate(x, angles)
+    z = (x[..., 0 : 2 * planes : 2] + 1j * x[..., 1 : 2 * planes : 2]) * np.exp(1j * angles)
+    assert np.allclose(out[..., 0 : 2 * planes : 2], z.real) and np.allclose(out[..., 1 : 2 * planes : 2], z.imag)
+    assert np.array_equal(out[..., 2 * planes :], x[..., 2 * planes :])
+    theta, pos = omega(12), np.arange(4.0)
+    assert np.array_equal(turn(x, pos, theta[:planes]), apply_rope(x, pos, theta, rotated_planes=planes))
+
+
+def test_frequencies_and_a_rescaled_reading_of_a_head_that_does_not_turn():
+    assert np.array_equal(frequencies(HeadConfig(scheme="rope", base=500.0)), omega(16, 500.0))
+    with pytest.raises(PosKernelsError, match="RoPE heads only"):
+        score({}, HeadConfig(scheme="nope"), np.ones((1, 16)), [0.0], np.ones((1, 16)), [0.0], Reading(logit_scale=2.0))
+    with pytest.raises(PosKernelsError, match=r"inv_freq must have shape \(8,\); got \(3,\)"):
+        frequencies(HeadConfig(scheme="rope"), Reading(np.ones(3)))
