@@ -77,7 +77,7 @@ def test_serves_the_payload_reproduce_wrote_when_there_is_one(tmp_path, monkeypa
 
 
 def test_bad_port_and_busy_port_raise_the_library_error(served):
-    with pytest.raises(PosKernelsError, match="0..65535"):
+    with pytest.raises(PosKernelsError, match=r"\[0, 65535\]"):
         server.make_server(port=70000)
     with pytest.raises(PosKernelsError, match="cannot serve"):
         server.make_server(port=served[1].server_address[1])

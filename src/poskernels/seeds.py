@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .errors import PosKernelsError
+from .errors import PosKernelsError, check_int
 
 __all__ = [
     "ARTICLE_COUNT",
@@ -46,9 +46,7 @@ ARTICLE_COUNT = 3
 
 
 def _check_first(value, source: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-        raise PosKernelsError(f"{source} must be a non-negative integer; got {value!r}")
-    return int(value)
+    return check_int(source, value, 0)
 
 
 def first_seed(value=None) -> int:
@@ -59,7 +57,7 @@ def first_seed(value=None) -> int:
     >>> first_seed(-1)
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: the first seed must be a non-negative integer; got -1
+    poskernels.errors.PosKernelsError: the first seed must be an integer >= 0; got -1
     """
     if value is not None:
         return _check_first(value, "the first seed")
@@ -79,10 +77,9 @@ def seed_block(count: int = DEFAULT_COUNT, first=None) -> tuple[int, ...]:
     >>> seed_block(0)
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: the seed count must be a positive integer; got 0
+    poskernels.errors.PosKernelsError: the seed count must be an integer >= 1; got 0
     """
-    if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
-        raise PosKernelsError(f"the seed count must be a positive integer; got {count!r}")
+    check_int("the seed count", count, 1)
     start = first_seed(first)
     return tuple(range(start, start + int(count)))
 

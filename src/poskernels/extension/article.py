@@ -8,7 +8,6 @@ Every map has the registry's signature ``map(theta, kappa, L, **options) -> Exte
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -57,8 +56,7 @@ class Extension:
                 f"(min {float(np.min(f)) if f.size else 'none'!r}); its kappa or factor is too large for float64"
             )
         a = self.attention_factor
-        if isinstance(a, bool) or not isinstance(a, numbers.Real) or not math.isfinite(a) or a <= 0:
-            raise PosKernelsError(f"extension map {self.name!r}: attention factor must be finite and > 0; got {a!r}")
+        check_real(f"extension map {self.name!r}: the attention factor", a, 0, open_lo=True)
 
     @property
     def factors(self) -> np.ndarray:

@@ -35,7 +35,7 @@ from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from ..errors import PosKernelsError
+from ..errors import PosKernelsError, check_int
 
 __all__ = ["DEFAULT_PAYLOAD", "STATIC_DIR", "add_arguments", "choose_payload", "is_loopback", "make_server", "run"]
 
@@ -197,8 +197,7 @@ def make_server(
     PosKernelsError
         If ``port`` is not in 0..65535, or the address cannot be bound (in use, not this machine's).
     """
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise PosKernelsError(f"port must be an integer in 0..65535; got {port!r}")
+    check_int("port", port, 0, 65535)
     if not isinstance(host, str) or not host or "\x00" in host:
         raise PosKernelsError(f"host must be an address or a host name; got {host!r}")
     handler_class = _Handler if payload is None else type("_PayloadHandler", (_Handler,), {"payload": Path(payload)})

@@ -27,7 +27,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from ..errors import PosKernelsError
+from ..errors import PosKernelsError, check_int
 
 __all__ = ["COLUMNS", "Store"]
 
@@ -228,9 +228,7 @@ class Store:
     def add_points(self, points, code_version: str) -> int:
         """Insert ``(key, point)`` pairs not yet stored as ``pending``; returns how many were new."""
         for _, p in points:
-            seed = p["seed"]
-            if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-                raise PosKernelsError(f"a point's seed must be an integer in [0, 2**63 - 1] (SQLite's); got {seed!r}")
+            check_int("a point's seed", p["seed"], 0, 2**63 - 1, "SQLite's signed 64-bit integers")
         with self._transaction():
             before = self.db.total_changes
             self.db.executemany(

@@ -163,8 +163,7 @@ EXACT_BUDGET = 64**3 * 8
 
 
 def _check_draws(K) -> int:
-    if isinstance(K, bool) or not isinstance(K, numbers.Integral) or K < 0:
-        raise PosKernelsError(f"K (number of draws) must be a nonnegative integer; got {K!r}")
+    check_int("K (number of draws)", K, 0)
     if K > MAX_DRAWS:
         raise PosKernelsError(
             f"K (number of draws) must be at most {MAX_DRAWS} (the cost grows as K**3; a bag reader at length n "

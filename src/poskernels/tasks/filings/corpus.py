@@ -333,8 +333,7 @@ def synthetic_corpus(seed: int = 0, n_train: int = 300, n_test: int = 100, plan:
     """
     for name, count in (("n_train", n_train), ("n_test", n_test)):  # a filing takes ~0.4 ms: 10**5 in under a minute
         check_int(name, count, 1, MAX_FILINGS, "filings of one generated corpus, each held in memory")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise PosKernelsError(f"seed must be a non-negative integer; got {seed!r}")
+    check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     train = tuple(generate_filing(rng, f"train-{i:04d}", plan=plan) for i in range(n_train))
     test = tuple(generate_filing(rng, f"test-{i:04d}", plan=plan) for i in range(n_test))
