@@ -36,9 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..encodings import omega
 from ..errors import PosKernelsError, check_name
-from ..extension import extend
 from ..model.config import HeadConfig
 from ..model.cut import content_width as stream_content_width
 from ..model.head import Reading, query_forward, token_table
@@ -86,6 +84,7 @@ def reader_reading(reader: str, cfg: HeadConfig, n_tokens: int) -> Reading:
 
     Examples
     --------
+    >>> from poskernels.encodings import omega
     >>> r = reader_reading("rope_pi", HeadConfig(scheme="rope"), 127)
     >>> (r.inv_freq / omega(16)).round(4).tolist()[:2], r.logit_scale
     ([0.25, 0.25], 1.0)
@@ -95,8 +94,7 @@ def reader_reading(reader: str, cfg: HeadConfig, n_tokens: int) -> Reading:
         raise PosKernelsError(f"reader {reader!r} reads {scheme!r} heads; got a {cfg.scheme!r} head")
     if name == "none":
         return _PLAIN
-    kappa = filing_kappa(n_tokens, cfg.n_train)
-    return Reading.from_extension(extend(name, omega(cfg.d, cfg.base), kappa, cfg.n_train))
+    return Reading.through(cfg, name, filing_kappa(n_tokens, cfg.n_train))
 
 
 def _check_ids(cfg: HeadConfig, ids) -> np.ndarray:

@@ -15,9 +15,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..encodings import SCHEMES, omega
+from ..encodings import SCHEMES
 from ..errors import PosKernelsError, check_name
-from ..extension import extend
 from ..model.config import TrainConfig, preset
 from ..model.head import PLAIN, Reading, accuracy, token_table
 from ..model.train import TrainedHead
@@ -120,8 +119,7 @@ def rescaled_reading(head: TrainedHead, name: str, n: int) -> Reading:
     cfg = head.head
     if not SCHEMES[cfg.scheme].rotary:
         raise PosKernelsError(f"only RoPE heads can be re-read through an extension map; got {cfg.scheme!r}")
-    kappa = max(1.0, n / cfg.n_train)
-    return Reading.from_extension(extend(name, omega(cfg.d, cfg.base), kappa, cfg.n_train))
+    return Reading.through(cfg, name, max(1.0, n / cfg.n_train))
 
 
 def read_accuracies(head: TrainedHead, lengths=TEST_LENGTHS) -> dict:

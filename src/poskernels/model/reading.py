@@ -12,6 +12,7 @@ import numpy as np
 
 from ..encodings import omega
 from ..errors import PosKernelsError
+from ..extension import extend
 from .config import HeadConfig
 from .schemes import default_positions
 from .validate import check_positions
@@ -46,6 +47,16 @@ class Reading:
     def from_extension(cls, ext) -> Reading:
         """The reading of a :class:`poskernels.extension.Extension`."""
         return cls(np.asarray(ext.inv_freq, dtype=float), float(ext.logit_scale))
+
+    @classmethod
+    def through(cls, cfg: HeadConfig, name: str, kappa: float) -> Reading:
+        """A RoPE head of ``cfg`` read through the map ``name`` at ``kappa`` (Definition 5), from its ``omega(d, b)``.
+
+        >>> r = Reading.through(HeadConfig(scheme="rope"), "pi", 4.0)
+        >>> (r.inv_freq / omega(16)).round(4).tolist()[:2], r.logit_scale
+        ([0.25, 0.25], 1.0)
+        """
+        return cls.from_extension(extend(name, omega(cfg.d, cfg.base), kappa, cfg.n_train))
 
     @property
     def is_plain(self) -> bool:
