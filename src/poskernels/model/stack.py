@@ -11,6 +11,8 @@ that guarantee it, and the loss, are :mod:`poskernels.model.stacking`'s.  The si
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..errors import PosKernelsError
@@ -18,7 +20,7 @@ from .config import HeadConfig
 from .embedding import token_table, token_table_backward
 from .reading import PLAIN, Reading, _check_tokens, _positions, _theta
 from .schemes import HEAD_SCHEMES
-from .stacking import _grid, _per_model_max, _row_sum, stack_cross_entropy, stack_params
+from .stacking import _grid, _ones, _per_model_max, _row_sum, stack_cross_entropy, stack_params
 
 __all__ = ["attention", "stack_backward", "stack_cross_entropy", "stack_forward", "stack_params"]
 
@@ -29,6 +31,37 @@ def _query_index(xq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     if xq.size and (xq == first).all():
         return xq.reshape(-1)[:1], None  # the cue task: every sequence ends with the query token
     return np.unique(xq, return_inverse=True)
+
+
+@lru_cache(maxsize=64)
+def _rotations_cached(r: bytes, theta: bytes) -> np.ndarray:
+    r_, theta_ = np.frombuffer(r), np.frombuffer(theta)
+    e = np.exp(-1j * r_[:, None] * theta_)  # (n, P)
+    e.setflags(write=False)
+    return e
+
+
+def _rotations(r: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """``e^{-i r theta}`` (``(n, P)``, read-only), remembered by value: a training step asks for the same every time."""
+    return _rotations_cached(np.asarray(r, dtype=float).tobytes(), np.asarray(theta, dtype=float).tobytes())
+
+
+def _centered(do: np.ndarray, s: np.ndarray, Z: np.ndarray, K: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``(do K^T - s k) / Z``, shape ``(M, B, V)``, as one matrix product per model.
+
+    With ``K = EV`` and ``k = 1`` it is ``(g - s) / Z`` (``g = do EV^T``, the gradient of the attention
+    mass); with ``K = e^c EV`` and ``k = e^c`` it is ``e^c (g - s) / Z``.  ``do (M, B, d)``, ``s``
+    and ``Z (M, B, 1)``, ``K (M, V, d)``, ``k`` broadcasting to ``(M, 1, V)``.
+    """
+    M, B, d = do.shape
+    left = np.empty((M, B, d + 1))  # (M, B, d+1): [do | -s] / Z
+    np.divide(do, Z, out=left[..., :d])
+    np.divide(s, Z, out=left[..., d:])
+    np.negative(left[..., d:], out=left[..., d:])
+    right = np.empty((M, d + 1, K.shape[1]))  # (M, d+1, V): [K^T ; k]
+    right[:, :d] = np.swapaxes(K, 1, 2)
+    right[:, d:] = k
+    return left @ right
 
 
 def stack_forward(
@@ -114,7 +147,7 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     if theta is not None:
         # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>.  In complex form plane p of k is
         # multiplied by e^{i (j - t) theta_p}; W[u, j] = conj(q_u) e^{i (j - t) theta}.
-        e = np.exp(-1j * r[:, None] * theta)  # (n, P)
+        e = _rotations(r, theta)  # (n, P)
         W = q.view(np.complex128).conj()[:, :, None, :] * e  # (M, U, n, P)
         kc = EK.view(np.complex128)  # (M, V, P): plane p is EK[..., 2p] + i EK[..., 2p+1]
         table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real * (reading.logit_scale / tau)  # (M, U n, V)
@@ -151,7 +184,7 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         wp = ep if ep.ndim == 1 or rows is None else ep.reshape(-1)[rows]
     if mode == "content":
         if wp is None:
-            Cw = np.bincount(flat.ravel(), minlength=M * B * V).astype(float)  # token counts
+            Cw = np.bincount(flat.ravel(), minlength=M * B * V)  # token counts (int, exact as floats)
         else:
             w = np.broadcast_to(wp, (M, B, n)).ravel()  # (M B n,) each key's position weight
             Cw = np.bincount(flat.ravel(), weights=w, minlength=M * B * V)
@@ -178,7 +211,8 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         c.update(ec=ec, index=index, table_size=table.size)
     Z = _row_sum(Cw)  # (M, B, 1)
     low = Z.reshape(M, B).min(axis=1) <= 1e-200  # (M,) a row far below its tables' maxima underflowed
-    Z = np.where(Z > 0, Z, 1.0)  # a row that underflowed to 0 is recomputed below
+    if low.any():
+        Z = np.where(Z > 0, Z, 1.0)  # a row that underflowed to 0 is recomputed below
     C = Cw / Z  # (M, B, V) attention mass on each token
     o = C @ EV  # (M, B, d)
     if mode == "token":
@@ -255,9 +289,9 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
     grads = {"W_O": np.swapaxes(cache["o"], 1, 2) @ dlogits}  # (M, d, C)
     do = dlogits @ np.swapaxes(W_O, 1, 2)  # (M, B, d)
     dEV = np.swapaxes(C, 1, 2) @ do  # (M, V, d)
-    g = do @ np.swapaxes(cache["EV"], 1, 2)  # (M, B, V) dL/dC
     dptable = None
     if mode == "token":
+        g = do @ np.swapaxes(cache["EV"], 1, 2)  # (M, B, V) dL/dC
         a = cache["a"]
         da = g.ravel()[flat]  # (M, B, n)
         if code is not None:
@@ -267,31 +301,36 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
         dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
         if cache["has_ptable"]:
             if rows is None:
-                dptable = dz.sum(axis=1)[:, None]  # (M, 1, n)
+                dptable = (_ones(B) @ dz)[:, None]  # (M, 1, n): a sum over sequences, one gemv per model
             else:
                 dptable = np.bincount(rows.ravel(), weights=dz.ravel(), minlength=M * U * n).reshape(M, U, n)
     else:
-        gs = g - _row_sum(C * g)  # (M, B, V) g - s
+        # s_b = sum_v C[b, v] g[b, v] = do_b . o_b (o = C EV): the softmax's mean, without g
+        s = _row_sum(cache["o"] * do)  # (M, B, 1)
         if mode == "rotary":
-            R = gs / cache["Z"]  # (M, B, V): dz_j = e_j R[b, x_j]
+            R = _centered(do, s, cache["Z"], cache["EV"], 1.0)  # (M, B, V) (g - s) / Z: dz_j = e_j R[b, x_j]
             dtable = cache["ec"].ravel() * np.bincount(
                 cache["index"].ravel(), weights=R.ravel()[flat].ravel(), minlength=cache["table_size"]
             )
+        elif qrow is None:  # one query token: sum_b C (g - s) = EV . (C^T do) - C^T s, no (M, B, V) product
+            dtable = _row_sum(cache["EV"] * dEV)[..., 0] - (np.swapaxes(C, 1, 2) @ s)[..., 0]  # (M, V)
         else:
-            H = C * gs  # (M, B, V) the score gradient summed over the keys holding each token
-            if qrow is None:
-                dtable = H.sum(axis=1)  # (M, V)
+            H = C * (do @ np.swapaxes(cache["EV"], 1, 2) - s)  # (M, B, V) the score gradient per token
+            cols = qrow[..., None] * V + _grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
+            dtable = np.bincount(cols.ravel(), weights=H.ravel(), minlength=M * U * V)
+        if mode == "content" and cache["has_ptable"] and not cache["ptable_shared"]:  # a bias with parameters
+            ecr = cache["ecr"]  # (M, 1 or B, V)
+            if ecr.shape[1] == 1:  # e^c (g - s) / Z as one product: dz_j = e^{b_j} R[b, x_j]
+                R = _centered(do, s, cache["Z"], np.swapaxes(ecr, 1, 2) * cache["EV"], ecr)
             else:
-                cols = qrow[..., None] * V + _grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
-                dtable = np.bincount(cols.ravel(), weights=H.ravel(), minlength=M * U * V)
-            if cache["has_ptable"] and not cache["ptable_shared"]:  # a bias that depends on parameters
-                Rt = (cache["ecr"] * gs / cache["Z"]).ravel()[flat]  # (M, B, n): dz_j = e^{b_j} R[b, x_j]
-                if rows is None:
-                    dptable = cache["ep"] * Rt.sum(axis=1)[:, None]  # (M, 1, n)
-                else:
-                    dptable = cache["ep"] * np.bincount(rows.ravel(), weights=Rt.ravel(), minlength=M * U * n).reshape(
-                        M, U, n
-                    )
+                R = ecr * _centered(do, s, cache["Z"], cache["EV"], 1.0)
+            Rt = R.ravel()[flat]  # (M, B, n)
+            if rows is None:
+                dptable = cache["ep"] * (_ones(B) @ Rt)[:, None]  # (M, 1, n)
+            else:
+                dptable = cache["ep"] * np.bincount(rows.ravel(), weights=Rt.ravel(), minlength=M * U * n).reshape(
+                    M, U, n
+                )
     if dptable is not None and not cache["ptable_shared"]:
         dq, scheme_grads = scheme.bias_backward(dptable, params, cfg, q, cache["r"])
     else:
