@@ -46,6 +46,23 @@ def _rotations(r: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return _rotations_cached(np.asarray(r, dtype=float).tobytes(), np.asarray(theta, dtype=float).tobytes())
 
 
+@lru_cache(maxsize=8)
+def _shared_weights(wp: bytes, shape: tuple) -> np.ndarray:
+    w = np.broadcast_to(np.frombuffer(wp), shape).ravel()  # (M B n,)
+    w.setflags(write=False)
+    return w
+
+
+def _key_weights(wp: np.ndarray, shape: tuple) -> np.ndarray:
+    """Each key's position weight, flat: ``wp`` broadcast to ``shape``; remembered when ``wp`` is one ``(n,)`` row.
+
+    A bias without parameters (ALiBi) gives the same row every step, so its ``(M B n,)`` copy is made once.
+    """
+    if wp.ndim == 1:
+        return _shared_weights(np.ascontiguousarray(wp, dtype=float).tobytes(), shape)
+    return np.broadcast_to(wp, shape).ravel()
+
+
 def _centered(do: np.ndarray, s: np.ndarray, Z: np.ndarray, K: np.ndarray, k: np.ndarray) -> np.ndarray:
     """``(do K^T - s k) / Z``, shape ``(M, B, V)``, as one matrix product per model.
 
@@ -186,7 +203,7 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         if wp is None:
             Cw = np.bincount(flat.ravel(), minlength=M * B * V)  # token counts (int, exact as floats)
         else:
-            w = np.broadcast_to(wp, (M, B, n)).ravel()  # (M B n,) each key's position weight
+            w = _key_weights(wp, (M, B, n))  # (M B n,) each key's position weight
             Cw = np.bincount(flat.ravel(), weights=w, minlength=M * B * V)
         ecr = ec if qrow is None else ec.reshape(M * U, V)[qrow]  # (M, 1 or B, V) content weight of each token
         Cw = Cw.reshape(M, B, V) * ecr  # (M, B, V) unnormalized mass per token
