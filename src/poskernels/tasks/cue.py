@@ -135,7 +135,10 @@ def cue_batch(
     marked[unmarked_rows, pick] = True
     last[unmarked_rows] = pick
     tokens = np.empty((batch, n), dtype=dtype)
-    np.add(symbols, marked.view(np.uint8) * np.uint16(n_symbols), out=tokens[:, :m], casting="unsafe")  # s + S [m]
+    if dtype == np.uint8 and n_symbols <= 128:  # the training stream: byte arithmetic, the same ids
+        np.add(symbols.astype(np.uint8), marked.view(np.uint8) * np.uint8(n_symbols), out=tokens[:, :m])  # s + S [m]
+    else:
+        np.add(symbols, marked.view(np.uint8) * np.uint16(n_symbols), out=tokens[:, :m], casting="unsafe")
     tokens[:, m] = 2 * n_symbols
     return tokens, symbols[rows, last].astype(np.int64)
 
@@ -157,13 +160,12 @@ def _draw_tokens(rng: np.random.Generator, shape, n_symbols: int, mark_prob: flo
     else:
         b = 0
         symbols = rng.integers(0, n_symbols, size=shape, dtype=np.uint16)
-    u = raw >> np.uint16(b)  # uniform on 0..2^(16-b) - 1
-    scaled = mark_prob * 2.0 ** (16 - b)
+    scaled = mark_prob * 2.0 ** (16 - b)  # u = raw >> b is uniform on 0..2^(16-b) - 1
     whole = int(scaled)
-    marked = u < whole if whole < 1 << (16 - b) else np.ones(shape, dtype=bool)
+    marked = raw < np.uint16(whole << b) if whole < 1 << (16 - b) else np.ones(shape, dtype=bool)  # u < whole
     frac = scaled - whole
     if frac > 0:
-        tie = np.flatnonzero(u.ravel() == whole)
+        tie = np.flatnonzero((raw >> np.uint16(b)).ravel() == whole)
         marked.ravel()[tie] = rng.random(tie.size) < frac
     return symbols, marked
 
