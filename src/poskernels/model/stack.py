@@ -211,7 +211,7 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     else:
         if index is None:  # (M, B, n) into the stack's (M U, V) table
             index = tokens + _grid(M, 1, V).reshape(M, 1, 1) if qrow is None else qrow[..., None] * V + tokens
-        e = ec.ravel()[index]  # (M, B, n) each key's content weight
+        e = np.take(ec, index)  # (M, B, n) each key's content weight
         if wp is not None:
             e *= wp
         if score_shift is not None:
@@ -227,8 +227,9 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         Cw = np.bincount(flat.ravel(), weights=e.ravel(), minlength=M * B * V).reshape(M, B, V)
         c.update(ec=ec, index=index, table_size=table.size)
     Z = _row_sum(Cw)  # (M, B, 1)
-    low = Z.reshape(M, B).min(axis=1) <= 1e-200  # (M,) a row far below its tables' maxima underflowed
-    if low.any():
+    low = ()  # the models with a row far below its tables' maxima, whose sum underflowed (one check when none)
+    if Z.min() <= 1e-200:
+        low = np.flatnonzero(Z.reshape(M, B).min(axis=1) <= 1e-200)
         Z = np.where(Z > 0, Z, 1.0)  # a row that underflowed to 0 is recomputed below
     C = Cw / Z  # (M, B, V) attention mass on each token
     o = C @ EV  # (M, B, d)
@@ -244,7 +245,7 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     c.update(ep=ep)
     logits = o @ params["W_O"]  # (M, B, C)
     c["exact"] = {}
-    for m in np.flatnonzero(low):  # those models again, every score itself (rare: huge weights)
+    for m in low:  # those models again, every score itself (rare: huge weights)
         one = {k: v[m : m + 1] for k, v in params.items()}
         shift_m = None if score_shift is None else np.broadcast_to(score_shift, (M, B, n))[m : m + 1]
         sub_logits, c["exact"][m] = _forward(one, cfg, tokens[m : m + 1], positions, reading, shift_m, exact=True)
@@ -310,7 +311,7 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
     if mode == "token":
         g = do @ np.swapaxes(cache["EV"], 1, 2)  # (M, B, V) dL/dC
         a = cache["a"]
-        da = g.ravel()[flat]  # (M, B, n)
+        da = np.take(g, flat)  # (M, B, n)
         if code is not None:
             dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
             da += do @ np.swapaxes(cache["PV"], 1, 2)
@@ -327,7 +328,7 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
         if mode == "rotary":
             R = _centered(do, s, cache["Z"], cache["EV"], 1.0)  # (M, B, V) (g - s) / Z: dz_j = e_j R[b, x_j]
             dtable = cache["ec"].ravel() * np.bincount(
-                cache["index"].ravel(), weights=R.ravel()[flat].ravel(), minlength=cache["table_size"]
+                cache["index"].ravel(), weights=np.take(R, flat.ravel()), minlength=cache["table_size"]
             )
         elif qrow is None:  # one query token: sum_b C (g - s) = EV . (C^T do) - C^T s, no (M, B, V) product
             dtable = _row_sum(cache["EV"] * dEV)[..., 0] - (np.swapaxes(C, 1, 2) @ s)[..., 0]  # (M, V)
@@ -341,7 +342,7 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
                 R = _centered(do, s, cache["Z"], np.swapaxes(ecr, 1, 2) * cache["EV"], ecr)
             else:
                 R = ecr * _centered(do, s, cache["Z"], cache["EV"], 1.0)
-            Rt = R.ravel()[flat]  # (M, B, n)
+            Rt = np.take(R, flat)  # (M, B, n)
             if rows is None:
                 dptable = cache["ep"] * (_ones(B) @ Rt)[:, None]  # (M, 1, n)
             else:
