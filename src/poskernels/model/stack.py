@@ -315,7 +315,8 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
         if code is not None:
             dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
             da += do @ np.swapaxes(cache["PV"], 1, 2)
-        dz = a * (da - _row_sum(a * da))  # (M, B, n) softmax backward
+        da -= _row_sum(cache["o"] * do)  # sum_j a_j da_j = do . o, the softmax's mean
+        dz = a * da  # (M, B, n) softmax backward
         dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
         if cache["has_ptable"]:
             if rows is None:
