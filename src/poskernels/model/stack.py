@@ -20,7 +20,7 @@ from .config import HeadConfig
 from .embedding import token_table, token_table_backward
 from .reading import PLAIN, Reading, _check_tokens, _positions, _theta
 from .schemes import HEAD_SCHEMES
-from .stacking import _grid, _ones, _per_model_max, _row_sum, stack_cross_entropy, stack_params
+from .stacking import _grid, _per_model_max, _row_sum, stack_cross_entropy, stack_params
 
 __all__ = ["attention", "stack_backward", "stack_cross_entropy", "stack_forward", "stack_params"]
 
@@ -61,24 +61,6 @@ def _key_weights(wp: np.ndarray, shape: tuple) -> np.ndarray:
     if wp.ndim == 1:
         return _shared_weights(np.ascontiguousarray(wp, dtype=float).tobytes(), shape)
     return np.broadcast_to(wp, shape).ravel()
-
-
-def _centered(do: np.ndarray, s: np.ndarray, Z: np.ndarray, K: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """``(do K^T - s k) / Z``, shape ``(M, B, V)``, as one matrix product per model.
-
-    With ``K = EV`` and ``k = 1`` it is ``(g - s) / Z`` (``g = do EV^T``, the gradient of the attention
-    mass); with ``K = e^c EV`` and ``k = e^c`` it is ``e^c (g - s) / Z``.  ``do (M, B, d)``, ``s``
-    and ``Z (M, B, 1)``, ``K (M, V, d)``, ``k`` broadcasting to ``(M, 1, V)``.
-    """
-    M, B, d = do.shape
-    left = np.empty((M, B, d + 1))  # (M, B, d+1): [do | -s] / Z
-    np.divide(do, Z, out=left[..., :d])
-    np.divide(s, Z, out=left[..., d:])
-    np.negative(left[..., d:], out=left[..., d:])
-    right = np.empty((M, d + 1, K.shape[1]))  # (M, d+1, V): [K^T ; k]
-    right[:, :d] = np.swapaxes(K, 1, 2)
-    right[:, d:] = k
-    return left @ right
 
 
 def stack_forward(
@@ -308,48 +290,44 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
     do = dlogits @ np.swapaxes(W_O, 1, 2)  # (M, B, d)
     dEV = np.swapaxes(C, 1, 2) @ do  # (M, V, d)
     dptable = None
+    g = do @ np.swapaxes(cache["EV"], 1, 2)  # (M, B, V) dL/dC
     if mode == "token":
-        g = do @ np.swapaxes(cache["EV"], 1, 2)  # (M, B, V) dL/dC
         a = cache["a"]
         da = np.take(g, flat)  # (M, B, n)
         if code is not None:
             dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
             da += do @ np.swapaxes(cache["PV"], 1, 2)
-        da -= _row_sum(cache["o"] * do)  # sum_j a_j da_j = do . o, the softmax's mean
-        dz = a * da  # (M, B, n) softmax backward
+        dz = a * (da - _row_sum(a * da))  # (M, B, n) softmax backward
         dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
         if cache["has_ptable"]:
             if rows is None:
-                dptable = (_ones(B) @ dz)[:, None]  # (M, 1, n): a sum over sequences, one gemv per model
+                dptable = dz.sum(axis=1)[:, None]  # (M, 1, n)
             else:
                 dptable = np.bincount(rows.ravel(), weights=dz.ravel(), minlength=M * U * n).reshape(M, U, n)
     else:
-        # s_b = sum_v C[b, v] g[b, v] = do_b . o_b (o = C EV): the softmax's mean, without g
-        s = _row_sum(cache["o"] * do)  # (M, B, 1)
+        gs = g
+        gs -= _row_sum(C * g)  # (M, B, V) g - s, in place
         if mode == "rotary":
-            R = _centered(do, s, cache["Z"], cache["EV"], 1.0)  # (M, B, V) (g - s) / Z: dz_j = e_j R[b, x_j]
+            gs /= cache["Z"]  # (M, B, V) R = (g - s) / Z: dz_j = e_j R[b, x_j]
             dtable = cache["ec"].ravel() * np.bincount(
-                cache["index"].ravel(), weights=np.take(R, flat.ravel()), minlength=cache["table_size"]
+                cache["index"].ravel(), weights=np.take(gs, flat.ravel()), minlength=cache["table_size"]
             )
-        elif qrow is None:  # one query token: sum_b C (g - s) = EV . (C^T do) - C^T s, no (M, B, V) product
-            dtable = _row_sum(cache["EV"] * dEV)[..., 0] - (np.swapaxes(C, 1, 2) @ s)[..., 0]  # (M, V)
         else:
-            H = C * (do @ np.swapaxes(cache["EV"], 1, 2) - s)  # (M, B, V) the score gradient per token
-            cols = qrow[..., None] * V + _grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
-            dtable = np.bincount(cols.ravel(), weights=H.ravel(), minlength=M * U * V)
-        if mode == "content" and cache["has_ptable"] and not cache["ptable_shared"]:  # a bias with parameters
-            ecr = cache["ecr"]  # (M, 1 or B, V)
-            if ecr.shape[1] == 1:  # e^c (g - s) / Z as one product: dz_j = e^{b_j} R[b, x_j]
-                R = _centered(do, s, cache["Z"], np.swapaxes(ecr, 1, 2) * cache["EV"], ecr)
+            free = cache["has_ptable"] and not cache["ptable_shared"]  # a bias that depends on parameters
+            H = C * gs if free else np.multiply(gs, C, out=gs)  # (M, B, V) the score gradient per token
+            if qrow is None:
+                dtable = H.sum(axis=1)  # (M, V)
             else:
-                R = ecr * _centered(do, s, cache["Z"], cache["EV"], 1.0)
-            Rt = np.take(R, flat)  # (M, B, n)
-            if rows is None:
-                dptable = cache["ep"] * (_ones(B) @ Rt)[:, None]  # (M, 1, n)
-            else:
-                dptable = cache["ep"] * np.bincount(rows.ravel(), weights=Rt.ravel(), minlength=M * U * n).reshape(
-                    M, U, n
-                )
+                cols = qrow[..., None] * V + _grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
+                dtable = np.bincount(cols.ravel(), weights=H.ravel(), minlength=M * U * V)
+            if free:
+                Rt = np.take(cache["ecr"] * gs / cache["Z"], flat)  # (M, B, n): dz_j = e^{b_j} R[b, x_j]
+                if rows is None:
+                    dptable = cache["ep"] * Rt.sum(axis=1)[:, None]  # (M, 1, n)
+                else:
+                    dptable = cache["ep"] * np.bincount(rows.ravel(), weights=Rt.ravel(), minlength=M * U * n).reshape(
+                        M, U, n
+                    )
     if dptable is not None and not cache["ptable_shared"]:
         dq, scheme_grads = scheme.bias_backward(dptable, params, cfg, q, cache["r"])
     else:
