@@ -188,7 +188,8 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
             w = _key_weights(wp, (M, B, n))  # (M B n,) each key's position weight
             Cw = np.bincount(flat.ravel(), weights=w, minlength=M * B * V)
         ecr = ec if qrow is None else ec.reshape(M * U, V)[qrow]  # (M, 1 or B, V) content weight of each token
-        Cw = Cw.reshape(M, B, V) * ecr  # (M, B, V) unnormalized mass per token
+        Cw = Cw.reshape(M, B, V) * ecr if wp is None else np.multiply(Cw.reshape(M, B, V), ecr, out=Cw.reshape(M, B, V))
+        # (M, B, V) unnormalized mass per token (the counts are int: a new array; weighted sums: in place)
         c.update(ecr=ecr, wp=wp)
     else:
         if index is None:  # (M, B, n) into the stack's (M U, V) table
@@ -213,7 +214,7 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     if Z.min() <= 1e-200:
         low = np.flatnonzero(Z.reshape(M, B).min(axis=1) <= 1e-200)
         Z = np.where(Z > 0, Z, 1.0)  # a row that underflowed to 0 is recomputed below
-    C = Cw / Z  # (M, B, V) attention mass on each token
+    C = np.divide(Cw, Z, out=Cw)  # (M, B, V) attention mass on each token (in place)
     o = C @ EV  # (M, B, d)
     if mode == "token":
         a = e / Z  # (M, B, n) attention weights
@@ -297,7 +298,8 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
         if code is not None:
             dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
             da += do @ np.swapaxes(cache["PV"], 1, 2)
-        dz = a * (da - _row_sum(a * da))  # (M, B, n) softmax backward
+        da -= _row_sum(a * da)
+        dz = np.multiply(da, a, out=da)  # (M, B, n) softmax backward a (da - sum_j a_j da_j), in place
         dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
         if cache["has_ptable"]:
             if rows is None:
