@@ -323,7 +323,8 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
                 cols = qrow[..., None] * V + _grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
                 dtable = np.bincount(cols.ravel(), weights=H.ravel(), minlength=M * U * V)
             if free:
-                Rt = np.take(cache["ecr"] * gs / cache["Z"], flat)  # (M, B, n): dz_j = e^{b_j} R[b, x_j]
+                np.multiply(gs, cache["ecr"], out=gs)  # gs is not read again: R = e^c (g - s) / Z in its place
+                Rt = np.take(np.divide(gs, cache["Z"], out=gs), flat)  # (M, B, n): dz_j = e^{b_j} R[b, x_j]
                 if rows is None:
                     dptable = cache["ep"] * Rt.sum(axis=1)[:, None]  # (M, 1, n)
                 else:
