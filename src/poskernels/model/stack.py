@@ -63,6 +63,17 @@ def _key_weights(wp: np.ndarray, shape: tuple) -> np.ndarray:
     return np.broadcast_to(wp, shape).ravel()
 
 
+@lru_cache(maxsize=64)
+def _flat_offsets(M: int, B: int, V: int, narrow: bool) -> np.ndarray:
+    """``(m B + b) V``, shape ``(M, B, 1)``, read-only: ``uint16`` when the index is only counted (bytes tokens
+    then make a ``uint16`` index, a quarter of the bytes to write; a gather would read it slower)."""
+    offsets = _grid(M * B, 1, V).reshape(M, B, 1)  # (M, B, 1)
+    if narrow:
+        offsets = offsets.astype(np.uint16)
+        offsets.setflags(write=False)
+    return offsets
+
+
 def stack_forward(
     params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, score_shift=None, validate=True
 ):
@@ -140,9 +151,8 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     EK, EV = T @ W_K, T @ W_V  # (M, V, d) each: key and value of every token
     qrow = None if iq is None else iq.reshape(M, B) + _grid(M, 1, U)  # (M, B) query row in the stack's (M U) rows
     rows = None if iq is None else qrow[..., None] * n + _grid(1, n, 1)  # (M, B, n) into the stack's (M U, n) table
-    flat = tokens + _grid(M * B, 1, V).reshape(M, B, 1)  # (M, B, n) index into a (M, B, V) table
     c = {"tokens": tokens, "pos": pos, "r": r, "code": code, "T": T, "EK": EK, "EV": EV, "hq": hq, "q": q, "uq": uq}
-    c.update(flat=flat, rows=rows, qrow=qrow, U=U, logit_scale=reading.logit_scale)
+    c.update(rows=rows, qrow=qrow, U=U, logit_scale=reading.logit_scale)
     if theta is not None:
         # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>.  In complex form plane p of k is
         # multiplied by e^{i (j - t) theta_p}; W[u, j] = conj(q_u) e^{i (j - t) theta}.
@@ -174,6 +184,9 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     )
     if mode == "rotary" and ptable is not None:
         mode = "token"
+    narrow = mode == "content" and (ptable is None or ptable.ndim == 1) and M * B * V <= 1 << 16  # only counted
+    flat = tokens + _flat_offsets(M, B, V, narrow)  # (M, B, n) index into a (M, B, V) table
+    c["flat"] = flat
     ec = np.exp(table - _per_model_max(table))  # (M, U[ n], V) exp of the content table, each model's max 1
     ep = None  # the position term's exponential: (n,) or (M, U, n)
     if ptable is not None:
