@@ -118,7 +118,7 @@ def main(argv=None) -> None:
     print(
         f"CPU microseconds per head-step (trainer time / (steps x M), min of {args.repeats}), batch {args.batch}, "
         f"length {args.n}, {args.steps} steps; drawing included, its share in brackets; "
-        f"OMP/OPENBLAS threads {os.environ.get('OPENBLAS_NUM_THREADS', 'default')}"
+        f"OMP/OPENBLAS threads {os.environ.get('OPENBLAS_NUM_THREADS', 'default')}; load average {_load()}"
     )
     head = f"{'scheme':11s} {'floor':>6s}" + "".join(f" {f'M={m}':>16s}" for m in args.models)
     if args.torch:
@@ -138,6 +138,15 @@ def main(argv=None) -> None:
             t = torch_step(scheme, args.models[-1], args.batch, args.n, min(args.steps, 64))
             row += f" {t:13.1f} {t / last:10.1f}x"
         print(row, flush=True)
+    print(f"load average at the end {_load()} (a shared machine: compare the rows of one run)")
+
+
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages, or a dash where the platform has none."""
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except (AttributeError, OSError):
+        return "-"
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ whatever the number of arrays.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,16 +38,17 @@ def flatten(params: dict) -> tuple[np.ndarray, dict]:
 
 @dataclass
 class AdamState:
-    """Adam's first and second moments and step count."""
+    """Adam's first and second moments and step count (and two scratch vectors, so a step allocates nothing)."""
 
     m: np.ndarray
     v: np.ndarray
     t: int = 0
+    work: tuple = field(default=(), repr=False, compare=False)
 
 
 def adam_init(size: int) -> AdamState:
     """Zero moments for ``size`` parameters."""
-    return AdamState(np.zeros(size), np.zeros(size), 0)
+    return AdamState(np.zeros(size), np.zeros(size), 0, (np.empty(size), np.empty(size)))
 
 
 def adam_step(
@@ -77,15 +78,23 @@ def adam_step(
         raise PosKernelsError(
             f"x, g and the Adam state must share one shape; got {x.shape}, {g.shape}, {state.m.shape}"
         )
+    if len(state.work) != 2 or state.work[0].shape != x.shape:
+        state.work = (np.empty(x.shape), np.empty(x.shape))
+    a, denom = state.work  # scratch: every operation below writes into m, v, x or these
     state.t += 1
     state.m *= beta1
-    state.m += (1.0 - beta1) * g
+    state.m += np.multiply(g, 1.0 - beta1, out=a)
     state.v *= beta2
-    state.v += (1.0 - beta2) * (g * g)
+    np.multiply(g, g, out=a)
+    a *= 1.0 - beta2
+    state.v += a
     step = lr / (1.0 - beta1**state.t)
-    denom = np.sqrt(state.v / (1.0 - beta2**state.t))
+    np.divide(state.v, 1.0 - beta2**state.t, out=denom)
+    np.sqrt(denom, out=denom)
     denom += eps
-    x -= step * state.m / denom
+    np.multiply(state.m, step, out=a)
+    a /= denom
+    x -= a
 
 
 def central_difference(f: Callable[[], float], x: np.ndarray, h: float = 1e-6) -> np.ndarray:

@@ -11,6 +11,8 @@ that guarantee it, and the loss, are :mod:`poskernels.model.stacking`'s.  The si
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..errors import PosKernelsError
@@ -29,6 +31,47 @@ def _query_index(xq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     if xq.size and (xq == first).all():
         return xq.reshape(-1)[:1], None  # the cue task: every sequence ends with the query token
     return np.unique(xq, return_inverse=True)
+
+
+@lru_cache(maxsize=64)
+def _rotations_cached(r: bytes, theta: bytes) -> np.ndarray:
+    r_, theta_ = np.frombuffer(r), np.frombuffer(theta)
+    e = np.exp(-1j * r_[:, None] * theta_)  # (n, P)
+    e.setflags(write=False)
+    return e
+
+
+def _rotations(r: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """``e^{-i r theta}`` (``(n, P)``, read-only), remembered by value: a training step asks for the same every time."""
+    return _rotations_cached(np.asarray(r, dtype=float).tobytes(), np.asarray(theta, dtype=float).tobytes())
+
+
+@lru_cache(maxsize=8)
+def _shared_weights(wp: bytes, shape: tuple) -> np.ndarray:
+    w = np.broadcast_to(np.frombuffer(wp), shape).ravel()  # (M B n,)
+    w.setflags(write=False)
+    return w
+
+
+def _key_weights(wp: np.ndarray, shape: tuple) -> np.ndarray:
+    """Each key's position weight, flat: ``wp`` broadcast to ``shape``; remembered when ``wp`` is one ``(n,)`` row.
+
+    A bias without parameters (ALiBi) gives the same row every step, so its ``(M B n,)`` copy is made once.
+    """
+    if wp.ndim == 1:
+        return _shared_weights(np.ascontiguousarray(wp, dtype=float).tobytes(), shape)
+    return np.broadcast_to(wp, shape).ravel()
+
+
+@lru_cache(maxsize=64)
+def _flat_offsets(M: int, B: int, V: int, narrow: bool) -> np.ndarray:
+    """``(m B + b) V``, shape ``(M, B, 1)``, read-only: ``uint16`` when the index is only counted (bytes tokens
+    then make a ``uint16`` index, a quarter of the bytes to write; a gather would read it slower)."""
+    offsets = _grid(M * B, 1, V).reshape(M, B, 1)  # (M, B, 1)
+    if narrow:
+        offsets = offsets.astype(np.uint16)
+        offsets.setflags(write=False)
+    return offsets
 
 
 def stack_forward(
@@ -108,13 +151,12 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     EK, EV = T @ W_K, T @ W_V  # (M, V, d) each: key and value of every token
     qrow = None if iq is None else iq.reshape(M, B) + _grid(M, 1, U)  # (M, B) query row in the stack's (M U) rows
     rows = None if iq is None else qrow[..., None] * n + _grid(1, n, 1)  # (M, B, n) into the stack's (M U, n) table
-    flat = tokens + _grid(M * B, 1, V).reshape(M, B, 1)  # (M, B, n) index into a (M, B, V) table
     c = {"tokens": tokens, "pos": pos, "r": r, "code": code, "T": T, "EK": EK, "EV": EV, "hq": hq, "q": q, "uq": uq}
-    c.update(flat=flat, rows=rows, qrow=qrow, U=U, logit_scale=reading.logit_scale)
+    c.update(rows=rows, qrow=qrow, U=U, logit_scale=reading.logit_scale)
     if theta is not None:
         # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>.  In complex form plane p of k is
         # multiplied by e^{i (j - t) theta_p}; W[u, j] = conj(q_u) e^{i (j - t) theta}.
-        e = np.exp(-1j * r[:, None] * theta)  # (n, P)
+        e = _rotations(r, theta)  # (n, P)
         W = q.view(np.complex128).conj()[:, :, None, :] * e  # (M, U, n, P)
         kc = EK.view(np.complex128)  # (M, V, P): plane p is EK[..., 2p] + i EK[..., 2p+1]
         table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real * (reading.logit_scale / tau)  # (M, U n, V)
@@ -142,6 +184,9 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     )
     if mode == "rotary" and ptable is not None:
         mode = "token"
+    narrow = mode == "content" and (ptable is None or ptable.ndim == 1) and M * B * V <= 1 << 16  # only counted
+    flat = tokens + _flat_offsets(M, B, V, narrow)  # (M, B, n) index into a (M, B, V) table
+    c["flat"] = flat
     ec = np.exp(table - _per_model_max(table))  # (M, U[ n], V) exp of the content table, each model's max 1
     ep = None  # the position term's exponential: (n,) or (M, U, n)
     if ptable is not None:
@@ -151,17 +196,18 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         wp = ep if ep.ndim == 1 or rows is None else ep.reshape(-1)[rows]
     if mode == "content":
         if wp is None:
-            Cw = np.bincount(flat.ravel(), minlength=M * B * V).astype(float)  # token counts
+            Cw = np.bincount(flat.ravel(), minlength=M * B * V)  # token counts (int, exact as floats)
         else:
-            w = np.broadcast_to(wp, (M, B, n)).ravel()  # (M B n,) each key's position weight
+            w = _key_weights(wp, (M, B, n))  # (M B n,) each key's position weight
             Cw = np.bincount(flat.ravel(), weights=w, minlength=M * B * V)
         ecr = ec if qrow is None else ec.reshape(M * U, V)[qrow]  # (M, 1 or B, V) content weight of each token
-        Cw = Cw.reshape(M, B, V) * ecr  # (M, B, V) unnormalized mass per token
+        Cw = Cw.reshape(M, B, V) * ecr if wp is None else np.multiply(Cw.reshape(M, B, V), ecr, out=Cw.reshape(M, B, V))
+        # (M, B, V) unnormalized mass per token (the counts are int: a new array; weighted sums: in place)
         c.update(ecr=ecr, wp=wp)
     else:
         if index is None:  # (M, B, n) into the stack's (M U, V) table
             index = tokens + _grid(M, 1, V).reshape(M, 1, 1) if qrow is None else qrow[..., None] * V + tokens
-        e = ec.ravel()[index]  # (M, B, n) each key's content weight
+        e = np.take(ec, index)  # (M, B, n) each key's content weight
         if wp is not None:
             e *= wp
         if score_shift is not None:
@@ -177,9 +223,11 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         Cw = np.bincount(flat.ravel(), weights=e.ravel(), minlength=M * B * V).reshape(M, B, V)
         c.update(ec=ec, index=index, table_size=table.size)
     Z = _row_sum(Cw)  # (M, B, 1)
-    low = Z.reshape(M, B).min(axis=1) <= 1e-200  # (M,) a row far below its tables' maxima underflowed
-    Z = np.where(Z > 0, Z, 1.0)  # a row that underflowed to 0 is recomputed below
-    C = Cw / Z  # (M, B, V) attention mass on each token
+    low = ()  # the models with a row far below its tables' maxima, whose sum underflowed (one check when none)
+    if Z.min() <= 1e-200:
+        low = np.flatnonzero(Z.reshape(M, B).min(axis=1) <= 1e-200)
+        Z = np.where(Z > 0, Z, 1.0)  # a row that underflowed to 0 is recomputed below
+    C = np.divide(Cw, Z, out=Cw)  # (M, B, V) attention mass on each token (in place)
     o = C @ EV  # (M, B, d)
     if mode == "token":
         a = e / Z  # (M, B, n) attention weights
@@ -193,7 +241,7 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     c.update(ep=ep)
     logits = o @ params["W_O"]  # (M, B, C)
     c["exact"] = {}
-    for m in np.flatnonzero(low):  # those models again, every score itself (rare: huge weights)
+    for m in low:  # those models again, every score itself (rare: huge weights)
         one = {k: v[m : m + 1] for k, v in params.items()}
         shift_m = None if score_shift is None else np.broadcast_to(score_shift, (M, B, n))[m : m + 1]
         sub_logits, c["exact"][m] = _forward(one, cfg, tokens[m : m + 1], positions, reading, shift_m, exact=True)
@@ -255,15 +303,16 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
     grads = {"W_O": np.swapaxes(cache["o"], 1, 2) @ dlogits}  # (M, d, C)
     do = dlogits @ np.swapaxes(W_O, 1, 2)  # (M, B, d)
     dEV = np.swapaxes(C, 1, 2) @ do  # (M, V, d)
-    g = do @ np.swapaxes(cache["EV"], 1, 2)  # (M, B, V) dL/dC
     dptable = None
+    g = do @ np.swapaxes(cache["EV"], 1, 2)  # (M, B, V) dL/dC
     if mode == "token":
         a = cache["a"]
-        da = g.ravel()[flat]  # (M, B, n)
+        da = np.take(g, flat)  # (M, B, n)
         if code is not None:
             dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
             da += do @ np.swapaxes(cache["PV"], 1, 2)
-        dz = a * (da - _row_sum(a * da))  # (M, B, n) softmax backward
+        da -= _row_sum(a * da)
+        dz = np.multiply(da, a, out=da)  # (M, B, n) softmax backward a (da - sum_j a_j da_j), in place
         dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
         if cache["has_ptable"]:
             if rows is None:
@@ -271,21 +320,24 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
             else:
                 dptable = np.bincount(rows.ravel(), weights=dz.ravel(), minlength=M * U * n).reshape(M, U, n)
     else:
-        gs = g - _row_sum(C * g)  # (M, B, V) g - s
+        gs = g
+        gs -= _row_sum(C * g)  # (M, B, V) g - s, in place
         if mode == "rotary":
-            R = gs / cache["Z"]  # (M, B, V): dz_j = e_j R[b, x_j]
+            gs /= cache["Z"]  # (M, B, V) R = (g - s) / Z: dz_j = e_j R[b, x_j]
             dtable = cache["ec"].ravel() * np.bincount(
-                cache["index"].ravel(), weights=R.ravel()[flat].ravel(), minlength=cache["table_size"]
+                cache["index"].ravel(), weights=np.take(gs, flat.ravel()), minlength=cache["table_size"]
             )
         else:
-            H = C * gs  # (M, B, V) the score gradient summed over the keys holding each token
+            free = cache["has_ptable"] and not cache["ptable_shared"]  # a bias that depends on parameters
+            H = C * gs if free else np.multiply(gs, C, out=gs)  # (M, B, V) the score gradient per token
             if qrow is None:
                 dtable = H.sum(axis=1)  # (M, V)
             else:
                 cols = qrow[..., None] * V + _grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
                 dtable = np.bincount(cols.ravel(), weights=H.ravel(), minlength=M * U * V)
-            if cache["has_ptable"] and not cache["ptable_shared"]:  # a bias that depends on parameters
-                Rt = (cache["ecr"] * gs / cache["Z"]).ravel()[flat]  # (M, B, n): dz_j = e^{b_j} R[b, x_j]
+            if free:
+                np.multiply(gs, cache["ecr"], out=gs)  # gs is not read again: R = e^c (g - s) / Z in its place
+                Rt = np.take(np.divide(gs, cache["Z"], out=gs), flat)  # (M, B, n): dz_j = e^{b_j} R[b, x_j]
                 if rows is None:
                     dptable = cache["ep"] * Rt.sum(axis=1)[:, None]  # (M, 1, n)
                 else:

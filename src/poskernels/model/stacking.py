@@ -74,7 +74,7 @@ def stack_cross_entropy(logits: np.ndarray, targets) -> tuple[np.ndarray, np.nda
     shifted = logits - _per_model_max(logits)  # (M, B, C)
     p = np.exp(shifted)
     Z = p @ _ones(C)  # (M, B)
-    for m in np.flatnonzero(Z.min(axis=1) < 1e-250):  # rare: rows far below the model's largest logit
+    for m in np.flatnonzero(Z.min(axis=1) < 1e-250) if Z.min() < 1e-250 else ():  # rare: rows far below the max
         shifted[m] = logits[m] - logits[m].max(axis=-1, keepdims=True)
         p[m] = np.exp(shifted[m])
         Z[m] = p[m] @ _ones(C)

@@ -134,36 +134,43 @@ def cue_batch(
     pick = rng.integers(0, m, size=unmarked_rows.size)
     marked[unmarked_rows, pick] = True
     last[unmarked_rows] = pick
+    targets = symbols[rows, last].astype(np.int64)
     tokens = np.empty((batch, n), dtype=dtype)
-    np.add(symbols, marked.view(np.uint8) * np.uint16(n_symbols), out=tokens[:, :m], casting="unsafe")  # s + S [m]
+    if dtype == np.uint8 and n_symbols <= 127 and symbols.dtype == np.uint8:  # the training stream: bytes, in place
+        shifted = np.multiply(marked.view(np.uint8), np.uint8(n_symbols), out=marked.view(np.uint8))  # S [m]
+        np.add(symbols, shifted, out=tokens[:, :m])  # s + S [m]
+    else:
+        np.add(symbols, marked.view(np.uint8) * np.uint16(n_symbols), out=tokens[:, :m], casting="unsafe")
     tokens[:, m] = 2 * n_symbols
-    return tokens, symbols[rows, last].astype(np.int64)
+    return tokens, targets
 
 
 def _draw_tokens(rng: np.random.Generator, shape, n_symbols: int, mark_prob: float):
-    """Symbols ``(uint16)`` and marks ``(bool)`` of ``shape`` content tokens, from 16 random bits per token.
+    """Symbols and marks ``(bool)`` of ``shape`` content tokens, from 16 random bits per token.
 
     With ``S = 2^b <= 256`` symbols the low ``b`` bits of a token's 16 are its symbol and the other
     ``k = 16 - b`` bits an integer ``u`` uniform on ``0..2^k - 1``; with ``mark_prob 2^k = w + f``
     (``w`` whole, ``0 <= f < 1``) the token is marked when ``u < w``, and when ``u == w`` with
     probability ``f`` (one more draw for those few tokens), so ``P(marked) = (w + f) / 2^k`` is
-    ``mark_prob`` exactly.  Any other ``S`` draws its symbols apart (``k = 16``).
+    ``mark_prob`` exactly.  Any other ``S`` draws its symbols apart (``k = 16``).  The symbols are ``uint8``
+    (``uint16`` for any other ``S``).  Few large temporaries: a freed block of this size goes back to the
+    system, and each new one costs a page fault per 4 KiB, more than the arithmetic on it.
     """
     size = int(np.prod(shape))
     raw = rng.bit_generator.random_raw((size + 3) // 4).view(np.uint16)[:size].reshape(shape)  # 16 bits a token
     b = n_symbols.bit_length() - 1
     if n_symbols & (n_symbols - 1) == 0 and b <= 8:
-        symbols = raw & np.uint16(n_symbols - 1)
+        symbols = raw.astype(np.uint8)  # the low byte (b <= 8 bits of it)
+        symbols &= np.uint8(n_symbols - 1)
     else:
         b = 0
         symbols = rng.integers(0, n_symbols, size=shape, dtype=np.uint16)
-    u = raw >> np.uint16(b)  # uniform on 0..2^(16-b) - 1
-    scaled = mark_prob * 2.0 ** (16 - b)
+    scaled = mark_prob * 2.0 ** (16 - b)  # u = raw >> b is uniform on 0..2^(16-b) - 1
     whole = int(scaled)
-    marked = u < whole if whole < 1 << (16 - b) else np.ones(shape, dtype=bool)
+    marked = raw < np.uint16(whole << b) if whole < 1 << (16 - b) else np.ones(shape, dtype=bool)  # u < whole
     frac = scaled - whole
     if frac > 0:
-        tie = np.flatnonzero(u.ravel() == whole)
+        tie = np.flatnonzero(np.right_shift(raw, np.uint16(b), out=raw).ravel() == whole)  # raw is not read again
         marked.ravel()[tie] = rng.random(tie.size) < frac
     return symbols, marked
 
