@@ -100,8 +100,8 @@ def sequences(task: str, x: int, count: int = COUNT, seed: int = TEST_SEED) -> t
 
 
 def _chunk(B: int) -> int:
-    """Key positions a step for ``B`` sequences: a ``(V, B, chunk)`` indicator of about 35 MB."""
-    return max(64, min(4096, (1 << 18) // B))
+    """Key positions a step for ``B`` sequences: about ``2^19`` keys (the sparse product's tables stay in cache)."""
+    return max(64, min(4096, (1 << 19) // B))
 
 
 def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:

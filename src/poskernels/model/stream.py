@@ -6,9 +6,9 @@ positions and keeps, per sequence, a running maximum ``m``, a normalizer ``Z = s
 value ``N = sum_j e^{z_j - m} v_j W_O``; a chunk that raises the maximum to ``m'`` rescales both by ``e^{m - m'}``.
 The logits are ``N / Z``, the one-pass reader's (the tests check every scheme and every reading), and memory
 beyond the token array is ``O(V B chunk)`` whatever ``n``.  When every sequence ends in the same query token (the
-cue task), each chunk of every head goes through one batched product of token indicators
-(:func:`_absorb_products`); otherwise each head gathers its scores key by key.  Per-token embeddings come only from
-:func:`poskernels.model.head.token_table`.
+cue task), each chunk of every head goes through one sparse product that groups the keys by token, one nonzero per
+key (:func:`_absorb_products`); otherwise each head gathers its scores key by key.  Per-token embeddings come only
+from :func:`poskernels.model.head.token_table`.
 
 Two shortcuts, each a registry by scheme name:
 
@@ -75,6 +75,7 @@ class _Plan:
     start: int  # first key column read (0, or the cut's / the constant past's first column)
     past: int | None  # columns [0, past) enter as token counts (CONSTANT_PAST), or None
     spin: np.ndarray | None  # (chunk, P) e^{i k theta} for k = 0..chunk-1 (rotary heads at integer positions)
+    wcat: np.ndarray | None  # (U, 2P, V) Re and Im of conj(q_p) k_p for every key token (rotary heads), or None
 
 
 class _Arange:
@@ -110,7 +111,12 @@ def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
         past = max(0, n - CONSTANT_PAST[cfg.scheme](cfg))  # columns j < past have offsets r >= R0
         start = past
     spin = np.exp(1j * np.arange(chunk)[:, None] * theta) if theta is not None and default_pos else None  # (chunk, P)
-    return _Plan(params, cfg, reading, theta, q, content, G, code_q is not None, start, past, spin)
+    wcat = None
+    if theta is not None:  # Proposition 3 (i), the part that is the same for every chunk (see _chunk_table)
+        kc = (tok @ params["W_K"]).view(np.complex128)  # (V, P)
+        w = q.view(np.complex128).conj()[:, :, None] * kc.T[None]  # (U, P, V)
+        wcat = np.concatenate([w.real, w.imag], axis=1)  # (U, 2P, V)
+    return _Plan(params, cfg, reading, theta, q, content, G, code_q is not None, start, past, spin, wcat)
 
 
 def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray):
@@ -122,14 +128,12 @@ def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray):
     if plan.theta is not None:
         # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k> = Re sum_p conj(q_p) k_p e^{-i r theta_p}
         # = sum_p cos(r theta_p) Re w_p + sin(r theta_p) Im w_p  with  w_p = conj(q_p) k_p  (real arithmetic)
-        kc = (token_table(params, cfg) @ params["W_K"]).view(np.complex128)  # (V, P)
-        w = plan.q.view(np.complex128).conj()[:, :, None] * kc.T[None]  # (U, P, V)
         if plan.spin is not None:  # integer offsets r_0, r_0 - 1, ...: e^{-i r theta} = e^{-i r_0 theta} e^{i k theta}
             e = np.exp(-1j * r_c[0] * plan.theta) * plan.spin[:c]  # (c, P)
         else:
             e = np.exp(-1j * r_c[:, None] * plan.theta)  # (c, P)
         trig = np.concatenate([e.real, -e.imag], axis=1)  # (c, 2P): cos(r theta), sin(r theta)
-        table = trig @ np.concatenate([w.real, w.imag], axis=1) * (plan.reading.logit_scale / cfg.tau)  # (U, c, V)
+        table = trig @ plan.wcat * (plan.reading.logit_scale / cfg.tau)  # (U, c, V)
     else:
         table = np.broadcast_to(plan.content[:, None, :], (U, c, plan.content.shape[1]))  # (U, c, V)
         if plan.additive:
@@ -189,12 +193,32 @@ class _Chunk:
         self.idx = x + V * np.arange(c)  # (B, c) index into a (c, V) table
 
 
+def _token_rows(ch: _Chunk, cache: dict):
+    """The chunk's keys grouped by token: a CSR matrix ``S (V B, V c)`` with a one at ``(v B + b, v c + j)`` for
+    each key ``x[b, j] = v``, so ``S @ e`` sums a ``(V c, K)`` table of weights ``e[v c + j]`` into each
+    ``(token, sequence)`` row.  Rows read their keys in order of position; one nonzero per key."""
+    import scipy.sparse  # here: only the batched long reading needs it
+
+    B, c = ch.x.shape
+    V = ch.V
+    flat = ch.small.ravel()  # (B c,) row-major
+    order = np.argsort(flat, kind="stable")  # by token, then by (b, j): the CSR order of S's rows
+    if ("rows", B, c) not in cache:
+        cache["rows", B, c] = (np.repeat(np.arange(B, dtype=np.int64), c), np.ones(B * c))  # key's row b; values
+    row_of, ones = cache["rows", B, c]
+    indptr = np.zeros(V * B + 1, dtype=np.int64)
+    np.cumsum(np.bincount(flat.astype(np.int64) * B + row_of, minlength=V * B), out=indptr[1:])
+    cols = flat[order].astype(np.int64) * c + order % c  # (B c,) v c + j
+    return scipy.sparse.csr_matrix((ones, cols, indptr), shape=(V * B, V * c))
+
+
 def _absorb_products(plans, states, mu, ch: _Chunk, b: int, pos, n: int, buffers: dict) -> None:
     """Add one chunk for every head at once when all rows share the query token.
 
-    With ``X_v`` the ``(B, c)`` indicator of token ``v`` and ``e[j, v] = e^{z(j, v) - m}`` a head's weights,
-    the mass on token ``v`` is ``X_v e[:, v]``: one ``(V, B, c) @ (V, c, K)`` product for the ``K`` heads, instead
-    of a gather and a bincount per key and head.
+    With ``e[j, v] = e^{z(j, v) - m}`` a head's weights, the mass of sequence ``b`` on token ``v`` is the sum of
+    ``e[j, v]`` over its keys ``j`` holding ``v``: one sparse product (:func:`_token_rows`, one nonzero per key)
+    with the ``(V c, K)`` weights of the ``K`` heads, instead of a gather and a bincount per key and head (or a
+    dense product with ``V`` token indicators, ``V`` times the arithmetic).
     """
     B, c = ch.x.shape
     V = ch.V
@@ -212,17 +236,15 @@ def _absorb_products(plans, states, mu, ch: _Chunk, b: int, pos, n: int, buffers
         blocks.append(e.T)  # (V, c)
         owners.append(k)
         if pvo is not None:  # the code's read-out needs each key's own weight: one gather, one small product
-            full = np.zeros((c, pvo.shape[1]))  # (c, C)
-            full[lo - ch.a0 :] = pvo
-            states[k].code += e.ravel()[ch.idx] @ full  # (B, c) @ (c, C)
+            if lo > ch.a0:
+                pvo = np.concatenate([np.zeros((lo - ch.a0, pvo.shape[1])), pvo])  # (c, C)
+            if ("gather", B, c) not in buffers:  # reused: a fresh (B, c) array each time costs page faults
+                buffers["gather", B, c] = np.empty((B, c))
+            weights = np.take(e.ravel(), ch.idx, out=buffers["gather", B, c])  # (B, c) each key's own weight
+            states[k].code += weights @ pvo  # (B, c) @ (c, C)
     if not blocks:
         return
-    if (B, c) not in buffers:  # reused from chunk to chunk: a fresh 35 MB array each time costs more than the product
-        buffers[B, c] = (np.empty((V, B, c), dtype=bool), np.empty((V, B, c)))
-    hit, X = buffers[B, c]
-    np.equal(ch.small[None], np.arange(V, dtype=ch.small.dtype)[:, None, None], out=hit)
-    np.copyto(X, hit)  # (V, B, c) token indicators
-    out = X @ np.stack(blocks, axis=2)  # (V, B, K): column k is head k's mass on each token
+    out = (_token_rows(ch, buffers) @ np.stack(blocks, axis=2).reshape(V * c, -1)).reshape(V, B, -1)  # (V, B, K)
     for at, k in enumerate(owners):
         states[k].mass += out[:, :, at].T  # (B, V)
 
@@ -298,8 +320,8 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     positions : array_like, shape (n,), optional
         Absolute positions (default ``0..n-1``).  The count shortcut and the cut need the default.
     chunk : int
-        Key positions per step; a step holds ``(V, B, chunk)`` token indicators, so keep ``B chunk`` near
-        ``2^18`` for a large batch.
+        Key positions per step; a step holds ``(V, chunk, heads)`` weights and ``B chunk`` key indices, so keep
+        ``B chunk`` near ``2^19`` for a large batch.
     eps : float, optional
         Read the heads of :data:`CUT_SLOPES` only back to their certified cut (:func:`certified_cut`); the other
         heads are read in full.
