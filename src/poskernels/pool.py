@@ -4,7 +4,9 @@ the long-context points and the sweep's jobs.
 :func:`run_jobs` runs a module-level function over a list of arguments, in this process when one process is asked
 for (or there is one job), else on a pool, and yields each result with its index as it finishes; the caller puts
 results in place by index, so the order in which processes finish never changes a number.  :func:`process_pool`
-is the one constructor of a pool (the sweep keeps its own pool alive across jobs, with its start method).
+is the one constructor of a pool (the sweep keeps its own pool alive across jobs, with its start method).  Inside
+:func:`sharing`, every :func:`run_jobs` of every thread submits to one pool, so parts of a run that overlap (the
+page's trained sections) queue their jobs on the same processes instead of each starting its own.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 
-__all__ = ["available_cpus", "process_pool", "run_jobs"]
+__all__ = ["available_cpus", "process_pool", "run_jobs", "sharing"]
+
+_SHARED: list[ProcessPoolExecutor] = []  # the pool every run_jobs submits to while sharing() is open
 
 
 def available_cpus() -> int:
@@ -44,7 +49,45 @@ def run_jobs(fn: Callable, args: Iterable, workers: int) -> Iterator[tuple[int, 
         for i, a in enumerate(args):
             yield i, fn(a)
         return
+    if _SHARED:
+        yield from _as_completed(_SHARED[0], fn, args)
+        return
     with process_pool(min(workers, len(args))) as pool:
-        futures = {pool.submit(fn, a): i for i, a in enumerate(args)}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+        yield from _as_completed(pool, fn, args)
+
+
+def _as_completed(pool: ProcessPoolExecutor, fn: Callable, args: list) -> Iterator[tuple[int, object]]:
+    futures = {pool.submit(fn, a): i for i, a in enumerate(args)}
+    for future in as_completed(futures):
+        yield futures[future], future.result()
+
+
+def _nothing(_) -> None:
+    return None
+
+
+@contextmanager
+def sharing(workers: int) -> Iterator[ProcessPoolExecutor | None]:
+    """Within the block, :func:`run_jobs` (from any thread) runs its jobs on one pool of ``workers`` processes.
+
+    The processes start on entry, in the calling thread, before any other thread can ask for them (a process
+    forked while another thread holds a lock could inherit it held).  Jobs queue in the order they are submitted;
+    each caller still gets its own results by index.  With ``workers <= 1``, or inside another ``sharing``, nothing
+    changes.
+
+    >>> with sharing(2):
+    ...     sorted(run_jobs(abs, [-3, 2], workers=2))
+    [(0, 3), (1, 2)]
+    """
+    if workers <= 1 or _SHARED:
+        yield None
+        return
+    pool = process_pool(workers)
+    try:
+        list(pool.map(_nothing, range(workers)))  # start every process now
+        _SHARED.append(pool)
+        yield pool
+    finally:
+        if pool in _SHARED:
+            _SHARED.remove(pool)
+        pool.shutdown()

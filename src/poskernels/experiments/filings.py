@@ -59,6 +59,7 @@ __all__ = [
     "filings_results",
     "horizon_stats",
     "horizon_row",
+    "prepare_filings",
     "reader_table",
     "train_filing_heads",
     "tournament_alibi_heads",
@@ -91,6 +92,20 @@ def train_filing_heads(cache_dir=None, log=None, workers=None, seeds=None) -> di
     jobs = _filing_jobs(seeds)
     heads = train_many(jobs, cache_dir=cache_dir, log=log, workers=workers, sampler=filings_sampler)
     return {s: [h for h in heads if h.head.scheme == s] for s in TRAINED_SCHEMES}
+
+
+def prepare_filings(cache_dir, log=None, seeds=None) -> None:
+    """Train the filing heads into ``cache_dir`` ahead of :func:`filings_results`, unless its result is cached.
+
+    They need nothing of the tournament, so ``poskernels reproduce`` trains them while the tournament trains.
+    """
+    seeds = seed_block() if seeds is None else tuple(seeds)
+    if not _results_path(cache_dir, seeds).exists():
+        train_filing_heads(cache_dir, log, seeds=seeds)
+
+
+def _results_path(cache_dir, seeds) -> Path:
+    return Path(cache_dir) / "filings" / f"results-{cache_key(_results_description(seeds))}.json"
 
 
 def tournament_alibi_heads(cache_dir=None, log=None, workers=None, seeds=None) -> list[TrainedHead]:
@@ -289,7 +304,7 @@ def filings_results(cache_dir=None, log=None, workers=None, seeds=None) -> dict:
     seeds = seed_block() if seeds is None else tuple(seeds)
     description = _results_description(seeds)
     key = cache_key(description)
-    path = None if cache_dir is None else Path(cache_dir) / "filings" / f"results-{key}.json"
+    path = None if cache_dir is None else _results_path(cache_dir, seeds)
     cached = cached_json(path, key, log, "filings")
     if cached is not None:
         return cached

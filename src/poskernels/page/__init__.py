@@ -5,16 +5,34 @@ leaks it"), :mod:`.clocks` ("Position as a set of clocks"), :mod:`.relative` ("R
 ALiBi kernel"), :mod:`.rotations` ("Rotations: RoPE"), :mod:`.window` ("Past the training window"),
 :mod:`.filings` (the finance case study) and :mod:`.long_context` (beyond the article).  :func:`assemble`
 computes them; ``poskernels reproduce`` prints each one's table as it goes.
+
+With a cache directory and more than one CPU, the trained sections overlap: the work of :data:`PREPARE` starts
+at once and the sections of :data:`AFTER` compute in the background as soon as the sections they read are done,
+all on one process pool (:func:`poskernels.pool.sharing`), so no core idles while another section's last stack
+trains.  Sections still enter ``numbers.json`` and print in the page's order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 
+from ..experiments.filings import prepare_filings
+from ..pool import available_cpus, sharing
 from . import clocks, filings, long_context, order, relative, rotations, window
 from .registry import Context, Section, format_table
 
-__all__ = ["SECTIONS", "Context", "Section", "assemble", "choose", "compute_section", "format_table"]
+__all__ = [
+    "AFTER",
+    "PREPARE",
+    "SECTIONS",
+    "Context",
+    "Section",
+    "assemble",
+    "choose",
+    "compute_section",
+    "format_table",
+]
 
 #: Every section, in the order ``numbers.json`` holds its keys: the deterministic statements in article order, then
 #: the trained ones.  The trained heads' Theorem 2 defects come after the diagnostics that train the same heads and
@@ -37,6 +55,15 @@ SECTIONS: tuple[Section, ...] = (
 )
 
 
+#: Work a section can do before its turn, needing no other section (the filing heads train with the tournament's).
+PREPARE: dict[str, Callable[[Context], None]] = {
+    "filings": lambda ctx: prepare_filings(ctx.cache_dir, ctx.log, ctx.seeds),
+}
+
+#: Sections that may compute in the background once the sections they read (the tournament's heads) are computed.
+AFTER: dict[str, tuple[str, ...]] = {"filings": ("tournament",), "long": ("tournament",)}
+
+
 def compute_section(ctx: Context, section: Section) -> dict:
     """Compute ``section`` into ``ctx.numbers`` and return its data.
 
@@ -52,7 +79,10 @@ def compute_section(ctx: Context, section: Section) -> dict:
     >>> ctx.numbers
     {'k': {'a': 1, 'b': 2}}
     """
-    data = section.compute(ctx)
+    return _merge(ctx, section, section.compute(ctx))
+
+
+def _merge(ctx: Context, section: Section, data: dict) -> dict:
     if section.merge and section.key in ctx.numbers:
         ctx.numbers[section.key].update(data)
     else:
@@ -97,8 +127,45 @@ def assemble(
         ``{key: data}``, JSON-ready.
     """
     ctx = ctx or Context()
-    for section in choose(keys, include_trained):
-        data = compute_section(ctx, section)
+    chosen = choose(keys, include_trained)
+    workers = available_cpus()
+    if ctx.cache_dir is None or workers < 2 or not any(s.key in AFTER or s.key in PREPARE for s in chosen):
+        for section in chosen:
+            data = compute_section(ctx, section)
+            if each is not None:
+                each(section, data)
+        return ctx.numbers
+    with sharing(workers), ThreadPoolExecutor(max_workers=len(AFTER) + len(PREPARE)) as threads:
+        _overlapped(ctx, chosen, threads, each)
+    return ctx.numbers
+
+
+def _overlapped(ctx: Context, chosen: list[Section], threads: ThreadPoolExecutor, each) -> None:
+    """Compute ``chosen`` in order, the sections of :data:`AFTER` in ``threads`` as soon as they may start."""
+    keys = {s.key for s in chosen}
+    prepared = {k: threads.submit(fn, ctx) for k, fn in PREPARE.items() if k in keys}
+    early: dict[str, Future] = {}
+    done: set[str] = set()
+
+    def launch() -> None:
+        for s in chosen:
+            after = AFTER.get(s.key)
+            if after is not None and s.key not in early and all(a in done or a not in keys for a in after):
+                early[s.key] = threads.submit(_after, s, ctx, prepared.get(s.key))
+
+    launch()
+    for section in chosen:
+        if section.key in early:
+            data = _merge(ctx, section, early[section.key].result())
+        else:
+            data = compute_section(ctx, section)
+        done.add(section.key)
+        launch()
         if each is not None:
             each(section, data)
-    return ctx.numbers
+
+
+def _after(section: Section, ctx: Context, prepared: Future | None) -> dict:
+    if prepared is not None:
+        prepared.result()  # its heads are in the cache: the section loads them
+    return section.compute(ctx)
