@@ -235,13 +235,17 @@ def _absorb_products(plans, states, mu, ch: _Chunk, b: int, pos, n: int, buffers
         e[lo - ch.a0 :] = np.exp(table[0] - mu[k][0])
         blocks.append(e.T)  # (V, c)
         owners.append(k)
-        if pvo is not None:  # the code's read-out needs each key's own weight: one gather, one small product
-            if lo > ch.a0:
-                pvo = np.concatenate([np.zeros((lo - ch.a0, pvo.shape[1])), pvo])  # (c, C)
+        if pvo is not None:  # the code's read-out needs each key's own weight e[j, x_bj]
+            # a head without rotation scores content_v + (a part of the position alone), so the weight factors as
+            # e^{content_v - content_w} e^{z(j, w) - m} (w its best token): a gather from V values, one product
+            w = int(np.argmax(p.content[0]))
+            ed = np.zeros(c)  # (c,) keys before the head's first column weigh nothing
+            ed[lo - ch.a0 :] = np.exp(table[0, :, w] - mu[k][0])
             if ("gather", B, c) not in buffers:  # reused: a fresh (B, c) array each time costs page faults
                 buffers["gather", B, c] = np.empty((B, c))
-            weights = np.take(e.ravel(), ch.idx, out=buffers["gather", B, c])  # (B, c) each key's own weight
-            states[k].code += weights @ pvo  # (B, c) @ (c, C)
+            weights = np.take(np.exp(p.content[0] - p.content[0, w]), ch.x, out=buffers["gather", B, c])  # (B, c)
+            pvo = np.concatenate([np.zeros((lo - ch.a0, pvo.shape[1])), pvo]) if lo > ch.a0 else pvo  # (c, C)
+            states[k].code += weights @ (ed[:, None] * pvo)  # (B, c) @ (c, C)
     if not blocks:
         return
     out = (_token_rows(ch, buffers) @ np.stack(blocks, axis=2).reshape(V * c, -1)).reshape(V, B, -1)  # (V, B, K)
