@@ -222,19 +222,20 @@ def _absorb_products(plans, states, mu, ch: _Chunk, b: int, pos, n: int, buffers
     """
     B, c = ch.x.shape
     V = ch.V
-    blocks, owners = [], []
-    for k, p in enumerate(plans):
+    active = [k for k, p in enumerate(plans) if max(ch.a0, p.start) < b]
+    if not active:
+        return
+    E = np.empty((V, c, len(active)))  # (V, c, K): the weights of the heads read in this chunk, for one product
+    for at, k in enumerate(active):
+        p = plans[k]
         lo = max(ch.a0, p.start)
-        if lo >= b:
-            continue
         pos_c = pos[lo:b]  # (c_k,)
         table, pvo = _chunk_table(p, pos_c, pos[n - 1 :] - pos_c)  # (1, c_k, V), (c_k, C) or None
         mu[k] = np.maximum(mu[k], table.max(axis=(1, 2)))  # (1,)
-        states[k].rescale(np.full(B, mu[k][0]))
-        e = np.zeros((c, V))  # (c, V): keys before the head's first column weigh nothing
-        e[lo - ch.a0 :] = np.exp(table[0] - mu[k][0])
-        blocks.append(e.T)  # (V, c)
-        owners.append(k)
+        if not (states[k].m == mu[k][0]).all():  # a factor e^0 = 1 would change nothing
+            states[k].rescale(np.full(B, mu[k][0]))
+        E[:, : lo - ch.a0, at] = 0.0  # keys before the head's first column weigh nothing
+        np.exp(table[0].T - mu[k][0], out=E[:, lo - ch.a0 :, at])  # (V, c_k)
         if pvo is not None:  # the code's read-out needs each key's own weight e[j, x_bj]
             # a head without rotation scores content_v + (a part of the position alone), so the weight factors as
             # e^{content_v - content_w} e^{z(j, w) - m} (w its best token): a gather from V values, one product
@@ -246,10 +247,8 @@ def _absorb_products(plans, states, mu, ch: _Chunk, b: int, pos, n: int, buffers
             weights = np.take(np.exp(p.content[0] - p.content[0, w]), ch.x, out=buffers["gather", B, c])  # (B, c)
             pvo = np.concatenate([np.zeros((lo - ch.a0, pvo.shape[1])), pvo]) if lo > ch.a0 else pvo  # (c, C)
             states[k].code += weights @ (ed[:, None] * pvo)  # (B, c) @ (c, C)
-    if not blocks:
-        return
-    out = (_token_rows(ch, buffers) @ np.stack(blocks, axis=2).reshape(V * c, -1)).reshape(V, B, -1)  # (V, B, K)
-    for at, k in enumerate(owners):
+    out = (_token_rows(ch, buffers) @ E.reshape(V * c, -1)).reshape(V, B, -1)  # (V, B, K)
+    for at, k in enumerate(active):
         states[k].mass += out[:, :, at].T  # (B, V)
 
 
