@@ -119,8 +119,11 @@ def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
     return _Plan(params, cfg, reading, theta, q, content, G, code_q is not None, start, past, spin, wcat)
 
 
-def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray):
-    """Scores ``(U, c, V)`` of every token at every position of the chunk, and the code's read-out value ``(c, C)``."""
+def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict | None = None):
+    """Scores ``(U, c, V)`` of every token at every position of the chunk, and the code's read-out value ``(c, C)``.
+
+    ``shared`` (one dict per chunk) keeps the rotary heads' ``cos / sin (r theta)``: the heads of one reading share
+    their frequencies, so the seeds of a reading compute them once."""
     params, cfg = plan.params, plan.cfg
     scheme = HEAD_SCHEMES[cfg.scheme]
     U, c = plan.q.shape[0], pos_c.size
@@ -128,11 +131,18 @@ def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray):
     if plan.theta is not None:
         # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k> = Re sum_p conj(q_p) k_p e^{-i r theta_p}
         # = sum_p cos(r theta_p) Re w_p + sin(r theta_p) Im w_p  with  w_p = conj(q_p) k_p  (real arithmetic)
-        if plan.spin is not None:  # integer offsets r_0, r_0 - 1, ...: e^{-i r theta} = e^{-i r_0 theta} e^{i k theta}
-            e = np.exp(-1j * r_c[0] * plan.theta) * plan.spin[:c]  # (c, P)
-        else:
-            e = np.exp(-1j * r_c[:, None] * plan.theta)  # (c, P)
-        trig = np.concatenate([e.real, -e.imag], axis=1)  # (c, 2P): cos(r theta), sin(r theta)
+        key = (plan.theta.tobytes(), float(r_c[0]), c, plan.spin is not None)
+        trig = None if shared is None else shared.get(key)
+        if trig is None:
+            if (
+                plan.spin is not None
+            ):  # integer offsets r_0, r_0 - 1, ...: e^{-i r theta} = e^{-i r_0 theta} e^{i k theta}
+                e = np.exp(-1j * r_c[0] * plan.theta) * plan.spin[:c]  # (c, P)
+            else:
+                e = np.exp(-1j * r_c[:, None] * plan.theta)  # (c, P)
+            trig = np.concatenate([e.real, -e.imag], axis=1)  # (c, 2P): cos(r theta), sin(r theta)
+            if shared is not None:
+                shared[key] = trig
         table = trig @ plan.wcat * (plan.reading.logit_scale / cfg.tau)  # (U, c, V)
     else:
         table = np.broadcast_to(plan.content[:, None, :], (U, c, plan.content.shape[1]))  # (U, c, V)
@@ -226,11 +236,12 @@ def _absorb_products(plans, states, mu, ch: _Chunk, b: int, pos, n: int, buffers
     if not active:
         return
     E = np.empty((V, c, len(active)))  # (V, c, K): the weights of the heads read in this chunk, for one product
+    shared: dict = {}
     for at, k in enumerate(active):
         p = plans[k]
         lo = max(ch.a0, p.start)
         pos_c = pos[lo:b]  # (c_k,)
-        table, pvo = _chunk_table(p, pos_c, pos[n - 1 :] - pos_c)  # (1, c_k, V), (c_k, C) or None
+        table, pvo = _chunk_table(p, pos_c, pos[n - 1 :] - pos_c, shared)  # (1, c_k, V), (c_k, C) or None
         mu[k] = np.maximum(mu[k], table.max(axis=(1, 2)))  # (1,)
         if not (states[k].m == mu[k][0]).all():  # a factor e^0 = 1 would change nothing
             states[k].rescale(np.full(B, mu[k][0]))
