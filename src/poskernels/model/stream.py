@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import PosKernelsError, check_positive_int
 from ..theory.alibi import t5_last_bucket_first_offset
+from .chunk import KeyChunk, token_rows
 from .config import HeadConfig
 from .cut import CUT_SLOPES, certified_cut
 from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
@@ -187,48 +188,13 @@ def _absorb(st: _State, z_or_e, flat, rowwise: bool, m_rows, pvo):
         st.code += a @ pvo  # (B, C)
 
 
-class _Chunk:
-    """One chunk of key columns ``[a0, b)`` and the index arrays every head of the pass shares."""
-
-    def __init__(self, tokens: np.ndarray, a0: int, b: int, V: int):
-        self.a0 = a0
-        x = tokens[:, a0:b].astype(np.int64)  # (B, c)
-        if x.size and (x.min() < 0 or x.max() >= V):
-            raise PosKernelsError(f"token ids must lie in [0, {V - 1}]; got {x.min()}..{x.max()}")
-        B, c = x.shape
-        self.x, self.V = x, V
-        raw = tokens[:, a0:b]  # (B, c) as given: comparing uint8 ids is far cheaper than int64 ones
-        self.small = raw if raw.dtype == np.uint8 or V > 256 else x.astype(np.uint8)
-        self.flat = x + V * np.arange(B)[:, None]  # (B, c) index into a (B, V) table
-        self.idx = x + V * np.arange(c)  # (B, c) index into a (c, V) table
-
-
-def _token_rows(ch: _Chunk, cache: dict):
-    """The chunk's keys grouped by token: a CSR matrix ``S (V B, V c)`` with a one at ``(v B + b, v c + j)`` for
-    each key ``x[b, j] = v``, so ``S @ e`` sums a ``(V c, K)`` table of weights ``e[v c + j]`` into each
-    ``(token, sequence)`` row.  Rows read their keys in order of position; one nonzero per key."""
-    import scipy.sparse  # here: only the batched long reading needs it
-
-    B, c = ch.x.shape
-    V = ch.V
-    flat = ch.small.ravel()  # (B c,) row-major
-    order = np.argsort(flat, kind="stable")  # by token, then by (b, j): the CSR order of S's rows
-    if ("rows", B, c) not in cache:
-        cache["rows", B, c] = (np.repeat(np.arange(B, dtype=np.int64), c), np.ones(B * c))  # key's row b; values
-    row_of, ones = cache["rows", B, c]
-    indptr = np.zeros(V * B + 1, dtype=np.int64)
-    np.cumsum(np.bincount(flat.astype(np.int64) * B + row_of, minlength=V * B), out=indptr[1:])
-    cols = flat[order].astype(np.int64) * c + order % c  # (B c,) v c + j
-    return scipy.sparse.csr_matrix((ones, cols, indptr), shape=(V * B, V * c))
-
-
-def _absorb_products(plans, states, mu, ch: _Chunk, b: int, pos, n: int, buffers: dict) -> None:
+def _absorb_products(plans, states, mu, ch: KeyChunk, b: int, pos, n: int, buffers: dict) -> None:
     """Add one chunk for every head at once when all rows share the query token.
 
     With ``e[j, v] = e^{z(j, v) - m}`` a head's weights, the mass of sequence ``b`` on token ``v`` is the sum of
-    ``e[j, v]`` over its keys ``j`` holding ``v``: one sparse product (:func:`_token_rows`, one nonzero per key)
-    with the ``(V c, K)`` weights of the ``K`` heads, instead of a gather and a bincount per key and head (or a
-    dense product with ``V`` token indicators, ``V`` times the arithmetic).
+    ``e[j, v]`` over its keys ``j`` holding ``v``: one sparse product (:func:`poskernels.model.chunk.token_rows`, one
+    nonzero per key) with the ``(V c, K)`` weights of the ``K`` heads, instead of a gather and a bincount per key
+    and head (or a dense product with ``V`` token indicators, ``V`` times the arithmetic).
     """
     B, c = ch.x.shape
     V = ch.V
@@ -258,7 +224,7 @@ def _absorb_products(plans, states, mu, ch: _Chunk, b: int, pos, n: int, buffers
             weights = np.take(np.exp(p.content[0] - p.content[0, w]), ch.x, out=buffers["gather", B, c])  # (B, c)
             pvo = np.concatenate([np.zeros((lo - ch.a0, pvo.shape[1])), pvo]) if lo > ch.a0 else pvo  # (c, C)
             states[k].code += weights @ (ed[:, None] * pvo)  # (B, c) @ (c, C)
-    out = (_token_rows(ch, buffers) @ E.reshape(V * c, -1)).reshape(V, B, -1)  # (V, B, K)
+    out = (token_rows(ch, buffers) @ E.reshape(V * c, -1)).reshape(V, B, -1)  # (V, B, K)
     for at, k in enumerate(active):
         states[k].mass += out[:, :, at].T  # (B, V)
 
@@ -271,7 +237,7 @@ def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
     first = min(p.start for p in plans)
     buffers: dict = {}
     for b in range(n, first, -chunk):  # chunks from the query backwards
-        ch = _Chunk(tokens, max(first, b - chunk), b, V)
+        ch = KeyChunk(tokens, max(first, b - chunk), b, V)
         if iq is None and not rowwise:  # one query token: every head's chunk in one batched product
             _absorb_products(plans, states, mu, ch, b, pos, n, buffers)
             continue
