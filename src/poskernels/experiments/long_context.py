@@ -92,8 +92,7 @@ def sequences(task: str, x: int, count: int = COUNT, seed: int = TEST_SEED) -> t
     for i in range(0, count, step):
         b = min(step, count - i)
         if task == "length":
-            t, y = cue_batch(rng, b, n)
-            blocks.append((t.astype(np.uint8), y))
+            blocks.append(cue_batch(rng, b, n, dtype=np.uint8))  # the same ids as int64, 8 times fewer bytes
         else:
             blocks.append(needle_batch(rng, b, x, n))
     return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
