@@ -42,7 +42,7 @@ from .chunk import KeyChunk, token_rows
 from .config import HeadConfig
 from .cut import CUT_SLOPES, certified_cut
 from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
-from .schemes import HEAD_SCHEMES
+from .schemes import HEAD_SCHEMES, HeadScheme
 
 __all__ = [
     "CONSTANT_PAST",
@@ -123,8 +123,8 @@ def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
 def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict | None = None):
     """Scores ``(U, c, V)`` of every token at every position of the chunk, and the code's read-out value ``(c, C)``.
 
-    ``shared`` (one dict per chunk) keeps the rotary heads' ``cos / sin (r theta)``: the heads of one reading share
-    their frequencies, so the seeds of a reading compute them once."""
+    ``shared`` (one dict per chunk) keeps the rotary heads' ``cos / sin (r theta)`` and a parameter-free code: the
+    heads of one reading share their frequencies, so the seeds of a reading compute them once."""
     params, cfg = plan.params, plan.cfg
     scheme = HEAD_SCHEMES[cfg.scheme]
     U, c = plan.q.shape[0], pos_c.size
@@ -148,7 +148,13 @@ def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict |
     else:
         table = np.broadcast_to(plan.content[:, None, :], (U, c, plan.content.shape[1]))  # (U, c, V)
         if plan.additive:
-            code = scheme.code(params, cfg, pos_c)  # (c, d)
+            # a scheme with no parameters of its own (the sinusoidal code) has the same code for every head
+            key = ("code", cfg, float(pos_c[0]), c) if type(scheme).init is HeadScheme.init else None
+            code = None if shared is None or key is None else shared.get(key)
+            if code is None:
+                code = scheme.code(params, cfg, pos_c)  # (c, d)
+                if shared is not None and key is not None:
+                    shared[key] = code
             table = table + (plan.q @ (code @ params["W_K"]).T / cfg.tau)[:, :, None]  # (U, c, V)
             pvo = code @ params["W_V"] @ params["W_O"]  # (c, C)
     bias = scheme.bias(params, cfg, plan.q, r_c)  # (U, c) or (c,) or None
