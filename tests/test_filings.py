@@ -201,7 +201,7 @@ def test_results_cache_is_read_and_a_bad_file_rebuilt(heads, tmp_path, monkeypat
     monkeypatch.setattr(fx, "answer_all", lambda pairs, docs, workers=None: {})
     monkeypatch.setattr(fx, "horizon_row", lambda h, on, docs, known=None: {"trained_on": on, "seed": h.seed})
     monkeypatch.setattr(fx, "horizon_stats", lambda rows: {})
-    monkeypatch.setattr(fx, "case_study", lambda h: {})
+    monkeypatch.setattr(fx, "case_study", lambda h, known=None: {})
     logged = []
     first = fx.filings_results(tmp_path, logged.append)
     assert fx.filings_results(tmp_path, logged.append) == first and len(calls) == 1  # read back, not recomputed

@@ -255,13 +255,14 @@ def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens], kn
     }
 
 
-def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
+def case_study(heads: dict[str, list[TrainedHead]], known: dict | None = None) -> dict:
     """The laboratory's filing: its tokens, the truth and every reader's answer at every position, per seed.
 
     Answers are symbols (first-appearance labels; ``companies`` names them), ``None`` before the first mention, for
     the first three seeds.  ``right[reader]`` counts the positions each seed of the block answers right,
     ``right_from_last[reader]`` those from the last mention on, ``at_the_company[reader]`` each seed's answer at
-    ``the_company``; ``last_mention`` is the position of the last
+    ``the_company``; ``known`` (:func:`answer_all` on the laboratory's filing) holds answers already read;
+    ``last_mention`` is the position of the last
     company named (Fenwick Logistics) and ``the_company`` that of "the company" after it.
     """
     doc = encode_filing(laboratory_filing())
@@ -278,7 +279,7 @@ def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
     for reader, (scheme, _) in FILING_READERS.items():
         answers[reader], right[reader], from_last[reader], at_the_company[reader] = {}, [], [], []
         for i, head in enumerate(heads[scheme]):
-            pred = answer_filings(head, reader, [doc])  # (q,)
+            pred = _answer(head, reader, [doc], known)  # (q,)
             right[reader].append(int((pred == q.answers).sum()))
             from_last[reader].append(int((pred[after_last] == q.answers[after_last]).sum()))
             at = np.flatnonzero(q.positions == the_company)
@@ -352,7 +353,7 @@ def filings_results(cache_dir=None, log=None, workers=None, seeds=None) -> dict:
     out["horizon"] += [horizon_row(h, "synthetic", docs, known) for h in tournament]
     out["horizon_stats"] = horizon_stats(out["horizon"])
     out["seeds"] = list(seeds)
-    out["case"] = case_study(heads)
+    out["case"] = case_study(heads, answer_all(pairs, [encode_filing(laboratory_filing())], workers))
     out["kappa"] = "max(1, (n + 1) / 32) per filing of n tokens"
     out["code"] = CODE_VERSION
     if path is not None:
