@@ -56,7 +56,7 @@ def _sections(trace: list, lock: threading.Lock):
 
         return Section(key, key.title(), compute, str, trained=True)
 
-    return [make("a", 1), make("tour", 2, 0.05), make("mid", 3, 0.05), make("late", 4, 0.01), make("last", 5)]
+    return [make("a", 1), make("tour", 2, 0.05), make("mid", 3, 0.05), make("late", 4, 0.3), make("last", 5)]
 
 
 @pytest.mark.skipif(pool.available_cpus() < 2, reason="overlap needs two CPUs")
@@ -67,10 +67,13 @@ def test_overlapped_sections_keep_the_page_order_and_start_after_what_they_read(
     monkeypatch.setattr(page, "SECTIONS", tuple(sections))
     monkeypatch.setattr(page, "AFTER", {"late": ("tour",)})
     monkeypatch.setattr(page, "PREPARE", {"late": lambda ctx: trace.append(("prepare", "late", False))})
-    shown = []
+    shown, idle = [], []
     ctx = Context(cache_dir=tmp_path, log=lambda msg: None)
-    numbers = page.assemble(ctx, each=lambda s, data: shown.append((s.key, data["v"])))
+    numbers = page.assemble(
+        ctx, each=lambda s, data: shown.append((s.key, data["v"])), idle=lambda s: idle.append((s.key, len(shown)))
+    )
     assert shown == [("a", 1), ("tour", 2), ("mid", 3), ("late", 4), ("last", 5)]
+    assert idle == [("late", 3)]  # told before waiting on a background section still computing, never otherwise
     assert list(numbers) == ["a", "tour", "mid", "late", "last"]
     starts = [(k, main) for what, k, main in trace if what == "start"]
     assert ("late", False) in starts  # in the background ...
@@ -81,3 +84,28 @@ def test_overlapped_sections_keep_the_page_order_and_start_after_what_they_read(
     same = page.assemble(Context(cache_dir=None, log=lambda msg: None))
     assert {k: v["v"] for k, v in same.items()} == {k: v["v"] for k, v in numbers.items()}
     assert all(main for what, _, main in trace if what == "start")
+
+
+def _nap(x):
+    time.sleep(0.05)
+    return x
+
+
+@pytest.mark.skipif(pool.available_cpus() < 2, reason="a pool needs two CPUs")
+def test_callers_of_a_shared_pool_take_turns():
+    got_a: list = []
+    b_done_after = []
+
+    def b():
+        time.sleep(0.1)  # A's 20 jobs are all asked for by now
+        list(pool.run_jobs(_nap, [0, 1], workers=2))
+        b_done_after.append(len(got_a))
+
+    with pool.sharing(2):
+        t = threading.Thread(target=b)
+        t.start()
+        for _, x in pool.run_jobs(_nap, range(20), workers=2):
+            got_a.append(x)
+        t.join()
+    assert sorted(got_a) == list(range(20))
+    assert b_done_after[0] < 15  # first come, first served would finish B after all 20 of A's

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from contextlib import contextmanager
 
 __all__ = ["available_cpus", "process_pool", "run_jobs", "sharing"]
@@ -50,7 +50,7 @@ def run_jobs(fn: Callable, args: Iterable, workers: int) -> Iterator[tuple[int, 
             yield i, fn(a)
         return
     if _SHARED:
-        yield from _as_completed(_SHARED[0], fn, args)
+        yield from _windowed(_SHARED[0], fn, args, _SHARED[0]._max_workers + 1)
         return
     with process_pool(min(workers, len(args))) as pool:
         yield from _as_completed(pool, fn, args)
@@ -62,6 +62,27 @@ def _as_completed(pool: ProcessPoolExecutor, fn: Callable, args: list) -> Iterat
         yield futures[future], future.result()
 
 
+def _windowed(pool: ProcessPoolExecutor, fn: Callable, args: list, window: int) -> Iterator[tuple[int, object]]:
+    """Like :func:`_as_completed`, with at most ``window`` of this caller's jobs in the pool at a time: callers that
+    share a pool take turns (one caller's long queue does not hold back another's short jobs)."""
+    todo = iter(enumerate(args))
+    pending: dict = {}
+
+    def submit_next() -> None:
+        for i, a in todo:
+            pending[pool.submit(fn, a)] = i
+            return
+
+    for _ in range(window):
+        submit_next()
+    while pending:
+        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for future in done:
+            i = pending.pop(future)
+            submit_next()
+            yield i, future.result()
+
+
 def _nothing(_) -> None:
     return None
 
@@ -71,8 +92,9 @@ def sharing(workers: int) -> Iterator[ProcessPoolExecutor | None]:
     """Within the block, :func:`run_jobs` (from any thread) runs its jobs on one pool of ``workers`` processes.
 
     The processes start on entry, in the calling thread, before any other thread can ask for them (a process
-    forked while another thread holds a lock could inherit it held).  Jobs queue in the order they are submitted;
-    each caller still gets its own results by index.  With ``workers <= 1``, or inside another ``sharing``, nothing
+    forked while another thread holds a lock could inherit it held).  Each caller keeps at most ``workers + 1`` jobs
+    in the pool and submits the next as one finishes, so concurrent callers take turns; each still gets its own
+    results by index.  With ``workers <= 1``, or inside another ``sharing``, nothing
     changes.
 
     >>> with sharing(2):

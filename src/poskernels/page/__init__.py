@@ -107,6 +107,7 @@ def assemble(
     keys=None,
     include_trained: bool = True,
     each: Callable[[Section, dict], None] | None = None,
+    idle: Callable[[Section], None] | None = None,
 ) -> dict:
     """Compute the sections (all, or those whose key is in ``keys``) into one dict.
 
@@ -120,6 +121,9 @@ def assemble(
         If false, skip sections that train models.
     each : callable, optional
         ``each(section, data)`` after each section is computed (``reproduce`` prints its table there).
+    idle : callable, optional
+        ``idle(section)`` when this thread is about to wait for a section computing in the background (its turn
+        has come, it is not done): work that needs only the sections before it can run there.
 
     Returns
     -------
@@ -136,11 +140,11 @@ def assemble(
                 each(section, data)
         return ctx.numbers
     with sharing(workers), ThreadPoolExecutor(max_workers=len(AFTER) + len(PREPARE)) as threads:
-        _overlapped(ctx, chosen, threads, each)
+        _overlapped(ctx, chosen, threads, each, idle)
     return ctx.numbers
 
 
-def _overlapped(ctx: Context, chosen: list[Section], threads: ThreadPoolExecutor, each) -> None:
+def _overlapped(ctx: Context, chosen: list[Section], threads: ThreadPoolExecutor, each, idle) -> None:
     """Compute ``chosen`` in order, the sections of :data:`AFTER` in ``threads`` as soon as they may start."""
     keys = {s.key for s in chosen}
     prepared = {k: threads.submit(fn, ctx) for k, fn in PREPARE.items() if k in keys}
@@ -156,6 +160,8 @@ def _overlapped(ctx: Context, chosen: list[Section], threads: ThreadPoolExecutor
     launch()
     for section in chosen:
         if section.key in early:
+            if idle is not None and not early[section.key].done():
+                idle(section)
             data = _merge(ctx, section, early[section.key].result())
         else:
             data = compute_section(ctx, section)
