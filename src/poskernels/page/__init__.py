@@ -60,8 +60,10 @@ PREPARE: dict[str, Callable[[Context], None]] = {
     "filings": lambda ctx: prepare_filings(ctx.cache_dir, ctx.log, ctx.seeds),
 }
 
-#: Sections that may compute in the background once the sections they read (the tournament's heads) are computed.
-AFTER: dict[str, tuple[str, ...]] = {"filings": ("tournament",), "long": ("tournament",)}
+#: Sections that may compute in the background once the sections listed are computed: the filings and the long
+#: context read the tournament's heads; the long context, the largest, also waits for the filings, whose short reads
+#: would otherwise queue behind its points (and whose table prints first).
+AFTER: dict[str, tuple[str, ...]] = {"filings": ("tournament",), "long": ("tournament", "filings")}
 
 
 def compute_section(ctx: Context, section: Section) -> dict:
