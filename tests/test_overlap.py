@@ -66,6 +66,7 @@ def test_overlapped_sections_keep_the_page_order_and_start_after_what_they_read(
     sections = _sections(trace, lock)
     monkeypatch.setattr(page, "SECTIONS", tuple(sections))
     monkeypatch.setattr(page, "AFTER", {"late": ("tour",)})
+    monkeypatch.setattr(page, "_IDLE_AFTER", 0.05)  # "late" takes 0.3 s, still computing when its turn comes
     monkeypatch.setattr(page, "PREPARE", {"late": lambda ctx: trace.append(("prepare", "late", False))})
     shown, idle = [], []
     ctx = Context(cache_dir=tmp_path, log=lambda msg: None)

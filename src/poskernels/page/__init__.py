@@ -7,15 +7,17 @@ ALiBi kernel"), :mod:`.rotations` ("Rotations: RoPE"), :mod:`.window` ("Past the
 computes them; ``poskernels reproduce`` prints each one's table as it goes.
 
 With a cache directory and more than one CPU, the trained sections overlap: the work of :data:`PREPARE` starts
-at once and the sections of :data:`AFTER` compute in the background as soon as the sections they read are done,
-all on one process pool (:func:`poskernels.pool.sharing`), so no core idles while another section's last stack
-trains.  Sections still enter ``numbers.json`` and print in the page's order.
+with the first trained section and the sections of :data:`AFTER` compute in the background as soon as the
+sections they read are done, all on one process pool (:func:`poskernels.pool.sharing`), so no core idles while
+another section's last stack trains.  Sections still enter ``numbers.json`` and print in the page's order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import ExitStack
 
 from ..experiments.filings import prepare_filings
 from ..pool import available_cpus, sharing
@@ -54,6 +56,8 @@ SECTIONS: tuple[Section, ...] = (
     long_context.LONG,
 )
 
+
+_IDLE_AFTER = 0.5  # seconds a background section may take past its turn before assemble's idle hook is called
 
 #: Work a section can do before its turn, needing no other section (the filing heads train with the tournament's).
 PREPARE: dict[str, Callable[[Context], None]] = {
@@ -124,8 +128,8 @@ def assemble(
     each : callable, optional
         ``each(section, data)`` after each section is computed (``reproduce`` prints its table there).
     idle : callable, optional
-        ``idle(section)`` when this thread is about to wait for a section computing in the background (its turn
-        has come, it is not done): work that needs only the sections before it can run there.
+        ``idle(section)`` when this thread waits for a section computing in the background (its turn has come and
+        it is not done half a second later): work that needs only the sections before it can run there.
 
     Returns
     -------
@@ -141,30 +145,44 @@ def assemble(
             if each is not None:
                 each(section, data)
         return ctx.numbers
-    with sharing(workers), ThreadPoolExecutor(max_workers=len(AFTER) + len(PREPARE)) as threads:
-        _overlapped(ctx, chosen, threads, each, idle)
+    with ExitStack() as pool, ThreadPoolExecutor(max_workers=len(AFTER) + len(PREPARE)) as threads:
+        # the pool starts in this thread before any background thread exists, at the first trained section
+        _overlapped(ctx, chosen, threads, each, idle, lambda: pool.enter_context(sharing(workers)))
     return ctx.numbers
 
 
-def _overlapped(ctx: Context, chosen: list[Section], threads: ThreadPoolExecutor, each, idle) -> None:
+def _overlapped(ctx: Context, chosen: list[Section], threads: ThreadPoolExecutor, each, idle, start_pool) -> None:
     """Compute ``chosen`` in order, the sections of :data:`AFTER` in ``threads`` as soon as they may start."""
     keys = {s.key for s in chosen}
-    prepared = {k: threads.submit(fn, ctx) for k, fn in PREPARE.items() if k in keys}
+    started: list = []
+    prepared: dict[str, Future] = {}
     early: dict[str, Future] = {}
     done: set[str] = set()
+
+    def prepare() -> None:  # at the first trained work: the deterministic sections run alone, as before
+        if not started:
+            started.append(start_pool())
+            prepared.update({k: threads.submit(fn, ctx) for k, fn in PREPARE.items() if k in keys})
 
     def launch() -> None:
         for s in chosen:
             after = AFTER.get(s.key)
             if after is not None and s.key not in early and all(a in done or a not in keys for a in after):
+                prepare()
                 early[s.key] = threads.submit(_after, s, ctx, prepared.get(s.key))
 
     launch()
     for section in chosen:
+        if section.trained:
+            prepare()
         if section.key in early:
-            if idle is not None and not early[section.key].done():
-                idle(section)
-            data = _merge(ctx, section, early[section.key].result())
+            try:
+                result = early[section.key].result(timeout=_IDLE_AFTER)
+            except FutureTimeout:  # still computing: tell idle, then wait
+                if idle is not None:
+                    idle(section)
+                result = early[section.key].result()
+            data = _merge(ctx, section, result)
         else:
             data = compute_section(ctx, section)
         done.add(section.key)
