@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 __all__ = ["available_cpus", "process_pool", "run_jobs", "sharing"]
 
-_SHARED: list[ProcessPoolExecutor] = []  # the pool every run_jobs submits to while sharing() is open
+_SHARED: list[tuple[ProcessPoolExecutor, int]] = []  # (pool, processes) every run_jobs uses while sharing() is open
 
 
 def available_cpus() -> int:
@@ -50,7 +50,8 @@ def run_jobs(fn: Callable, args: Iterable, workers: int) -> Iterator[tuple[int, 
             yield i, fn(a)
         return
     if _SHARED:
-        yield from _windowed(_SHARED[0], fn, args, _SHARED[0]._max_workers + 1)
+        shared, processes = _SHARED[0]
+        yield from _windowed(shared, fn, args, processes + 1)
         return
     with process_pool(min(workers, len(args))) as pool:
         yield from _as_completed(pool, fn, args)
@@ -107,9 +108,9 @@ def sharing(workers: int) -> Iterator[ProcessPoolExecutor | None]:
     pool = process_pool(workers)
     try:
         list(pool.map(_nothing, range(workers)))  # start every process now
-        _SHARED.append(pool)
+        _SHARED.append((pool, workers))
         yield pool
     finally:
-        if pool in _SHARED:
-            _SHARED.remove(pool)
+        if (pool, workers) in _SHARED:
+            _SHARED.remove((pool, workers))
         pool.shutdown()
