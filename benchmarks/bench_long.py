@@ -1,6 +1,6 @@
 """One query over a million keys: the streaming reader's time and memory, and ALiBi's certified cut.
 
-Usage: ``python benchmarks/bench_long.py [--n 1000000] [--repeats 20] [--threads 1] [--budget-mb 1024]``
+Usage: ``python benchmarks/bench_long.py [--n 1000000] [--repeats 20] [--threads 1] [--budget-mb 1024] [--grid]``
 
 On trained tournament heads (seed 0, trained once and cached under ``.cache/poskernels``):
 
@@ -13,6 +13,10 @@ On trained tournament heads (seed 0, trained once and cached under ``.cache/posk
    ``--budget-mb``; their logits are checked equal.
 
 Each time is the minimum over repeats (the better estimate on a shared machine) and the median.
+
+``--grid`` times the long-context section's reading instead (:mod:`poskernels.experiments.long_context`: the 70
+tournament heads, cached, read at its 30 points, 500 sequences a point): each point's CPU time in this process, their
+sum, and the wall time of the 30 points on a pool of 2 processes, with the load average.
 """
 
 from __future__ import annotations
@@ -27,7 +31,44 @@ def _parse(argv):
     parser.add_argument("--repeats", type=int, default=20, help="timings of the cut reader (RoPE: a quarter)")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1; 0 leaves them alone)")
     parser.add_argument("--budget-mb", type=float, default=1024.0, help="memory the materializing reader may use")
+    parser.add_argument("--grid", action="store_true", help="time the long-context section's 30 points instead")
     return parser.parse_args(argv)
+
+
+def _grid() -> None:
+    import time
+    from pathlib import Path
+
+    from poskernels.experiments import long_context as lc
+    from poskernels.experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES
+    from poskernels.model.config import preset
+    from poskernels.model.train import train_many
+    from poskernels.pool import run_jobs
+
+    config = preset("tournament")
+    jobs = [(config.with_scheme(s), seed) for s in ARTICLE_SCHEMES + EXTRA_SCHEMES for seed in lc.default_seeds()]
+    heads = train_many(jobs, Path(".cache") / "poskernels")
+    by_scheme: dict = {}
+    for h in heads:
+        by_scheme.setdefault(h.head.scheme, []).append(h)
+    points = [("length", n) for n in lc.LENGTHS] + [("distance", r) for r in lc.OFFSETS]
+    print(f"{len(heads)} heads at {len(points)} points, {lc.COUNT} sequences a point; load average {_load()}")
+    total = 0.0
+    for task, x in points:
+        t0 = time.process_time()
+        lc.read_point(by_scheme, task, x)
+        total += time.process_time() - t0
+        if x >= 16384:
+            print(f"  {task} {x:>7,}: {time.process_time() - t0:.2f} s CPU")
+    print(f"every point in this process: {total:.1f} s CPU")
+    points.sort(key=lambda p: -(p[1] if p[0] == "length" else max(32, p[1] + 1)))  # as the section orders them
+    t0 = time.perf_counter()
+    list(run_jobs(lc._point_job, [(by_scheme, task, x, lc.COUNT) for task, x in points], workers=2))
+    print(f"on a pool of 2 processes: {time.perf_counter() - t0:.1f} s wall; load average {_load()}")
+
+
+def _load() -> str:
+    return f"{os.getloadavg()[0]:.2f}"
 
 
 def main(argv=None) -> None:
@@ -35,6 +76,9 @@ def main(argv=None) -> None:
     if args.threads:
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[var] = str(args.threads)  # before NumPy loads its BLAS
+    if args.grid:
+        _grid()
+        return
     import time
     import tracemalloc
     from pathlib import Path

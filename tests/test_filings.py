@@ -191,16 +191,17 @@ def test_results_cache_is_read_and_a_bad_file_rebuilt(heads, tmp_path, monkeypat
     filing_heads, tournament = heads
     calls = []
 
-    def fake_table(h, docs):
+    def fake_table(h, docs, known=None):
         calls.append(1)
         return {"accuracy": {r: {"all": 0.5, "far": 0.5} for r in FILING_READERS}, "per_seed": {}}
 
     monkeypatch.setattr(fx, "train_filing_heads", lambda *a: filing_heads)
     monkeypatch.setattr(fx, "tournament_alibi_heads", lambda *a: tournament)
     monkeypatch.setattr(fx, "reader_table", fake_table)
-    monkeypatch.setattr(fx, "horizon_row", lambda h, on, docs: {"trained_on": on, "seed": h.seed})
+    monkeypatch.setattr(fx, "answer_all", lambda pairs, docs, workers=None: {})
+    monkeypatch.setattr(fx, "horizon_row", lambda h, on, docs, known=None: {"trained_on": on, "seed": h.seed})
     monkeypatch.setattr(fx, "horizon_stats", lambda rows: {})
-    monkeypatch.setattr(fx, "case_study", lambda h: {})
+    monkeypatch.setattr(fx, "case_study", lambda h, known=None: {})
     logged = []
     first = fx.filings_results(tmp_path, logged.append)
     assert fx.filings_results(tmp_path, logged.append) == first and len(calls) == 1  # read back, not recomputed
@@ -225,3 +226,13 @@ def test_results_cache_is_read_and_a_bad_file_rebuilt(heads, tmp_path, monkeypat
     path.write_text(json.dumps(other))
     assert fx.filings_results(tmp_path, logged.append) == first and len(calls) == 5
     assert "stored key differs" in logged[-1]
+
+
+def test_answers_read_on_the_pool_are_those_read_one_by_one(heads):
+    filing_heads, tournament = heads
+    docs = [encode_filing(f) for f in case_corpus().test[:3]]
+    pairs = [(filing_heads["rope"][0], "rope_yarn"), (filing_heads["rope"][0], "rope"), (tournament[1], "alibi")]
+    known = fx.answer_all(pairs, docs, workers=2)
+    assert len(known) == 3
+    for h, reader in pairs:
+        assert np.array_equal(known[h.config, h.seed, reader], fx.answer_filings(h, reader, docs)), reader

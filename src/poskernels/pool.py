@@ -4,16 +4,21 @@ the long-context points and the sweep's jobs.
 :func:`run_jobs` runs a module-level function over a list of arguments, in this process when one process is asked
 for (or there is one job), else on a pool, and yields each result with its index as it finishes; the caller puts
 results in place by index, so the order in which processes finish never changes a number.  :func:`process_pool`
-is the one constructor of a pool (the sweep keeps its own pool alive across jobs, with its start method).
+is the one constructor of a pool (the sweep keeps its own pool alive across jobs, with its start method).  Inside
+:func:`sharing`, every :func:`run_jobs` of every thread submits to one pool, so parts of a run that overlap (the
+page's trained sections) queue their jobs on the same processes instead of each starting its own.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
+from contextlib import contextmanager
 
-__all__ = ["available_cpus", "process_pool", "run_jobs"]
+__all__ = ["available_cpus", "process_pool", "run_jobs", "sharing"]
+
+_SHARED: list[tuple[ProcessPoolExecutor, int]] = []  # (pool, processes) every run_jobs uses while sharing() is open
 
 
 def available_cpus() -> int:
@@ -44,7 +49,68 @@ def run_jobs(fn: Callable, args: Iterable, workers: int) -> Iterator[tuple[int, 
         for i, a in enumerate(args):
             yield i, fn(a)
         return
+    if _SHARED:
+        shared, processes = _SHARED[0]
+        yield from _windowed(shared, fn, args, processes + 1)
+        return
     with process_pool(min(workers, len(args))) as pool:
-        futures = {pool.submit(fn, a): i for i, a in enumerate(args)}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+        yield from _as_completed(pool, fn, args)
+
+
+def _as_completed(pool: ProcessPoolExecutor, fn: Callable, args: list) -> Iterator[tuple[int, object]]:
+    futures = {pool.submit(fn, a): i for i, a in enumerate(args)}
+    for future in as_completed(futures):
+        yield futures[future], future.result()
+
+
+def _windowed(pool: ProcessPoolExecutor, fn: Callable, args: list, window: int) -> Iterator[tuple[int, object]]:
+    """Like :func:`_as_completed`, with at most ``window`` of this caller's jobs in the pool at a time: callers that
+    share a pool take turns (one caller's long queue does not hold back another's short jobs)."""
+    todo = iter(enumerate(args))
+    pending: dict = {}
+
+    def submit_next() -> None:
+        for i, a in todo:
+            pending[pool.submit(fn, a)] = i
+            return
+
+    for _ in range(window):
+        submit_next()
+    while pending:
+        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for future in done:
+            i = pending.pop(future)
+            submit_next()
+            yield i, future.result()
+
+
+def _nothing(_) -> None:
+    return None
+
+
+@contextmanager
+def sharing(workers: int) -> Iterator[ProcessPoolExecutor | None]:
+    """Within the block, :func:`run_jobs` (from any thread) runs its jobs on one pool of ``workers`` processes.
+
+    The processes start on entry, in the calling thread, before any other thread can ask for them (a process
+    forked while another thread holds a lock could inherit it held).  Each caller keeps at most ``workers + 1`` jobs
+    in the pool and submits the next as one finishes, so concurrent callers take turns; each still gets its own
+    results by index.  With ``workers <= 1``, or inside another ``sharing``, nothing
+    changes.
+
+    >>> with sharing(2):
+    ...     sorted(run_jobs(abs, [-3, 2], workers=2))
+    [(0, 3), (1, 2)]
+    """
+    if workers <= 1 or _SHARED:
+        yield None
+        return
+    pool = process_pool(workers)
+    try:
+        list(pool.map(_nothing, range(workers)))  # start every process now
+        _SHARED.append((pool, workers))
+        yield pool
+    finally:
+        if (pool, workers) in _SHARED:
+            _SHARED.remove((pool, workers))
+        pool.shutdown()

@@ -34,6 +34,7 @@ import numpy as np
 from ..model.cache import CODE_VERSION, cache_key, cached_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, head_key, train_many
+from ..pool import available_cpus, run_jobs
 from ..seeds import ARTICLE_COUNT, mean_stderr, seed_block, stat_table
 from ..tasks.filings import (
     FAR,
@@ -53,12 +54,14 @@ from .tournament import tournament_jobs
 __all__ = [
     "RESULTS_VERSION",
     "TRAINED_SCHEMES",
+    "answer_all",
     "answer_filings",
     "case_study",
     "filings_config",
     "filings_results",
     "horizon_stats",
     "horizon_row",
+    "prepare_filings",
     "reader_table",
     "train_filing_heads",
     "tournament_alibi_heads",
@@ -93,6 +96,20 @@ def train_filing_heads(cache_dir=None, log=None, workers=None, seeds=None) -> di
     return {s: [h for h in heads if h.head.scheme == s] for s in TRAINED_SCHEMES}
 
 
+def prepare_filings(cache_dir, log=None, seeds=None) -> None:
+    """Train the filing heads into ``cache_dir`` ahead of :func:`filings_results`, unless its result is cached.
+
+    They need nothing of the tournament, so ``poskernels reproduce`` trains them while the tournament trains.
+    """
+    seeds = seed_block() if seeds is None else tuple(seeds)
+    if not _results_path(cache_dir, seeds).exists():
+        train_filing_heads(cache_dir, log, seeds=seeds)
+
+
+def _results_path(cache_dir, seeds) -> Path:
+    return Path(cache_dir) / "filings" / f"results-{cache_key(_results_description(seeds))}.json"
+
+
 def tournament_alibi_heads(cache_dir=None, log=None, workers=None, seeds=None) -> list[TrainedHead]:
     """The tournament's ALiBi heads of the seeds, the same jobs and cache entries as the tournament's."""
     return train_many(_alibi_jobs(seeds), cache_dir=cache_dir, log=log, workers=workers)
@@ -117,14 +134,45 @@ def answer_filings(head: TrainedHead, reader: str, docs: list[FilingTokens]) -> 
     return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
+def _answers_job(args) -> list[np.ndarray]:
+    head, readers, docs = args
+    return [answer_filings(head, reader, docs) for reader in readers]
+
+
+def answer_all(pairs, docs: list[FilingTokens], workers: int | None = None) -> dict:
+    """:func:`answer_filings` for every ``(head, reader)`` of ``pairs``, one pool job per head (its readers together).
+
+    Returns
+    -------
+    dict
+        ``{(config, seed, reader): answers (Q,)}``, the same arrays as :func:`answer_filings` gives one by one.
+    """
+    by_head: dict = {}
+    for head, reader in pairs:
+        by_head.setdefault((head.config, head.seed), (head, []))[1].append(reader)
+    jobs = list(by_head.values())
+    out = {}
+    for i, answers in run_jobs(_answers_job, [(h, rs, docs) for h, rs in jobs], workers or available_cpus()):
+        head, readers = jobs[i]
+        out.update({(head.config, head.seed, r): a for r, a in zip(readers, answers)})
+    return out
+
+
+def _answer(head: TrainedHead, reader: str, docs: list[FilingTokens], answers: dict | None) -> np.ndarray:
+    known = None if answers is None else answers.get((head.config, head.seed, reader))
+    return answer_filings(head, reader, docs) if known is None else known
+
+
 def _truth(docs: list[FilingTokens]) -> tuple[np.ndarray, np.ndarray]:
     """Answers and offsets ``r = back + 1`` of every query of ``docs``, concatenated, shapes (Q,)."""
     qs = [filing_queries(d) for d in docs]
     return np.concatenate([q.answers for q in qs]), np.concatenate([q.back + 1 for q in qs])
 
 
-def reader_table(heads: dict[str, list[TrainedHead]], docs: list[FilingTokens]) -> dict:
+def reader_table(heads: dict[str, list[TrainedHead]], docs: list[FilingTokens], known: dict | None = None) -> dict:
     """Accuracy of the seven readers on all and far queries: per seed, and the mean of seeds.
+
+    ``known`` (:func:`answer_all`) holds answers already read; the others are read here.
 
     Returns
     -------
@@ -138,7 +186,7 @@ def reader_table(heads: dict[str, list[TrainedHead]], docs: list[FilingTokens]) 
     for reader, (scheme, _) in FILING_READERS.items():
         rows = []
         for head in heads[scheme]:
-            ok = answer_filings(head, reader, docs) == answers  # (Q,)
+            ok = _answer(head, reader, docs, known) == answers  # (Q,)
             rows.append((float(ok.mean()), float(ok[far].mean())))
         per_seed[reader] = {"all": [a for a, _ in rows], "far": [f for _, f in rows]}
     accuracy, stderr = stat_table(per_seed)
@@ -175,7 +223,7 @@ def horizon_stats(rows: list[dict]) -> dict:
     return out
 
 
-def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens]) -> dict:
+def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens], known: dict | None = None) -> dict:
     """One row of the ALiBi horizon table (Theorem 3 (iii)): ``W``, ``W / s``, accuracy inside half of it and beyond.
 
     Returns
@@ -187,7 +235,7 @@ def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens]) ->
     W = content_width(head.params, head.head)
     horizon = W / head.head.alibi_slope  # Theorem 3 (iii): past W / s a key weighs less than the query itself
     answers, r = _truth(docs)
-    ok = answer_filings(head, "alibi", docs) == answers  # (Q,)
+    ok = _answer(head, "alibi", docs, known) == answers  # (Q,)
     inside, beyond = r <= horizon / 2, r > horizon
     between = ~inside & ~beyond
 
@@ -207,13 +255,14 @@ def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens]) ->
     }
 
 
-def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
+def case_study(heads: dict[str, list[TrainedHead]], known: dict | None = None) -> dict:
     """The laboratory's filing: its tokens, the truth and every reader's answer at every position, per seed.
 
     Answers are symbols (first-appearance labels; ``companies`` names them), ``None`` before the first mention, for
     the first three seeds.  ``right[reader]`` counts the positions each seed of the block answers right,
     ``right_from_last[reader]`` those from the last mention on, ``at_the_company[reader]`` each seed's answer at
-    ``the_company``; ``last_mention`` is the position of the last
+    ``the_company``; ``known`` (:func:`answer_all` on the laboratory's filing) holds answers already read;
+    ``last_mention`` is the position of the last
     company named (Fenwick Logistics) and ``the_company`` that of "the company" after it.
     """
     doc = encode_filing(laboratory_filing())
@@ -230,7 +279,7 @@ def case_study(heads: dict[str, list[TrainedHead]]) -> dict:
     for reader, (scheme, _) in FILING_READERS.items():
         answers[reader], right[reader], from_last[reader], at_the_company[reader] = {}, [], [], []
         for i, head in enumerate(heads[scheme]):
-            pred = answer_filings(head, reader, [doc])  # (q,)
+            pred = _answer(head, reader, [doc], known)  # (q,)
             right[reader].append(int((pred == q.answers).sum()))
             from_last[reader].append(int((pred[after_last] == q.answers[after_last]).sum()))
             at = np.flatnonzero(q.positions == the_company)
@@ -289,7 +338,7 @@ def filings_results(cache_dir=None, log=None, workers=None, seeds=None) -> dict:
     seeds = seed_block() if seeds is None else tuple(seeds)
     description = _results_description(seeds)
     key = cache_key(description)
-    path = None if cache_dir is None else Path(cache_dir) / "filings" / f"results-{key}.json"
+    path = None if cache_dir is None else _results_path(cache_dir, seeds)
     cached = cached_json(path, key, log, "filings")
     if cached is not None:
         return cached
@@ -297,12 +346,14 @@ def filings_results(cache_dir=None, log=None, workers=None, seeds=None) -> dict:
     tournament = tournament_alibi_heads(cache_dir, log, workers, seeds)
     corpus = case_corpus()
     docs = [encode_filing(f) for f in corpus.test]
-    out = {"corpus": corpus_stats(corpus), **reader_table(heads, docs)}
-    out["horizon"] = [horizon_row(h, "filings", docs) for h in heads["alibi"]]
-    out["horizon"] += [horizon_row(h, "synthetic", docs) for h in tournament]
+    pairs = [(h, reader) for reader, (scheme, _) in FILING_READERS.items() for h in heads[scheme]]
+    known = answer_all(pairs + [(h, "alibi") for h in tournament], docs, workers)  # on the pool
+    out = {"corpus": corpus_stats(corpus), **reader_table(heads, docs, known)}
+    out["horizon"] = [horizon_row(h, "filings", docs, known) for h in heads["alibi"]]
+    out["horizon"] += [horizon_row(h, "synthetic", docs, known) for h in tournament]
     out["horizon_stats"] = horizon_stats(out["horizon"])
     out["seeds"] = list(seeds)
-    out["case"] = case_study(heads)
+    out["case"] = case_study(heads, answer_all(pairs, [encode_filing(laboratory_filing())], workers))
     out["kappa"] = "max(1, (n + 1) / 32) per filing of n tokens"
     out["code"] = CODE_VERSION
     if path is not None:

@@ -215,6 +215,8 @@ def draw_figures(payload: dict, out_dir) -> tuple[list[Path], dict[str, str]]:
         need = payload.get(_NEEDS[name], {"absent": "no such part"})
         if "absent" in need:
             skipped[name] = f"payload part '{_NEEDS[name]}' is absent: {need['absent']}"
+            if name in stamps:  # its PNG, if there, is still the one drawn from that digest
+                new[name] = stamps[name]
             continue
         path, new[name] = out_dir / f"{name}.png", _digest(name, need)
         if stamps.get(name) == new[name] and path.exists():

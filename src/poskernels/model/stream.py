@@ -6,9 +6,9 @@ positions and keeps, per sequence, a running maximum ``m``, a normalizer ``Z = s
 value ``N = sum_j e^{z_j - m} v_j W_O``; a chunk that raises the maximum to ``m'`` rescales both by ``e^{m - m'}``.
 The logits are ``N / Z``, the one-pass reader's (the tests check every scheme and every reading), and memory
 beyond the token array is ``O(V B chunk)`` whatever ``n``.  When every sequence ends in the same query token (the
-cue task), each chunk of every head goes through one batched product of token indicators
-(:func:`_absorb_products`); otherwise each head gathers its scores key by key.  Per-token embeddings come only from
-:func:`poskernels.model.head.token_table`.
+cue task), each chunk of every head goes through one sparse product that groups the keys by token, one nonzero per
+key (:func:`_absorb_products`); otherwise each head gathers its scores key by key.  Per-token embeddings come only
+from :func:`poskernels.model.head.token_table`.
 
 Two shortcuts, each a registry by scheme name:
 
@@ -38,10 +38,11 @@ import numpy as np
 
 from ..errors import PosKernelsError, check_positive_int
 from ..theory.alibi import t5_last_bucket_first_offset
+from .chunk import KeyChunk, token_rows
 from .config import HeadConfig
 from .cut import CUT_SLOPES, certified_cut
 from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
-from .schemes import HEAD_SCHEMES
+from .schemes import HEAD_SCHEMES, HeadScheme
 
 __all__ = [
     "CONSTANT_PAST",
@@ -75,6 +76,7 @@ class _Plan:
     start: int  # first key column read (0, or the cut's / the constant past's first column)
     past: int | None  # columns [0, past) enter as token counts (CONSTANT_PAST), or None
     spin: np.ndarray | None  # (chunk, P) e^{i k theta} for k = 0..chunk-1 (rotary heads at integer positions)
+    wcat: np.ndarray | None  # (U, 2P, V) Re and Im of conj(q_p) k_p for every key token (rotary heads), or None
 
 
 class _Arange:
@@ -110,11 +112,19 @@ def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
         past = max(0, n - CONSTANT_PAST[cfg.scheme](cfg))  # columns j < past have offsets r >= R0
         start = past
     spin = np.exp(1j * np.arange(chunk)[:, None] * theta) if theta is not None and default_pos else None  # (chunk, P)
-    return _Plan(params, cfg, reading, theta, q, content, G, code_q is not None, start, past, spin)
+    wcat = None
+    if theta is not None:  # Proposition 3 (i), the part that is the same for every chunk (see _chunk_table)
+        kc = (tok @ params["W_K"]).view(np.complex128)  # (V, P)
+        w = q.view(np.complex128).conj()[:, :, None] * kc.T[None]  # (U, P, V)
+        wcat = np.concatenate([w.real, w.imag], axis=1)  # (U, 2P, V)
+    return _Plan(params, cfg, reading, theta, q, content, G, code_q is not None, start, past, spin, wcat)
 
 
-def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray):
-    """Scores ``(U, c, V)`` of every token at every position of the chunk, and the code's read-out value ``(c, C)``."""
+def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict | None = None):
+    """Scores ``(U, c, V)`` of every token at every position of the chunk, and the code's read-out value ``(c, C)``.
+
+    ``shared`` (one dict per chunk) keeps the rotary heads' ``cos / sin (r theta)`` and a parameter-free code: the
+    heads of one reading share their frequencies, so the seeds of a reading compute them once."""
     params, cfg = plan.params, plan.cfg
     scheme = HEAD_SCHEMES[cfg.scheme]
     U, c = plan.q.shape[0], pos_c.size
@@ -122,18 +132,29 @@ def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray):
     if plan.theta is not None:
         # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k> = Re sum_p conj(q_p) k_p e^{-i r theta_p}
         # = sum_p cos(r theta_p) Re w_p + sin(r theta_p) Im w_p  with  w_p = conj(q_p) k_p  (real arithmetic)
-        kc = (token_table(params, cfg) @ params["W_K"]).view(np.complex128)  # (V, P)
-        w = plan.q.view(np.complex128).conj()[:, :, None] * kc.T[None]  # (U, P, V)
-        if plan.spin is not None:  # integer offsets r_0, r_0 - 1, ...: e^{-i r theta} = e^{-i r_0 theta} e^{i k theta}
-            e = np.exp(-1j * r_c[0] * plan.theta) * plan.spin[:c]  # (c, P)
-        else:
-            e = np.exp(-1j * r_c[:, None] * plan.theta)  # (c, P)
-        trig = np.concatenate([e.real, -e.imag], axis=1)  # (c, 2P): cos(r theta), sin(r theta)
-        table = trig @ np.concatenate([w.real, w.imag], axis=1) * (plan.reading.logit_scale / cfg.tau)  # (U, c, V)
+        key = (plan.theta.tobytes(), float(r_c[0]), c, plan.spin is not None)
+        trig = None if shared is None else shared.get(key)
+        if trig is None:
+            if (
+                plan.spin is not None
+            ):  # integer offsets r_0, r_0 - 1, ...: e^{-i r theta} = e^{-i r_0 theta} e^{i k theta}
+                e = np.exp(-1j * r_c[0] * plan.theta) * plan.spin[:c]  # (c, P)
+            else:
+                e = np.exp(-1j * r_c[:, None] * plan.theta)  # (c, P)
+            trig = np.concatenate([e.real, -e.imag], axis=1)  # (c, 2P): cos(r theta), sin(r theta)
+            if shared is not None:
+                shared[key] = trig
+        table = trig @ plan.wcat * (plan.reading.logit_scale / cfg.tau)  # (U, c, V)
     else:
         table = np.broadcast_to(plan.content[:, None, :], (U, c, plan.content.shape[1]))  # (U, c, V)
         if plan.additive:
-            code = scheme.code(params, cfg, pos_c)  # (c, d)
+            # a scheme with no parameters of its own (the sinusoidal code) has the same code for every head
+            key = ("code", cfg, float(pos_c[0]), c) if type(scheme).init is HeadScheme.init else None
+            code = None if shared is None or key is None else shared.get(key)
+            if code is None:
+                code = scheme.code(params, cfg, pos_c)  # (c, d)
+                if shared is not None and key is not None:
+                    shared[key] = code
             table = table + (plan.q @ (code @ params["W_K"]).T / cfg.tau)[:, :, None]  # (U, c, V)
             pvo = code @ params["W_V"] @ params["W_O"]  # (c, C)
     bias = scheme.bias(params, cfg, plan.q, r_c)  # (U, c) or (c,) or None
@@ -173,57 +194,44 @@ def _absorb(st: _State, z_or_e, flat, rowwise: bool, m_rows, pvo):
         st.code += a @ pvo  # (B, C)
 
 
-class _Chunk:
-    """One chunk of key columns ``[a0, b)`` and the index arrays every head of the pass shares."""
-
-    def __init__(self, tokens: np.ndarray, a0: int, b: int, V: int):
-        self.a0 = a0
-        x = tokens[:, a0:b].astype(np.int64)  # (B, c)
-        if x.size and (x.min() < 0 or x.max() >= V):
-            raise PosKernelsError(f"token ids must lie in [0, {V - 1}]; got {x.min()}..{x.max()}")
-        B, c = x.shape
-        self.x, self.V = x, V
-        raw = tokens[:, a0:b]  # (B, c) as given: comparing uint8 ids is far cheaper than int64 ones
-        self.small = raw if raw.dtype == np.uint8 or V > 256 else x.astype(np.uint8)
-        self.flat = x + V * np.arange(B)[:, None]  # (B, c) index into a (B, V) table
-        self.idx = x + V * np.arange(c)  # (B, c) index into a (c, V) table
-
-
-def _absorb_products(plans, states, mu, ch: _Chunk, b: int, pos, n: int, buffers: dict) -> None:
+def _absorb_products(plans, states, mu, ch: KeyChunk, b: int, pos, n: int, buffers: dict) -> None:
     """Add one chunk for every head at once when all rows share the query token.
 
-    With ``X_v`` the ``(B, c)`` indicator of token ``v`` and ``e[j, v] = e^{z(j, v) - m}`` a head's weights,
-    the mass on token ``v`` is ``X_v e[:, v]``: one ``(V, B, c) @ (V, c, K)`` product for the ``K`` heads, instead
-    of a gather and a bincount per key and head.
+    With ``e[j, v] = e^{z(j, v) - m}`` a head's weights, the mass of sequence ``b`` on token ``v`` is the sum of
+    ``e[j, v]`` over its keys ``j`` holding ``v``: one sparse product (:func:`poskernels.model.chunk.token_rows`, one
+    nonzero per key) with the ``(V c, K)`` weights of the ``K`` heads, instead of a gather and a bincount per key
+    and head (or a dense product with ``V`` token indicators, ``V`` times the arithmetic).
     """
     B, c = ch.x.shape
     V = ch.V
-    blocks, owners = [], []
-    for k, p in enumerate(plans):
-        lo = max(ch.a0, p.start)
-        if lo >= b:
-            continue
-        pos_c = pos[lo:b]  # (c_k,)
-        table, pvo = _chunk_table(p, pos_c, pos[n - 1 :] - pos_c)  # (1, c_k, V), (c_k, C) or None
-        mu[k] = np.maximum(mu[k], table.max(axis=(1, 2)))  # (1,)
-        states[k].rescale(np.full(B, mu[k][0]))
-        e = np.zeros((c, V))  # (c, V): keys before the head's first column weigh nothing
-        e[lo - ch.a0 :] = np.exp(table[0] - mu[k][0])
-        blocks.append(e.T)  # (V, c)
-        owners.append(k)
-        if pvo is not None:  # the code's read-out needs each key's own weight: one gather, one small product
-            full = np.zeros((c, pvo.shape[1]))  # (c, C)
-            full[lo - ch.a0 :] = pvo
-            states[k].code += e.ravel()[ch.idx] @ full  # (B, c) @ (c, C)
-    if not blocks:
+    active = [k for k, p in enumerate(plans) if max(ch.a0, p.start) < b]
+    if not active:
         return
-    if (B, c) not in buffers:  # reused from chunk to chunk: a fresh 35 MB array each time costs more than the product
-        buffers[B, c] = (np.empty((V, B, c), dtype=bool), np.empty((V, B, c)))
-    hit, X = buffers[B, c]
-    np.equal(ch.small[None], np.arange(V, dtype=ch.small.dtype)[:, None, None], out=hit)
-    np.copyto(X, hit)  # (V, B, c) token indicators
-    out = X @ np.stack(blocks, axis=2)  # (V, B, K): column k is head k's mass on each token
-    for at, k in enumerate(owners):
+    E = np.empty((V, c, len(active)))  # (V, c, K): the weights of the heads read in this chunk, for one product
+    shared: dict = {}
+    for at, k in enumerate(active):
+        p = plans[k]
+        lo = max(ch.a0, p.start)
+        pos_c = pos[lo:b]  # (c_k,)
+        table, pvo = _chunk_table(p, pos_c, pos[n - 1 :] - pos_c, shared)  # (1, c_k, V), (c_k, C) or None
+        mu[k] = np.maximum(mu[k], table.max(axis=(1, 2)))  # (1,)
+        if not (states[k].m == mu[k][0]).all():  # a factor e^0 = 1 would change nothing
+            states[k].rescale(np.full(B, mu[k][0]))
+        E[:, : lo - ch.a0, at] = 0.0  # keys before the head's first column weigh nothing
+        np.exp(table[0].T - mu[k][0], out=E[:, lo - ch.a0 :, at])  # (V, c_k)
+        if pvo is not None:  # the code's read-out needs each key's own weight e[j, x_bj]
+            # a head without rotation scores content_v + (a part of the position alone), so the weight factors as
+            # e^{content_v - content_w} e^{z(j, w) - m} (w its best token): a gather from V values, one product
+            w = int(np.argmax(p.content[0]))
+            ed = np.zeros(c)  # (c,) keys before the head's first column weigh nothing
+            ed[lo - ch.a0 :] = np.exp(table[0, :, w] - mu[k][0])
+            if ("gather", B, c) not in buffers:  # reused: a fresh (B, c) array each time costs page faults
+                buffers["gather", B, c] = np.empty((B, c))
+            weights = np.take(np.exp(p.content[0] - p.content[0, w]), ch.x, out=buffers["gather", B, c])  # (B, c)
+            pvo = np.concatenate([np.zeros((lo - ch.a0, pvo.shape[1])), pvo]) if lo > ch.a0 else pvo  # (c, C)
+            states[k].code += weights @ (ed[:, None] * pvo)  # (B, c) @ (c, C)
+    out = (token_rows(ch, buffers) @ E.reshape(V * c, -1)).reshape(V, B, -1)  # (V, B, K)
+    for at, k in enumerate(active):
         states[k].mass += out[:, :, at].T  # (B, V)
 
 
@@ -235,7 +243,7 @@ def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
     first = min(p.start for p in plans)
     buffers: dict = {}
     for b in range(n, first, -chunk):  # chunks from the query backwards
-        ch = _Chunk(tokens, max(first, b - chunk), b, V)
+        ch = KeyChunk(tokens, max(first, b - chunk), b, V)
         if iq is None and not rowwise:  # one query token: every head's chunk in one batched product
             _absorb_products(plans, states, mu, ch, b, pos, n, buffers)
             continue
@@ -298,8 +306,8 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     positions : array_like, shape (n,), optional
         Absolute positions (default ``0..n-1``).  The count shortcut and the cut need the default.
     chunk : int
-        Key positions per step; a step holds ``(V, B, chunk)`` token indicators, so keep ``B chunk`` near
-        ``2^18`` for a large batch.
+        Key positions per step; a step holds ``(V, chunk, heads)`` weights and ``B chunk`` key indices, so keep
+        ``B chunk`` near ``2^19`` for a large batch.
     eps : float, optional
         Read the heads of :data:`CUT_SLOPES` only back to their certified cut (:func:`certified_cut`); the other
         heads are read in full.

@@ -5,16 +5,36 @@ leaks it"), :mod:`.clocks` ("Position as a set of clocks"), :mod:`.relative` ("R
 ALiBi kernel"), :mod:`.rotations` ("Rotations: RoPE"), :mod:`.window` ("Past the training window"),
 :mod:`.filings` (the finance case study) and :mod:`.long_context` (beyond the article).  :func:`assemble`
 computes them; ``poskernels reproduce`` prints each one's table as it goes.
+
+With a cache directory and more than one CPU, the trained sections overlap: the work of :data:`PREPARE` starts
+with the first trained section and the sections of :data:`AFTER` compute in the background as soon as the
+sections they read are done, all on one process pool (:func:`poskernels.pool.sharing`), so no core idles while
+another section's last stack trains.  Sections still enter ``numbers.json`` and print in the page's order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import ExitStack
 
+from ..experiments.filings import prepare_filings
+from ..pool import available_cpus, sharing
 from . import clocks, filings, long_context, order, relative, rotations, window
 from .registry import Context, Section, format_table
 
-__all__ = ["SECTIONS", "Context", "Section", "assemble", "choose", "compute_section", "format_table"]
+__all__ = [
+    "AFTER",
+    "PREPARE",
+    "SECTIONS",
+    "Context",
+    "Section",
+    "assemble",
+    "choose",
+    "compute_section",
+    "format_table",
+]
 
 #: Every section, in the order ``numbers.json`` holds its keys: the deterministic statements in article order, then
 #: the trained ones.  The trained heads' Theorem 2 defects come after the diagnostics that train the same heads and
@@ -37,6 +57,19 @@ SECTIONS: tuple[Section, ...] = (
 )
 
 
+_IDLE_AFTER = 0.5  # seconds a background section may take past its turn before assemble's idle hook is called
+
+#: Work a section can do before its turn, needing no other section (the filing heads train with the tournament's).
+PREPARE: dict[str, Callable[[Context], None]] = {
+    "filings": lambda ctx: prepare_filings(ctx.cache_dir, ctx.log, ctx.seeds),
+}
+
+#: Sections that may compute in the background once the sections listed are computed: the filings and the long
+#: context read the tournament's heads; the long context, the largest, also waits for the filings, whose short reads
+#: would otherwise queue behind its points (and whose table prints first).
+AFTER: dict[str, tuple[str, ...]] = {"filings": ("tournament",), "long": ("tournament", "filings")}
+
+
 def compute_section(ctx: Context, section: Section) -> dict:
     """Compute ``section`` into ``ctx.numbers`` and return its data.
 
@@ -52,7 +85,10 @@ def compute_section(ctx: Context, section: Section) -> dict:
     >>> ctx.numbers
     {'k': {'a': 1, 'b': 2}}
     """
-    data = section.compute(ctx)
+    return _merge(ctx, section, section.compute(ctx))
+
+
+def _merge(ctx: Context, section: Section, data: dict) -> dict:
     if section.merge and section.key in ctx.numbers:
         ctx.numbers[section.key].update(data)
     else:
@@ -77,6 +113,7 @@ def assemble(
     keys=None,
     include_trained: bool = True,
     each: Callable[[Section, dict], None] | None = None,
+    idle: Callable[[Section], None] | None = None,
 ) -> dict:
     """Compute the sections (all, or those whose key is in ``keys``) into one dict.
 
@@ -90,6 +127,9 @@ def assemble(
         If false, skip sections that train models.
     each : callable, optional
         ``each(section, data)`` after each section is computed (``reproduce`` prints its table there).
+    idle : callable, optional
+        ``idle(section)`` when this thread waits for a section computing in the background (its turn has come and
+        it is not done half a second later): work that needs only the sections before it can run there.
 
     Returns
     -------
@@ -97,8 +137,61 @@ def assemble(
         ``{key: data}``, JSON-ready.
     """
     ctx = ctx or Context()
-    for section in choose(keys, include_trained):
-        data = compute_section(ctx, section)
+    chosen = choose(keys, include_trained)
+    workers = available_cpus()
+    if ctx.cache_dir is None or workers < 2 or not any(s.key in AFTER or s.key in PREPARE for s in chosen):
+        for section in chosen:
+            data = compute_section(ctx, section)
+            if each is not None:
+                each(section, data)
+        return ctx.numbers
+    with ExitStack() as pool, ThreadPoolExecutor(max_workers=len(AFTER) + len(PREPARE)) as threads:
+        # the pool starts in this thread before any background thread exists, at the first trained section
+        _overlapped(ctx, chosen, threads, each, idle, lambda: pool.enter_context(sharing(workers)))
+    return ctx.numbers
+
+
+def _overlapped(ctx: Context, chosen: list[Section], threads: ThreadPoolExecutor, each, idle, start_pool) -> None:
+    """Compute ``chosen`` in order, the sections of :data:`AFTER` in ``threads`` as soon as they may start."""
+    keys = {s.key for s in chosen}
+    started: list = []
+    prepared: dict[str, Future] = {}
+    early: dict[str, Future] = {}
+    done: set[str] = set()
+
+    def prepare() -> None:  # at the first trained work: the deterministic sections run alone, as before
+        if not started:
+            started.append(start_pool())
+            prepared.update({k: threads.submit(fn, ctx) for k, fn in PREPARE.items() if k in keys})
+
+    def launch() -> None:
+        for s in chosen:
+            after = AFTER.get(s.key)
+            if after is not None and s.key not in early and all(a in done or a not in keys for a in after):
+                prepare()
+                early[s.key] = threads.submit(_after, s, ctx, prepared.get(s.key))
+
+    launch()
+    for section in chosen:
+        if section.trained:
+            prepare()
+        if section.key in early:
+            try:
+                result = early[section.key].result(timeout=_IDLE_AFTER)
+            except FutureTimeout:  # still computing: tell idle, then wait
+                if idle is not None:
+                    idle(section)
+                result = early[section.key].result()
+            data = _merge(ctx, section, result)
+        else:
+            data = compute_section(ctx, section)
+        done.add(section.key)
+        launch()
         if each is not None:
             each(section, data)
-    return ctx.numbers
+
+
+def _after(section: Section, ctx: Context, prepared: Future | None) -> dict:
+    if prepared is not None:
+        prepared.result()  # its heads are in the cache: the section loads them
+    return section.compute(ctx)
