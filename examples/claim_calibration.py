@@ -25,7 +25,9 @@ Reproduce (the heads of a new block train once into ``.cache/poskernels``, 110 h
 
 That is how ``examples/claim_calibration.csv`` was made (80 seeds).  The claims themselves, with the thresholds
 before and after the calibration, are declared in ``examples/trained_claims.py``.  The rule for a new threshold:
-the strictest value (``strictest_at_0.99``) whose pass probability is >= 0.99 by both calculations, and a new share
+the strictest value (``strictest_at_0.99``) whose pass probability is >= 0.99 by both calculations, one notch looser
+where the claim sat between 0.99 and 0.995 and the looser value still tests it (the three test files share their
+outlier seeds and pass together less often than any one claim: the script prints that joint rate), and a new share
 of at most nine in ten where every pooled seed has the property (80 of 80 cannot tell a rate of 1 from 0.99, at
 which "ten of ten" passes 90%).  Claims on every head that 80 of 80 pooled heads meet with a wide margin (Theorem 3's
 tail bound, the needle inside half the horizon) keep "every head".
@@ -112,6 +114,25 @@ def resampled(c: Claim, v: dict, p: dict, n: int = 10, draws: int = 4000, seed: 
     size = len(next(iter(v.values())))
     idx = np.random.default_rng(seed).integers(0, size, size=(draws if c.kind != "custom" else 1000, n))
     return float(passes(c, {k: a[idx] for k, a in v.items()}, p).mean())
+
+
+def jointly(blocks: list[dict], which: str, draws: int = 2000, seed: int = 20_261_130) -> dict:
+    """Share of resampled blocks of ten seeds that pass every claim of each test file at once (``which``: ``"old"`` or
+    ``"new"`` thresholds): one draw of seeds serves every claim, as one block's heads serve every test."""
+    pools = []
+    for c in claims(blocks[0]):
+        p = c.old if which == "old" else c.now
+        if p is not None:
+            parts = [c.get(b) for b in blocks]
+            pools.append((c, p, {k: np.concatenate([q[k] for q in parts]) for k in parts[0]}))
+    size = len(next(iter(pools[0][2].values())))
+    idx = np.random.default_rng(seed).integers(0, size, size=(draws, 10))  # (draws, seeds)
+    ok: dict = {}
+    for c, p, v in pools:
+        test = c.test.split("::")[0]
+        ok[test] = ok.get(test, True) & passes(c, {k: a[idx] for k, a in v.items()}, p)
+    ok["all three"] = np.logical_and.reduce(list(ok.values()))
+    return {t: float(v.mean()) for t, v in ok.items()}
 
 
 def statistic(c: Claim, v: dict) -> float:
@@ -226,6 +247,10 @@ def main(argv=None) -> int:
             f"    new {_fmt(r['new'])}: P {_fmt(r['p_new'])} | {_fmt(r['resampled_new'])}"
             f"    strictest at 0.99: {r['strictest']}"
         )
+    old, new = jointly(blocks, "old"), jointly(blocks, "new")
+    print("\nresampled blocks of ten passing every claim at once (old -> new thresholds):")
+    for test in new:
+        print(f"    {test:<22} {old[test]:.3f} -> {new[test]:.3f}")
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)

@@ -115,7 +115,14 @@ def tournament_claims(first: dict) -> list[Claim]:
         )
     for s in ("sinusoidal", "learned", "rope", "alibi", "t5", "shaw"):
         out.append(
-            Claim(f"{T}::every_other_scheme", f"{s} 32 >= 0.97", "lower", _x(_t("tournament", s, "32")), {"c": 0.97})
+            Claim(
+                f"{T}::every_other_scheme",
+                f"{s} 32 >= 0.97",
+                "lower",
+                _x(_t("tournament", s, "32")),
+                {"c": 0.97},
+                {"c": 0.96},
+            )
         )
     for n in LONG:
         out.append(
@@ -168,7 +175,7 @@ def tournament_claims(first: dict) -> list[Claim]:
                     "gap",
                     _gap(got, plain),
                     {},
-                    None if n == "256" else {"k": 2.0 if reader == "rope_ntk" else 2.5},
+                    None if n == "256" else {"k": 2.0},
                 ),
                 Claim(
                     f"{T}::interpolated_and_ntk",
@@ -400,7 +407,7 @@ def filings_claims(first: dict) -> list[Claim]:
                 "share",
                 _x(lambda d, r=reader: acc(r, "far")(d) >= 0.90),
                 None,
-                {"q": 0.8},
+                {"q": 0.8 if reader == "rope_pi" else 0.7},
             ),
             Claim(
                 f"{F}::interpolated_far",
@@ -464,7 +471,7 @@ def filings_claims(first: dict) -> list[Claim]:
             "gap",
             _gap(_horizon("filings"), _horizon("synthetic")),
             {},
-            {"k": 2.5},
+            {"k": 2.0},
         ),
         Claim(
             f"{F}::beyond_the_horizon",
@@ -503,7 +510,7 @@ def filings_claims(first: dict) -> list[Claim]:
                 "share",
                 _x(lambda d, r=reader: _case(d, "right_from_last", r) >= 140),
                 {"q": 0.9},
-                {"q": 0.7 if reader == "rope_pi" else 0.8},
+                {"q": 0.7},
             ),
             Claim(
                 case,
@@ -511,6 +518,7 @@ def filings_claims(first: dict) -> list[Claim]:
                 "share",
                 _x(lambda d, r=reader: _case(d, "at_the_company", r) == fenwick),
                 {"q": 0.9},
+                {"q": 0.8} if reader == "rope_pi" else None,
             ),
         ]
     out += [
@@ -551,7 +559,7 @@ def filings_claims(first: dict) -> list[Claim]:
             "share",
             _x(lambda d: _case(d, "right", "rope_pi") >= 188.1),
             None,
-            {"q": 0.8},
+            {"q": 0.7},
         ),
         Claim(
             case, "alibi right < 0.9 * 209", "upper", _x(lambda d: _case(d, "right", "alibi")), {"c": 0.9 * 209 - 1e-9}

@@ -95,10 +95,10 @@ def test_interpolated_rope_reads_the_far_queries(results):
     # Article: RoPE + PI 0.986 and RoPE + YaRN 0.985 on queries whose answer is more than 32 back.
     # Calibrated (80 seeds): the median head reads 0.980 (PI) and 0.978 (YaRN), 78 and 77 heads of 80 read >= 0.90;
     # "mean - 3 SE >= 0.95" passed a block 17% / 12% of the time (normal; 61% / 48% resampled).  Now: median >= 0.95
-    # (resampled blocks pass 99.8% / 99.3%) and >= 0.90 in 8 heads of 10 (binomial 99.8% / 99.5%).
-    for reader in ("rope_pi", "rope_yarn"):
+    # (resampled blocks pass 99.8% / 99.3%) and >= 0.90 in 8 (PI) and 7 (YaRN) heads of 10 (binomial 99.8% / 99.97%).
+    for reader, share in (("rope_pi", 0.8), ("rope_yarn", 0.7)):
         per = np.asarray(results["per_seed"][reader]["far"])  # (seeds,)
-        assert np.median(per) >= 0.95 and np.mean(per >= 0.90) >= 0.8, (reader, per)
+        assert np.median(per) >= 0.95 and np.mean(per >= 0.90) >= share, (reader, per)
         # the rescaling rescues the plain RoPE head: the mean gain 0.28 (SD 0.05) is > 0.1 by K joined SE (100%;
         # > 0.2 by K passed 88% of resampled blocks), and > 0.2 head by head in 75 of 80 (>= 7 of 10: 99.8%)
         mean, se = _stat(results, reader, "far")
@@ -138,8 +138,8 @@ def test_beyond_the_horizon_depends_on_training(results):
     filings, synthetic = stats["filings"], stats["synthetic"]
     beyond = [(st["mean"]["beyond"], st["stderr"]["beyond"]) for st in (filings, synthetic)]
     # calibrated: filing heads keep 0.30 more (SD 0.18, 80 seeds; three filing heads keep under 0.02): K joined SE
-    # passed 96.7% of resampled blocks, 2.5 SE 99.2%
-    assert _apart(*beyond) > 2.5, beyond
+    # passed 96.7% of resampled blocks (99.4% normal), 2 SE 99.8% (99.98%)
+    assert _apart(*beyond) > 2.0, beyond
     medians = [np.median([v for v in st["per_seed"]["beyond"] if v is not None]) for st in (synthetic, filings)]
     assert medians[0] < 0.2 < medians[1], medians
 
@@ -165,20 +165,22 @@ def test_the_laboratorys_filing(results):
     fenwick, marrow = names.index("Fenwick Logistics"), names.index("Marrow Freight")
     assert case["seeds"] == results["seeds"]
     # calibrated (80 seeds): PI answers >= 140 of the 145 in 75 heads, YaRN in 77 (one head answers 0, one 56):
-    # nine in ten passed a block 87% / 95% of the time; >= 7 and >= 8 of 10 pass 99.8% / 99.5%
-    for reader, share in (("rope_pi", 0.7), ("rope_yarn", 0.8)):
+    # nine in ten passed a block 87% / 95% of the time; seven in ten pass 99.8% / 99.97%.  Fenwick at token 109:
+    # PI 79 heads of 80 (nine in ten: 99.3%; eight: 99.98%), YaRN 80 of 80
+    for reader, share, named in (("rope_pi", 0.7, 0.8), ("rope_yarn", 0.7, 0.9)):
         from_last = case["right_from_last"][reader]  # of 145
         assert np.mean([c >= 140 for c in from_last]) >= share, (reader, from_last)
-        assert np.mean([a == fenwick for a in case["at_the_company"][reader]]) >= 0.9, reader
+        assert np.mean([a == fenwick for a in case["at_the_company"][reader]]) >= named, reader
     # the head without position names the wrong company there in most seeds, Marrow Freight above all
     nope = case["at_the_company"]["nope"]
     assert np.mean([a != fenwick for a in nope]) >= 0.7 and max(set(nope), key=nope.count) == marrow, nope
     right = {r: np.asarray(case["right"][r], dtype=float) for r in ("rope_pi", "alibi")}
     se = {r: v.std(ddof=1) / math.sqrt(v.size) for r, v in right.items()}
     # calibrated: RoPE + PI answers a median 204 of 209 (80 seeds) but two heads answer 49 and 112, so its mean
-    # 3 SE down cleared 0.9 * 209 in 15% (normal) to 78% (resampled) of blocks; its median (100%) and >= 8 heads of
-    # 10 (77 of 80 do: 99.5%) clear it.  ALiBi's mean 3 SE up stays under it in every block (mean 123, SD 13)
-    assert np.median(right["rope_pi"]) >= 0.9 * 209 and np.mean(right["rope_pi"] >= 0.9 * 209) >= 0.8, right
+    # 3 SE down cleared 0.9 * 209 in 15% (normal) to 78% (resampled) of blocks.  77 heads of 80 clear it: the median
+    # (100% of resampled blocks) and seven heads in ten (binomial 99.97%) do.  ALiBi's mean 3 SE up stays under it
+    # in every block (mean 123, SD 13)
+    assert np.median(right["rope_pi"]) >= 0.9 * 209 and np.mean(right["rope_pi"] >= 0.9 * 209) >= 0.7, right
     assert 0.9 * 209 > right["alibi"].mean() + K * se["alibi"], right
     q = filing_queries(encode_filing(laboratory_filing()))
     assert [case["truth"][t] for t in q.positions] == q.answers.tolist()

@@ -76,9 +76,11 @@ def test_no_position_heads_sit_at_the_exact_bag_reader(lab):
 
 
 def test_every_other_scheme_reads_the_window(lab):
+    # calibrated: one ALiBi head in 80 reads 0.952 at 32 and T5's heads 0.984 on average (80 seeds), so ">= 0.97"
+    # passed 99.2% / 99.4% of resampled blocks; ">= 0.96" passes 99.98% / 100% (every other scheme 100%)
     for scheme in ("sinusoidal", "learned", "rope", "alibi", "t5", "shaw"):
         mean, se = _stat(lab, "tournament", scheme, "32")
-        assert mean - K * se >= 0.97, (scheme, mean, se)
+        assert mean - K * se >= 0.96, (scheme, mean, se)
 
 
 def test_the_learned_table_has_no_reading_past_its_length(lab):
@@ -123,10 +125,10 @@ def test_interpolated_and_ntk_rope_reach_past_the_window(lab):
     plain = lab["rescaled"]["per_seed"]["rope"]
     # calibrated at 128, where plain RoPE still reads 0.895 and a map gains little (80 seeds): PI and YaRN gain 0.086
     # (SD 0.059) and beat the plain reading in 76 heads of 80, NTK-aware gains 0.065 (SD 0.038) and beats it in 78.
-    # K = 3 and nine in ten passed a block 85% (NTK, margin) and 91% (PI, YaRN, share) of the time; the margins and
-    # shares below pass >= 99% (the gap 99.0 to 99.4%, the share 99.8 to 99.9%).  At 256 every head of 80 gains.
+    # K = 3 and nine in ten passed a block 85% (NTK, margin; PI, YaRN 97%) and 91% (PI, YaRN, share) of the time;
+    # 2 joined SE passes 99.4% (NTK) and 99.7% (PI, YaRN), the shares below 99.8 to 99.9%.  At 256 every head gains.
     readers = ("rope_pi", "rope_ntk", "rope_yarn")
-    margin = {"128": dict(zip(readers, (2.5, 2.0, 2.5))), "256": dict.fromkeys(readers, K)}
+    margin = {"128": dict.fromkeys(readers, 2.0), "256": dict.fromkeys(readers, K)}
     share = {"128": dict(zip(readers, (0.7, 0.8, 0.7))), "256": dict.fromkeys(readers, 0.9)}
     for reader in readers:
         for n in ("128", "256"):
