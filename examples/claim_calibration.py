@@ -21,7 +21,7 @@ Reproduce (the heads of a new block train once into ``.cache/poskernels``, 110 h
         poskernels reproduce --first-seed $F --out results-$F
     done
     python examples/claim_calibration.py results-{0,1000,2000,3000,4000,5000,6000,7000} \\
-        --csv examples/claim_calibration.csv
+        --cache .cache/poskernels --csv examples/claim_calibration.csv
 
 That is how ``examples/claim_calibration.csv`` was made (80 seeds).  The claims themselves, with the thresholds
 before and after the calibration, are declared in ``examples/trained_claims.py``.  The rule for a new threshold:
@@ -32,7 +32,10 @@ of at most nine in ten where every pooled seed has the property (80 of 80 cannot
 which "ten of ten" passes 90%).  Claims on every head that 80 of 80 pooled heads meet with a wide margin (Theorem 3's
 tail bound, the needle inside half the horizon) keep "every head".
 
-``--fragile`` prints only the claims whose old or new threshold passes a fresh block less than 99% of the time.
+``--cache`` reads the one claim ``numbers.json`` cannot serve (the cue task at 100 and 10^5 tokens, which the test
+reads itself) through :func:`poskernels.experiments.long_context.run_long_context`, from the cache the tests fill
+(a block not read yet is read there: about ten seconds).  ``--fragile`` prints only the claims whose old or new
+threshold passes a fresh block less than 99% of the time.
 """
 
 from __future__ import annotations
@@ -233,9 +236,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("results", nargs="+", help="folders holding numbers.json, one per seed block")
     ap.add_argument("--csv", help="write the pooled figures to this CSV")
+    ap.add_argument("--cache", help="the heads' cache (.cache/poskernels): also calibrate the cue test at 10^5")
     ap.add_argument("--fragile", action="store_true", help="print only claims passing < 99%% at either threshold")
     args = ap.parse_args(argv)
     blocks = [json.loads(open(f"{r}/numbers.json").read()) for r in args.results]
+    if args.cache:  # the one claim numbers.json cannot serve: the test's own reading of the cue task at 100 and 10^5
+        from poskernels.experiments.long_context import run_long_context
+
+        for block in blocks:
+            seeds = block["long"]["seeds"]
+            cue = run_long_context(args.cache, seeds=seeds, lengths=(100, 100_000), offsets=(1,), schemes=("alibi",))
+            block["cue_100_1e5"] = cue["length"]
     firsts = [b["tournament"]["seeds"][0] for b in blocks]
     rows = calibrate(blocks)
     print(f"blocks (first seed): {firsts}; P = probability a fresh block of ten passes (normal/binomial | resampled)")

@@ -641,6 +641,30 @@ def long_claims(first: dict) -> list[Claim]:
             _x(lambda d: _arr(d["long"]["length"]["per_seed"]["alibi"]["100000"])),
             {"c": 0.9, "k": 0.0},
         ),
+    ] + (cue_claims() if "cue_100_1e5" in first else [])
+
+
+def _cue_close(v: dict, p: dict) -> bool:
+    """tests/test_long_context.py: the means at 100 and 10^5 within 4 SE (seeds' spread and the binomial of the
+    ``count`` sequences); ``count`` as in the test's reading."""
+    a, b = v["a"], v["b"]
+    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size + 2 * 0.25 / p["count"] / a.size)
+    return bool(abs(a.mean() - b.mean()) <= p.get("k", 4.0) * se)
+
+
+def cue_claims() -> list[Claim]:
+    """The cue task at 100 and at 10^5 tokens: read by the test itself (``numbers.json`` has no length 100), so only
+    when ``claim_calibration.py --cache`` adds ``cue_100_1e5`` to each block."""
+    cue = lambda n: lambda d: _arr(d["cue_100_1e5"]["per_seed"]["alibi"][n])  # noqa: E731
+    return [
+        Claim(
+            "test_long_context::cue_at_1e5",
+            "cue task at 100 and 100000 within 4 SE",
+            "custom",
+            lambda d: {"a": cue("100")(d), "b": cue("100000")(d)},
+            {"count": 500},
+            check=_cue_close,
+        )
     ]
 
 
