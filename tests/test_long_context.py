@@ -29,7 +29,7 @@ from poskernels.theory.alibi import alibi_tail_bound
 
 CACHE = Path(".cache") / "poskernels"
 CHANCE = 1 / 8  # the needle's symbol is uniform and independent of everything else the head reads
-INSIDE = (1, 4, 8, 12, 16)  # inside half of every horizon we trained (the smallest W/s is about 33)
+INSIDE = (1, 4, 8, 12, 16)  # inside half of a horizon W/s >= 32, which 79 heads of 80 have (the 80th: 30.6)
 BEYOND = (256, 1024, 4096, 100_000)  # beyond twice every horizon (the largest is about 60)
 
 
@@ -73,7 +73,9 @@ def test_a_needle_past_the_horizon_weighs_less_than_the_query(alibi_heads):
 def test_needle_accuracy_inside_half_and_beyond_twice_the_horizon(distance, alibi_heads):
     rows = distance["distance"]["horizon"]
     horizons = [row["horizon"] for row in rows.values()]
-    assert max(INSIDE) <= min(horizons) / 2 and min(BEYOND) > 2 * max(horizons), horizons
+    # each head's inside_half reads the offsets r <= W / (2 s) of INSIDE: at least four of the five for every head
+    # (calibrated: the smallest W/s of 80 heads is 30.6, so "all five" failed a block of ten 12% of the time)
+    assert INSIDE[-2] <= min(horizons) / 2 and min(BEYOND) > 2 * max(horizons), horizons
     inside = np.array([row["inside_half"] for row in rows.values()])  # (seeds,)
     beyond = np.array([row["beyond_twice"] for row in rows.values()])  # (seeds,)
     # inside half the horizon the content decides: every head finds the needle

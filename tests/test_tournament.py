@@ -6,7 +6,13 @@ repository's cache (``.cache/poskernels``, the same one ``poskernels reproduce``
 
 Every claim about trained heads is a statement about the seed distribution: a mean with a margin of ``K = 3``
 standard errors of that mean (the seeds' spread), joined where it matters with the binomial error of the 2,000
-test sequences every seed shares, or a share of the seeds.  No threshold rests on one seed.
+test sequences every seed shares, or a share of the seeds, or a median.  No threshold rests on one seed.
+
+Thresholds marked "calibrated" are set so that a fresh block of ten seeds passes with probability >= 0.99, measured
+over 80 seeds (blocks 0, 1000, ..., 7000) by ``examples/claim_calibration.py``; its figures are kept in
+``examples/claim_calibration.csv`` (pooled rate or mean and SD, and the pass probability, binomial or normal | of
+resampled blocks).  Where one seed in ten or twenty trains an outlier head, a mean with a K-SE margin is the wrong
+statistic (the outlier moves the mean and inflates the SE): those claims are a median and a share of seeds.
 """
 
 from __future__ import annotations
@@ -70,9 +76,11 @@ def test_no_position_heads_sit_at_the_exact_bag_reader(lab):
 
 
 def test_every_other_scheme_reads_the_window(lab):
+    # calibrated: one ALiBi head in 80 reads 0.952 at 32 and T5's heads 0.984 on average (80 seeds), so ">= 0.97"
+    # passed 99.2% / 99.4% of resampled blocks; ">= 0.96" passes 99.98% / 100% (every other scheme 100%)
     for scheme in ("sinusoidal", "learned", "rope", "alibi", "t5", "shaw"):
         mean, se = _stat(lab, "tournament", scheme, "32")
-        assert mean - K * se >= 0.97, (scheme, mean, se)
+        assert mean - K * se >= 0.96, (scheme, mean, se)
 
 
 def test_the_learned_table_has_no_reading_past_its_length(lab):
@@ -96,12 +104,15 @@ def test_alibi_holds(lab):
 
 def test_rope_falls_with_length_and_ends_below_alibi(lab):
     rope = [_stat(lab, "tournament", "rope", str(n)) for n in TEST_LENGTHS]
-    # 32 > 64 and 128 > 256 beyond K joined standard errors; 64 > 128 head by head (the mean fall there, 0.04 to
-    # 0.05 with the article's head, is 2.3 to 3.4 joined SE over one block of ten seeds)
-    assert _apart(rope[0], rope[1]) > K and _apart(rope[2], rope[3]) > K, rope
+    # calibrated: 32 > 64 by 2.5 joined SE (mean fall 0.054, per-seed SD 0.033; K = 3 passed a block 98.7% of the
+    # time, 2.5 passes 99.7%); 128 > 256 by K (P 1.0)
+    assert _apart(rope[0], rope[1]) > 2.5 and _apart(rope[2], rope[3]) > K, rope
     per = lab["tournament"]["per_seed"]["rope"]
+    # 64 > 128 head by head: 78 heads of 80 (0.975), so >= 8 of 10 passes 99.8%; and the mean fall there (0.045,
+    # SD 0.027) is 1.5 to 3.7 joined SE over one block: > 1 SE passes 99.9%
     assert np.mean([a > b for a, b in zip(per["64"], per["128"])]) >= 0.8, rope
-    assert np.mean([a > b for a, b in zip(per["128"], per["256"])]) >= 0.9, rope
+    assert _apart(rope[1], rope[2]) > 1.0, rope
+    assert np.mean([a > b for a, b in zip(per["128"], per["256"])]) >= 0.9, rope  # 80 of 80
     assert _apart(_stat(lab, "tournament", "alibi", "256"), rope[-1]) > K
     # and seed by seed: a RoPE head reads 256 tokens worse than 32 in nine seeds of ten at least
     per = lab["tournament"]["per_seed"]["rope"]
@@ -112,30 +123,44 @@ def test_interpolated_and_ntk_rope_reach_past_the_window(lab):
     # the article: PI 0.917, NTK-aware 0.977, YaRN 0.914 at 256 where the plain RoPE head reads 0.466
     assert lab["rescaled"]["accuracy"]["rope"] == {n: lab["tournament"]["accuracy"]["rope"][n] for n in LONG}
     plain = lab["rescaled"]["per_seed"]["rope"]
-    for reader in ("rope_pi", "rope_ntk", "rope_yarn"):
+    # calibrated at 128, where plain RoPE still reads 0.895 and a map gains little (80 seeds): PI and YaRN gain 0.086
+    # (SD 0.059) and beat the plain reading in 76 heads of 80, NTK-aware gains 0.065 (SD 0.038) and beats it in 78.
+    # K = 3 and nine in ten passed a block 85% (NTK, margin; PI, YaRN 97%) and 91% (PI, YaRN, share) of the time;
+    # 2 joined SE passes 99.4% (NTK) and 99.7% (PI, YaRN), the shares below 99.8 to 99.9%.  At 256 every head gains.
+    readers = ("rope_pi", "rope_ntk", "rope_yarn")
+    margin = {"128": dict.fromkeys(readers, 2.0), "256": dict.fromkeys(readers, K)}
+    share = {"128": dict(zip(readers, (0.7, 0.8, 0.7))), "256": dict.fromkeys(readers, 0.9)}
+    for reader in readers:
         for n in ("128", "256"):
             mean, se = _stat(lab, "rescaled", reader, n)
             assert mean - K * se >= 0.80, (reader, n, mean, se)
-            assert _apart((mean, se), _stat(lab, "rescaled", "rope", n)) > K, (reader, n)
-            # the same head read through the map beats its plain reading in nine seeds of ten at least
+            assert _apart((mean, se), _stat(lab, "rescaled", "rope", n)) > margin[n][reader], (reader, n)
+            # the same head read through the map beats its plain reading in most seeds
             per = lab["rescaled"]["per_seed"][reader][n]
-            assert np.mean([a > b for a, b in zip(per, plain[n])]) >= 0.9, (reader, n)
+            assert np.mean([a > b for a, b in zip(per, plain[n])]) >= share[n][reader], (reader, n)
 
 
 def test_rope_rebound(lab):
     # the article's seed 0: 114.10 at r = 1, a first trough 5.91 at r = 34, the deepest -55.86 at 90, a peak
     # 84.14 at 181, plane 3 the largest.  Ours place every landmark where the article does, and the window's edge
-    # scores above zero, as the article's does (every seed of 0-9 and of 1000-1009).
+    # scores above zero, as the article's does (every seed of 80).
+    # Calibrated (80 seeds): a few heads in 80 grow a curve of another shape (2 with no trough near the edge, the
+    # first at r = 86-87 and a score of -81 and -197 there; 8 whose deepest point is r = 255), which moved the old
+    # means by far more than their SE: "first trough within 3 of 31 in 8 of 10" passed a block 95% of the time,
+    # "mean score at the trough > 3 SE" 3% (normal) to 65% (resampled).  So the landmarks are medians and shares.
     st = rebound_stats(lab["rebound"])
     m, se = st["mean"], st["stderr"]
-    assert abs(m["first_trough_r"] - 32) <= 3 + K * se["first_trough_r"], (m, se)  # at the window's edge
-    assert st["trough_at_edge"] >= 0.8
-    assert abs(m["deepest_r"] - 89) <= 3 + K * se["deepest_r"], (m, se)
-    assert abs(m["peak_r"] - 180) <= 4 + K * se["peak_r"], (m, se)  # and it rises again far past it
+    curves = list(lab["rebound"].values())
+    trough = np.array([r["first_trough"][0] for r in curves])  # (seeds,)
+    deepest = np.array([r["deepest"][0] for r in curves])  # (seeds,)
+    assert abs(np.median(trough) - 32) <= 3, trough  # at the window's edge (resampled blocks: 100% pass)
+    assert st["trough_at_edge"] >= 0.6 and np.mean(abs(trough - 31) <= 5) >= 0.8, trough  # 0.912 / 0.975: 99.9 / 99.8%
+    assert abs(np.median(deepest) - 89) <= 3 and np.mean(abs(deepest - 89) <= 3) >= 0.6, deepest  # 0.888: 99.7%
+    assert abs(m["peak_r"] - 180) <= 4 + K * se["peak_r"], (m, se)  # and it rises again far past it (80 of 80)
     assert st["top_plane_3"] >= 0.7
-    assert st["positive_edge"] >= 0.7 and m["score_r31"] - K * se["score_r31"] > 0  # the task rewards a positive edge
-    assert m["first_trough_score"] - K * se["first_trough_score"] > 0
-    curves = lab["rebound"].values()  # the shape of the curves, in nine seeds of ten at least
+    # the task rewards a positive edge: 80 of 80 seeds score above 0 at r = 31, 78 of 80 at the first trough
+    assert st["positive_edge"] >= 0.9 and np.mean([r["first_trough"][1] > 0 for r in curves]) >= 0.8
+    # the shape of the curves, in nine seeds of ten at least (80 of 80)
     assert np.mean([r["deepest"][1] < r["first_trough"][1] < r["score_r1"] for r in curves]) >= 0.9
     assert np.mean([r["peak"][1] > r["score_r31"] for r in curves]) >= 0.9  # a far key outscores one at the edge
 
@@ -158,10 +183,13 @@ def test_projecting_one_term_does_not_rescue_the_added_code(lab):
     assert _apart(_stat(lab, "tournament", "rope", "64"), projected["64"]) > K, projected
     assert _apart(shifted["64"], projected["64"]) > K, (projected, shifted)
     for n in ("128", "256"):  # near chance (1/8) and far below the relative head at the same length
-        assert projected[n][0] + K * projected[n][1] <= 0.40, (n, projected)
+        # calibrated: at 128 a few heads in 80 read 0.46-0.61 projected (mean 0.206, SD 0.094), so 3 SE passed a
+        # resampled block 95% of the time, 2 SE 99.8%
+        assert projected[n][0] + (2.0 if n == "128" else K) * projected[n][1] <= 0.40, (n, projected)
         assert _apart(_stat(lab, "tournament", "rope", n), projected[n]) > K, (n, projected)
     sin64 = _stat(lab, "tournament", "sinusoidal", "64")
-    assert shifted["64"][0] - K * shifted["64"][1] > 2 * (sin64[0] + K * sin64[1])  # the shift helps at 64 ...
+    # the shift helps at 64 ... (calibrated: with K SE on both sides 98.5% of resampled blocks pass, with 2.5 99.6%)
+    assert shifted["64"][0] - 2.5 * shifted["64"][1] > 2 * (sin64[0] + 2.5 * sin64[1])
     assert _apart(shifted["64"], shifted["256"]) > K  # ... and fades where older keys land on unseen positions
     assert acc["sinusoidal"]["64"] < shifted["64"][0]
     ratio, ratio_se = sin["spread_ratio_mean"], sin["spread_ratio_stderr"]
