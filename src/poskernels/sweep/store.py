@@ -228,7 +228,7 @@ class Store:
     def add_points(self, points, code_version: str) -> int:
         """Insert ``(key, point)`` pairs not yet stored as ``pending``; returns how many were new."""
         for _, p in points:
-            check_int("a point's seed", p["seed"], 0, 2**63 - 1, "SQLite's signed 64-bit integers")
+            check_int("a point's seed", p["seed"], 0, 2**63 - 1, "SQLite's signed 64-bit integers, below 2**63")
         with self._transaction():
             before = self.db.total_changes
             self.db.executemany(
