@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .errors import PosKernelsError
+
 __all__ = [
     "check_figure_path",
     "check_writable",
@@ -136,8 +138,6 @@ def check_writable(path, kind: str = "file", what: str = "output") -> Path:
     ...
     poskernels.errors.PosKernelsError: --json: cannot write ... under a file: ... is not a folder
     """
-    from .errors import PosKernelsError
-
     if kind not in ("file", "folder"):
         raise ValueError(f"kind must be 'file' or 'folder'; got {kind!r}")
     path = Path(path)
@@ -185,8 +185,6 @@ def check_figure_path(path, what: str = "figure") -> Path:
     poskernels.errors.PosKernelsError: figure: unknown figure format 'xyz' of 'fig.xyz'; accepted: ...png, ...
     """
     from matplotlib.backend_bases import FigureCanvasBase
-
-    from .errors import PosKernelsError
 
     path = Path(path)
     fmt = path.suffix[1:].lower() or "png"

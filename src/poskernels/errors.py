@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import os
 
 import numpy as np
 
@@ -353,8 +354,6 @@ def read_text(path, what: str, limit: int = 64 * 2**20) -> str:
 
     Every failure (missing, a folder, unreadable, too large, not UTF-8) is a :class:`PosKernelsError`.
     """
-    import os
-
     shown = str(path)
     try:
         size = os.stat(path).st_size

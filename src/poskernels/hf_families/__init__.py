@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..atomic import write_json_atomic
 from .attribute_map import attribute_map_table
 from .cases import EPS32, TYPE_OPTIONS, VARIANTS, Case, enumerate_families  # noqa: F401  (EPS32: as before)
 from .summary import README_BLOCK, render, summarize, write_readme_block  # noqa: F401  (README_BLOCK: as before)
@@ -52,8 +53,6 @@ def main(argv=None) -> int:
     p.add_argument("--readme", type=Path, metavar="README", help="also rewrite the README's generated block")
     args = p.parse_args(argv)
     if args.attribute_map is not None:
-        from ..atomic import write_json_atomic
-
         write_json_atomic(args.attribute_map, attribute_map_table())
         return 0
     cases = enumerate_families(progress=True)
@@ -61,8 +60,6 @@ def main(argv=None) -> int:
     if args.readme is not None:  # files first, then the printout
         write_readme_block(args.readme, render(summary, markdown=True))
     if args.json is not None:
-        from ..atomic import write_json_atomic
-
         write_json_atomic(args.json, [c.__dict__ for c in cases])
     print(render(summary, markdown=args.markdown))
     return 1 if summary["wrong"] else 0

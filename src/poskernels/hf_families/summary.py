@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from ..atomic import write_text_atomic
 from ..errors import PosKernelsError
 from .cases import Case
 
@@ -76,8 +77,6 @@ README_BLOCK = re.compile(r"(<!-- hf-families:start -->\n).*?(<!-- hf-families:e
 
 def write_readme_block(path, text: str) -> None:
     """Replace the README's block between ``<!-- hf-families:start -->`` and ``<!-- hf-families:end -->``."""
-    from ..atomic import write_text_atomic
-
     readme = Path(path).read_text()
     if not README_BLOCK.search(readme):
         raise PosKernelsError(f"{str(path)!r} has no <!-- hf-families:start --> ... <!-- hf-families:end --> block")

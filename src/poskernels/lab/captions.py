@@ -21,7 +21,6 @@ FIGURE_TITLES = {
 }
 
 
-
 def _num(x) -> str:
     return f"{x:g}" if isinstance(x, int | float) else str(x)
 

@@ -22,6 +22,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from ..atomic import savefig_atomic, write_text_atomic
 from .payload import viz_payload
 
@@ -112,7 +114,6 @@ def _rope_rescaled_scores(p: dict):
 
 
 def _filing_readers(p: dict):
-    import numpy as np
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 

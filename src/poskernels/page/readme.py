@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..atomic import write_text_atomic
 from ..errors import PosKernelsError
 from . import filings as pf
 from . import window as pt
@@ -386,8 +387,6 @@ def main(argv=None) -> int:
         print(f"readme: stale regions {stale}" if stale else "readme: up to date")
         return 1 if stale else 0
     if new != text:
-        from ..atomic import write_text_atomic
-
         write_text_atomic(args.readme, new)
     print(f"readme: {len(regions_in(new))} regions rendered from {args.numbers}")
     return 0
