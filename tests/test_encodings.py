@@ -210,3 +210,13 @@ def test_bad_input_raises_and_quotes(call, quoted):
         call()
     # the message quotes the bad value itself: "got 1", not a "1" that "> 1" or "got 1.0" also contains
     assert re.search(re.escape(quoted) + r"(?!\.?\w)", str(err.value)), str(err.value)
+
+
+def test_a_clock_code_whose_angles_overflow_is_refused_not_nan():
+    # m w past float64's largest number has no cosine: a clear refusal that quotes the values, never NaN
+    from poskernels.encodings import clock_code
+    from poskernels.errors import PosKernelsError
+
+    with pytest.raises(PosKernelsError, match=r"overflow float64 \(largest \|m\| 1e\+308"):
+        clock_code(1e308, [10.0])
+    assert np.isfinite(clock_code(1e307, [10.0])).all()  # just below: a number

@@ -119,7 +119,19 @@ def clock_code(m, w) -> np.ndarray:
     w = check_array("w", w, ndim=1)
     m = check_array("positions m", m)
     check_budget(f"the clock code at {m.size} positions and {w.size} planes", m.size * 2 * w.size)
-    return _code(m[..., None] * w)  # (..., d)
+    return _code(_angles("the clock code", m, w))  # (..., d)
+
+
+def _angles(what: str, m: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``m[..., None] * w``, shape ``(..., P)``, refused when it overflows: an infinite angle has no cosine."""
+    with np.errstate(over="ignore"):
+        angles = np.asarray(m)[..., None] * w  # (..., P)
+    if not np.all(np.isfinite(angles)):
+        raise PosKernelsError(
+            f"{what}'s angles m w overflow float64 (largest |m| {float(np.abs(m).max())!r}, largest |w| "
+            f"{float(np.abs(w).max())!r}); positions times frequencies must stay below {np.finfo(float).max:.3g}"
+        )
+    return angles
 
 
 def _code(angles: np.ndarray) -> np.ndarray:
@@ -208,7 +220,7 @@ def R_omega(k, w: np.ndarray) -> np.ndarray:
     k = check_real("the shift k", k)
     d = 2 * w.size
     check_budget(f"R_omega at d = {d}", d * d)
-    blocks = rotation(k * w)  # (d/2, 2, 2)
+    blocks = rotation(_angles("R_omega", k, w))  # (d/2, 2, 2)
     out = np.zeros((d, d))
     for j, block in enumerate(blocks):
         out[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = block

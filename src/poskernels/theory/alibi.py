@@ -243,7 +243,8 @@ def alibi_weights(c, s: float) -> np.ndarray:
     """
     c = _check_scores(c)
     s = check_positive_real("the ALiBi slope s", s)
-    logits = c - s * np.arange(c.size)  # (t + 1,)
+    with np.errstate(over="ignore"):  # a slope so large that s r overflows gives those keys weight 0, as it should
+        logits = c - s * np.arange(c.size)  # (t + 1,)
     w = np.exp(logits - logits.max())  # (t + 1,)
     return w / w.sum()
 
@@ -273,7 +274,8 @@ def alibi_time_kernel(positions, s: float) -> np.ndarray:
     if x.ndim != 1:
         raise PosKernelsError(f"positions must be a finite 1-d array; got {x!r}")
     check_budget(f"the ({x.size}, {x.size}) time kernel", x.size * x.size)
-    return np.exp(-s * np.abs(x[:, None] - x[None, :]))  # (n, n)
+    with np.errstate(over="ignore"):  # s |i - j| past float64: the kernel is e^{-inf} = 0 there, as it should be
+        return np.exp(-s * np.abs(x[:, None] - x[None, :]))  # (n, n)
 
 
 def alibi_tail_weight(alpha, D: int) -> float:

@@ -58,7 +58,8 @@ def wavelengths(d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     >>> wavelengths(16).round(1).tolist()
     [6.3, 19.9, 62.8, 198.7, 628.3, 1986.9, 6283.2, 19869.2]
     """
-    return 2 * math.pi / omega(d, b)  # (d/2,)
+    with np.errstate(divide="ignore", over="ignore"):  # a frequency that underflows to 0 never turns: lambda = inf
+        return 2 * math.pi / omega(d, b)  # (d/2,)
 
 
 def full_turn_planes(L: int, d: int, b: float = DEFAULT_BASE) -> np.ndarray:

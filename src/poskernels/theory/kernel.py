@@ -284,7 +284,8 @@ def ruler_error_bound(delta, b: float = DEFAULT_BASE) -> np.ndarray:
     """
     b = check_base(b)
     x = np.abs(_offsets(delta, nonzero=True))
-    return (2.0 / x + np.square(x / (2.0 * b))) / math.log(b)  # Delta^2/(4 b^2), without overflowing b**2
+    with np.errstate(over="ignore"):  # an offset near float64's largest: the bound is infinite, and says so
+        return (2.0 / x + np.square(x / (2.0 * b))) / math.log(b)  # Delta^2/(4 b^2), without overflowing b**2
 
 
 def octave_cost(b: float = DEFAULT_BASE) -> float:
