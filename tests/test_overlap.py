@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 
@@ -110,3 +111,39 @@ def test_callers_of_a_shared_pool_take_turns():
         t.join()
     assert sorted(got_a) == list(range(20))
     assert b_done_after[0] < 15  # first come, first served would finish B after all 20 of A's
+
+
+def _sleep_long(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
+@pytest.mark.skipif(pool.available_cpus() < 2, reason="overlap needs two CPUs")
+def test_a_ctrl_c_halts_the_pool_instead_of_waiting_for_the_background_sections(monkeypatch, tmp_path):
+    # A background section keeps the shared pool busy with jobs of a minute while the main thread waits for it; a
+    # Ctrl-C (SIGINT to the main thread) must stop those processes at once -- the pool is halted before the threads
+    # are joined -- never wait for the jobs to end.
+    started = threading.Event()
+
+    def background(ctx):
+        started.set()
+        return {"v": sum(s for _, s in pool.run_jobs(_sleep_long, [60.0, 60.0], workers=2))}
+
+    def ctrl_c():
+        started.wait(10)
+        time.sleep(0.3)  # the jobs are in the processes and the main thread waits on the section
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    sections = [
+        Section("tour", "Tour", lambda ctx: {"v": 0}, str, trained=True),
+        Section("late", "Late", background, str, trained=True),
+    ]
+    monkeypatch.setattr(page, "SECTIONS", tuple(sections))
+    monkeypatch.setattr(page, "AFTER", {"late": ("tour",)})
+    monkeypatch.setattr(page, "PREPARE", {})
+    threading.Thread(target=ctrl_c, daemon=True).start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        page.assemble(Context(cache_dir=tmp_path, log=lambda msg: None))
+    assert time.monotonic() - t0 < 30  # the minute-long jobs were stopped, not awaited
+    assert not pool._SHARED

@@ -11,12 +11,16 @@ page's trained sections) queue their jobs on the same processes instead of each 
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from contextlib import contextmanager
+from multiprocessing.connection import wait as wait_for
 
-__all__ = ["available_cpus", "process_pool", "run_jobs", "sharing"]
+__all__ = ["available_cpus", "halt", "process_pool", "run_jobs", "sharing", "worker_init"]
 
 _SHARED: list[tuple[ProcessPoolExecutor, int]] = []  # (pool, processes) every run_jobs uses while sharing() is open
 
@@ -30,9 +34,37 @@ def available_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def process_pool(workers: int, mp_context=None, initializer: Callable[[], None] | None = None) -> ProcessPoolExecutor:
-    """A pool of ``workers`` processes (``mp_context``: a start method's context; default the platform's)."""
+def worker_init() -> None:
+    """Setup of every worker process: Ctrl-C is the parent's to handle, and a worker outlives no parent.
+
+    A worker ignores SIGINT (the terminal sends it to the whole process group; the parent stops the pool with
+    :func:`halt`, so a Ctrl-C prints one line, not a traceback per process), and exits when its parent dies, even
+    by SIGKILL: an orphan would compute for no one.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+
+        def watch():
+            wait_for([parent.sentinel])
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True, name="poskernels-parent-watch").start()
+
+
+def process_pool(workers: int, mp_context=None, initializer: Callable[[], None] = worker_init) -> ProcessPoolExecutor:
+    """A pool of ``workers`` processes set up by :func:`worker_init` (``mp_context``: a start method's context)."""
     return ProcessPoolExecutor(max_workers=workers, mp_context=mp_context, initializer=initializer)
+
+
+def halt(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool`` now: queued jobs cancelled, running ones' processes terminated (a Ctrl-C, an error)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # CPython's own attribute
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.join(timeout=5)
 
 
 def run_jobs(fn: Callable, args: Iterable, workers: int) -> Iterator[tuple[int, object]]:
@@ -53,8 +85,13 @@ def run_jobs(fn: Callable, args: Iterable, workers: int) -> Iterator[tuple[int, 
         shared, processes = _SHARED[0]
         yield from _windowed(shared, fn, args, processes + 1)
         return
-    with process_pool(min(workers, len(args))) as pool:
+    pool = process_pool(min(workers, len(args)))
+    try:
         yield from _as_completed(pool, fn, args)
+    except BaseException:  # Ctrl-C, a failed job or a caller that stopped reading: nothing left running
+        halt(pool)
+        raise
+    pool.shutdown()
 
 
 def _as_completed(pool: ProcessPoolExecutor, fn: Callable, args: list) -> Iterator[tuple[int, object]]:
@@ -110,7 +147,10 @@ def sharing(workers: int) -> Iterator[ProcessPoolExecutor | None]:
         list(pool.map(_nothing, range(workers)))  # start every process now
         _SHARED.append((pool, workers))
         yield pool
+    except BaseException:  # Ctrl-C or an error in the block: stop the processes instead of waiting for their jobs
+        halt(pool)
+        raise
     finally:
         if (pool, workers) in _SHARED:
             _SHARED.remove((pool, workers))
-        pool.shutdown()
+    pool.shutdown()

@@ -145,7 +145,9 @@ def assemble(
             if each is not None:
                 each(section, data)
         return ctx.numbers
-    with ExitStack() as pool, ThreadPoolExecutor(max_workers=len(AFTER) + len(PREPARE)) as threads:
+    # The process pool is the inner context: on a Ctrl-C or an error it is halted first, so the background threads'
+    # jobs fail at once and the threads end, instead of the threads being waited for while the pool computes on.
+    with ThreadPoolExecutor(max_workers=len(AFTER) + len(PREPARE)) as threads, ExitStack() as pool:
         # the pool starts in this thread before any background thread exists, at the first trained section
         _overlapped(ctx, chosen, threads, each, idle, lambda: pool.enter_context(sharing(workers)))
     return ctx.numbers

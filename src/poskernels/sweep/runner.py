@@ -30,20 +30,17 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 import sys
-import threading
 import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, CancelledError, Executor, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, CancelledError, Executor, wait
 from dataclasses import dataclass
-from multiprocessing.connection import wait as wait_for
 from pathlib import Path
 
 from ..errors import PosKernelsError, check_positive_int
-from ..pool import available_cpus, process_pool
+from ..pool import available_cpus, halt, process_pool, worker_init
 from .grid import Grid
 from .point import CODE_VERSION, group_jobs, group_stacks, point_key, run_job
 from .store import Store
@@ -74,28 +71,6 @@ class Backend:
     new: Callable[[], Executor]
     halt: Callable[[Executor], None] = lambda ex: ex.shutdown(wait=False, cancel_futures=True)
     close: Callable[[], None] = lambda: None
-
-
-def _worker_init() -> None:
-    """Setup of a local worker: Ctrl-C is the driver's to handle, and a worker outlives no driver."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-
-        def watch():
-            wait_for([parent.sentinel])
-            os._exit(1)  # the driver died (even by SIGKILL): an orphan would compute for no one
-
-        threading.Thread(target=watch, daemon=True, name="poskernels-parent-watch").start()
-
-
-def _halt_pool(ex: ProcessPoolExecutor) -> None:
-    procs = list((getattr(ex, "_processes", None) or {}).values())  # CPython's own attribute
-    ex.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        p.join(timeout=5)
 
 
 #: One BLAS/OpenMP thread per worker process, as Dask's nanny sets for its workers: W processes of
@@ -137,8 +112,8 @@ def local_backend(workers: int | None = None) -> Backend:
     return Backend(
         name=f"local:{workers}",
         slots=workers,
-        new=lambda: process_pool(workers, mp_context=context, initializer=_worker_init),
-        halt=_halt_pool,
+        new=lambda: process_pool(workers, mp_context=context, initializer=worker_init),
+        halt=halt,
     )
 
 
