@@ -150,9 +150,9 @@ def tournament_claims(first: dict) -> list[Claim]:
     rope = lambda n: _t("tournament", "rope", n)  # noqa: E731
     fall = lambda a, b: _x(lambda d: rope(a)(d) > rope(b)(d))  # noqa: E731
     out += [
-        Claim(f"{T}::rope_falls", "rope 32 above 64", "gap", _gap(rope("32"), rope("64")), {}, {"k": 2.5}),
+        Claim(f"{T}::rope_falls", "rope 32 above 64", "gap", _gap(rope("32"), rope("64")), {}, {"k": 2.0}),
         Claim(f"{T}::rope_falls", "rope 128 above 256", "gap", _gap(rope("128"), rope("256")), {}),
-        Claim(f"{T}::rope_falls", "share rope 64 > 128", "share", fall("64", "128"), {"q": 0.8}),
+        Claim(f"{T}::rope_falls", "share rope 64 > 128", "share", fall("64", "128"), {"q": 0.8}, {"q": 0.7}),
         Claim(f"{T}::rope_falls", "rope 64 above 128", "gap", _gap(rope("64"), rope("128")), None, {"k": 1.0}),
         Claim(f"{T}::rope_falls", "share rope 128 > 256", "share", fall("128", "256"), {"q": 0.9}),
         Claim(
@@ -175,7 +175,7 @@ def tournament_claims(first: dict) -> list[Claim]:
                     "gap",
                     _gap(got, plain),
                     {},
-                    None if n == "256" else {"k": 2.0},
+                    None if n == "256" else {"k": 1.5},
                 ),
                 Claim(
                     f"{T}::interpolated_and_ntk",
@@ -183,7 +183,7 @@ def tournament_claims(first: dict) -> list[Claim]:
                     "share",
                     _x(lambda d, g=got, q=plain: g(d) > q(d)),
                     {"q": 0.9},
-                    None if n == "256" else {"q": 0.8 if reader == "rope_ntk" else 0.7},
+                    None if n == "256" else {"q": 0.7 if reader == "rope_ntk" else 0.6},
                 ),
             ]
     rb = "test_tournament::rope_rebound"
@@ -294,7 +294,7 @@ def tournament_claims(first: dict) -> list[Claim]:
     out += [
         Claim(pr, "rope 64 above projected 64", "gap", _gap(rope("64"), proj("64")), {}),
         Claim(pr, "shifted 64 above projected 64", "gap", _gap(shift("64"), proj("64")), {}),
-        Claim(pr, "projected 128 <= 0.40", "upper", _x(proj("128")), {"c": 0.40}, {"c": 0.40, "k": 2.0}),
+        Claim(pr, "projected 128 <= 0.40", "upper", _x(proj("128")), {"c": 0.40}, {"c": 0.40, "k": 1.5}),
         Claim(pr, "projected 256 <= 0.40", "upper", _x(proj("256")), {"c": 0.40}),
         Claim(pr, "rope 128 above projected 128", "gap", _gap(rope("128"), proj("128")), {}),
         Claim(pr, "rope 256 above projected 256", "gap", _gap(rope("256"), proj("256")), {}),
@@ -399,7 +399,7 @@ def filings_claims(first: dict) -> list[Claim]:
                 "median",
                 _x(acc(reader, "far")),
                 None,
-                {"lo": 0.95},
+                {"lo": 0.94},
             ),
             Claim(
                 f"{F}::interpolated_far",
@@ -471,7 +471,7 @@ def filings_claims(first: dict) -> list[Claim]:
             "gap",
             _gap(_horizon("filings"), _horizon("synthetic")),
             {},
-            {"k": 2.0},
+            {"k": 1.5},
         ),
         Claim(
             f"{F}::beyond_the_horizon",
@@ -510,7 +510,7 @@ def filings_claims(first: dict) -> list[Claim]:
                 "share",
                 _x(lambda d, r=reader: _case(d, "right_from_last", r) >= 140),
                 {"q": 0.9},
-                {"q": 0.7},
+                {"q": 0.6},
             ),
             Claim(
                 case,

@@ -95,10 +95,12 @@ def test_interpolated_rope_reads_the_far_queries(results):
     # Article: RoPE + PI 0.986 and RoPE + YaRN 0.985 on queries whose answer is more than 32 back.
     # Calibrated (80 seeds): the median head reads 0.980 (PI) and 0.978 (YaRN), 78 and 77 heads of 80 read >= 0.90;
     # "mean - 3 SE >= 0.95" passed a block 17% / 12% of the time (normal; 61% / 48% resampled).  Now: median >= 0.95
-    # (resampled blocks pass 99.8% / 99.3%) and >= 0.90 in 8 (PI) and 7 (YaRN) heads of 10 (binomial 99.8% / 99.97%).
+    # (resampled blocks pass 99.8% / 99.3%; YaRN 99.5% over 100 seeds, so the file's claims passed a block together
+    # 98.5% of the time: median >= 0.94 passes > 99.9%) and >= 0.90 in 8 (PI) and 7 (YaRN) heads of 10 (binomial
+    # 99.8% / 99.97%).
     for reader, share in (("rope_pi", 0.8), ("rope_yarn", 0.7)):
         per = np.asarray(results["per_seed"][reader]["far"])  # (seeds,)
-        assert np.median(per) >= 0.95 and np.mean(per >= 0.90) >= share, (reader, per)
+        assert np.median(per) >= 0.94 and np.mean(per >= 0.90) >= share, (reader, per)
         # the rescaling rescues the plain RoPE head: the mean gain 0.28 (SD 0.05) is > 0.1 by K joined SE (100%;
         # > 0.2 by K passed 88% of resampled blocks), and > 0.2 head by head in 75 of 80 (>= 7 of 10: 99.8%)
         mean, se = _stat(results, reader, "far")
@@ -138,8 +140,8 @@ def test_beyond_the_horizon_depends_on_training(results):
     filings, synthetic = stats["filings"], stats["synthetic"]
     beyond = [(st["mean"]["beyond"], st["stderr"]["beyond"]) for st in (filings, synthetic)]
     # calibrated: filing heads keep 0.30 more (SD 0.18, 80 seeds; three filing heads keep under 0.02): K joined SE
-    # passed 96.7% of resampled blocks (99.4% normal), 2 SE 99.8% (99.98%)
-    assert _apart(*beyond) > 2.0, beyond
+    # passed 96.7% of resampled blocks (99.4% normal), 2 SE 99.8% (99.6% over 100 seeds), 1.5 SE > 99.9%
+    assert _apart(*beyond) > 1.5, beyond
     medians = [np.median([v for v in st["per_seed"]["beyond"] if v is not None]) for st in (synthetic, filings)]
     assert medians[0] < 0.2 < medians[1], medians
 
@@ -165,9 +167,9 @@ def test_the_laboratorys_filing(results):
     fenwick, marrow = names.index("Fenwick Logistics"), names.index("Marrow Freight")
     assert case["seeds"] == results["seeds"]
     # calibrated (80 seeds): PI answers >= 140 of the 145 in 75 heads, YaRN in 77 (one head answers 0, one 56):
-    # nine in ten passed a block 87% / 95% of the time; seven in ten pass 99.8% / 99.97%.  Fenwick at token 109:
-    # PI 79 heads of 80 (nine in ten: 99.3%; eight: 99.98%), YaRN 80 of 80
-    for reader, share, named in (("rope_pi", 0.7, 0.8), ("rope_yarn", 0.7, 0.9)):
+    # nine in ten passed a block 87% / 95% of the time; seven in ten 99.8% / 99.97% (PI 99.4% over 100 seeds), six
+    # in ten > 99.9%.  Fenwick at token 109: PI 79 heads of 80 (nine in ten: 99.3%; eight: 99.98%), YaRN 80 of 80
+    for reader, share, named in (("rope_pi", 0.6, 0.8), ("rope_yarn", 0.6, 0.9)):
         from_last = case["right_from_last"][reader]  # of 145
         assert np.mean([c >= 140 for c in from_last]) >= share, (reader, from_last)
         assert np.mean([a == fenwick for a in case["at_the_company"][reader]]) >= named, reader

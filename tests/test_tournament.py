@@ -104,13 +104,15 @@ def test_alibi_holds(lab):
 
 def test_rope_falls_with_length_and_ends_below_alibi(lab):
     rope = [_stat(lab, "tournament", "rope", str(n)) for n in TEST_LENGTHS]
-    # calibrated: 32 > 64 by 2.5 joined SE (mean fall 0.054, per-seed SD 0.033; K = 3 passed a block 98.7% of the
-    # time, 2.5 passes 99.7%); 128 > 256 by K (P 1.0)
-    assert _apart(rope[0], rope[1]) > 2.5 and _apart(rope[2], rope[3]) > K, rope
+    # calibrated: 32 > 64 by 2 joined SE (mean fall 0.054, per-seed SD 0.033; K = 3 passed a block 98.7% of the
+    # time, 2.5 99.4% over 100 seeds, 2 passes 99.9%); 128 > 256 by K (P 1.0).  Each claim of this file is set so
+    # that its passes and the others' (which share their outlier heads) pass a fresh block together >= 99% of the
+    # time (examples/claim_calibration.py, 100 seeds: 99.0%)
+    assert _apart(rope[0], rope[1]) > 2.0 and _apart(rope[2], rope[3]) > K, rope
     per = lab["tournament"]["per_seed"]["rope"]
-    # 64 > 128 head by head: 78 heads of 80 (0.975), so >= 8 of 10 passes 99.8%; and the mean fall there (0.045,
-    # SD 0.027) is 1.5 to 3.7 joined SE over one block: > 1 SE passes 99.9%
-    assert np.mean([a > b for a, b in zip(per["64"], per["128"])]) >= 0.8, rope
+    # 64 > 128 head by head: 78 heads of 80 (0.975), so >= 7 of 10 passes > 99.9% (8 of 10: 99.6% over 100
+    # seeds); and the mean fall there (0.045, SD 0.027) is 1.5 to 3.7 joined SE over one block: > 1 SE passes 99.9%
+    assert np.mean([a > b for a, b in zip(per["64"], per["128"])]) >= 0.7, rope
     assert _apart(rope[1], rope[2]) > 1.0, rope
     assert np.mean([a > b for a, b in zip(per["128"], per["256"])]) >= 0.9, rope  # 80 of 80
     assert _apart(_stat(lab, "tournament", "alibi", "256"), rope[-1]) > K
@@ -126,10 +128,11 @@ def test_interpolated_and_ntk_rope_reach_past_the_window(lab):
     # calibrated at 128, where plain RoPE still reads 0.895 and a map gains little (80 seeds): PI and YaRN gain 0.086
     # (SD 0.059) and beat the plain reading in 76 heads of 80, NTK-aware gains 0.065 (SD 0.038) and beats it in 78.
     # K = 3 and nine in ten passed a block 85% (NTK, margin; PI, YaRN 97%) and 91% (PI, YaRN, share) of the time;
-    # 2 joined SE passes 99.4% (NTK) and 99.7% (PI, YaRN), the shares below 99.8 to 99.9%.  At 256 every head gains.
+    # 2 joined SE passed 99.3% (NTK, 100 seeds) and 99.7% (PI, YaRN), and the shares 7 and 8 in 10 99.4% (NTK):
+    # 1.5 SE and 6 (PI, YaRN) / 7 (NTK) in 10 pass >= 99.9%.  At 256 every head gains.
     readers = ("rope_pi", "rope_ntk", "rope_yarn")
-    margin = {"128": dict.fromkeys(readers, 2.0), "256": dict.fromkeys(readers, K)}
-    share = {"128": dict(zip(readers, (0.7, 0.8, 0.7))), "256": dict.fromkeys(readers, 0.9)}
+    margin = {"128": dict.fromkeys(readers, 1.5), "256": dict.fromkeys(readers, K)}
+    share = {"128": dict(zip(readers, (0.6, 0.7, 0.6))), "256": dict.fromkeys(readers, 0.9)}
     for reader in readers:
         for n in ("128", "256"):
             mean, se = _stat(lab, "rescaled", reader, n)
@@ -184,8 +187,8 @@ def test_projecting_one_term_does_not_rescue_the_added_code(lab):
     assert _apart(shifted["64"], projected["64"]) > K, (projected, shifted)
     for n in ("128", "256"):  # near chance (1/8) and far below the relative head at the same length
         # calibrated: at 128 a few heads in 80 read 0.46-0.61 projected (mean 0.206, SD 0.094), so 3 SE passed a
-        # resampled block 95% of the time, 2 SE 99.8%
-        assert projected[n][0] + (2.0 if n == "128" else K) * projected[n][1] <= 0.40, (n, projected)
+        # resampled block 95% of the time, 2 SE 99.4% (100 seeds), 1.5 SE >= 99.9%
+        assert projected[n][0] + (1.5 if n == "128" else K) * projected[n][1] <= 0.40, (n, projected)
         assert _apart(_stat(lab, "tournament", "rope", n), projected[n]) > K, (n, projected)
     sin64 = _stat(lab, "tournament", "sinusoidal", "64")
     # the shift helps at 64 ... (calibrated: with K SE on both sides 98.5% of resampled blocks pass, with 2.5 99.6%)
