@@ -51,7 +51,8 @@ def alibi_bias(n: int, s: float) -> np.ndarray:
     check_budget(f"the ({n}, {n}) ALiBi bias", n * n)
     t = np.arange(n)
     r = t[:, None] - t[None, :]  # (n, n)
-    return np.where(r >= 0, -s * r, -np.inf)
+    with np.errstate(over="ignore"):  # s r past float64's largest: -inf, the weight e^{-inf} = 0 it stands for
+        return np.where(r >= 0, -s * r, -np.inf)
 
 
 def t5_bucket(relative_position, num_buckets: int = 32, max_distance: int = 128, bidirectional: bool = False):

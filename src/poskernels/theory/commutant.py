@@ -164,7 +164,11 @@ def relativity_defect(M) -> np.ndarray:
     1.0
     """
     M = _score_matrices(M)
-    norm = np.linalg.norm(M, axis=(-2, -1))  # (...,)
+    with np.errstate(over="ignore"):
+        norm = np.linalg.norm(M, axis=(-2, -1))  # (...,)
+    if not np.all(np.isfinite(norm)):  # entries near float64's largest: delta(c M) = delta(M), so read M / max |M|
+        M = M / np.abs(M).max(axis=(-2, -1), keepdims=True)
+        norm = np.linalg.norm(M, axis=(-2, -1))
     if np.any(norm == 0):
         raise PosKernelsError("the relativity defect is undefined for M = 0; got a zero matrix")
     return np.linalg.norm(M - commutant_projection(M), axis=(-2, -1)) / norm

@@ -89,7 +89,14 @@ def decay_envelope(Delta, theta) -> np.ndarray:
         raise PosKernelsError(f"theta must be a non-empty 1-d array; got shape {theta.shape}")
     Delta = check_array("Delta", Delta)
     check_budget(f"the envelope at {Delta.size} offsets and {theta.size} planes", Delta.size * theta.size)
-    S = np.cumsum(np.exp(1j * Delta[..., None] * theta), axis=-1)  # (..., d/2): S_1 .. S_{d/2}
+    with np.errstate(over="ignore"):
+        angles = Delta[..., None] * theta  # (..., d/2)
+    if not np.all(np.isfinite(angles)):  # e^{i inf} is not a number: refuse, never NaN
+        raise PosKernelsError(
+            f"the angles Delta theta overflow float64 (largest |Delta| {float(np.abs(Delta).max())!r}, largest "
+            f"theta {float(np.abs(theta).max())!r})"
+        )
+    S = np.cumsum(np.exp(1j * angles), axis=-1)  # (..., d/2): S_1 .. S_{d/2}
     return np.abs(S).sum(-1)
 
 
