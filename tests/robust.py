@@ -4,14 +4,23 @@
 ceiling (:data:`resource.RLIMIT_AS`, a hard stop should a call try to allocate gigabytes), and returns the
 exception that escaped, if any, with the peak of traced memory.  The time bound is a ``SIGALRM`` after
 :data:`SECONDS` (hypothesis' ``deadline`` only measures a call that returns; this one stops a call that would not).
+
+Float64's edges count as escapes too: a ``RuntimeWarning`` (overflow, invalid value, division by zero) raised
+inside the call is an error there, and a call that returns NaN (in a float, an array, or a tuple, list or
+dataclass of them) from arguments that held none is reported as :class:`SilentNaN`.  An infinite or zero result
+that is the right answer is computed under ``np.errstate``; a meaningless one is refused with PosKernelsError.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import resource
 import signal
 import tracemalloc
+import warnings
+
+import numpy as np
 
 from poskernels.errors import MAX_ELEMENTS, PosKernelsError
 
@@ -25,6 +34,27 @@ HEADROOM_BYTES = 3 * 2**30
 
 #: Seconds one call may run before it is stopped and reported.
 SECONDS = 10.0
+
+
+class SilentNaN(Exception):
+    """A call returned NaN from arguments without NaN: it should have refused them (PosKernelsError)."""
+
+
+def _has_nan(value, depth: int = 0) -> bool:
+    """Whether ``value`` is, or holds (in sequences, mappings and dataclass fields, 3 levels deep), a NaN."""
+    if isinstance(value, (float, complex, np.floating, np.complexfloating)):
+        return bool(np.isnan(value))
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fc" and bool(np.isnan(value).any())
+    if depth >= 3:
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(_has_nan(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(_has_nan(v, depth + 1) for v in value.values())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return any(_has_nan(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value))
+    return False
 
 
 class Overtime(BaseException):
@@ -73,11 +103,18 @@ def address_ceiling():
 
 
 def bounded(fn, *args, **kwargs):
-    """Call ``fn``; return ``(escaped, peak_bytes)`` where ``escaped`` is a non-library exception or None."""
+    """Call ``fn``; return ``(escaped, peak_bytes)`` where ``escaped`` is a non-library exception or None.
+
+    A ``RuntimeWarning`` is raised as an error inside the call (so it escapes), and a NaN returned from arguments
+    without NaN escapes as :class:`SilentNaN`.
+    """
     tracemalloc.start()
     try:
-        with address_ceiling(), time_limit():
-            fn(*args, **kwargs)
+        with address_ceiling(), time_limit(), warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            result = fn(*args, **kwargs)
+        if _has_nan(result) and not _has_nan(list(args) + list(kwargs.values())):
+            raise SilentNaN(f"returned NaN from arguments without NaN: {args!r:.300} {kwargs!r:.300}")
     except PosKernelsError:
         escaped = None
     except (Exception, Overtime) as err:  # noqa: BLE001 - the point: anything else is a failure of the library

@@ -22,6 +22,7 @@ __all__ = [
     "check_bool",
     "check_budget",
     "check_even_dimension",
+    "check_finite_result",
     "check_frequencies",
     "check_int",
     "check_kappa",
@@ -302,6 +303,31 @@ def check_frequencies(name: str, value) -> np.ndarray:
     if w.ndim != 1 or w.size == 0 or np.any(w <= 0):
         raise PosKernelsError(f"{name} must be a non-empty 1-d array of finite positive frequencies; got {_show(w)}")
     return w
+
+
+def check_finite_result(what: str, value, accepted: str, **inputs):
+    """Return ``value``, computed from finite ``inputs``, if it is finite; else raise, quoting the inputs.
+
+    The edge of float64: a result whose true value lies past float64's largest (or the NaN of ``inf - inf`` such
+    an overflow leads to) is refused rather than returned as ``inf`` or NaN.  Compute ``value`` under
+    ``np.errstate(over="ignore", invalid="ignore")`` and pass it here; each input is quoted by its largest
+    magnitude.  Integer and object (exact) values are returned as they are.
+
+    >>> check_finite_result("q k", 6.0, "q k must stay below 1.8e308", q=2.0, k=3.0)
+    6.0
+    >>> check_finite_result("q k", float("inf"), "q k must stay below 1.8e308", q=1e300, k=[1e10])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: q k overflows float64; got largest |q| 1e+300, largest |k| 1e+10 (q k must ...)
+    """
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "fc" or np.all(np.isfinite(arr)):
+        return value
+    got = []
+    for name, given in inputs.items():
+        a = np.abs(np.asarray(given))
+        got.append(f"largest |{name}| {float(a.max()):.6g}" if a.size else f"{name} empty")
+    raise PosKernelsError(f"{what} overflows float64; got {', '.join(got)} ({accepted})")
 
 
 def check_budget(what: str, elements, limit: int = MAX_ELEMENTS) -> int:

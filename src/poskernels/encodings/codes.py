@@ -302,7 +302,7 @@ def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = Non
 
         return apply_rope_torch(x, positions, theta, rotated_planes)
     x, pos, theta, planes = _rope_inputs(x, positions, theta, rotated_planes)
-    return _rotate(x, pos[:, None] * theta[:planes])  # (..., n, d): position m turns plane p by m theta_p
+    return _rotate(x, _angles("apply_rope", pos, theta[:planes]))  # (..., n, d): position m turns plane p by m theta_p
 
 
 def _rope_inputs(x, positions, theta, rotated_planes) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

@@ -22,6 +22,7 @@ from ..errors import (
     check_array,
     check_bool,
     check_budget,
+    check_finite_result,
     check_int,
     check_positive_int,
     check_positive_real,
@@ -286,7 +287,9 @@ def alibi_tail_weight(alpha, D: int) -> float:
     """
     alpha = check_array("alpha", alpha, ndim=1)
     D = _check_nonneg_real("the offset D", D)
-    return float(alpha[int(math.ceil(D)) :].sum())
+    with np.errstate(over="ignore", invalid="ignore"):  # weights summing past float64's largest: refused below
+        tail = float(alpha[int(math.ceil(D)) :].sum())
+    return check_finite_result("the tail weight", tail, "weights must sum below 1.8e308", alpha=alpha)
 
 
 def alibi_tail_bound(W: float, s: float, D: float) -> float:

@@ -21,6 +21,7 @@ from ..errors import (
     check_base,
     check_budget,
     check_even_dimension,
+    check_finite_result,
     check_kappa,
     check_length,
     check_real,
@@ -165,6 +166,7 @@ def _check_interval(D1, D2, D) -> tuple[float, float, np.ndarray]:
     D = check_array("D", D)
     if not D1 < D2:
         raise PosKernelsError(f"need finite offsets D1 < D2; got D1 = {D1!r}, D2 = {D2!r}")
+    check_finite_result("the interval width D2 - D1", D2 - D1, "D1 and D2 must lie within 1.8e308", D1=D1, D2=D2)
     if np.any(D < D1) or np.any(D > D2):
         raise PosKernelsError(f"Delta must lie in [D1, D2] = [{D1!r}, {D2!r}]; got {D!r}")
     return D1, D2, D
@@ -196,8 +198,12 @@ def interpolation_bound(h, theta, D1: float, D2: float, D) -> np.ndarray:
     h, theta = check_array("h", h, complex_ok=True), check_array("theta", theta)
     if h.ndim != 1 or h.shape != theta.shape:
         raise PosKernelsError(f"h and theta must be 1-d of one shape (P,); got {h.shape} and {theta.shape}")
-    curvature = float((np.abs(h) * theta**2).sum())  # bound on |a''|
-    return 0.5 * (D - D1) * (D2 - D) * curvature
+    with np.errstate(over="ignore", invalid="ignore"):  # a bound past float64's largest (or inf * 0): refused below
+        curvature = float((np.abs(h) * theta**2).sum())  # bound on |a''|
+        bound = 0.5 * (D - D1) * (D2 - D) * curvature
+    return check_finite_result(
+        "the interpolation bound", bound, "the bound must stay below 1.8e308", h=h, theta=theta, D1=D1, D2=D2
+    )
 
 
 def chen_constant(d: int, b: float = DEFAULT_BASE) -> float:
@@ -227,7 +233,12 @@ def chen_stated_bound(h_max: float, d: int, b: float, D1: float, D2: float, D) -
     """
     D1, D2, D = _check_interval(D1, D2, D)
     h_max = check_real("h_max = max_j |h_j|", h_max, 0)
-    return 0.5 * (D - D1) * (D2 - D) * h_max * chen_constant(d, b)
+    C = chen_constant(d, b)
+    with np.errstate(over="ignore", invalid="ignore"):  # a bound past float64's largest (or inf * 0): refused below
+        bound = 0.5 * (D - D1) * (D2 - D) * h_max * C
+    return check_finite_result(
+        "Chen et al.'s stated bound", bound, "the bound must stay below 1.8e308", h_max=h_max, D1=D1, D2=D2
+    )
 
 
 @dataclass(frozen=True)

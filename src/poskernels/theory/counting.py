@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_array, check_budget, check_int, check_positive_int
+from ..errors import PosKernelsError, check_array, check_budget, check_finite_result, check_int, check_positive_int
 
 __all__ = [
     "bag_reader_accuracy",
@@ -60,7 +60,12 @@ def causal_uniform_attention(V) -> np.ndarray:
     counts = np.arange(1, V.shape[0] + 1).reshape(-1, 1)  # (n, 1): t + 1 positions in each prefix
     if V.dtype == object:
         counts = counts.astype(object)  # keep Fractions exact
-    return np.cumsum(V, axis=0) / counts  # (n, dim)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.cumsum(V, axis=0) / counts  # (n, dim)
+    if V.dtype != object and not np.all(np.isfinite(out)):  # prefix sums past float64's largest: o is linear in V,
+        c = np.abs(V).max()  # so o(V) = c o(V / c), each mean within max |V|
+        out = c * (np.cumsum(V / c, axis=0) / counts)
+    return out
 
 
 def causal_counter(n: int, e) -> np.ndarray:
@@ -119,10 +124,13 @@ def position_from_counter(o, e) -> np.ndarray:
     o, e = _values("o", o), _values("e", e)
     if o.ndim != 2 or e.ndim != 1 or o.shape[1] != e.size:
         raise PosKernelsError(f"o must have shape (n, dim) and e shape (dim,); got {o.shape} and {e.shape}")
-    dots = o @ e  # (n,)
-    if np.any(dots == 0):
-        raise PosKernelsError("<o_t, e> is 0 for some t: these are not the counter's outputs for this e")
-    return 1 / dots - 1  # (n,)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # past float64: refused below
+        dots = o @ e  # (n,)
+        check_finite_result("<o_t, e>", dots, "the counter's outputs have |<o_t, e>| <= 1", o=o, e=e)
+        if np.any(dots == 0):
+            raise PosKernelsError("<o_t, e> is 0 for some t: these are not the counter's outputs for this e")
+        t = 1 / dots - 1  # (n,)
+    return check_finite_result("the positions 1/<o_t, e> - 1", t, "positions must stay below 1.8e308", o=o, e=e)
 
 
 def _values(name: str, value) -> np.ndarray:

@@ -13,7 +13,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..encodings import DEFAULT_BASE, apply_rope, omega
-from ..errors import PosKernelsError, check_array, check_budget, check_positive_int, check_positive_real
+from ..encodings.codes import _angles
+from ..errors import (
+    PosKernelsError,
+    check_array,
+    check_budget,
+    check_finite_result,
+    check_positive_int,
+    check_positive_real,
+)
 
 __all__ = [
     "counterexample_scores",
@@ -50,7 +58,10 @@ def offset_score_complex(h, Delta, theta) -> np.ndarray:
     h, theta = _check_planes(h, theta)
     Delta = check_array("Delta", Delta)
     check_budget(f"scores at {Delta.size} offsets and {theta.size} planes", Delta.size * theta.size)
-    return (h * np.exp(1j * Delta[..., None] * theta)).sum(-1)  # Delta.shape
+    angles = _angles("offset_score_complex", Delta, theta)  # (..., P): an infinite angle has no e^{i .}
+    with np.errstate(over="ignore", invalid="ignore"):  # coefficients summing past float64's largest: refused below
+        score = (h * np.exp(1j * angles)).sum(-1)  # Delta.shape
+    return check_finite_result("the offset score", score, "sum_j |h_j| must stay below 1.8e308", h=h)
 
 
 def _check_theta(theta) -> np.ndarray:
@@ -175,7 +186,9 @@ def matched_scores(Delta, theta, sigma: float, n_samples: int, rng: np.random.Ge
     A *= sigma / np.sqrt((A**2).sum(axis=(1, 2)))[:, None, None]  # trace(A A^T) = sigma^2
     z = rng.normal(size=(n_samples, theta.size, 2))  # (N, d/2, 2)
     q = np.einsum("jab,njb->nja", A, z).reshape(n_samples, -1)  # (N, d)
-    return np.stack([(q * _rotate(q, D, theta)).sum(-1) for D in Delta], -1)  # (N, D)
+    with np.errstate(over="ignore", invalid="ignore"):  # sigma^2 past float64's largest: refused below
+        scores = np.stack([(q * _rotate(q, D, theta)).sum(-1) for D in Delta], -1)  # (N, D)
+    return check_finite_result("the matched scores", scores, "sigma**2 must stay below 1.8e308", sigma=sigma)
 
 
 def _rotate(x: np.ndarray, Delta: float, theta: np.ndarray) -> np.ndarray:

@@ -346,6 +346,10 @@ def max_column_cosine(W: int, d: int = 16, b: float = DEFAULT_BASE) -> float:
     P = code_matrix(W, d, b)  # (W, d)
     G = P.T @ P  # (d, d)
     norms = np.sqrt(np.diag(G))  # (d,)
+    if not np.all((norms > 0) & np.isfinite(norms)):  # a column of tiny frequencies whose square underflows:
+        P = P / np.abs(P).max(axis=0)  # the cosine is scale-invariant per column, so read each column at max 1
+        G = P.T @ P  # (d, d)
+        norms = np.sqrt(np.diag(G))  # (d,)
     C = np.abs(G / np.outer(norms, norms))  # (d, d)
     np.fill_diagonal(C, 0.0)
     return float(C.max())

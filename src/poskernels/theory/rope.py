@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from ..encodings import R_omega, apply_rope
-from ..errors import PosKernelsError, check_array, check_even_dimension
+from ..errors import PosKernelsError, check_array, check_even_dimension, check_finite_result
 
 __all__ = [
     "RelativeNormalForm",
@@ -82,7 +82,9 @@ def plane_products(q, k) -> np.ndarray:
     if q.shape != k.shape or q.ndim < 1:
         raise PosKernelsError(f"q and k must have one shape (..., d); got {q.shape} and {k.shape}")
     check_even_dimension(q.shape[-1], "the width of q and k")
-    return np.conj(_as_complex(q)) * _as_complex(k)  # (..., d/2)
+    with np.errstate(over="ignore", invalid="ignore"):  # products past float64's largest: refused below
+        h = np.conj(_as_complex(q)) * _as_complex(k)  # (..., d/2)
+    return check_finite_result("the plane products", h, "|q_j| |k_j| must stay below 1.8e308", q=q, k=k)
 
 
 @dataclass(frozen=True)
@@ -168,8 +170,9 @@ def _check_orthogonal(U, atol: float) -> np.ndarray:
     U = check_array("U", U)
     if U.ndim != 2 or U.shape[0] != U.shape[1] or U.size == 0 or not np.all(np.isfinite(U)):
         raise PosKernelsError(f"U must be a finite square matrix; got shape {U.shape}")
-    defect = float(np.abs(U.T @ U - np.eye(U.shape[0])).max())
-    if defect > atol:
+    with np.errstate(over="ignore", invalid="ignore"):  # entries past 1e154: U^T U overflows, inf or NaN, refused
+        defect = float(np.abs(U.T @ U - np.eye(U.shape[0])).max())
+    if not defect <= atol:  # NaN fails too
         raise PosKernelsError(f"U must be orthogonal; got max |U^T U - I| = {defect:.3g} > atol = {atol:g}")
     return U
 
