@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_frequencies, check_kappa, check_length, check_real
+from ..errors import PosKernelsError, check_finite_result, check_frequencies, check_kappa, check_length, check_real
 
 __all__ = [
     "ARTICLE_MAPS",
@@ -131,8 +131,12 @@ def yarn_ramp_turns(theta, L, alpha: float = 1.0, beta: float = 32.0) -> np.ndar
     alpha, beta = _check_turns("alpha", alpha), _check_turns("beta", beta)
     if not beta > alpha:
         raise PosKernelsError(f"YaRN needs beta > alpha; got alpha = {alpha!r}, beta = {beta!r}")
-    turns = L * theta / (2 * math.pi)  # (d/2,)  L / lambda_j
-    return np.clip((turns - alpha) / (beta - alpha), 0.0, 1.0)
+    check_finite_result(
+        "the ramp's width beta - alpha", beta - alpha, "alpha and beta within 1.8e308", alpha=alpha, beta=beta
+    )
+    with np.errstate(over="ignore"):  # turns past float64's largest are past beta too: inf, and gamma_j = 1, is right
+        turns = L * theta / (2 * math.pi)  # (d/2,)  L / lambda_j
+        return np.clip((turns - alpha) / (beta - alpha), 0.0, 1.0)
 
 
 def yarn(theta, kappa, L, alpha: float = 1.0, beta: float = 32.0) -> Extension:

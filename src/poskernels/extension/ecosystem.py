@@ -133,7 +133,12 @@ def yarn_ramp_index(theta, L, beta_fast: float = 32.0, beta_slow: float = 1.0, t
     d = 2 * theta.size
 
     def correction_dim(r):  # plane index where L theta_j / (2 pi) = r
-        return math.log(L * theta[0] / (2 * math.pi * r)) / step
+        with np.errstate(over="ignore", under="ignore"):
+            turns = L * theta[0] / (2 * math.pi * r)
+        if 0 < turns < math.inf:
+            return math.log(turns) / step
+        # L theta_0 / (2 pi r) past float64's range (inf or 0): the same logarithm, as a sum of logarithms
+        return (math.log(L) + math.log(theta[0]) - math.log(2 * math.pi) - math.log(r)) / step
 
     low, high = correction_dim(beta_fast), correction_dim(beta_slow)
     if truncate:

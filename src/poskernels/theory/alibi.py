@@ -246,7 +246,8 @@ def alibi_weights(c, s: float) -> np.ndarray:
     s = check_positive_real("the ALiBi slope s", s)
     with np.errstate(over="ignore"):  # a slope so large that s r overflows gives those keys weight 0, as it should
         logits = c - s * np.arange(c.size)  # (t + 1,)
-    w = np.exp(logits - logits.max())  # (t + 1,)
+    with np.errstate(over="ignore"):  # a logit below the largest by more than 1.8e308: -inf, weight 0, as it should
+        w = np.exp(logits - logits.max())  # (t + 1,)
     return w / w.sum()
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..encodings import DEFAULT_BASE, R_omega, clock_code, omega  # noqa: F401  (omega: the Examples; DEFAULT_BASE: as before)
-from ..errors import PosKernelsError, check_array, check_budget, check_even_dimension, check_int
+from ..encodings.codes import _angles
+from ..errors import PosKernelsError, check_array, check_budget, check_even_dimension, check_finite_result, check_int
 from .conditioning import (  # noqa: F401  (EXACT_BUDGET, SVD_BUDGET: importable from here as before)
     EXACT_BUDGET,
     SVD_BUDGET,
@@ -85,7 +86,11 @@ def commutant_coefficients(M) -> tuple[np.ndarray, np.ndarray]:
     B00, B01 = M[..., 0::2, 0::2], M[..., 0::2, 1::2]  # (..., d/2, d/2) each
     B10, B11 = M[..., 1::2, 0::2], M[..., 1::2, 1::2]
     diag = lambda X: np.diagonal(X, axis1=-2, axis2=-1)  # noqa: E731  (..., d/2)
-    return (diag(B00) + diag(B11)) / 2.0, (diag(B10) - diag(B01)) / 2.0
+    with np.errstate(over="ignore"):
+        a, c = (diag(B00) + diag(B11)) / 2.0, (diag(B10) - diag(B01)) / 2.0
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(c))):  # sums past float64's largest: halve, then add
+        a, c = diag(B00) / 2.0 + diag(B11) / 2.0, diag(B10) / 2.0 - diag(B01) / 2.0
+    return a, c
 
 
 def commutant_matrix(a, c) -> np.ndarray:
@@ -215,8 +220,10 @@ def relative_score(a, c, delta, w) -> np.ndarray:
     if not a.shape == c.shape == w.shape:
         raise PosKernelsError(f"a, c and w must have one shape (d/2,); got {a.shape}, {c.shape} and {w.shape}")
     check_budget(f"scores at {delta.size} offsets and {w.size} planes", delta.size * w.size)
-    ang = delta[..., None] * w  # (..., d/2)
-    return (a * np.cos(ang) - c * np.sin(ang)).sum(-1)
+    ang = _angles("relative_score", delta, w)  # (..., d/2): refused if an angle overflows (no cosine)
+    with np.errstate(over="ignore", invalid="ignore"):  # coefficients summing past float64's largest: refused below
+        score = (a * np.cos(ang) - c * np.sin(ang)).sum(-1)
+    return check_finite_result("the relative score", score, "sum_j |a_j| + |c_j| must stay below 1.8e308", a=a, c=c)
 
 
 # --------------------------------------------------------------------------- Theorem 2 (a') and (b) as linear maps

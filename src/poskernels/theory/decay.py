@@ -260,4 +260,6 @@ def counterexample_variance(Delta, theta) -> np.ndarray:
     theta = check_array("theta", theta)
     if theta.shape != (2,):
         raise PosKernelsError(f"the counterexample lives at d = 4: theta must have shape (2,); got {theta.shape}")
-    return 1.0 + np.cos(check_array("Delta", Delta) * (theta[0] - theta[1]))
+    with np.errstate(over="ignore"):
+        gap = check_finite_result("theta_0 - theta_1", theta[0] - theta[1], "theta within 1.8e308", theta=theta)
+    return 1.0 + np.cos(_angles("counterexample_variance", check_array("Delta", Delta), np.atleast_1d(gap))[..., 0])

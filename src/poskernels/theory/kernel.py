@@ -27,6 +27,7 @@ from ..errors import (
     check_base,
     check_budget,
     check_even_dimension,
+    check_finite_result,
     check_positive_int,
     check_real,
 )
@@ -214,7 +215,10 @@ def gram_matrix(positions, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     m = _offsets(positions)
     if m.ndim != 1:
         raise PosKernelsError(f"positions must be one-dimensional; got shape {m.shape}")
-    return kappa_d(m[None, :] - m[:, None], d, b)  # (n, n)
+    with np.errstate(over="ignore"):
+        offsets = m[None, :] - m[:, None]  # (n, n)
+    check_finite_result("the offsets m' - m", offsets, "positions less than 1.8e308 apart", positions=m)
+    return kappa_d(offsets, d, b)  # (n, n)
 
 
 # --------------------------------------------------------------------------- Theorem 1 (ii)
