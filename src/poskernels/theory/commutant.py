@@ -172,7 +172,8 @@ def relativity_defect(M) -> np.ndarray:
     with np.errstate(over="ignore"):
         norm = np.linalg.norm(M, axis=(-2, -1))  # (...,)
     if not np.all(np.isfinite(norm)):  # entries near float64's largest: delta(c M) = delta(M), so read M / max |M|
-        M = M / np.abs(M).max(axis=(-2, -1), keepdims=True)
+        scale = np.abs(M).max(axis=(-2, -1), keepdims=True)  # (..., 1, 1)
+        M = M / np.where(scale == 0, 1.0, scale)  # a zero matrix beside a huge one stays 0 (refused below), not NaN
         norm = np.linalg.norm(M, axis=(-2, -1))
     if np.any(norm == 0):
         raise PosKernelsError("the relativity defect is undefined for M = 0; got a zero matrix")

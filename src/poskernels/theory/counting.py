@@ -68,6 +68,10 @@ def causal_uniform_attention(V) -> np.ndarray:
     return out
 
 
+#: Work budget of an exact counter, outputs x digits (2**16 Fractions of 200 digits: well under a second).
+COUNTER_EXACT_BUDGET = 2**16 * 200
+
+
 def causal_counter(n: int, e) -> np.ndarray:
     """Proposition 1 (i): equal scores, value ``e`` at position 0 and 0 elsewhere, give ``o_t = e/(t+1)``.
 
@@ -93,6 +97,15 @@ def causal_counter(n: int, e) -> np.ndarray:
     if e.ndim != 1 or e.size == 0:
         raise PosKernelsError(f"e must be a nonempty vector; got shape {e.shape}")
     check_budget(f"the counter's ({n}, {e.size}) outputs", n * e.size)
+    if e.dtype == object:  # exact: each Fraction costs in proportion to its digits (200 at least: the overhead)
+        bits = max(max(x.numerator.bit_length(), x.denominator.bit_length()) for x in e.tolist())
+        digits = int(bits * math.log10(2)) + 1
+        if n * e.size * max(200, digits) > COUNTER_EXACT_BUDGET:
+            raise PosKernelsError(
+                f"an exact counter of ({n}, {e.size}) Fractions of up to {digits} digits is past the exact budget "
+                f"outputs x max(200, digits) <= {COUNTER_EXACT_BUDGET} (well under a second); got "
+                f"{n * e.size * max(200, digits)}: pass e as floats, or fewer positions"
+            )
     V = np.zeros((n, e.size), dtype=e.dtype)  # (n, dim)
     if e.dtype == object:
         V[:] = 0  # integer zeros stay exact beside Fractions
