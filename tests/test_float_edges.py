@@ -16,7 +16,7 @@ import pytest
 from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
 from poskernels.extension import yarn_ramp_turns
-from poskernels.extension.ecosystem import yarn_ramp_index
+from poskernels.extension.ecosystem import llama3, yarn_ramp_index
 from poskernels.theory.alibi import alibi_tail_weight, alibi_weights
 from poskernels.theory.census import chen_stated_bound, interpolation_bound, interpolation_error
 from poskernels.theory.commutant import commutant_coefficients, relative_score, relativity_defect
@@ -42,6 +42,7 @@ REFUSED = {
     "YaRN ramp width": (lambda: yarn_ramp_turns(omega(8), 32, alpha=-1e308, beta=1e308), "beta - alpha"),
     "relative score angles": (lambda: relative_score([0.0], [0.0], BIG, [BIG]), "angles"),
     "counterexample angles": (lambda: counterexample_variance(1e300, [1e100, -1e100]), "angles"),
+    "tolerance None": (lambda: relative_encoding_normal_form([[0.0]], atol=None), "atol"),
     "Gram offsets": (lambda: gram_matrix([1e308, -8e307], 4), "m' - m"),
     "zero matrix beside a huge one": (lambda: relativity_defect([[[1e154, 0], [0, 0]], [[0, 0], [0, 0]]]), "M = 0"),
 }
@@ -63,6 +64,8 @@ def test_running_mean_past_float64_is_the_mean():
 def test_right_infinities_and_zeros_come_quietly():
     assert alibi_weights([9.5e307, -8.4e307], BIG).tolist() == [1.0, 0.0]  # the second logit is 1.8e308 below
     assert yarn_ramp_turns([8.98846567431158e307], 2).tolist() == [1.0]  # infinitely many turns: past beta
+    # Llama 3: L / lambda past float64 keeps the plane (factor 1), an infinite wavelength divides it by kappa
+    assert llama3([1e308, 1.0, 1e-300], 4, 64).factors.tolist() == [1.0, 1.0, 0.25]
     a, c = commutant_coefficients(np.full((2, 2), 9e307))
     assert a.tolist() == [9e307] and c.tolist() == [0.0]  # the mean of two entries, though their sum overflows
 

@@ -247,8 +247,11 @@ def llama3(theta, kappa, L, low_freq_factor: float = 1.0, high_freq_factor: floa
     high = check_positive_real("high_freq_factor", high_freq_factor)
     if not high > low:
         raise PosKernelsError(f"llama3 needs high_freq_factor > low_freq_factor; got {high!r} <= {low!r}")
-    wavelen = 2 * math.pi / theta  # (d/2,)
-    smooth = np.clip((L / wavelen - low) / (high - low), 0.0, 1.0)  # (d/2,)  weight on theta_j
+    # a wavelength, or turns L / wavelength, past float64's largest is inf, and the weight it gives is right:
+    # 0 for an infinite wavelength, 1 for infinitely many turns
+    with np.errstate(over="ignore"):
+        wavelen = 2 * math.pi / theta  # (d/2,)
+        smooth = np.clip((L / wavelen - low) / (high - low), 0.0, 1.0)  # (d/2,)  weight on theta_j
     inv_freq = (1 - smooth) * theta / kappa + smooth * theta
     return Extension("llama3", inv_freq, 1.0, theta)
 

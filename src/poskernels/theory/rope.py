@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from ..encodings import R_omega, apply_rope
-from ..errors import PosKernelsError, check_array, check_even_dimension, check_finite_result
+from ..errors import PosKernelsError, check_array, check_even_dimension, check_finite_result, check_real
 
 __all__ = [
     "RelativeNormalForm",
@@ -209,6 +209,7 @@ def relative_encoding_normal_form(U, atol: float = 1e-8) -> RelativeNormalForm:
     >>> nf.angles.round(6).tolist(), bool(np.allclose(nf.L(-3), R_omega(-3, [2.0])))
     ([2.0], True)
     """
+    atol = check_real("atol", atol, 0)
     U = _check_orthogonal(U, atol)
     T, Z = scipy.linalg.schur(U, output="real")  # T: (d, d) quasi-triangular, Z: (d, d) orthogonal
     Z = Z.copy()
@@ -261,6 +262,7 @@ def orthogonal_from_relative_family(L, atol: float = 1e-8) -> np.ndarray:
     poskernels.errors.PosKernelsError: the family is not relative: max |L_m^T L_n - L_(n-m)| = 3 at (m, n) = (1, 1)
     """
     L = check_array("L", L)
+    atol = check_real("atol", atol, 0)
     if L.ndim != 3 or L.shape[0] < 2 or L.shape[1] != L.shape[2]:
         raise PosKernelsError(f"L must have shape (M + 1, d, d) with M >= 1; got {L.shape}")
     M, d = L.shape[0] - 1, L.shape[1]
