@@ -4,7 +4,8 @@ Every public function of the math layer (:mod:`~poskernels.encodings`, :mod:`~po
 ecosystem, every ``poskernels.theory`` module) and the edge validators (``model.validate``, ``tasks.validate``)
 is called with arguments drawn by the parameter's role: sizes (huge, negative, fractional, NaN), reals (NaN,
 infinities, 400-digit integers, bools), arrays (NaN, empty, odd shapes), names.  Each call must return or raise
-:class:`~poskernels.errors.PosKernelsError`, within the time and memory bounds of :mod:`robust`.
+:class:`~poskernels.errors.PosKernelsError`, within the time and memory bounds of :mod:`robust`, without a
+RuntimeWarning and without returning NaN from arguments that held none (float64's edges: see :mod:`robust`).
 """
 
 from __future__ import annotations
