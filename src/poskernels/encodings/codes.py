@@ -30,6 +30,7 @@ __all__ = [
     "clock_code",
     "from_half_split",
     "generator",
+    "plane_angles",
     "omega",
     "rotate",
     "rotation",
@@ -119,11 +120,26 @@ def clock_code(m, w) -> np.ndarray:
     w = check_array("w", w, ndim=1)
     m = check_array("positions m", m)
     check_budget(f"the clock code at {m.size} positions and {w.size} planes", m.size * 2 * w.size)
-    return _code(_angles("the clock code", m, w))  # (..., d)
+    return _code(_plane_angles("the clock code", m, w))  # (..., d)
 
 
-def _angles(what: str, m: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``m[..., None] * w``, shape ``(..., P)``, refused when it overflows: an infinite angle has no cosine."""
+def plane_angles(what: str, m, w) -> np.ndarray:
+    """The angles ``m w_p`` of every plane, ``m[..., None] * w`` of shape ``(..., P)``, refused when one overflows.
+
+    An infinite angle has no cosine: :class:`PosKernelsError` (``what`` names the caller), never a NaN downstream.
+
+    >>> plane_angles("a code", [0.0, 2.0], [1.0, 0.5]).tolist()
+    [[0.0, 0.0], [2.0, 1.0]]
+    """
+    if not isinstance(what, str):
+        raise PosKernelsError(f"what must name the caller (a str); got {what!r}")
+    m, w = check_array("positions m", m), check_array("frequencies w", w, ndim=1)
+    check_budget(f"the angles at {m.size} positions and {w.size} planes", m.size * w.size)
+    return _plane_angles(what, m, w)
+
+
+def _plane_angles(what: str, m: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:func:`plane_angles` of arrays already checked (the codes and the rotation call it once per use)."""
     with np.errstate(over="ignore"):
         angles = np.asarray(m)[..., None] * w  # (..., P)
     if not np.all(np.isfinite(angles)):
@@ -220,7 +236,7 @@ def R_omega(k, w: np.ndarray) -> np.ndarray:
     k = check_real("the shift k", k)
     d = 2 * w.size
     check_budget(f"R_omega at d = {d}", d * d)
-    blocks = rotation(_angles("R_omega", k, w))  # (d/2, 2, 2)
+    blocks = rotation(_plane_angles("R_omega", k, w))  # (d/2, 2, 2)
     out = np.zeros((d, d))
     for j, block in enumerate(blocks):
         out[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = block
@@ -302,7 +318,8 @@ def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = Non
 
         return apply_rope_torch(x, positions, theta, rotated_planes)
     x, pos, theta, planes = _rope_inputs(x, positions, theta, rotated_planes)
-    return _rotate(x, _angles("apply_rope", pos, theta[:planes]))  # (..., n, d): position m turns plane p by m theta_p
+    angles = _plane_angles("apply_rope", pos, theta[:planes])  # (n, planes): position m turns plane p by m theta_p
+    return _rotate(x, angles)  # (..., n, d)
 
 
 def _rope_inputs(x, positions, theta, rotated_planes) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encodings import DEFAULT_BASE, R_omega, clock_code, omega  # noqa: F401  (omega: the Examples; DEFAULT_BASE: as before)
-from ..encodings.codes import _angles
+from ..encodings import DEFAULT_BASE, R_omega, clock_code, omega, plane_angles  # noqa: F401  (omega: the Examples; DEFAULT_BASE: as before)
 from ..errors import PosKernelsError, check_array, check_budget, check_even_dimension, check_finite_result, check_int
 from .conditioning import (  # noqa: F401  (EXACT_BUDGET, SVD_BUDGET: importable from here as before)
     EXACT_BUDGET,
@@ -221,7 +220,7 @@ def relative_score(a, c, delta, w) -> np.ndarray:
     if not a.shape == c.shape == w.shape:
         raise PosKernelsError(f"a, c and w must have one shape (d/2,); got {a.shape}, {c.shape} and {w.shape}")
     check_budget(f"scores at {delta.size} offsets and {w.size} planes", delta.size * w.size)
-    ang = _angles("relative_score", delta, w)  # (..., d/2): refused if an angle overflows (no cosine)
+    ang = plane_angles("relative_score", delta, w)  # (..., d/2): refused if an angle overflows (no cosine)
     with np.errstate(over="ignore", invalid="ignore"):  # coefficients summing past float64's largest: refused below
         score = (a * np.cos(ang) - c * np.sin(ang)).sum(-1)
     return check_finite_result("the relative score", score, "sum_j |a_j| + |c_j| must stay below 1.8e308", a=a, c=c)

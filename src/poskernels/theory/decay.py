@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encodings import DEFAULT_BASE, apply_rope, omega
-from ..encodings.codes import _angles
+from ..encodings import DEFAULT_BASE, apply_rope, omega, plane_angles
 from ..errors import (
     PosKernelsError,
     check_array,
@@ -58,7 +57,7 @@ def offset_score_complex(h, Delta, theta) -> np.ndarray:
     h, theta = _check_planes(h, theta)
     Delta = check_array("Delta", Delta)
     check_budget(f"scores at {Delta.size} offsets and {theta.size} planes", Delta.size * theta.size)
-    angles = _angles("offset_score_complex", Delta, theta)  # (..., P): an infinite angle has no e^{i .}
+    angles = plane_angles("offset_score_complex", Delta, theta)  # (..., P): an infinite angle has no e^{i .}
     with np.errstate(over="ignore", invalid="ignore"):  # coefficients summing past float64's largest: refused below
         score = (h * np.exp(1j * angles)).sum(-1)  # Delta.shape
     return check_finite_result("the offset score", score, "sum_j |h_j| must stay below 1.8e308", h=h)
@@ -100,13 +99,7 @@ def decay_envelope(Delta, theta) -> np.ndarray:
         raise PosKernelsError(f"theta must be a non-empty 1-d array; got shape {theta.shape}")
     Delta = check_array("Delta", Delta)
     check_budget(f"the envelope at {Delta.size} offsets and {theta.size} planes", Delta.size * theta.size)
-    with np.errstate(over="ignore"):
-        angles = Delta[..., None] * theta  # (..., d/2)
-    if not np.all(np.isfinite(angles)):  # e^{i inf} is not a number: refuse, never NaN
-        raise PosKernelsError(
-            f"the angles Delta theta overflow float64 (largest |Delta| {float(np.abs(Delta).max())!r}, largest "
-            f"theta {float(np.abs(theta).max())!r})"
-        )
+    angles = plane_angles("the decay envelope", Delta, theta)  # (..., d/2): e^{i inf} would be NaN, refused
     S = np.cumsum(np.exp(1j * angles), axis=-1)  # (..., d/2): S_1 .. S_{d/2}
     return np.abs(S).sum(-1)
 
@@ -262,4 +255,5 @@ def counterexample_variance(Delta, theta) -> np.ndarray:
         raise PosKernelsError(f"the counterexample lives at d = 4: theta must have shape (2,); got {theta.shape}")
     with np.errstate(over="ignore"):
         gap = check_finite_result("theta_0 - theta_1", theta[0] - theta[1], "theta within 1.8e308", theta=theta)
-    return 1.0 + np.cos(_angles("counterexample_variance", check_array("Delta", Delta), np.atleast_1d(gap))[..., 0])
+    angles = plane_angles("counterexample_variance", check_array("Delta", Delta), np.atleast_1d(gap))  # (..., 1)
+    return 1.0 + np.cos(angles[..., 0])
