@@ -7,6 +7,7 @@ reading a traceback knows what to change without opening the source.
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import numbers
 import os
@@ -33,6 +34,7 @@ __all__ = [
     "did_you_mean",
     "check_real",
     "decode_text",
+    "parse_json",
     "read_text",
 ]
 
@@ -373,6 +375,27 @@ def decode_text(data: bytes, name: str) -> str:
     if "\x00" in text:
         raise PosKernelsError(f"{name!r} is not text: it holds a NUL byte at offset {text.index(chr(0))}")
     return text
+
+
+def parse_json(text: str, where: str):
+    """The JSON value of ``text``; anything else is a :class:`PosKernelsError` that says where (``where``) and why.
+
+    Refused as well as malformed JSON: an integer of more digits than Python converts (5,000-digit literals) and
+    nesting deeper than Python's stack.
+
+    >>> parse_json('{"a": [1, 2]}', "f.json")
+    {'a': [1, 2]}
+    >>> parse_json('{"a": ', "f.json")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: f.json: not valid JSON (Expecting value at line 1, column 7)
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise PosKernelsError(f"{where}: not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
+    except (ValueError, RecursionError) as err:  # a 5,000-digit integer; nesting deeper than Python's stack
+        raise PosKernelsError(f"{where}: cannot be read ({type(err).__name__}: {str(err)[:120]})") from None
 
 
 def read_text(path, what: str, limit: int = 64 * 2**20) -> str:

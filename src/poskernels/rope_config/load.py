@@ -6,12 +6,11 @@ as UTF-8 JSON only; what is read from it is :mod:`poskernels.rope_config.parse`'
 
 from __future__ import annotations
 
-import json
 import reprlib
 from importlib import resources
 from pathlib import Path
 
-from ..errors import PosKernelsError, did_you_mean, read_text
+from ..errors import PosKernelsError, did_you_mean, parse_json, read_text
 from .parse import RopeConfig, parse_config, parse_layer_configs
 
 __all__ = ["bundled_configs", "load_config", "load_layer_configs"]
@@ -58,13 +57,7 @@ def _raw_config(spec) -> tuple[dict, str]:
                 f"bundled: {', '.join(bundled_configs())}"
             )
         text, name = read_text(path, "config file"), str(path)  # UTF-8 only: binary, UTF-16, Latin-1 refused
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise PosKernelsError(f"{name!r} is not valid JSON: {err}") from None
-    except (ValueError, RecursionError) as err:  # a 5,000-digit integer; nesting deeper than Python's stack
-        raise PosKernelsError(f"{name!r} cannot be read as a config: {str(err)[:120]}") from None
-    return raw, name
+    return parse_json(text, f"config {name!r}"), name
 
 
 def load_config(spec, layer_type: str | None = None) -> RopeConfig:

@@ -29,7 +29,7 @@ import json
 from pathlib import Path
 
 from ...atomic import replacing
-from ...errors import PosKernelsError
+from ...errors import PosKernelsError, parse_json
 from .corpus import MAX_COMPANIES, Filing, Mention
 
 __all__ = ["filing_from_json", "filing_to_json", "read_filings", "write_filings"]
@@ -155,12 +155,7 @@ def read_filings(path) -> tuple[Filing, ...]:
             raise PosKernelsError(f"{where}: not UTF-8 ({err.reason} at byte {err.start})") from err
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise PosKernelsError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from err
-        except (ValueError, RecursionError) as err:  # a 5,000-digit integer; nesting deeper than Python's stack
-            raise PosKernelsError(f"{where}: cannot be read ({type(err).__name__}: {str(err)[:120]})") from None
+        obj = parse_json(line, where)
         try:
             filing = filing_from_json(obj)
         except PosKernelsError as err:
