@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 import psutil
@@ -212,6 +213,33 @@ def test_a_killed_local_worker_loses_nothing(tmp_path, slow_reference):
     lost = [r for r in rows if r["lost"]]
     assert lost and all(r["lost"] == 1 and r["attempts"] == 2 for r in lost)
     assert all(r["attempts"] == 1 for r in rows if not r["lost"])  # done rows were not run again
+
+
+class _BreaksOnSubmit(ThreadPoolExecutor):
+    """A pool whose worker died between two waits: the next submission is refused as broken."""
+
+    def __init__(self, after: int):
+        super().__init__(2)
+        self.left = after
+
+    def submit(self, fn, /, *args, **kwargs):
+        if self.left == 0:
+            raise BrokenProcessPool("a child process terminated abruptly")
+        self.left -= 1
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_a_pool_that_breaks_between_waits_loses_nothing(tmp_path, capsys):
+    grid = parse_grid("[fixed]\nsteps = 5\nbatch = 4\ntest_lengths = [8]\ntest_size = 10\n[grid]\nseed = [0, 1, 2, 3, 4, 5]")
+    pools = []
+    backend = Backend("threads:2", 2, new=lambda: pools.append(_BreaksOnSubmit(2 if not pools else -1)) or pools[-1])
+    with Store(tmp_path / "s.sqlite") as store:
+        s = run_sweep(grid, store, backend, stream=sys.stdout, stack=1)
+        rows = store.rows()
+    assert (s.done, s.failed, len(pools)) == (6, 0, 2)  # the refused job went to a new pool, with those in flight
+    lost = [r for r in rows if r["lost"]]
+    assert lost and all(r["lost"] == 1 and r["attempts"] == 2 for r in lost)
+    assert "a worker process died" in capsys.readouterr().out
 
 
 def test_a_killed_dask_worker_loses_nothing(tmp_path, slow_reference, cluster):

@@ -35,7 +35,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, CancelledError, Executor, wait
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, CancelledError, Executor, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -198,6 +198,13 @@ class SweepSummary:
     seconds: float
 
 
+def _failed(err: BaseException) -> Future:
+    """A future that already holds ``err``: a job the executor refused, handled as one it lost."""
+    future: Future = Future()
+    future.set_exception(err)
+    return future
+
+
 def _describe(err: BaseException) -> str:
     text = "".join(traceback.format_exception(err)).strip()
     return f"{type(err).__name__}: {err}\n{text[-4000:]}"
@@ -277,7 +284,11 @@ def run_sweep(
                 j = jobs.popleft()
                 store.submit([k for k, _ in j])
                 payload = {"points": [[k, p] for k, p in j], "cache_dir": None if cache_dir is None else str(cache_dir)}
-                in_flight[executor.submit(job, payload)] = j
+                try:
+                    in_flight[executor.submit(job, payload)] = j
+                except BrokenExecutor as err:  # a worker died since the last wait: the job is lost with the pool
+                    in_flight[_failed(err)] = j
+                    break
             finished, _ = wait(list(in_flight), timeout=max(every, 0.05), return_when=FIRST_COMPLETED)
             broken = []
             for future in finished:
