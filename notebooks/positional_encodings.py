@@ -310,7 +310,8 @@ long_context = section("long")
 # ## Kernels over offsets, side by side
 #
 # Every section above is computed now. The laboratory's two figures read one payload, `viz_payload()`, which a
-# test keeps equal to the reference copy shipped with the page in its deterministic parts and within the seeds' error in its trained ones. Serve it with `poskernels lab` and open the printed URL.
+# test keeps equal to the reference copy shipped with the page in its deterministic parts and within the seeds'
+# error in its trained ones. Serve it with `poskernels lab` and open the printed URL.
 # Here are its static counterparts.
 
 # %%

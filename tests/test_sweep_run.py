@@ -230,7 +230,9 @@ class _BreaksOnSubmit(ThreadPoolExecutor):
 
 
 def test_a_pool_that_breaks_between_waits_loses_nothing(tmp_path, capsys):
-    grid = parse_grid("[fixed]\nsteps = 5\nbatch = 4\ntest_lengths = [8]\ntest_size = 10\n[grid]\nseed = [0, 1, 2, 3, 4, 5]")
+    grid = parse_grid(
+        "[fixed]\nsteps = 5\nbatch = 4\ntest_lengths = [8]\ntest_size = 10\n[grid]\nseed = [0, 1, 2, 3, 4, 5]\n"
+    )
     pools = []
     backend = Backend("threads:2", 2, new=lambda: pools.append(_BreaksOnSubmit(2 if not pools else -1)) or pools[-1])
     with Store(tmp_path / "s.sqlite") as store:
