@@ -90,7 +90,7 @@ def test_bad_inputs_are_refused():
         read_filing(params, cfg, np.array([3, -5, 2]))
     with pytest.raises(PosKernelsError, match="1-d integer"):
         read_filing(params, cfg, np.zeros((2, 3), dtype=np.int64))
-    with pytest.raises(PosKernelsError, match="RoPE heads only"):
+    with pytest.raises(PosKernelsError, match="rotary heads only"):
         read_filing(params, cfg, np.arange(5), reader_reading("rope_pi", HeadConfig(scheme="rope"), 100))
     with pytest.raises(PosKernelsError, match="reads 'rope' heads"):
         reader_reading("rope_yarn", cfg, 100)
@@ -174,5 +174,5 @@ def test_methods_are_checked():
     with pytest.raises(PosKernelsError, match="unknown method"):
         read_filing(params, cfg, np.arange(4), method="fast")
     params, cfg = _random_head("alibi", 0)
-    with pytest.raises(PosKernelsError, match="RoPE heads only"):
+    with pytest.raises(PosKernelsError, match="rotary heads only"):
         read_filing(params, cfg, np.arange(4), reader_reading("rope_pi", HeadConfig(scheme="rope"), 100))

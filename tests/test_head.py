@@ -99,7 +99,7 @@ def test_bad_inputs_raise_the_library_error():
         query_logits(params, cfg, np.array([[0, 17]]))
     with pytest.raises(PosKernelsError, match="2-d integer"):
         query_logits(params, cfg, np.zeros((2, 3)))
-    with pytest.raises(PosKernelsError, match="RoPE heads only"):
+    with pytest.raises(PosKernelsError, match="rotary heads only"):
         query_logits(params, cfg, np.array([[0, 16]]), reading=Reading(logit_scale=2.0))
     with pytest.raises(PosKernelsError, match="unknown scheme"):
         HeadConfig(scheme="xpos")

@@ -26,7 +26,7 @@ from poskernels.tasks.cue import cue_batch
 
 # A small head that still exercises every branch: T5's logarithmic buckets (offsets past 4 with
 # 8 buckets and max distance 12) and Shaw's clip (offsets past 3) are reached at n = 10.
-SMALL = dict(d=6, vocab=9, n_classes=4, n_train=10, t5_buckets=8, t5_max_distance=12, shaw_clip=3)
+SMALL = dict(d=6, vocab=9, n_classes=4, n_train=10, settings={"t5_buckets": 8, "t5_max_distance": 12, "shaw_clip": 3})
 
 
 def _scaled(params, factor):

@@ -15,7 +15,7 @@ from poskernels.model.head import cross_entropy, init_params, query_backward, qu
 from poskernels.model.optim import central_difference
 from poskernels.tasks.cue import cue_batch
 
-SMALL = dict(d=6, vocab=9, n_classes=4, n_train=10, t5_buckets=8, t5_max_distance=12, shaw_clip=3)
+SMALL = dict(d=6, vocab=9, n_classes=4, n_train=10, settings={"t5_buckets": 8, "t5_max_distance": 12, "shaw_clip": 3})
 
 
 def test_one_registry_under_both_names():

@@ -146,7 +146,7 @@ def test_rotate_is_complex_multiplication(seed, planes):
 
 def test_frequencies_and_a_rescaled_reading_of_a_head_that_does_not_turn():
     assert np.array_equal(frequencies(HeadConfig(scheme="rope", base=500.0)), omega(16, 500.0))
-    with pytest.raises(PosKernelsError, match="RoPE heads only"):
+    with pytest.raises(PosKernelsError, match="rotary heads only"):
         score({}, HeadConfig(scheme="nope"), np.ones((1, 16)), [0.0], np.ones((1, 16)), [0.0], Reading(logit_scale=2.0))
     with pytest.raises(PosKernelsError, match=r"inv_freq must have shape \(8,\); got \(3,\)"):
         frequencies(HeadConfig(scheme="rope"), Reading(np.ones(3)))

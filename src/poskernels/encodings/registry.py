@@ -13,6 +13,7 @@ says of the scheme, and its hooks in a head, each forward followed by its hand-w
 
 from __future__ import annotations
 
+import inspect
 from functools import lru_cache
 
 import numpy as np
@@ -20,9 +21,9 @@ import numpy as np
 from ..errors import PosKernelsError, check_name
 from .codes import omega, sinusoidal_code
 from .relative import shaw_clip, t5_bucket
-from .scheme import Scheme, default_positions
+from .scheme import Scheme, Setting, default_positions
 
-__all__ = ["SCHEMES", "Scheme", "get_scheme"]
+__all__ = ["SCHEMES", "get_scheme", "register_scheme", "scheme_settings"]
 
 
 @lru_cache(maxsize=64)
@@ -62,13 +63,21 @@ class NoPosition(Scheme):
     """No position at all: the head sees a bag of tokens (Proposition 1); no hook."""
 
     name, title, article = "nope", "no position", "Proposition 1"
+    paper, year, colour = "Haviv et al.", 2022, "#7f7f7f"
     where, relative, defined_everywhere, in_article = "none", True, True, True
+
+    def far_past(self, cfg):
+        return 0  # every key scores by its token alone
+
+    def linear_slope(self, cfg):
+        return 0.0  # the bias is -0 r: a recursive reader's running sum (no certified cut: s = 0)
 
 
 class Sinusoidal(Scheme):
     """The sinusoidal code added to the embedding (Definition 2); no parameters."""
 
     name, title, article = "sinusoidal", "sinusoidal, added", "Definition 2"
+    paper, year, colour = "Vaswani et al.", 2017, "#e69f00"
     where, relative, defined_everywhere, in_article = "input", False, True, True
 
     @staticmethod
@@ -92,6 +101,7 @@ class Learned(Scheme):
     """
 
     name, title, article = "learned", "learned table, added", "Definition 1"
+    paper, year, colour = "Gehring et al.", 2017, "#cc79a7"
     where, relative, defined_everywhere, in_article = "input", False, False, True
 
     def init(self, cfg, rng):
@@ -124,10 +134,14 @@ class Learned(Scheme):
 
 
 class Rope(Scheme):
-    """RoPE (Definition 4): the head rotates queries and keys; the scheme writes no hook."""
+    """RoPE (Definition 4): queries and keys turned by ``omega(d, b)``, or by a reading's frequencies (Definition 5)."""
 
     name, title, article = "rope", "RoPE", "Definition 4"
+    paper, year, colour = "Su et al.", 2021, "#0072b2"
     where, relative, defined_everywhere, in_article = "rotation", True, True, True
+
+    def transform(self, cfg, reading):
+        return omega(cfg.d, cfg.base) if reading.inv_freq is None else reading.inv_freq  # (d/2,)
 
     @staticmethod
     def offset_kernel(r):  # Proposition 3 (iii) with q = k = all ones: sum_j 2 cos(r theta_j) at d = 16
@@ -138,7 +152,9 @@ class Alibi(Scheme):
     """ALiBi (Definition 3): the fixed bias ``-s r`` with slope ``s = cfg.alibi_slope``."""
 
     name, title, article = "alibi", "ALiBi", "Definition 3, Theorem 3"
+    paper, year, colour = "Press, Smith, and Lewis", 2022, "#009e73"
     where, relative, defined_everywhere, in_article = "score", True, True, True
+    settings = {"alibi_slope": Setting(0.5, 0.0, None, "the slope s; 1/2 is ALiBi's first slope at H = 8")}
 
     @staticmethod
     def offset_kernel(r):  # slope 1/2, ALiBi's first slope at H = 8
@@ -149,6 +165,9 @@ class Alibi(Scheme):
 
     def bias_backward(self, dz, params, cfg, q, r):
         return None, {}  # a fixed bias: no parameter, and the query does not enter it
+
+    def linear_slope(self, cfg):
+        return cfg.alibi_slope  # Theorem 3: the bias is exactly -s r
 
 
 class T5(Scheme):
@@ -162,7 +181,12 @@ class T5(Scheme):
     """
 
     name, title, article = "t5", "T5 buckets", "Definition 3"
+    paper, year, colour = "Raffel et al.", 2020, "#999933"
     where, relative, defined_everywhere, in_article = "score", True, True, False
+    settings = {
+        "t5_buckets": Setting(32, 2, 2**20, "one learned scalar per bucket"),
+        "t5_max_distance": Setting(128, 1, 2**20, "where the logarithmic map reaches the last bucket"),
+    }
 
     def init(self, cfg, rng):
         return {"beta": np.zeros(cfg.t5_buckets)}  # (buckets,)
@@ -180,6 +204,10 @@ class T5(Scheme):
         dbeta = np.bincount(flat.ravel(), weights=dz.sum(axis=1).ravel(), minlength=M * nb)  # sum over queries
         return None, {"beta": dbeta.reshape(M, nb)}
 
+    def far_past(self, cfg):  # the first offset of the open last bucket: every later one shares its beta
+        r = np.arange(cfg.t5_max_distance + 1)  # (max_distance + 1,) causal offsets
+        return int(np.flatnonzero(_t5_buckets(r, cfg.t5_buckets, cfg.t5_max_distance) == cfg.t5_buckets - 1)[0])
+
 
 class Shaw(Scheme):
     """Shaw et al.'s relative keys (Definition 3): ``s_tj += q_t a_min(r, K) / tau``.
@@ -188,7 +216,9 @@ class Shaw(Scheme):
     """
 
     name, title, article = "shaw", "Shaw relative keys", "Definition 3"
+    paper, year, colour = "Shaw, Uszkoreit, and Vaswani", 2018, "#444444"
     where, relative, defined_everywhere, in_article = "score", True, True, False
+    settings = {"shaw_clip": Setting(31, 1, 2**20, "offsets >= K share one vector")}
 
     def init(self, cfg, rng):
         return {"A": rng.normal(0.0, cfg.embed_scale, size=(cfg.shaw_clip + 1, cfg.d))}  # (K+1, d)
@@ -210,9 +240,14 @@ class Shaw(Scheme):
         dG = np.bincount(flat, weights=dz.ravel(), minlength=M * U * K1).reshape(M, U, K1) / cfg.tau  # (M, U, K+1)
         return dG @ params["A"], {"A": np.swapaxes(dG, -1, -2) @ q}  # (M, U, d), (M, K+1, d)
 
+    def far_past(self, cfg):
+        return cfg.shaw_clip  # a_min(r, K): one vector from K on
 
-#: The one registry of position schemes, by name, in the article's order (its tournament's rows, then beyond).
+
+#: The one registry of position schemes, by name, in the article's order (its tournament's rows, then beyond, then
+#: any registered from outside the package by :func:`register_scheme`).
 SCHEMES: dict[str, Scheme] = {s.name: s for s in (NoPosition(), Sinusoidal(), Learned(), Rope(), Alibi(), T5(), Shaw())}
+_BUILT_IN = frozenset(SCHEMES)
 
 
 def get_scheme(name: str) -> Scheme:
@@ -226,3 +261,85 @@ def get_scheme(name: str) -> Scheme:
     poskernels.errors.PosKernelsError: unknown scheme 'xpos'; accepted: alibi, learned, nope, rope, shaw, sinusoidal, t5
     """
     return SCHEMES[check_name("scheme", name, SCHEMES)]
+
+
+def scheme_settings() -> dict[str, Setting]:
+    """Every registered scheme's settings by name, in registry order (each name once: schemes may share one).
+
+    >>> list(scheme_settings())
+    ['alibi_slope', 't5_buckets', 't5_max_distance', 'shaw_clip']
+    """
+    out: dict[str, Setting] = {}
+    for scheme in SCHEMES.values():
+        for key, setting in scheme.settings.items():
+            out.setdefault(key, setting)
+    return out
+
+
+def register_scheme(scheme) -> Scheme:
+    """Add a scheme to :data:`SCHEMES`: a :class:`Scheme` subclass (or an instance of one) from any file.
+
+    From then on the head trains it, the tournament, the long-context reading, a sweep and the laboratory's
+    curves read it by its name.  Registering the same class again is a no-op (a worker that loads the same file
+    twice); a built-in name, another class under a registered name, or a setting that another scheme declares
+    with another default is refused.
+
+    Examples
+    --------
+    >>> class Gauss(Scheme):
+    ...     name, title, article, where = "gauss_doc", "Gaussian bias", "none", "score"
+    ...     def bias(self, params, cfg, q, r):
+    ...         return -0.5 * (r / 8.0) ** 2
+    ...     def bias_backward(self, dz, params, cfg, q, r):
+    ...         return None, {}
+    >>> register_scheme(Gauss).name in SCHEMES
+    True
+    >>> del SCHEMES["gauss_doc"]  # (a doctest leaves the registry as it found it)
+    >>> register_scheme(Rope)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: scheme 'rope' is built in; a scheme from outside needs a name of its own
+    """
+    cls = scheme if isinstance(scheme, type) else type(scheme)
+    if not (isinstance(cls, type) and issubclass(cls, Scheme)) or cls is Scheme:
+        raise PosKernelsError(f"register_scheme takes a Scheme subclass or an instance of one; got {scheme!r}")
+    name = cls.name
+    if name in _BUILT_IN:
+        raise PosKernelsError(f"scheme {name!r} is built in; a scheme from outside needs a name of its own")
+    old = SCHEMES.get(name)
+    if old is not None:
+        if _same_class(type(old), cls):
+            return old
+        raise PosKernelsError(
+            f"scheme {name!r} is already registered from {type(old).__module__}.{type(old).__qualname__}; "
+            f"got another class {cls.__module__}.{cls.__qualname__}"
+        )
+    known = scheme_settings()
+    for key, setting in cls.settings.items():
+        if key in known and known[key] != setting:
+            raise PosKernelsError(
+                f"scheme {name!r}: setting {key!r} is declared by another scheme as {known[key]}; a shared setting "
+                f"needs the same default and range, got {setting}"
+            )
+    if key_clash := [k for k in cls.settings if k in _HEAD_FIELDS]:
+        raise PosKernelsError(f"scheme {name!r}: setting {key_clash[0]!r} is a field of every head; name it otherwise")
+    instance = scheme if isinstance(scheme, Scheme) else cls()
+    SCHEMES[name] = instance
+    return instance
+
+
+#: The fields every head has (:class:`poskernels.model.config.HeadConfig`): no scheme setting may take one's name.
+_HEAD_FIELDS = frozenset({"scheme", "d", "vocab", "embedding", "n_classes", "n_train", "base", "embed_scale",
+                          "map_scale", "settings"})  # fmt: skip
+
+
+def _same_class(a: type, b: type) -> bool:
+    """The same class, or the same file's class loaded again (same module name, qualified name and source)."""
+    if a is b:
+        return True
+    if (a.__module__, a.__qualname__) != (b.__module__, b.__qualname__):
+        return False
+    try:
+        return inspect.getsource(a) == inspect.getsource(b)
+    except (OSError, TypeError):
+        return False

@@ -31,7 +31,6 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -47,7 +46,7 @@ from .readers import pick
 
 __all__ = [
     "FILING_READERS",
-    "RECURSIVE_DECAY",
+    "recursive_decay",
     "content_width",
     "filing_kappa",
     "reader_reading",
@@ -63,11 +62,19 @@ FILING_READERS: dict[str, tuple[str, str]] = pick(
 
 _PLAIN = Reading()  # a head read as trained
 
-#: Schemes whose one-pass reading is a recursive filter: name -> the decay ``rho`` per position of offset.
-RECURSIVE_DECAY: dict[str, Callable[[HeadConfig], float]] = {
-    "nope": lambda cfg: 1.0,
-    "alibi": lambda cfg: math.exp(-cfg.alibi_slope),  # Theorem 3 (i): the exponential kernel e^{-s r}
-}
+
+def recursive_decay(cfg: HeadConfig) -> float | None:
+    """The decay ``rho = e^{-s}`` per position of offset of a head whose one-pass reading is a recursive filter.
+
+    A head whose bias is exactly ``-s r`` (the scheme's ``linear_slope``: ALiBi's ``s``, 0 without position) and
+    whose logit scale is 1 (Theorem 3 (i): the exponential kernel ``e^{-s r}``); None for any other.
+
+    >>> recursive_decay(HeadConfig(scheme="nope")), recursive_decay(HeadConfig(scheme="rope"))
+    (1.0, None)
+    """
+    scheme = HEAD_SCHEMES[cfg.scheme]
+    s = scheme.linear_slope(cfg)
+    return None if s is None or scheme.logit_scale(cfg, _PLAIN) != 1.0 else math.exp(-s)
 
 
 def filing_kappa(n_tokens: int, L: int = 32) -> float:
@@ -133,7 +140,7 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, m
         Frequencies and logit scale for a RoPE head (:func:`reader_reading`).
     method : str
         ``"matrix"``: the ``(n, n + 1)`` score matrix, for every scheme.  ``"recursive"``: the ``O(n d)`` filter of
-        :data:`RECURSIVE_DECAY`, for the schemes listed there.  ``"auto"`` (default): recursive where it applies.
+        :func:`recursive_decay`, for the heads it gives a decay.  ``"auto"`` (default): recursive where it applies.
 
     Returns
     -------
@@ -151,14 +158,14 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, m
     ids = _check_ids(cfg, ids)
     if method not in ("auto", "matrix", "recursive"):
         raise PosKernelsError(f"unknown method {method!r}; accepted: auto, matrix, recursive")
-    if method == "recursive" and cfg.scheme not in RECURSIVE_DECAY:
-        raise PosKernelsError(
-            f"the recursive reader needs a scheme of {sorted(RECURSIVE_DECAY)}; got {cfg.scheme!r} (use 'matrix')"
-        )
-    if method != "matrix" and cfg.scheme in RECURSIVE_DECAY:
+    rho = recursive_decay(cfg)
+    if method == "recursive" and rho is None:
+        recursive = sorted(n for n in HEAD_SCHEMES if recursive_decay(HeadConfig(scheme=n)) is not None)
+        raise PosKernelsError(f"the recursive reader needs a scheme of {recursive}; got {cfg.scheme!r} (use 'matrix')")
+    if method != "matrix" and rho is not None:
         if not reading.is_plain:
-            raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
-        return _read_recursive(params, cfg, ids, RECURSIVE_DECAY[cfg.scheme](cfg))
+            raise PosKernelsError(f"a rescaled reading applies to rotary heads only; this head is {cfg.scheme!r}")
+        return _read_recursive(params, cfg, ids, rho)
     n = ids.size
     pos = default_positions(n + 1)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
     code = HEAD_SCHEMES[cfg.scheme].code(params, cfg, pos)  # (n + 1, d) or None, computed once for both

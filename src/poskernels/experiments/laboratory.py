@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..encodings import SCHEMES
+from ..encodings import SCHEMES, scheme_settings
 from ..model.cache import cache_key, cached_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, head_path, stacks, train_stack
@@ -57,6 +57,11 @@ def _description(jobs) -> dict:
     }
 
 
+def _default(setting: str):
+    """A scheme setting's value in the tournament's heads: its default (the tournament sets none)."""
+    return scheme_settings()[setting].default
+
+
 def _settings(config: TrainConfig) -> dict:
     h = config.head
     return {
@@ -69,9 +74,9 @@ def _settings(config: TrainConfig) -> dict:
         "eps": config.eps,
         "embed_std": h.embed_scale,
         "map_std": h.map_scale / np.sqrt(h.d),
-        "alibi_slope": h.alibi_slope,
-        "t5": [h.t5_buckets, h.t5_max_distance],
-        "shaw_clip": h.shaw_clip,
+        "alibi_slope": _default("alibi_slope"),
+        "t5": [_default("t5_buckets"), _default("t5_max_distance")],
+        "shaw_clip": _default("shaw_clip"),
     }
 
 

@@ -10,7 +10,6 @@ moves no logit by more than ``2 eps max_v |v W_O|``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,13 +17,21 @@ import numpy as np
 from ..errors import PosKernelsError, check_positive_real
 from ..theory.alibi import alibi_tail_bound
 from .config import HeadConfig
-from .head import token_table
+from .embedding import token_table
+from .reading import PLAIN
 from .schemes import HEAD_SCHEMES
 
-__all__ = ["CUT_SLOPES", "Cut", "certified_cut", "content_width"]
+__all__ = ["Cut", "certified_cut", "content_width", "has_cut"]
 
-#: Schemes with a certified cut (Theorem 3): name -> the slope ``s`` of the bias ``-s r``.
-CUT_SLOPES: dict[str, Callable[[HeadConfig], float]] = {"alibi": lambda cfg: cfg.alibi_slope}
+
+def has_cut(cfg: HeadConfig) -> bool:
+    """Whether Theorem 3's certified cut applies: the scheme's bias is exactly ``-s r`` with ``s > 0``.
+
+    >>> has_cut(HeadConfig(scheme="alibi")), has_cut(HeadConfig(scheme="nope")), has_cut(HeadConfig(scheme="t5"))
+    (True, False, False)
+    """
+    s = HEAD_SCHEMES[cfg.scheme].linear_slope(cfg)
+    return s is not None and s > 0
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,8 @@ def content_width(params: dict, cfg: HeadConfig, query_tokens) -> float:
         raise PosKernelsError(f"query_tokens must be token ids in [0, {cfg.vocab - 1}]; got {uq.tolist()}")
     tok = token_table(params, cfg)  # (V, d)
     c = (tok[uq] @ params["W_Q"]) @ (tok @ params["W_K"]).T / cfg.tau  # (U, V)
+    lam = scheme.logit_scale(cfg, PLAIN)  # the scheme's logit scale lambda, as trained
+    c = c if lam == 1.0 else c * lam
     return float((c.max(axis=1) - c.min(axis=1)).max())
 
 
@@ -91,12 +100,15 @@ def certified_cut(params: dict, cfg: HeadConfig, query_tokens, eps: float) -> Cu
     >>> cut.tail_bound <= 1e-12, cut.D == math.ceil((cut.W - math.log(1e-12 * -math.expm1(-0.5))) / 0.5) - 1
     (True, True)
     """
-    if cfg.scheme not in CUT_SLOPES:
-        raise PosKernelsError(f"a certified cut exists for {', '.join(CUT_SLOPES)} heads only; got {cfg.scheme!r}")
+    if not has_cut(cfg):
+        cut = ", ".join(n for n, s in HEAD_SCHEMES.items() if s.linear_slope(HeadConfig(scheme=n)))
+        raise PosKernelsError(
+            f"a certified cut exists for heads whose bias is exactly -s r with s > 0 ({cut}); got {cfg.scheme!r}"
+        )
     eps = check_positive_real("eps", eps)
     if eps >= 1:
         raise PosKernelsError(f"eps must lie in (0, 1); got {eps!r}")
-    W, s = content_width(params, cfg, query_tokens), CUT_SLOPES[cfg.scheme](cfg)
+    W, s = content_width(params, cfg, query_tokens), HEAD_SCHEMES[cfg.scheme].linear_slope(cfg)
     # e^W e^{-s (D+1)} / (1 - e^{-s}) <= eps  <=>  D + 1 >= (W - ln(eps (1 - e^{-s}))) / s
     D = max(0, math.ceil((W - math.log(eps * -math.expm1(-s))) / s) - 1)
     while alibi_tail_bound(W, s, D + 1) > eps:  # guard the rounding of the closed form

@@ -81,14 +81,18 @@ def _positions(positions, n: int) -> np.ndarray:
     return check_positions(positions, n)  # finite, shape (n,)
 
 
-def _theta(cfg: HeadConfig, scheme, reading: Reading) -> np.ndarray:
-    if not scheme.rotary:
+def _theta(cfg: HeadConfig, scheme, reading: Reading) -> np.ndarray | None:
+    """The scheme's transform as per-plane frequencies ``(d/2,)`` (complex: a rotation with decay), or None.
+
+    A reading with frequencies or a logit scale of its own applies to a head that turns (Definition 5's maps).
+    """
+    theta = scheme.transform(cfg, reading)
+    if theta is None:
         if not reading.is_plain:
-            raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
+            raise PosKernelsError(f"a rescaled reading applies to rotary heads only; this head is {cfg.scheme!r}")
         return None
-    if reading.inv_freq is None:
-        return omega(cfg.d, cfg.base)  # (d/2,)
-    inv = np.asarray(reading.inv_freq, dtype=float)
-    if inv.shape != (cfg.d // 2,):
-        raise PosKernelsError(f"inv_freq must have shape ({cfg.d // 2},); got {inv.shape}")
-    return inv
+    theta = np.asarray(theta)
+    if theta.shape != (cfg.d // 2,) or theta.dtype.kind not in "fiuc":
+        what = "inv_freq" if reading.inv_freq is not None else f"the frequencies of scheme {cfg.scheme!r}"
+        raise PosKernelsError(f"{what} must have shape ({cfg.d // 2},); got {theta.shape}")
+    return theta if np.iscomplexobj(theta) else np.asarray(theta, dtype=float)

@@ -6,7 +6,7 @@ A query vector ``q`` at position ``t`` scores a key vector ``k_j`` at position `
 
 with ``q = h_t W_Q``, ``k_j = h_j W_K`` and ``h_m = T[x_m] + p(m)`` (:func:`embed`; ``p`` only for an additive
 code).  The rotation ``R_theta`` (Definition 4, through :func:`poskernels.encodings.rotate`) and the logit scale
-act on RoPE heads only, with the frequencies and scale of a :class:`~poskernels.model.reading.Reading`
+act on rotary heads only, with the frequencies and scale of a :class:`~poskernels.model.reading.Reading`
 (Definition 5's maps); ``bias`` is the scheme's hook (ALiBi, T5, Shaw; Definition 3).  :func:`score` computes it
 for every query against every key, or for pairs.
 
@@ -115,8 +115,9 @@ def score(
         shape = q_pos.shape + np.broadcast_shapes(np.shape(q)[-1:], np.shape(k)[-1:])
         q, k = np.broadcast_to(q, shape), np.broadcast_to(k, shape)  # (R, d) each
     scale = 1.0 / cfg.tau
-    if theta is not None:
-        scale *= reading.logit_scale
+    lam = scheme.logit_scale(cfg, reading)  # the logit scale lambda
+    if lam != 1.0:
+        scale *= lam
     if pairwise:  # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>, one turn per pair (none at j = t)
         kt = k if theta is None else rotate(k, (k_pos - q_pos)[:, None] * theta)  # (R, d)
         z = np.einsum("rd,rd->r", q, kt) * scale  # (R,)

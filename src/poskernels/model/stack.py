@@ -34,16 +34,18 @@ def _query_index(xq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 @lru_cache(maxsize=64)
-def _rotations_cached(r: bytes, theta: bytes) -> np.ndarray:
-    r_, theta_ = np.frombuffer(r), np.frombuffer(theta)
-    e = np.exp(-1j * r_[:, None] * theta_)  # (n, P)
+def _rotations_cached(r: bytes, theta: bytes, dtype: str) -> np.ndarray:
+    r_, theta_ = np.frombuffer(r), np.frombuffer(theta, dtype=dtype)
+    e = np.exp(-1j * r_[:, None] * theta_)  # (n, P); complex theta = theta - i gamma: e^{-i r theta} e^{-gamma r}
     e.setflags(write=False)
     return e
 
 
 def _rotations(r: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """``e^{-i r theta}`` (``(n, P)``, read-only), remembered by value: a training step asks for the same every time."""
-    return _rotations_cached(np.asarray(r, dtype=float).tobytes(), np.asarray(theta, dtype=float).tobytes())
+    theta = np.asarray(theta)
+    theta = theta if np.iscomplexobj(theta) else np.asarray(theta, dtype=float)
+    return _rotations_cached(np.asarray(r, dtype=float).tobytes(), theta.tobytes(), theta.dtype.str)
 
 
 @lru_cache(maxsize=8)
@@ -152,23 +154,28 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     qrow = None if iq is None else iq.reshape(M, B) + _grid(M, 1, U)  # (M, B) query row in the stack's (M U) rows
     rows = None if iq is None else qrow[..., None] * n + _grid(1, n, 1)  # (M, B, n) into the stack's (M U, n) table
     c = {"tokens": tokens, "pos": pos, "r": r, "code": code, "T": T, "EK": EK, "EV": EV, "hq": hq, "q": q, "uq": uq}
-    c.update(rows=rows, qrow=qrow, U=U, logit_scale=reading.logit_scale)
+    lam = scheme.logit_scale(cfg, reading)  # the logit scale lambda (1 as trained)
+    inv_tau = 1.0 / tau if lam == 1.0 else lam / tau  # (kept as a division when lambda = 1: the same bits as ever)
+    c.update(rows=rows, qrow=qrow, U=U, lam=lam)
     if theta is not None:
         # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>.  In complex form plane p of k is
         # multiplied by e^{i (j - t) theta_p}; W[u, j] = conj(q_u) e^{i (j - t) theta}.
         e = _rotations(r, theta)  # (n, P)
         W = q.view(np.complex128).conj()[:, :, None, :] * e  # (M, U, n, P)
         kc = EK.view(np.complex128)  # (M, V, P): plane p is EK[..., 2p] + i EK[..., 2p+1]
-        table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real * (reading.logit_scale / tau)  # (M, U n, V)
+        table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real * (lam / tau)  # (M, U n, V)
         if rows is None:  # (M, B, n) into the stack's (M n, V) tables: model m, key j, token x
             index = tokens + (_grid(1, n, V) + _grid(M, 1, n * V).reshape(M, 1, 1))
         else:
             index = rows * V + tokens
         c.update(e=e, W=W, kc=kc)
     else:
-        table = q @ np.swapaxes(EK, 1, 2) / tau  # (M, U, V): each query token against each token's key
+        table = q @ np.swapaxes(EK, 1, 2)  # (M, U, V): each query token against each token's key
+        table = table / tau if lam == 1.0 else table * inv_tau
         index = None  # built below when the path reads per key
-    ptable = None if code is None else q @ np.swapaxes(PK, 1, 2) / tau  # (M, U, n): query tokens against positions
+    ptable = None if code is None else q @ np.swapaxes(PK, 1, 2)  # (M, U, n): query tokens against positions
+    if ptable is not None:
+        ptable = ptable / tau if lam == 1.0 else ptable * inv_tau
     bias = scheme.bias(params, cfg, q, r)  # (M, U, n), (M, n), (n,) or None
     if bias is not None:
         bias = bias[:, None, :] if bias.ndim == 2 else bias
@@ -350,19 +357,24 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
         dq, scheme_grads = None, {}
     dq = np.zeros_like(q) if dq is None else dq  # (M, U, d)
     if scheme.rotary:
-        dtable = dtable.reshape(M, U * n, V) * (cache["logit_scale"] / tau)  # (M, U n, V)
+        dtable = dtable.reshape(M, U * n, V) * (cache["lam"] / tau)  # (M, U n, V)
         # table = Re(W kc^T): d/dkc = sum conj(W) dtable; d/dW = conj(dtable kc), and W = conj(q) e
         Wc = cache["W"].reshape(M, U * n, -1).conj()  # (M, U n, P)
         dEK = (np.swapaxes(dtable, 1, 2) @ Wc).view(np.float64)  # (M, V, d)
         dW = (dtable @ cache["kc"]).reshape(M, U, n, -1)  # (M, U, n, P)
         dq += (dW * cache["e"]).sum(axis=2).view(np.float64)  # (M, U, d)
     else:
-        dtable = dtable.reshape(M, U, V) / tau  # (M, U, V)
+        lam = cache["lam"]
+        dtable = dtable.reshape(M, U, V) / tau if lam == 1.0 else dtable.reshape(M, U, V) * (lam / tau)  # (M, U, V)
         dq += dtable @ cache["EK"]
         dEK = np.swapaxes(dtable, 1, 2) @ q  # (M, V, d)
         if code is not None:
-            dq += dptable @ cache["PK"] / tau
-            dPK = np.swapaxes(dptable, 1, 2) @ q / tau  # (M, n, d)
+            if lam == 1.0:
+                dq += dptable @ cache["PK"] / tau
+                dPK = np.swapaxes(dptable, 1, 2) @ q / tau  # (M, n, d)
+            else:  # the code's share of <q, k> is scaled too
+                dq += dptable @ cache["PK"] * (lam / tau)
+                dPK = np.swapaxes(dptable, 1, 2) @ q * (lam / tau)  # (M, n, d)
     T = cache["T"]
     TT = np.swapaxes(T, 1, 2)  # (M, d, V)
     grads["W_Q"] = np.swapaxes(cache["hq"], 1, 2) @ dq  # (M, d, d)
