@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poskernels.encodings import omega
+from poskernels.encodings import SCHEMES, omega
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.filings_reader import (
     FILING_READERS,
@@ -24,7 +24,6 @@ from poskernels.experiments.filings_reader import (
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
 from poskernels.model.head import Reading, init_params, query_forward, token_table
-from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.tasks.filings import QUERY, encode_filing, generate_filing, laboratory_filing
 
 
@@ -44,7 +43,7 @@ def _readings(scheme: str, n: int):
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.sampled_from(sorted(HEAD_SCHEMES)), st.integers(0, 2**31), st.integers(1, 70))
+@given(st.sampled_from(sorted(SCHEMES)), st.integers(0, 2**31), st.integers(1, 70))
 def test_one_pass_equals_the_forward_pass_at_every_position(scheme, seed, n):
     if scheme == "learned":
         n = min(n, 31)  # the question at n - 1 puts the query at n; the table has rows 0..31
@@ -56,7 +55,7 @@ def test_one_pass_equals_the_forward_pass_at_every_position(scheme, seed, n):
         np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_one_pass_on_a_real_filing(scheme):
     doc = encode_filing(laboratory_filing())
     ids = doc.ids[:31] if scheme == "learned" else doc.ids

@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poskernels.encodings import apply_rope, omega, rotate, shaw_clip, sinusoidal_code, t5_bucket
+from poskernels.encodings import SCHEMES, apply_rope, omega, rotate, shaw_clip, sinusoidal_code, t5_bucket
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.rebound import marked_key_polynomial
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
-from poskernels.model.head import Reading, init_params, query_forward, token_table
-from poskernels.model.schemes import HEAD_SCHEMES
-from poskernels.model.score import embed, frequencies, score, turn
-from poskernels.model.stack import attention
+from poskernels.model.embedding import token_table
+from poskernels.model.engine.stack import attention
+from poskernels.model.head import embed, init_params, phi, query_forward, score
+from poskernels.model.reading import Reading, frequencies
 from poskernels.tasks.cue import N_SYMBOLS, query_token, token_id
 
 
@@ -31,7 +31,7 @@ def _heavy(cfg, seed):
 
 def _readings(cfg):
     """Every reading of a head: as trained, and for RoPE each map of Definition 5 at kappa = 4 and a plain scale."""
-    if not HEAD_SCHEMES[cfg.scheme].rotary:
+    if not SCHEMES[cfg.scheme].rotary:
         return [Reading()]
     maps = [Reading.from_extension(extend(name, omega(cfg.d), 4, cfg.n_train)) for name in ("pi", "ntk", "yarn")]
     return [Reading(), Reading(logit_scale=1.7), *maps]
@@ -69,7 +69,7 @@ def _softmax(z):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_score_against_the_terms_written_out(scheme):
     # oracle: the score built from the article's definitions with encodings.apply_rope and the bias functions
     cfg = HeadConfig(scheme=scheme)
@@ -82,7 +82,7 @@ def test_score_against_the_terms_written_out(scheme):
         assert np.allclose(z, _oracle(params, cfg, tokens, pos, reading), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_the_training_forward_is_a_factoring_of_the_score(scheme):
     # stack_forward never forms a score per key; its attention must still be the softmax of the one score
     cfg = HeadConfig(scheme=scheme)
@@ -115,7 +115,7 @@ def test_the_rebound_polynomial_is_the_score():
 
 
 @settings(max_examples=40, deadline=None)
-@given(scheme=st.sampled_from(sorted(HEAD_SCHEMES)), seed=st.integers(0, 2**32 - 1), shift=st.integers(0, 200))
+@given(scheme=st.sampled_from(sorted(SCHEMES)), seed=st.integers(0, 2**32 - 1), shift=st.integers(0, 200))
 def test_pairs_are_the_matrix_diagonal_and_rope_is_relative(scheme, seed, shift):
     cfg = HeadConfig(scheme=scheme)
     rng = np.random.default_rng(seed)
@@ -141,7 +141,7 @@ def test_rotate_is_complex_multiplication(seed, planes):
     assert np.allclose(out[..., 0 : 2 * planes : 2], z.real) and np.allclose(out[..., 1 : 2 * planes : 2], z.imag)
     assert np.array_equal(out[..., 2 * planes :], x[..., 2 * planes :])
     theta, pos = omega(12), np.arange(4.0)
-    assert np.array_equal(turn(x, pos, theta[:planes]), apply_rope(x, pos, theta, rotated_planes=planes))
+    assert np.array_equal(phi(x, pos, theta[:planes]), apply_rope(x, pos, theta, rotated_planes=planes))
 
 
 def test_frequencies_and_a_rescaled_reading_of_a_head_that_does_not_turn():

@@ -1,7 +1,7 @@
 """The registry of the ways of adding position: one entry per scheme, metadata and behaviour in a head.
 
 Every code is a kernel over offsets; :data:`SCHEMES` names them so the command line, the head, the readers, the
-experiments, the page and the laboratory loop over one registry (:data:`poskernels.model.schemes.HEAD_SCHEMES`
+experiments, the page and the laboratory loop over one registry (:data:`poskernels.model.schemes.SCHEMES`
 is the same dict).  An entry is a subclass of :class:`~poskernels.encodings.scheme.Scheme`: what the article
 says of the scheme, and its hooks in a head, each forward followed by its hand-written backward.
 

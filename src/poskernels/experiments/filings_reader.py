@@ -35,12 +35,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..encodings import SCHEMES, default_positions
 from ..errors import PosKernelsError, check_name
 from ..model.config import HeadConfig
-from ..model.cut import content_width as stream_content_width
-from ..model.head import Reading, query_forward, token_table
-from ..model.schemes import HEAD_SCHEMES, default_positions
-from ..model.score import score
+from ..model.engine.cut import content_width as stream_content_width
+from ..model.head import Reading, query_forward, score, token_table
 from ..tasks.filings.tokens import QUERY
 from .readers import pick
 
@@ -72,7 +71,7 @@ def recursive_decay(cfg: HeadConfig) -> float | None:
     >>> recursive_decay(HeadConfig(scheme="nope")), recursive_decay(HeadConfig(scheme="rope"))
     (1.0, None)
     """
-    scheme = HEAD_SCHEMES[cfg.scheme]
+    scheme = SCHEMES[cfg.scheme]
     s = scheme.linear_slope(cfg)
     return None if s is None or scheme.logit_scale(cfg, _PLAIN) != 1.0 else math.exp(-s)
 
@@ -160,7 +159,7 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, m
         raise PosKernelsError(f"unknown method {method!r}; accepted: auto, matrix, recursive")
     rho = recursive_decay(cfg)
     if method == "recursive" and rho is None:
-        recursive = sorted(n for n in HEAD_SCHEMES if recursive_decay(HeadConfig(scheme=n)) is not None)
+        recursive = sorted(n for n in SCHEMES if recursive_decay(HeadConfig(scheme=n)) is not None)
         raise PosKernelsError(f"the recursive reader needs a scheme of {recursive}; got {cfg.scheme!r} (use 'matrix')")
     if method != "matrix" and rho is not None:
         if not reading.is_plain:
@@ -168,7 +167,7 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, m
         return _read_recursive(params, cfg, ids, rho)
     n = ids.size
     pos = default_positions(n + 1)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
-    code = HEAD_SCHEMES[cfg.scheme].code(params, cfg, pos)  # (n + 1, d) or None, computed once for both
+    code = SCHEMES[cfg.scheme].code(params, cfg, pos)  # (n + 1, d) or None, computed once for both
     E = token_table(params, cfg)  # (V, d)
     H, Hq = E[ids], np.broadcast_to(E[QUERY], (n, cfg.d))  # (n, d) each: the filing's tokens, one query per question
     if code is not None:

@@ -1,6 +1,6 @@
 """Far past the window: the tournament's heads read at 32 to 10^5 tokens, in bounded memory.
 
-Every head is read by the streaming reader (:func:`poskernels.model.stream.stream_many`), ALiBi back to its
+Every head is read by the streaming reader (:func:`poskernels.model.engine.stream.stream_many`), ALiBi back to its
 certified cut (Theorem 3 (ii), dropped weight ``<= EPS``), the RoPE heads also re-read through PI, NTK-aware and
 YaRN at ``kappa = n / 32`` (the tournament's :func:`~poskernels.experiments.tournament.rescaled_reading`).
 
@@ -26,9 +26,9 @@ import numpy as np
 
 from ..model.cache import cache_key, cached_json, save_json
 from ..model.config import TrainConfig, preset
-from ..model.cut import certified_cut
+from ..model.engine.cut import certified_cut
+from ..model.engine.stream import stream_many
 from ..model.head import PLAIN
-from ..model.stream import stream_many
 from ..model.train import head_path, train_many
 from ..pool import available_cpus, run_jobs
 from ..seeds import seed_block, stat_table

@@ -15,7 +15,7 @@ Two shortcuts, each read off the scheme (:class:`poskernels.encodings.Scheme`):
 * ``far_past`` (exact): past the offset ``R0`` where a relative bias stops changing (NoPE from 0, Shaw past its
   clip, T5 in its last bucket), keys differ only by their token, so they enter as token counts;
 * ``linear_slope`` (certified, Theorem 3 (ii)): keys of a head whose bias is exactly ``-s r`` (ALiBi) past its
-  certified cut ``D`` (:func:`poskernels.model.cut.certified_cut`) are dropped, ``O(D)`` per query whatever
+  certified cut ``D`` (:func:`poskernels.model.engine.cut.certified_cut`) are dropped, ``O(D)`` per query whatever
   ``n``, with dropped weight ``<= eps``.
 
 Examples
@@ -36,12 +36,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_positive_int
-from .chunk import KeyChunk, token_rows
-from .config import HeadConfig
+from ...encodings import SCHEMES, Scheme
+from ...errors import PosKernelsError, check_positive_int
+from ..config import HeadConfig
+from ..embedding import token_table
+from ..reading import PLAIN, Reading, check_tokens, frequencies, read_positions
 from .cut import certified_cut, has_cut
-from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
-from .schemes import HEAD_SCHEMES, HeadScheme
+from .key_chunks import KeyChunk, token_rows
 
 __all__ = [
     "recent_weights",
@@ -82,8 +83,8 @@ class _Arange:
 
 
 def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
-    scheme = HEAD_SCHEMES[cfg.scheme]
-    theta = _theta(cfg, scheme, reading)
+    scheme = SCHEMES[cfg.scheme]
+    theta = frequencies(cfg, reading)
     n = pos.size
     tok = token_table(params, cfg)  # (V, d)
     hq = tok[uq]  # (U, d)
@@ -120,7 +121,7 @@ def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict |
     ``shared`` (one dict per chunk) keeps the rotary heads' ``cos / sin (r theta)`` and a parameter-free code: the
     heads of one reading share their frequencies, so the seeds of a reading compute them once."""
     params, cfg = plan.params, plan.cfg
-    scheme = HEAD_SCHEMES[cfg.scheme]
+    scheme = SCHEMES[cfg.scheme]
     U, c = plan.q.shape[0], pos_c.size
     pvo = None
     if plan.theta is not None:
@@ -143,7 +144,7 @@ def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict |
         table = np.broadcast_to(plan.content[:, None, :], (U, c, plan.content.shape[1]))  # (U, c, V)
         if plan.additive:
             # a scheme with no parameters of its own (the sinusoidal code) has the same code for every head
-            key = ("code", cfg, float(pos_c[0]), c) if type(scheme).init is HeadScheme.init else None
+            key = ("code", cfg, float(pos_c[0]), c) if type(scheme).init is Scheme.init else None
             code = None if shared is None or key is None else shared.get(key)
             if code is None:
                 code = scheme.code(params, cfg, pos_c)  # (c, d)
@@ -194,9 +195,10 @@ def _absorb_products(plans, states, mu, ch: KeyChunk, b: int, pos, n: int, buffe
     """Add one chunk for every head at once when all rows share the query token.
 
     With ``e[j, v] = e^{z(j, v) - m}`` a head's weights, the mass of sequence ``b`` on token ``v`` is the sum of
-    ``e[j, v]`` over its keys ``j`` holding ``v``: one sparse product (:func:`poskernels.model.chunk.token_rows`, one
-    nonzero per key) with the ``(V c, K)`` weights of the ``K`` heads, instead of a gather and a bincount per key
-    and head (or a dense product with ``V`` token indicators, ``V`` times the arithmetic).
+    ``e[j, v]`` over its keys ``j`` holding ``v``: one sparse product
+    (:func:`~poskernels.model.engine.key_chunks.token_rows`, one nonzero per key) with the ``(V c, K)`` weights of
+    the ``K`` heads, instead of a gather and a bincount per key and head (or a dense product with ``V`` token
+    indicators, ``V`` times the arithmetic).
     """
     B, c = ch.x.shape
     V = ch.V
@@ -319,10 +321,10 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     tokens = np.asarray(tokens)
     if tokens.ndim != 2 or tokens.shape[1] < 1 or not np.issubdtype(tokens.dtype, np.integer):
         raise PosKernelsError(f"tokens must be a 2-d integer array (batch, n); got {tokens.dtype} {tokens.shape}")
-    _check_tokens(cfg0, tokens[:, -1:])  # the queries; every other column is checked as its chunk is read
+    check_tokens(cfg0, tokens[:, -1:])  # the queries; every other column is checked as its chunk is read
     B, n = tokens.shape
     default_pos = positions is None
-    pos = _Arange(n) if default_pos else _positions(positions, n)
+    pos = _Arange(n) if default_pos else read_positions(positions, n)
     xq = tokens[:, -1].astype(np.int64)
     uq, iq = (xq[:1], None) if (xq == xq[0]).all() else np.unique(xq, return_inverse=True)
     plans = []
@@ -377,7 +379,7 @@ def recent_weights(params: dict, cfg: HeadConfig, tokens, k: int, reading: Readi
     >>> bool(np.allclose(recent_weights(p, cfg, x, 10, chunk=16), a[:, ::-1][:, :10]))
     True
     """
-    tokens = _check_tokens(cfg, tokens)
+    tokens = check_tokens(cfg, tokens)
     B, n = tokens.shape
     k = min(check_positive_int("k", k), n)
     pos = _Arange(n)

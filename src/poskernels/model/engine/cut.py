@@ -3,7 +3,7 @@
 A causal ALiBi head with slope ``s`` whose content scores lie in an interval of width ``W`` puts total weight at
 most ``e^W e^{-s D'} / (1 - e^{-s})`` on the offsets ``r >= D'``, at every length.  ``W`` is read off the head's
 own weights (:func:`content_width`); the cut ``D`` is the smallest offset whose bound at ``D' = D + 1`` is
-``<= eps``, and a reader that keeps offsets ``0..D`` (:func:`poskernels.model.stream.stream_logits` with ``eps``)
+``<= eps``, and a reader that keeps offsets ``0..D`` (:func:`poskernels.model.engine.stream.stream_logits` with ``eps``)
 moves no logit by more than ``2 eps max_v |v W_O|``.
 """
 
@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_positive_real
-from ..theory.alibi import alibi_tail_bound
-from .config import HeadConfig
-from .embedding import token_table
-from .reading import PLAIN
-from .schemes import HEAD_SCHEMES
+from ...encodings import SCHEMES
+from ...errors import PosKernelsError, check_positive_real
+from ...theory.alibi import alibi_tail_bound
+from ..config import HeadConfig
+from ..embedding import token_table
+from ..reading import PLAIN
 
 __all__ = ["Cut", "certified_cut", "content_width", "has_cut"]
 
@@ -30,7 +30,7 @@ def has_cut(cfg: HeadConfig) -> bool:
     >>> has_cut(HeadConfig(scheme="alibi")), has_cut(HeadConfig(scheme="nope")), has_cut(HeadConfig(scheme="t5"))
     (True, False, False)
     """
-    s = HEAD_SCHEMES[cfg.scheme].linear_slope(cfg)
+    s = SCHEMES[cfg.scheme].linear_slope(cfg)
     return s is not None and s > 0
 
 
@@ -76,7 +76,7 @@ def content_width(params: dict, cfg: HeadConfig, query_tokens) -> float:
     >>> bool(np.isclose(content_width(p, cfg, [16]), c.max() - c.min()))
     True
     """
-    scheme = HEAD_SCHEMES[cfg.scheme]
+    scheme = SCHEMES[cfg.scheme]
     if scheme.rotary or scheme.code(params, cfg, np.zeros(1)) is not None:
         raise PosKernelsError(f"the content width is defined for heads without a code or rotation; got {cfg.scheme!r}")
     uq = np.unique(np.asarray(query_tokens, dtype=np.int64).ravel())
@@ -101,14 +101,14 @@ def certified_cut(params: dict, cfg: HeadConfig, query_tokens, eps: float) -> Cu
     (True, True)
     """
     if not has_cut(cfg):
-        cut = ", ".join(n for n, s in HEAD_SCHEMES.items() if s.linear_slope(HeadConfig(scheme=n)))
+        cut = ", ".join(n for n, s in SCHEMES.items() if s.linear_slope(HeadConfig(scheme=n)))
         raise PosKernelsError(
             f"a certified cut exists for heads whose bias is exactly -s r with s > 0 ({cut}); got {cfg.scheme!r}"
         )
     eps = check_positive_real("eps", eps)
     if eps >= 1:
         raise PosKernelsError(f"eps must lie in (0, 1); got {eps!r}")
-    W, s = content_width(params, cfg, query_tokens), HEAD_SCHEMES[cfg.scheme].linear_slope(cfg)
+    W, s = content_width(params, cfg, query_tokens), SCHEMES[cfg.scheme].linear_slope(cfg)
     # e^W e^{-s (D+1)} / (1 - e^{-s}) <= eps  <=>  D + 1 >= (W - ln(eps (1 - e^{-s}))) / s
     D = max(0, math.ceil((W - math.log(eps * -math.expm1(-s))) / s) - 1)
     while alibi_tail_bound(W, s, D + 1) > eps:  # guard the rounding of the closed form

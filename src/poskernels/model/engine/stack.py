@@ -5,7 +5,7 @@ sequences ``tokens[m]``; one call advances all ``M``, so NumPy's per-call cost i
 stack instead of once per head.  Nothing mixes the models: every maximum, sum and accumulation is
 each model's own (and a row sum is one BLAS ``gemv`` per model, the same whatever the stack), so a
 head computes the same bits alone and inside any stack (``tests/test_stack.py``); the per-model reductions
-that guarantee it, and the loss, are :mod:`poskernels.model.stacking`'s.  The single-head API of
+that guarantee it, and the loss, are :mod:`poskernels.model.engine.reductions`'s.  The single-head API of
 :mod:`poskernels.model.head` is this stack of one.
 """
 
@@ -15,14 +15,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import PosKernelsError
-from .config import HeadConfig
-from .embedding import token_table, token_table_backward
-from .reading import PLAIN, Reading, _check_tokens, _positions, _theta
-from .schemes import HEAD_SCHEMES
-from .stacking import _grid, _per_model_max, _row_sum, stack_cross_entropy, stack_params
+from ...encodings import SCHEMES
+from ...errors import PosKernelsError
+from ..config import HeadConfig
+from ..embedding import token_table, token_table_backward
+from ..reading import PLAIN, Reading, check_tokens, frequencies, read_positions
+from .reductions import grid, per_model_max, row_sum
 
-__all__ = ["attention", "stack_backward", "stack_cross_entropy", "stack_forward", "stack_params"]
+__all__ = ["attention", "stack_backward", "stack_forward"]
 
 
 def _query_index(xq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -69,7 +69,7 @@ def _key_weights(wp: np.ndarray, shape: tuple) -> np.ndarray:
 def _flat_offsets(M: int, B: int, V: int, narrow: bool) -> np.ndarray:
     """``(m B + b) V``, shape ``(M, B, 1)``, read-only: ``uint16`` when the index is only counted (bytes tokens
     then make a ``uint16`` index, a quarter of the bytes to write; a gather would read it slower)."""
-    offsets = _grid(M * B, 1, V).reshape(M, B, 1)  # (M, B, 1)
+    offsets = grid(M * B, 1, V).reshape(M, B, 1)  # (M, B, 1)
     if narrow:
         offsets = offsets.astype(np.uint16)
         offsets.setflags(write=False)
@@ -127,19 +127,19 @@ def stack_forward(
     """
     tokens = np.asarray(tokens)
     if validate:
-        _check_tokens(cfg, tokens.reshape(-1, tokens.shape[-1]) if tokens.ndim == 3 else tokens)
+        check_tokens(cfg, tokens.reshape(-1, tokens.shape[-1]) if tokens.ndim == 3 else tokens)
     return _forward(params, cfg, tokens, positions, reading, score_shift, exact=False)
 
 
 def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
-    scheme = HEAD_SCHEMES[cfg.scheme]
+    scheme = SCHEMES[cfg.scheme]
     M, B, n = tokens.shape
     V, tau = cfg.vocab, cfg.tau
     W_Q, W_K, W_V = params["W_Q"], params["W_K"], params["W_V"]
     T = token_table(params, cfg)  # (M, V, d)
-    pos = _positions(positions, n)
+    pos = read_positions(positions, n)
     r = pos[-1] - pos  # (n,) offsets t - j
-    theta = _theta(cfg, scheme, reading)
+    theta = frequencies(cfg, reading)
     code = scheme.code(params, cfg, pos)  # (n, d), (M, n, d) or None
     if code is not None and theta is not None:
         raise PosKernelsError(f"scheme {cfg.scheme!r} is both additive and rotary; the head supports one or the other")
@@ -151,8 +151,8 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         PK, PV = code @ W_K, code @ W_V  # (M, n, d) each
     q = hq @ W_Q  # (M, U, d)
     EK, EV = T @ W_K, T @ W_V  # (M, V, d) each: key and value of every token
-    qrow = None if iq is None else iq.reshape(M, B) + _grid(M, 1, U)  # (M, B) query row in the stack's (M U) rows
-    rows = None if iq is None else qrow[..., None] * n + _grid(1, n, 1)  # (M, B, n) into the stack's (M U, n) table
+    qrow = None if iq is None else iq.reshape(M, B) + grid(M, 1, U)  # (M, B) query row in the stack's (M U) rows
+    rows = None if iq is None else qrow[..., None] * n + grid(1, n, 1)  # (M, B, n) into the stack's (M U, n) table
     c = {"tokens": tokens, "pos": pos, "r": r, "code": code, "T": T, "EK": EK, "EV": EV, "hq": hq, "q": q, "uq": uq}
     lam = scheme.logit_scale(cfg, reading)  # the logit scale lambda (1 as trained)
     inv_tau = 1.0 / tau if lam == 1.0 else lam / tau  # (kept as a division when lambda = 1: the same bits as ever)
@@ -165,7 +165,7 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         kc = EK.view(np.complex128)  # (M, V, P): plane p is EK[..., 2p] + i EK[..., 2p+1]
         table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real * (lam / tau)  # (M, U n, V)
         if rows is None:  # (M, B, n) into the stack's (M n, V) tables: model m, key j, token x
-            index = tokens + (_grid(1, n, V) + _grid(M, 1, n * V).reshape(M, 1, 1))
+            index = tokens + (grid(1, n, V) + grid(M, 1, n * V).reshape(M, 1, 1))
         else:
             index = rows * V + tokens
         c.update(e=e, W=W, kc=kc)
@@ -194,10 +194,10 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     narrow = mode == "content" and (ptable is None or ptable.ndim == 1) and M * B * V <= 1 << 16  # only counted
     flat = tokens + _flat_offsets(M, B, V, narrow)  # (M, B, n) index into a (M, B, V) table
     c["flat"] = flat
-    ec = np.exp(table - _per_model_max(table))  # (M, U[ n], V) exp of the content table, each model's max 1
+    ec = np.exp(table - per_model_max(table))  # (M, U[ n], V) exp of the content table, each model's max 1
     ep = None  # the position term's exponential: (n,) or (M, U, n)
     if ptable is not None:
-        ep = np.exp(ptable - (ptable.max() if ptable.ndim == 1 else _per_model_max(ptable)))
+        ep = np.exp(ptable - (ptable.max() if ptable.ndim == 1 else per_model_max(ptable)))
     wp = None  # each key's position weight, (M, B, n) or broadcasting to it
     if ep is not None:
         wp = ep if ep.ndim == 1 or rows is None else ep.reshape(-1)[rows]
@@ -213,13 +213,13 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         c.update(ecr=ecr, wp=wp)
     else:
         if index is None:  # (M, B, n) into the stack's (M U, V) table
-            index = tokens + _grid(M, 1, V).reshape(M, 1, 1) if qrow is None else qrow[..., None] * V + tokens
+            index = tokens + grid(M, 1, V).reshape(M, 1, 1) if qrow is None else qrow[..., None] * V + tokens
         e = np.take(ec, index)  # (M, B, n) each key's content weight
         if wp is not None:
             e *= wp
         if score_shift is not None:
             shift = np.broadcast_to(np.asarray(score_shift, dtype=float), (M, B, n))
-            e *= np.exp(shift - _per_model_max(shift))
+            e *= np.exp(shift - per_model_max(shift))
         if exact:  # one model whose rows underflowed: every score itself, shifted by its row's maximum
             z = table.ravel()[index]
             if ptable is not None:
@@ -229,7 +229,7 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
             e = np.exp(z - z.max(axis=-1, keepdims=True))
         Cw = np.bincount(flat.ravel(), weights=e.ravel(), minlength=M * B * V).reshape(M, B, V)
         c.update(ec=ec, index=index, table_size=table.size)
-    Z = _row_sum(Cw)  # (M, B, 1)
+    Z = row_sum(Cw)  # (M, B, 1)
     low = ()  # the models with a row far below its tables' maxima, whose sum underflowed (one check when none)
     if Z.min() <= 1e-200:
         low = np.flatnonzero(Z.reshape(M, B).min(axis=1) <= 1e-200)
@@ -301,7 +301,7 @@ def stack_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarr
 
 
 def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
-    scheme = HEAD_SCHEMES[cfg.scheme]
+    scheme = SCHEMES[cfg.scheme]
     W_Q, W_K, W_V, W_O = params["W_Q"], params["W_K"], params["W_V"], params["W_O"]
     tokens, C, q, code, U, mode = cache["tokens"], cache["C"], cache["q"], cache["code"], cache["U"], cache["mode"]
     M, B, n = tokens.shape
@@ -318,7 +318,7 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
         if code is not None:
             dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
             da += do @ np.swapaxes(cache["PV"], 1, 2)
-        da -= _row_sum(a * da)
+        da -= row_sum(a * da)
         dz = np.multiply(da, a, out=da)  # (M, B, n) softmax backward a (da - sum_j a_j da_j), in place
         dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
         if cache["has_ptable"]:
@@ -328,7 +328,7 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
                 dptable = np.bincount(rows.ravel(), weights=dz.ravel(), minlength=M * U * n).reshape(M, U, n)
     else:
         gs = g
-        gs -= _row_sum(C * g)  # (M, B, V) g - s, in place
+        gs -= row_sum(C * g)  # (M, B, V) g - s, in place
         if mode == "rotary":
             gs /= cache["Z"]  # (M, B, V) R = (g - s) / Z: dz_j = e_j R[b, x_j]
             dtable = cache["ec"].ravel() * np.bincount(
@@ -340,7 +340,7 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
             if qrow is None:
                 dtable = H.sum(axis=1)  # (M, V)
             else:
-                cols = qrow[..., None] * V + _grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
+                cols = qrow[..., None] * V + grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
                 dtable = np.bincount(cols.ravel(), weights=H.ravel(), minlength=M * U * V)
             if free:
                 np.multiply(gs, cache["ecr"], out=gs)  # gs is not read again: R = e^c (g - s) / Z in its place
