@@ -11,8 +11,8 @@ from poskernels.model.embedding import EMBEDDINGS
 from poskernels.model.engine.reductions import stack_cross_entropy, stack_params
 from poskernels.model.engine.stack import stack_backward, stack_forward
 from poskernels.model.head import cross_entropy, init_params, loss_and_grad, query_backward, query_forward
-from poskernels.model.reading import PLAIN, Reading
 from poskernels.model.optim import central_difference
+from poskernels.model.reading import PLAIN, Reading
 from poskernels.tasks.cue import cue_batch
 
 # A small head that still exercises every branch: T5's logarithmic buckets (offsets past 4 with
