@@ -24,6 +24,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from . import census_cli as _census_cli
+from . import scheme_cli as _scheme_cli
 from .atomic import check_figure_path, check_writable, write_json_atomic
 from .errors import PosKernelsError
 from .lab import figures as _lab_figures
@@ -124,6 +125,8 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "lab": ("serve the laboratory (Figures A and B) on 127.0.0.1", _lab_server.add_arguments, _lab_server.run),
     "sweep": (_sweep_cli.SWEEP_HELP, _sweep_cli.add_sweep_arguments, _sweep_cli.sweep),
     "plot": (_sweep_cli.PLOT_HELP, _sweep_cli.add_plot_arguments, _sweep_cli.plot),
+    "tournament": (_scheme_cli.TOURNAMENT_HELP, _scheme_cli.add_tournament_arguments, _scheme_cli.tournament),
+    "check-scheme": (_scheme_cli.CHECK_HELP, _scheme_cli.add_check_arguments, _scheme_cli.check),
 }
 
 #: What each command writes: option (its ``dest``) -> ``"file"``, ``"folder"`` or ``"figure"`` (a file whose suffix
@@ -133,6 +136,8 @@ OUTPUTS: dict[str, dict[str, str]] = {
     "census": {"json": "file", "plot": "figure"},
     "sweep": {"store": "file", "cache": "folder", "out": "file"},
     "plot": {"out": "figure"},
+    "tournament": {"json": "file", "cache": "folder"},
+    "check-scheme": {"json": "file"},
 }
 
 #: Environment variable that turns ``--debug`` on.

@@ -26,11 +26,12 @@ from .codes import (
     sinusoidal_code,
     to_half_split,
 )
-from .registry import SCHEMES, get_scheme, register_scheme, scheme_settings
+from .registry import BUILT_IN, SCHEMES, get_scheme, register_scheme, scheme_settings
 from .relative import alibi_bias, alibi_slopes, shaw_clip, t5_bucket
 from .scheme import Scheme, Setting, default_positions
 
 __all__ = [
+    "BUILT_IN",
     "DEFAULT_BASE",
     "SCHEMES",
     "Scheme",

@@ -23,7 +23,7 @@ from .codes import omega, sinusoidal_code
 from .relative import shaw_clip, t5_bucket
 from .scheme import Scheme, Setting, default_positions
 
-__all__ = ["SCHEMES", "get_scheme", "register_scheme", "scheme_settings"]
+__all__ = ["BUILT_IN", "SCHEMES", "get_scheme", "register_scheme", "scheme_settings"]
 
 
 @lru_cache(maxsize=64)
@@ -247,7 +247,8 @@ class Shaw(Scheme):
 #: The one registry of position schemes, by name, in the article's order (its tournament's rows, then beyond, then
 #: any registered from outside the package by :func:`register_scheme`).
 SCHEMES: dict[str, Scheme] = {s.name: s for s in (NoPosition(), Sinusoidal(), Learned(), Rope(), Alibi(), T5(), Shaw())}
-_BUILT_IN = frozenset(SCHEMES)
+#: The names of the schemes the library ships (a scheme registered from outside needs another).
+BUILT_IN = frozenset(SCHEMES)
 
 
 def get_scheme(name: str) -> Scheme:
@@ -304,7 +305,7 @@ def register_scheme(scheme) -> Scheme:
     if not (isinstance(cls, type) and issubclass(cls, Scheme)) or cls is Scheme:
         raise PosKernelsError(f"register_scheme takes a Scheme subclass or an instance of one; got {scheme!r}")
     name = cls.name
-    if name in _BUILT_IN:
+    if name in BUILT_IN:
         raise PosKernelsError(f"scheme {name!r} is built in; a scheme from outside needs a name of its own")
     old = SCHEMES.get(name)
     if old is not None:
