@@ -34,7 +34,7 @@ from ..pool import available_cpus, run_jobs
 from ..seeds import seed_block, stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
 from ..tasks.needle import needle_batch
-from .readers import READERS
+from .readers import READERS, all_readers
 from .tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, defined_at, rescaled_reading
 
 __all__ = [
@@ -112,7 +112,8 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
     tokens, targets = sequences(task, x, count)
     n = tokens.shape[1]
     triples, owners = [], []
-    for reader, (scheme, mapname) in LONG_READERS.items():
+    readers = {**LONG_READERS, **all_readers()}  # a scheme registered from outside is read too
+    for reader, (scheme, mapname) in readers.items():
         if scheme not in heads or not defined_at(scheme, heads[scheme][0].head.n_train, n):
             continue
         for h in heads[scheme]:
@@ -120,7 +121,7 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
             triples.append((h.params, h.head, reading))
             owners.append(reader)
     logits = stream_many(triples, tokens, chunk=_chunk(tokens.shape[0]), eps=EPS)
-    out: dict = {r: None for r in LONG_READERS}
+    out: dict = {r: None for r in readers}
     for reader, lg in zip(owners, logits):
         out[reader] = (out[reader] or []) + [float(np.mean(np.argmax(lg, axis=1) == targets))]
     return out
@@ -172,7 +173,8 @@ def horizon_rows(alibi_heads, distance: dict) -> dict:
 
 def _stats(points: dict) -> dict:
     """``accuracy[reader][x]`` (mean), ``stderr`` (standard error of the mean over seeds), ``per_seed``."""
-    per_seed = {r: {x: points[x][r] for x in points} for r in LONG_READERS}  # None: not read there
+    readers = next(iter(points.values()), LONG_READERS)  # every point names the same readers (None: not read)
+    per_seed = {r: {x: points[x][r] for x in points} for r in readers}
     mean, stderr = stat_table(per_seed)
     return {"accuracy": mean, "stderr": stderr, "per_seed": per_seed}
 
@@ -255,7 +257,7 @@ def run_long_context(
         "seeds": list(seeds),
         "count": count,
         "eps": EPS,
-        "readers": list(LONG_READERS),
+        "readers": list(length[str(lengths[0])]) if lengths else list(LONG_READERS),
     }
     alibi = [h for h in heads if h.head.scheme == "alibi"]
     data["distance"]["horizon"] = horizon_rows(alibi, distance) if alibi else {}

@@ -21,17 +21,21 @@ from __future__ import annotations
 from ..encodings import SCHEMES
 from ..extension import ARTICLE_MAPS, MAPS
 
-__all__ = ["BEYOND", "MAP_COLOURS", "MAP_TITLES", "READERS", "READER_LABELS", "RESCALINGS", "colours", "pick",
-           "reader_colour", "reader_label"]  # fmt: skip
+__all__ = ["BEYOND", "MAP_COLOURS", "MAP_TITLES", "READERS", "READER_LABELS", "RESCALINGS", "all_readers", "colours",
+           "pick", "reader_colour", "reader_label"]  # fmt: skip
 
 #: Definition 5's maps a trained RoPE head is re-read with, in the article's order (``none`` is the head itself).
 RESCALINGS = tuple(m for m in ARTICLE_MAPS if m != "none")
 
-#: Every reader, name -> (trained scheme, context-extension map of Definition 5; ``"none"``: as trained).
-READERS: dict[str, tuple[str, str]] = {
-    **{s: (s, "none") for s in SCHEMES},
-    **{f"rope_{m}": ("rope", m) for m in RESCALINGS},
-}
+
+def all_readers() -> dict[str, tuple[str, str]]:
+    """Every reader of the schemes registered now (those registered from outside included), as :data:`READERS`."""
+    return {**{s: (s, "none") for s in SCHEMES}, **{f"rope_{m}": ("rope", m) for m in RESCALINGS}}
+
+
+#: Every reader, name -> (trained scheme, context-extension map of Definition 5; ``"none"``: as trained): the
+#: built-in schemes' (:func:`all_readers` adds those of schemes registered later).
+READERS: dict[str, tuple[str, str]] = all_readers()
 
 #: Display names of the context-extension maps of :data:`poskernels.extension.MAPS` (Definition 5); a map not
 #: listed is shown by its key.

@@ -54,7 +54,7 @@ def load_scheme_file(path) -> list[str]:
         raise PosKernelsError(f"{where}: cannot be read ({type(err).__name__}: {err})") from None
     module_name = "poskernels_scheme_file_" + hashlib.sha256(resolved.encode()).hexdigest()[:16]
     loaded = sys.modules.get(module_name)
-    if resolved in _LOADED and getattr(loaded, "__source__", None) == source:
+    if getattr(loaded, "__source__", None) == source and all(n in SCHEMES for n in _LOADED.get(resolved, [None])):
         return list(_LOADED[resolved])
     module = _import(where, module_name, resolved, source)
     classes = [

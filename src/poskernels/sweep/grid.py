@@ -4,6 +4,7 @@ A grid file has three tables, all optional::
 
     [sweep]
     preset = "tournament"     # defaults of every setting (a key of poskernels.model.config.PRESETS)
+    scheme_file = "my_pe.py"  # optional: schemes of your own (a path, or a list, relative to the grid file)
 
     [fixed]                   # one value per setting, shared by every point
     steps = 1500
@@ -26,6 +27,7 @@ import itertools
 import re
 import tomllib
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from ..encodings import SCHEMES, omega, scheme_settings
 from ..errors import MAX_ELEMENTS, PosKernelsError, check_budget, check_int, did_you_mean, read_text
@@ -110,7 +112,7 @@ MAX_POINTS = 100_000
 MAX_SEED = 2**63 - 1
 
 _TABLES = ("sweep", "fixed", "grid")
-_SWEEP_KEYS = ("preset",)
+_SWEEP_KEYS = ("preset", "scheme_file")
 
 
 @dataclass(frozen=True)
@@ -126,11 +128,14 @@ class Grid:
         The grid file as read (the store keeps it with each run).
     skipped : int
         Combinations dropped because an extension map was asked of a head that is not RoPE.
+    scheme_files : tuple of str
+        The grid's scheme files (absolute paths), loaded here and by every worker before its job.
     """
 
     points: list
     text: str
     skipped: int = 0
+    scheme_files: tuple = ()
 
 
 class _Lines:
@@ -298,6 +303,7 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
     for key in sweep:
         if key not in _SWEEP_KEYS:
             r.fail(f"unknown key; accepted: {', '.join(_SWEEP_KEYS)}", "sweep", key)
+    scheme_files = _scheme_files(r, sweep.get("scheme_file", []), name)
     preset = sweep.get("preset", "tournament")
     if not isinstance(preset, str) or preset not in PRESETS:
         r.fail(f"unknown preset {preset!r}; accepted: {', '.join(sorted(PRESETS))}", "sweep", "preset")
@@ -358,7 +364,27 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
             if ident not in keys:
                 keys.add(ident)
                 points.append(point)
-    return Grid(points, text, skipped)
+    return Grid(points, text, skipped, scheme_files)
+
+
+def _scheme_files(r: _Reader, value, name: str) -> tuple:
+    """Load the grid's scheme files (relative to the grid file's folder) and add their schemes' settings."""
+    from ..model.scheme_file import load_scheme_file
+
+    files = [value] if isinstance(value, str) else value
+    if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
+        r.fail(f"must be a path or a list of paths to Python files of schemes; got {value!r}", "sweep", "scheme_file")
+    base = Path(name).parent if name != "<grid>" else Path.cwd()
+    out = []
+    for f in files:
+        path = (base / f).resolve() if not Path(f).is_absolute() else Path(f)
+        try:
+            load_scheme_file(path)
+        except PosKernelsError as err:
+            r.fail(str(err), "sweep", "scheme_file")
+        out.append(str(path))
+    add_scheme_settings()
+    return tuple(out)
 
 
 def _span(axes: dict) -> int:

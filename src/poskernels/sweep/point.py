@@ -28,6 +28,7 @@ from ..experiments.tournament import defined_at, heldout, rescaled_reading
 from ..model.cache import CODE_VERSION as HEAD_CODE_VERSION
 from ..model.config import TrainConfig
 from ..model.head import PLAIN
+from ..model.scheme_file import load_scheme_files
 from ..model.train import evaluate, load_head, train_stack
 from .grid import SETTINGS, head_config
 
@@ -150,6 +151,7 @@ def run_job(job: dict) -> dict:
     (['8'], 1)
     """
     started_at, t0 = time.time(), time.perf_counter()
+    load_scheme_files(job.get("scheme_files", ()))  # a worker registers the grid's own schemes before its points
     points = [(key, point) for key, point in job["points"]]
     cache_dir = job.get("cache_dir")
     trainings: dict[str, tuple[TrainConfig, int]] = {}
