@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poskernels.encodings import SCHEMES, apply_rope, omega, rotate, shaw_clip, sinusoidal_code, t5_bucket
+from poskernels.encodings import SCHEMES, apply_rope, omega, rotate
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.rebound import marked_key_polynomial
 from poskernels.extension import extend
@@ -38,30 +38,29 @@ def _readings(cfg):
 
 
 def _oracle(params, cfg, tokens, positions, reading):
-    """Scores of the last position against every key, written out term by term (Definitions 1-4)."""
-    T = token_table(params, cfg)
-    H = T[tokens]  # (n, d)
-    if cfg.scheme == "sinusoidal":
-        H = H + sinusoidal_code(positions, cfg.d, cfg.base)
-    if cfg.scheme == "learned":
-        H = H + params["P"][positions.astype(int)]
-    Q, K = H @ params["W_Q"], H @ params["W_K"]  # (n, d) each
+    """Scores of the last position against every key, by the float64 PyTorch reference's terms of the scheme (each
+    written there from the article's definitions, none through the head's hooks): no table of schemes here."""
+    import torch
+
+    from poskernels.model.reference import reference_terms, torch_params, torch_table
+
+    terms, n = reference_terms(cfg.scheme), tokens.size
+    assert np.array_equal(positions, np.arange(n))  # the reference's code reads positions 0..n-1
+    tp = torch_params({k: v[None] for k, v in params.items()}, requires_grad=False)  # a stack of one
+    H = torch_table(tp, cfg)[0][torch.as_tensor(tokens)]  # (n, d)
+    if terms.code is not None:
+        H = H + terms.code(tp, cfg, n, torch.float64).reshape(-1, n, cfg.d)[0]
+    Q, K = H @ tp["W_Q"][0], H @ tp["W_K"][0]  # (n, d) each
     q = Q[-1]
-    scale = 1.0
-    if cfg.scheme == "rope":
-        theta = omega(cfg.d, cfg.base) if reading.inv_freq is None else reading.inv_freq
-        q = apply_rope(q[None], positions[-1:], theta)[0]
-        K = apply_rope(K, positions, theta)
-        scale = reading.logit_scale
+    scale = reading.logit_scale
+    if terms.turn is not None:
+        q = terms.turn(q, cfg, positions[-1], torch.float64, query=True, reading=reading)
+        K = terms.turn(K, cfg, positions, torch.float64, reading=reading)
     z = K @ q * scale / cfg.tau  # (n,)
-    r = positions[-1] - positions  # (n,) offsets t - j
-    if cfg.scheme == "alibi":
-        z = z - cfg.alibi_slope * r
-    if cfg.scheme == "t5":
-        z = z + params["beta"][t5_bucket(-np.rint(r).astype(int), cfg.t5_buckets, cfg.t5_max_distance)]
-    if cfg.scheme == "shaw":
-        z = z + params["A"][shaw_clip(np.rint(r).astype(int), cfg.shaw_clip)] @ Q[-1] / cfg.tau
-    return z
+    if terms.bias is not None:
+        r = np.rint(positions[-1] - positions).astype(np.int64)  # (n,) offsets t - j
+        z = z + terms.bias(tp, cfg, Q[-1][None, None], r, torch.float64).reshape(-1)[-n:]
+    return z.numpy()
 
 
 def _softmax(z):
@@ -125,7 +124,7 @@ def test_pairs_are_the_matrix_diagonal_and_rope_is_relative(scheme, seed, shift)
     tk = np.sort(rng.integers(0, 32, size=12)).astype(float)
     Z = score(params, cfg, q, tq, k, tk)  # (12, 12)
     assert np.allclose(score(params, cfg, q, tq, k, tk, pairwise=True), np.diagonal(Z), rtol=1e-12, atol=1e-12)
-    if scheme != "sinusoidal" and scheme != "learned":  # without an absolute code the score sees only t - j
+    if SCHEMES[scheme].relative:  # without an absolute code the score sees only t - j
         assert np.allclose(score(params, cfg, q, tq + shift, k, tk + shift), Z, rtol=1e-9, atol=1e-9)
 
 

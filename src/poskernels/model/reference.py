@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encodings import BUILT_IN, SCHEMES, omega, shaw_clip, sinusoidal_code, t5_bucket
+from ..encodings import omega, shaw_clip, sinusoidal_code, t5_bucket
 from ..errors import PosKernelsError
 from .config import HeadConfig
 from .reading import PLAIN
@@ -25,6 +25,7 @@ __all__ = [
     "REFERENCE_TERMS",
     "NoTerms",
     "Terms",
+    "reference_terms",
     "torch_logits",
     "torch_loss_and_grad",
     "torch_params",
@@ -70,9 +71,11 @@ def _learned_code(tp: dict, cfg: HeadConfig, n: int, dtype):
     return tp["P"][:, None, :n]  # (M, 1, n, d), Definition 1: rows 0..n-1 of the table
 
 
-def _rope_turn(v, cfg: HeadConfig, positions, dtype, query=False):
-    """Definition 4: turn plane ``p`` of ``v`` by ``m theta_p`` at position ``m``, cosine first."""
-    return _turn(v, np.asarray(positions)[..., None] * omega(cfg.d, cfg.base), dtype)
+def _rope_turn(v, cfg: HeadConfig, positions, dtype, query=False, reading=PLAIN):
+    """Definition 4: turn plane ``p`` of ``v`` by ``m theta_p`` at position ``m``, cosine first (Definition 5: a
+    reading's frequencies replace ``theta = omega(d, b)``)."""
+    theta = omega(cfg.d, cfg.base) if reading.inv_freq is None else np.asarray(reading.inv_freq, dtype=float)
+    return _turn(v, np.asarray(positions)[..., None] * theta, dtype)
 
 
 def _turn(v, ang, dtype):
@@ -106,7 +109,7 @@ class Terms:
     code : callable or None
         ``code(tp, cfg, n, dtype)``: the absolute code added to every embedding, broadcast against ``(M, B, n, d)``.
     turn : callable or None
-        ``turn(v, cfg, positions, dtype)``: the rotation of a query or key at its positions.
+        ``turn(v, cfg, positions, dtype, query=False, reading=PLAIN)``: the turn of a query or key at its positions.
     bias : callable or None
         ``bias(tp, cfg, q, r, dtype)``: the term added to the logits at offsets ``r`` (NumPy, ``(n,)``),
         broadcast against ``(M, B, n)``.
@@ -117,6 +120,13 @@ class Terms:
     bias: Callable | None = None
 
 
+def _outside():
+    """``(BUILT_IN, SCHEMES)``, looked up only for a scheme from outside: the built-in terms never read the registry."""
+    from ..encodings import BUILT_IN, SCHEMES
+
+    return BUILT_IN, SCHEMES
+
+
 class NoTerms(PosKernelsError):
     """The reference has no terms for a scheme (one from outside that writes no ``reference_code`` / ``_bias``)."""
 
@@ -124,7 +134,7 @@ class NoTerms(PosKernelsError):
 def _outside_terms(name: str) -> Terms:
     """The terms of a scheme registered from outside: the ``reference_code`` / ``reference_bias`` its author writes
     in torch from its definition (never its NumPy hooks), and its transform's fixed frequencies turned here."""
-    scheme = SCHEMES[name]
+    scheme = _outside()[1][name]
     code, bias = getattr(scheme, "reference_code", None), getattr(scheme, "reference_bias", None)
     hook = {"input": ("code", code), "score": ("bias", bias)}.get(scheme.where)
     if hook is not None and hook[1] is None:
@@ -135,10 +145,10 @@ def _outside_terms(name: str) -> Terms:
     return Terms(code=code, turn=_transform_turn if scheme.rotary else None, bias=bias)
 
 
-def _transform_turn(v, cfg: HeadConfig, positions, dtype, query=False):
+def _transform_turn(v, cfg: HeadConfig, positions, dtype, query=False, reading=PLAIN):
     """A transform's frequencies ``theta`` (complex: ``w - i g``, a rotation with decay), turned in torch: plane
     ``p`` at position ``m`` times ``e^{i m theta_p}`` for a key, ``e^{i m conj(theta_p)}`` for a query."""
-    theta = np.asarray(SCHEMES[cfg.scheme].transform(cfg, PLAIN))  # (P,) fixed by the configuration
+    theta = np.asarray(_outside()[1][cfg.scheme].transform(cfg, reading))  # (P,) fixed by the configuration
     rate = np.conj(theta) if query else theta
     m = np.asarray(positions, dtype=float)[..., None]  # (..., 1)
     return _turn(v, m * rate.real, dtype) * _tensor(np.exp(-m * rate.imag), dtype).repeat_interleave(2, dim=-1)
@@ -157,6 +167,16 @@ REFERENCE_TERMS: dict[str, Terms] = {
 }
 
 
+def reference_terms(name: str) -> Terms:
+    """The terms of scheme ``name`` in the reference (:class:`NoTerms` when it has none)."""
+    if name in REFERENCE_TERMS:
+        return REFERENCE_TERMS[name]
+    built_in, schemes = _outside()
+    if name in schemes and name not in built_in:
+        return _outside_terms(name)
+    raise NoTerms(f"the reference has no terms for scheme {name!r}; it has: {', '.join(REFERENCE_TERMS)}")
+
+
 def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens):
     """Logits at the last position of a stack of ``M`` heads, shape ``(M, B, C)``, written position by position.
 
@@ -168,12 +188,7 @@ def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens):
     tokens : array_like of int, shape (M, B, n)
     """
     torch = _torch()
-    if cfg.scheme in REFERENCE_TERMS:
-        terms = REFERENCE_TERMS[cfg.scheme]
-    elif cfg.scheme in SCHEMES and cfg.scheme not in BUILT_IN:
-        terms = _outside_terms(cfg.scheme)
-    else:
-        raise NoTerms(f"the reference has no terms for scheme {cfg.scheme!r}; it has: {', '.join(REFERENCE_TERMS)}")
+    terms = reference_terms(cfg.scheme)
     x = torch.as_tensor(np.asarray(tokens), dtype=torch.long)
     M, B, n = x.shape
     T = torch_table(tp, cfg)  # (M, V, d)
@@ -190,7 +205,7 @@ def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens):
         q = terms.turn(q, cfg, n - 1, dtype, query=True)  # the query sits at the last position
         K = terms.turn(K, cfg, np.arange(n), dtype)
     z = torch.einsum("mbd,mbnd->mbn", q, K) / cfg.tau  # (M, B, n)
-    scale = 1.0 if cfg.scheme in REFERENCE_TERMS else float(SCHEMES[cfg.scheme].logit_scale(cfg, PLAIN))
+    scale = 1.0 if cfg.scheme in REFERENCE_TERMS else float(_outside()[1][cfg.scheme].logit_scale(cfg, PLAIN))
     if scale != 1.0:  # a scheme from outside with a logit scale of its own
         z = z * scale
     if terms.bias is not None:
