@@ -123,3 +123,15 @@ def test_long_context_and_a_sweep_read_the_example(clean_registry, tmp_path):
     del SCHEMES["gauss"]  # a fresh worker: the job loads the grid's file itself
     out = run_job({"points": [[point_key(p), p] for p in g.points], "cache_dir": None, "scheme_files": g.scheme_files})
     assert out["trained"] == 2 and all(np.isfinite(r["final_loss"]) for r in out["results"].values())
+
+
+def test_the_labs_curves_read_the_example(clean_registry):
+    from poskernels.experiments import curves
+    from poskernels.model.train import train
+
+    load_scheme_file(EXAMPLE)
+    head = train(preset("quick", "gauss"), 0)
+    drift = curves.drift({"gauss": head})["scores"]["gauss"]
+    against = curves.scores_against_offset({"gauss": head}, ["gauss"])["scores"]["gauss"]
+    assert np.all(np.isfinite(drift)) and np.all(np.isfinite(against))
+    assert against[200] < against[0]  # the Gaussian bias: a far key scores below a near one

@@ -1,9 +1,9 @@
 """The registry of the ways of adding position: one entry per scheme, metadata and behaviour in a head.
 
 Every code is a kernel over offsets; :data:`SCHEMES` names them so the command line, the head, the readers, the
-experiments, the page and the laboratory loop over one registry (:data:`poskernels.model.schemes.SCHEMES`
-is the same dict).  An entry is a subclass of :class:`~poskernels.encodings.scheme.Scheme`: what the article
-says of the scheme, and its hooks in a head, each forward followed by its hand-written backward.
+experiments, the page and the laboratory loop over one registry.  An entry is a subclass of
+:class:`~poskernels.encodings.scheme.Scheme`: all that is known of the scheme, and its hooks in a head, each forward
+followed by its hand-written backward.  :func:`register_scheme` adds one from outside the package.
 
 >>> [name for name, s in SCHEMES.items() if s.in_article]
 ['nope', 'sinusoidal', 'learned', 'rope', 'alibi']
