@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..encodings import SCHEMES, scheme_settings
-from ..model.cache import cache_key, cached_json, save_json
+from ..model.cache import cache_key, cached_or_build
 from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, head_path, stacks, train_stack
 from ..pool import available_cpus, run_jobs
@@ -241,16 +241,13 @@ def run_laboratory(
     config = preset("tournament") if config is None else config
     seeds = seed_block() if seeds is None else tuple(int(s) for s in seeds)
     jobs = tournament_jobs(config, extra, seeds)
-    description = _description(jobs)
-    key = cache_key(description)
     path = None if cache_dir is None else result_path(cache_dir, config, extra, seeds)
-    cached = cached_json(path, key, log, "cache")
-    if cached is not None:
-        return cached
-    start = time.perf_counter()
-    data = _assemble(_read_all(jobs, cache_dir, log, workers), config, seeds)
-    if log is not None:
-        log(f"[lab] trained, read and diagnosed {len(jobs)} heads in {time.perf_counter() - start:.1f} s")
-    if path is not None:
-        save_json(path, data, {"key": key, **description})
-    return data
+
+    def build():
+        start = time.perf_counter()
+        data = _assemble(_read_all(jobs, cache_dir, log, workers), config, seeds)
+        if log is not None:
+            log(f"[lab] trained, read and diagnosed {len(jobs)} heads in {time.perf_counter() - start:.1f} s")
+        return data
+
+    return cached_or_build(path, _description(jobs), build, log)

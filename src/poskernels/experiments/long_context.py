@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model.cache import cache_key, cached_json, save_json
+from ..model.cache import cache_key, cached_or_build
 from ..model.config import TrainConfig, preset
 from ..model.engine.cut import certified_cut
 from ..model.engine.stream import stream_many
@@ -234,9 +234,11 @@ def run_long_context(
     jobs = [(config.with_scheme(s), seed) for s in schemes for seed in seeds]
     description = _description(jobs, lengths, offsets, count)
     path = None if cache_dir is None else Path(cache_dir) / "results" / f"long-{cache_key(description)}.json"
-    cached = cached_json(path, cache_key(description), log, "cache")
-    if cached is not None:
-        return cached
+    build = lambda: _read_long(jobs, cache_dir, log, seeds, lengths, offsets, count, workers)  # noqa: E731
+    return cached_or_build(path, description, build, log)
+
+
+def _read_long(jobs, cache_dir, log, seeds, lengths, offsets, count, workers) -> dict:
     heads = train_many(jobs, cache_dir, log)
     start = time.perf_counter()
     points = [("length", n) for n in lengths] + [("distance", r) for r in offsets]
@@ -263,6 +265,4 @@ def run_long_context(
     data["distance"]["horizon"] = horizon_rows(alibi, distance) if alibi else {}
     if log is not None:
         log(f"[long] read {len(heads)} heads at {len(points)} points in {time.perf_counter() - start:.1f} s")
-    if path is not None:
-        save_json(path, data, {"key": cache_key(description), **description})
     return data

@@ -117,8 +117,8 @@ class HeadConfig:
             if key == name:
                 return value
         if name in scheme_settings():
-            raise PosKernelsError(f"{name!r} is not a setting of scheme {self.scheme!r}; its settings: "
-                                  f"{', '.join(k for k, _ in self.settings) or 'none'}")  # fmt: skip
+            raise AttributeError(f"{name!r} is not a setting of scheme {self.scheme!r}; its settings: "
+                                 f"{', '.join(k for k, _ in self.settings) or 'none'}")  # fmt: skip
         raise AttributeError(f"HeadConfig has no attribute {name!r}")
 
     @property
