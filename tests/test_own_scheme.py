@@ -85,14 +85,15 @@ def test_a_broken_file_is_one_line_exit_2_and_trains_nothing(kind, clean_registr
 
 
 def test_the_tournament_trains_the_example_beside_a_built_in_scheme(clean_registry, tmp_path, capsys):
-    argv = ["tournament", "--scheme-file", str(EXAMPLE), "--schemes", "alibi,gauss", "--seeds", "2", "--lengths",
-            "32,64", "--cache", str(tmp_path), "--json", "-"]  # fmt: skip
+    argv = ["tournament", "--scheme-file", str(EXAMPLE), "--schemes", "alibi,gauss", "--seeds", "2",
+            "--first-seed", "7", "--lengths", "32,64", "--cache", str(tmp_path), "--json", "-"]  # fmt: skip
     assert main(argv) == 0
     table = json.loads(capsys.readouterr().out)
-    assert sorted(table["accuracy"]) == ["alibi", "gauss"] and table["seeds"] == [0, 1]
+    assert sorted(table["accuracy"]) == ["alibi", "gauss"]
+    assert table["seeds"] == [7, 8]  # the first seed given wins over the environment
     assert table["accuracy"]["gauss"]["32"] > 0.5  # the marked symbol is learned within the window
     assert table["stderr"]["gauss"]["64"] is not None
-    assert head_path(tmp_path, preset("tournament", "gauss"), 0).exists()  # keyed by the file's source
+    assert head_path(tmp_path, preset("tournament", "gauss"), 7).exists()  # keyed by the file's source
 
 
 def test_an_edited_file_does_not_read_the_old_heads(clean_registry, tmp_path):
