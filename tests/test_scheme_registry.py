@@ -23,7 +23,9 @@ def test_one_registry_under_both_names():
 
     assert HEAD_SCHEMES is SCHEMES
     assert HeadScheme is Scheme
-    assert list(SCHEMES) == ["nope", "sinusoidal", "learned", "rope", "alibi", "t5", "shaw"]
+    assert list(SCHEMES) == [
+        "nope", "sinusoidal", "learned", "rope", "alibi", "t5", "shaw", "kerple_log", "kerple_power"
+    ]
     with pytest.raises(PosKernelsError, match="unknown scheme 'xpos'"):
         HeadConfig(scheme="xpos")
 
@@ -57,7 +59,7 @@ def test_the_article_tournament_and_beyond_come_from_the_registry():
     from poskernels.experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES
 
     assert ARTICLE_SCHEMES == ("nope", "sinusoidal", "learned", "rope", "alibi")  # the article's table, in order
-    assert EXTRA_SCHEMES == ("t5", "shaw")
+    assert EXTRA_SCHEMES == ("t5", "shaw", "kerple_log", "kerple_power")
     assert {n for n, s in SCHEMES.items() if s.offset_kernel is not None} == {"sinusoidal", "rope", "alibi"}
 
 

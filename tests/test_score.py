@@ -61,6 +61,10 @@ def _oracle(params, cfg, tokens, positions, reading):
         z = z + params["beta"][t5_bucket(-np.rint(r).astype(int), cfg.t5_buckets, cfg.t5_max_distance)]
     if cfg.scheme == "shaw":
         z = z + params["A"][shaw_clip(np.rint(r).astype(int), cfg.shaw_clip)] @ Q[-1] / cfg.tau
+    if cfg.scheme == "kerple_log":  # Chi et al. 2022: -r1 log(1 + r2 r), r1 = e^a1, r2 = e^a2
+        z = z - np.exp(params["kerple_a1"]) * np.log(1 + np.exp(params["kerple_a2"]) * r)
+    if cfg.scheme == "kerple_power":  # -r1 r^r2, r1 = e^a1, r2 = 2 / (1 + e^-a2)
+        z = z - np.exp(params["kerple_a1"]) * r ** (2 / (1 + np.exp(-params["kerple_a2"])))
     return z
 
 

@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import PosKernelsError, check_name
+from .beyond import kerple_log_bias, kerple_power_bias
 from .codes import omega, sinusoidal_code
 from .relative import shaw_clip, t5_bucket
 from .scheme import Scheme, default_positions
@@ -211,8 +212,74 @@ class Shaw(Scheme):
         return dG @ params["A"], {"A": np.swapaxes(dG, -1, -2) @ q}  # (M, U, d), (M, K+1, d)
 
 
+class KerpleLog(Scheme):
+    """Kerple's logarithmic bias ``-r1 log(1 + r2 r)`` (Chi et al. 2022), ``r1, r2 > 0`` learned.
+
+    Kept positive by the parametrisation ``r1 = e^{a1}``, ``r2 = e^{a2}`` (the paper clips at ``10^-2``
+    instead).  The paper draws each of its many heads' ``r1 ~ U(0, 2)``, ``r2 ~ U(0, 1)``; our one head starts
+    at the middle of those ranges, ``r1 = 1``, ``r2 = 1/2``, the same for every seed.  The bias is a
+    conditionally positive definite kernel of the offset
+    (:func:`poskernels.theory.beyond.kerple_log_kernel`).
+    """
+
+    name, title = "kerple_log", "Kerple, logarithmic"
+    article = "Chi et al. 2022, KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation"
+    where, relative, defined_everywhere, in_article = "score", True, True, False
+
+    def init(self, cfg, rng):
+        return {"kerple_a1": np.zeros(1), "kerple_a2": np.full(1, np.log(0.5))}  # (1,) each: log r1, log r2
+
+    def bias(self, params, cfg, q, r):
+        return kerple_log_bias(r, np.exp(params["kerple_a1"]), np.exp(params["kerple_a2"]))  # (M, n) or (n, n)
+
+    def bias_backward(self, dz, params, cfg, q, r):
+        r1, r2 = np.exp(params["kerple_a1"]), np.exp(params["kerple_a2"])  # (M, 1) each
+        rho = np.maximum(r, 0.0)  # (n,)
+        b = -r1 * np.log1p(r2 * rho)  # (M, n): db/da1 = r1 db/dr1 = b
+        dbda2 = -r1 * r2 * rho / (1.0 + r2 * rho)  # (M, n): r2 db/dr2
+        g = dz.sum(axis=1)  # (M, n) summed over query tokens (the bias does not read the query)
+        return None, {"kerple_a1": (g * b).sum(-1)[:, None], "kerple_a2": (g * dbda2).sum(-1)[:, None]}
+
+
+class KerplePower(Scheme):
+    """Kerple's power bias ``-r1 r^r2`` (Chi et al. 2022), ``r1 > 0`` and ``0 < r2 <= 2`` learned.
+
+    Kept in range by the parametrisation ``r1 = e^{a1}``, ``r2 = 2 sigma(a2)`` (the paper clips instead).  The
+    paper draws each of its heads' ``r1 ~ U(0, 1)``, ``r2 ~ U(0, 2)``; our one head starts at the middle of
+    those ranges, ``r1 = 1/2``, ``r2 = 1`` (ALiBi's bias ``-r/2`` at the article's slope).
+    Conditionally positive definite for ``r2 <= 2``
+    (:func:`poskernels.theory.beyond.kerple_power_kernel`).
+    """
+
+    name, title = "kerple_power", "Kerple, power"
+    article = "Chi et al. 2022, KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation"
+    where, relative, defined_everywhere, in_article = "score", True, True, False
+
+    def init(self, cfg, rng):
+        return {"kerple_a1": np.full(1, np.log(0.5)), "kerple_a2": np.zeros(1)}  # (1,) each: log r1, logit(r2/2)
+
+    @staticmethod
+    def _exponent(params):
+        return 2.0 / (1.0 + np.exp(-params["kerple_a2"]))  # r2 = 2 sigma(a2), in (0, 2)
+
+    def bias(self, params, cfg, q, r):
+        return kerple_power_bias(r, np.exp(params["kerple_a1"]), self._exponent(params))  # (M, n) or (n, n)
+
+    def bias_backward(self, dz, params, cfg, q, r):
+        r1, r2 = np.exp(params["kerple_a1"]), self._exponent(params)  # (M, 1) each
+        rho = np.maximum(r, 0.0)  # (n,)
+        b = -r1 * rho**r2  # (M, n): db/da1 = b
+        log_rho = np.log(np.where(rho > 0, rho, 1.0))  # (n,) r^r2 log r -> 0 at r = 0
+        dbda2 = b * log_rho * r2 * (1.0 - r2 / 2.0)  # (M, n): db/dr2 dr2/da2
+        g = dz.sum(axis=1)  # (M, n)
+        return None, {"kerple_a1": (g * b).sum(-1)[:, None], "kerple_a2": (g * dbda2).sum(-1)[:, None]}
+
+
 #: The one registry of position schemes, by name, in the article's order (its tournament's rows, then beyond).
-SCHEMES: dict[str, Scheme] = {s.name: s for s in (NoPosition(), Sinusoidal(), Learned(), Rope(), Alibi(), T5(), Shaw())}
+SCHEMES: dict[str, Scheme] = {
+    s.name: s
+    for s in (NoPosition(), Sinusoidal(), Learned(), Rope(), Alibi(), T5(), Shaw(), KerpleLog(), KerplePower())
+}
 
 
 def get_scheme(name: str) -> Scheme:
@@ -223,6 +290,6 @@ def get_scheme(name: str) -> Scheme:
     >>> get_scheme("xpos")
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: unknown scheme 'xpos'; accepted: alibi, learned, nope, rope, shaw, sinusoidal, t5
+    poskernels.errors.PosKernelsError: unknown scheme 'xpos'; accepted: alibi, kerple_log, kerple_power, learned, nope, rope, shaw, sinusoidal, t5
     """
     return SCHEMES[check_name("scheme", name, SCHEMES)]

@@ -91,6 +91,22 @@ def _shaw_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
     return q @ a_r.transpose(1, 2) / cfg.tau  # (M, B, n)
 
 
+def _kerple_log_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
+    """Chi et al. 2022: ``-r1 log(1 + r2 r)`` with ``r1 = e^{a1}``, ``r2 = e^{a2}``."""
+    torch = _torch()
+    r1, r2 = torch.exp(tp["kerple_a1"])[:, :, None], torch.exp(tp["kerple_a2"])[:, :, None]  # (M, 1, 1) each
+    return -r1 * torch.log(1 + r2 * _tensor(r, dtype))  # (M, 1, n)
+
+
+def _kerple_power_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
+    """Chi et al. 2022: ``-r1 r^r2`` with ``r1 = e^{a1}``, ``r2 = 2 sigma(a2)``."""
+    torch = _torch()
+    r1, r2 = torch.exp(tp["kerple_a1"])[:, :, None], 2 * torch.sigmoid(tp["kerple_a2"])[:, :, None]  # (M, 1, 1)
+    rt = _tensor(r, dtype)  # (n,) offsets >= 0; at r = 0 the term is 0 and so is its gradient
+    safe = torch.where(rt > 0, rt, torch.ones_like(rt))
+    return torch.where(rt > 0, -r1 * torch.exp(r2 * torch.log(safe)), torch.zeros_like(rt))  # (M, 1, n)
+
+
 @dataclass(frozen=True)
 class Terms:
     """How one scheme enters the reference head, written plainly for autograd (none of the NumPy head's hooks).
@@ -121,6 +137,8 @@ REFERENCE_TERMS: dict[str, Terms] = {
     "alibi": Terms(bias=_alibi_bias),
     "t5": Terms(bias=_t5_bias),
     "shaw": Terms(bias=_shaw_bias),
+    "kerple_log": Terms(bias=_kerple_log_bias),
+    "kerple_power": Terms(bias=_kerple_power_bias),
 }
 
 
