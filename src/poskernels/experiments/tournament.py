@@ -167,7 +167,9 @@ def offset_kernel(head: TrainedHead, r) -> np.ndarray:
     """The bias a relative-bias head adds to a key ``r`` positions behind the query token (its kernel).
 
     ALiBi's ``-s r``; T5's learned ``beta`` of ``r``'s bucket (a bucket training never reached keeps
-    its initial 0); Shaw's ``q a_min(r, K) / tau`` for the cue task's query token.  Same shape as ``r``.
+    its initial 0); Shaw's ``q a_min(r, K) / tau`` for the cue task's query token; Kerple's and FIRE's learned
+    functions.  A bias that reads the query's position (FIRE) is read with the query at the end of the training
+    window, ``t = n_train - 1``, or at ``t = r`` for an offset past it.  Same shape as ``r``.
 
     >>> from poskernels.model.config import preset
     >>> from poskernels.model.head import init_params
@@ -180,7 +182,8 @@ def offset_kernel(head: TrainedHead, r) -> np.ndarray:
     scheme = SCHEMES[cfg.scheme]
     r = np.asarray(r, dtype=float)
     q = token_table(head.params, cfg)[[query_token(N_SYMBOLS)]] @ head.params["W_Q"]  # (1, d)
-    bias = scheme.bias(head.params, cfg, q, r.reshape(-1))
+    flat = r.reshape(-1)
+    bias = scheme.bias_at(head.params, cfg, q, flat, np.maximum(cfg.n_train - 1, flat))
     if bias is None:
         raise PosKernelsError(f"scheme {cfg.scheme!r} adds no bias over offsets")
     return np.asarray(bias, dtype=float).reshape(r.shape)

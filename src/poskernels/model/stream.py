@@ -77,6 +77,7 @@ class _Plan:
     past: int | None  # columns [0, past) enter as token counts (CONSTANT_PAST), or None
     spin: np.ndarray | None  # (chunk, P) e^{i k theta} for k = 0..chunk-1 (rotary heads at integer positions)
     wcat: np.ndarray | None  # (U, 2P, V) Re and Im of conj(q_p) k_p for every key token (rotary heads), or None
+    t: float  # the query's position
 
 
 class _Arange:
@@ -117,7 +118,8 @@ def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
         kc = (tok @ params["W_K"]).view(np.complex128)  # (V, P)
         w = q.view(np.complex128).conj()[:, :, None] * kc.T[None]  # (U, P, V)
         wcat = np.concatenate([w.real, w.imag], axis=1)  # (U, 2P, V)
-    return _Plan(params, cfg, reading, theta, q, content, G, code_q is not None, start, past, spin, wcat)
+    t = float(pos[n - 1 :][0])
+    return _Plan(params, cfg, reading, theta, q, content, G, code_q is not None, start, past, spin, wcat, t)
 
 
 def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict | None = None):
@@ -157,7 +159,7 @@ def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict |
                     shared[key] = code
             table = table + (plan.q @ (code @ params["W_K"]).T / cfg.tau)[:, :, None]  # (U, c, V)
             pvo = code @ params["W_V"] @ params["W_O"]  # (c, C)
-    bias = scheme.bias(params, cfg, plan.q, r_c)  # (U, c) or (c,) or None
+    bias = scheme.bias_at(params, cfg, plan.q, r_c, plan.t)  # (U, c) or (c,) or None
     if bias is not None:
         table = table + np.broadcast_to(bias, (U, c))[:, :, None]
     return table, pvo
