@@ -142,3 +142,44 @@ def test_fire_gradients_with_the_threshold_below_and_above_the_query(a_L):
     assert (grads["fire_aL"][0] == 0.0) == (a_L < 0)  # L = 1.35 < t = 9: the threshold is not read
     _, ref = torch_loss_and_grad(params, cfg, tokens, targets)
     assert all(np.allclose(grads[k], ref[k], rtol=1e-9, atol=1e-12) for k in params)
+
+
+@pytest.mark.parametrize("scheme, a1, a2", [("kerple_log", np.log(6.0), 0.0), ("kerple_power", 0.0, -1.0)])
+def test_a_kerple_head_cut_drops_no_more_than_eps(scheme, a1, a2):
+    # the certified cut carried to Kerple: the exact weights past D sum to at most the bound, and the cut reader
+    # moves no logit by more than its logit bound
+    from poskernels.model.config import HeadConfig
+    from poskernels.model.cut import certified_cut, has_cut
+    from poskernels.model.head import init_params, query_forward
+    from poskernels.model.stream import stream_logits
+    from poskernels.tasks.cue import cue_batch
+
+    cfg = HeadConfig(scheme=scheme)
+    params = {k: 3.0 * v for k, v in init_params(cfg, np.random.default_rng(1)).items()}
+    params.update(kerple_a1=np.full(1, a1), kerple_a2=np.full(1, a2))
+    assert has_cut(params, cfg)
+    x, _ = cue_batch(np.random.default_rng(2), 4, 3000)
+    for eps in (1e-3, 1e-9):
+        cut = certified_cut(params, cfg, [16], eps)
+        assert cut.tail_bound <= eps and 0 < cut.D < 2999
+        W = cut.W
+        bound = kerple_tail_bound(scheme, W, *_r(scheme, a1, a2), cut.D)
+        assert bound > eps  # the smallest such D
+        logits, cache = query_forward(params, cfg, x)
+        assert (cache["a"][:, : 3000 - 1 - cut.D].sum(axis=1) <= cut.tail_bound * (1 + 1e-9)).all()
+        assert np.abs(stream_logits(params, cfg, x, eps=eps) - logits).max() <= cut.logit_bound + 1e-12
+    heavy = {**params, "kerple_a1": np.zeros(1)} if scheme == "kerple_log" else None
+    if heavy is not None:  # r1 = 1: no cut, and the reader reads every key
+        assert not has_cut(heavy, cfg)
+        with pytest.raises(PosKernelsError, match="heavy tail"):
+            certified_cut(heavy, cfg, [16], 1e-6)
+        assert np.allclose(stream_logits(heavy, cfg, x, eps=1e-9), query_forward(heavy, cfg, x)[0], rtol=1e-10)
+
+
+def _r(scheme, a1, a2):
+    return math.exp(a1), (math.exp(a2) if scheme == "kerple_log" else 2 / (1 + math.exp(-a2)))
+
+
+def test_the_power_tail_bound_survives_tiny_exponents():
+    assert kerple_tail_bound("kerple_power", 1.0, 0.5, 0.004, 10) == math.inf  # Gamma(250): in logs, vacuous
+    assert 0 < kerple_tail_bound("kerple_power", 0.0, 50.0, 0.3, 10**3) < 1e-150

@@ -14,7 +14,8 @@ Two shortcuts, each a registry by scheme name:
 
 * :data:`CONSTANT_PAST` (exact): past the offset ``R0`` where a relative bias stops changing (NoPE from 0, Shaw
   past its clip, T5 in its last bucket), keys differ only by their token, so they enter as token counts;
-* :data:`poskernels.model.cut.CUT_SLOPES` (certified, Theorem 3 (ii)): keys of an ALiBi head past its certified
+* :data:`poskernels.model.cut.CUT_SLOPES` and ``CUT_TAILS`` (certified, Theorem 3 (ii)): keys of an ALiBi (or a
+  Kerple) head past its certified
   cut ``D`` (:func:`poskernels.model.cut.certified_cut`) are dropped, ``O(D)`` per query whatever ``n``, with
   dropped weight ``<= eps``.
 
@@ -40,7 +41,7 @@ from ..errors import PosKernelsError, check_positive_int
 from ..theory.alibi import t5_last_bucket_first_offset
 from .chunk import KeyChunk, token_rows
 from .config import HeadConfig
-from .cut import CUT_SLOPES, certified_cut
+from .cut import certified_cut, has_cut
 from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
 from .schemes import HEAD_SCHEMES, HeadScheme
 
@@ -311,7 +312,8 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
         Key positions per step; a step holds ``(V, chunk, heads)`` weights and ``B chunk`` key indices, so keep
         ``B chunk`` near ``2^19`` for a large batch.
     eps : float, optional
-        Read the heads of :data:`CUT_SLOPES` only back to their certified cut (:func:`certified_cut`); the other
+        Read the heads that have a certified cut (:func:`poskernels.model.cut.has_cut`: ALiBi, Kerple with a light
+        tail) only back to it (:func:`certified_cut`); the other
         heads are read in full.
 
     Returns
@@ -335,7 +337,7 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     for params, cfg, reading in heads:
         if cfg.vocab != cfg0.vocab:
             raise PosKernelsError(f"heads read together must share a vocabulary; got {cfg0.vocab} and {cfg.vocab}")
-        cut_eps = eps if cfg.scheme in CUT_SLOPES else None
+        cut_eps = eps if has_cut(params, cfg) else None
         plans.append(_plan(params, cfg, reading, uq, pos, cut_eps, default_pos, chunk))
     out = []
     for p, st in zip(plans, _read(plans, tokens, pos, iq, chunk, rowwise=False)):

@@ -155,15 +155,18 @@ def kerple_tail_bound(kind: str, W: float, r1: float, r2: float, D: float) -> fl
         if r1 <= 1.0:
             return math.inf
         log_head = -r1 * math.log1p(r2 * D)  # log e^{b(D)}
-        tail = math.exp(log_head) * (1.0 + (1.0 + r2 * D) / (r2 * (r1 - 1.0)))
+        log_tail = log_head + math.log1p((1.0 + r2 * D) / (r2 * (r1 - 1.0)))
     else:
         log_head = -r1 * D**r2
-        # int_D^inf e^{-r1 x^r2} dx = Gamma(1/r2, r1 D^r2) / (r2 r1^{1/r2})
+        # int_D^inf e^{-r1 x^r2} dx = Gamma(1/r2, r1 D^r2) / (r2 r1^{1/r2}), in logs (Gamma(1/r2) overflows early)
         a = 1.0 / r2
-        tail = math.exp(log_head) + math.gamma(a) * float(gammaincc(a, r1 * D**r2)) / (r2 * r1**a)
-    if tail > 0 and W + math.log(tail) > 700:  # past float64: vacuous (a weight is at most 1)
+        Q = float(gammaincc(a, r1 * D**r2))  # the regularized upper incomplete gamma
+        log_int = math.lgamma(a) + math.log(Q) - math.log(r2) - a * math.log(r1) if Q > 0 else -math.inf
+        top = max(log_head, log_int)
+        log_tail = top + math.log(math.exp(log_head - top) + math.exp(log_int - top))
+    if W + log_tail > 700:  # past float64: vacuous (a weight is at most 1)
         return math.inf
-    return math.exp(W) * tail
+    return math.exp(W + log_tail)
 
 
 def fire_kernel(r, t: float, c: float, L: float, w1, b1, w2) -> np.ndarray:
