@@ -241,7 +241,7 @@ def run_long_context(
     workers : int, optional
         Processes reading the points (default: the CPUs available).
     schemes : sequence of str, optional
-        Read only the heads of these schemes (default all seven); the readers of the others are None.
+        Read only the heads of these schemes (default every scheme of the registry); the readers of the others are None.
 
     Returns
     -------
