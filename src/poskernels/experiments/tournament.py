@@ -2,11 +2,11 @@
 
 Five schemes of the article (``nope``, ``sinusoidal``, ``learned``, ``rope``, ``alibi``) and those beyond
 it (``t5``, ``shaw``, Kerple's ``kerple_log`` and ``kerple_power``, ``fire``), ten seeds each (the block of
-:func:`poskernels.seeds.seed_block`; the article trains three), 1,500 Adam steps at length 32 (:func:`poskernels.model.config.preset`).  Every head is read on the
-same 2,000 fresh test sequences per length (:func:`heldout`, seeded apart from training); each cell is the
-mean over the seeds with its standard error.  Each trained RoPE head is also re-read, with no further
-training, through PI, NTK-aware and YaRN at ``kappa = n / 32``
-(Definition 5, :data:`poskernels.extension.MAPS`).
+:func:`poskernels.seeds.seed_block`; the article trains three), 1,500 Adam steps at length 32
+(:func:`poskernels.model.config.preset`).  Every head is read on the same 2,000 fresh test sequences per
+length (:func:`heldout`, seeded apart from training); each cell is the mean over the seeds with its standard
+error.  Each trained RoPE head is also re-read, with no further training, through PI, NTK-aware and YaRN at
+``kappa = n / 32`` (Definition 5, :data:`poskernels.extension.MAPS`).
 """
 
 from __future__ import annotations
