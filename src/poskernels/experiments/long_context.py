@@ -1,7 +1,8 @@
 """Far past the window: the tournament's heads read at 32 to 10^5 tokens, in bounded memory.
 
 Every head is read by the streaming reader (:func:`poskernels.model.stream.stream_many`), ALiBi back to its
-certified cut (Theorem 3 (ii), dropped weight ``<= EPS``), the RoPE heads also re-read through PI, NTK-aware and
+certified cut (Theorem 3 (ii), dropped weight ``<= EPS``), a Kerple head back to the cut of its own tail bound
+where it has one (:data:`poskernels.model.cut.CUT_TAILS`), the RoPE heads also re-read through PI, NTK-aware and
 YaRN at ``kappa = n / 32`` (the tournament's :func:`~poskernels.experiments.tournament.rescaled_reading`).
 
 * **Length**: the cue task (:func:`poskernels.tasks.cue.cue_batch`) at each of :data:`LENGTHS`.
