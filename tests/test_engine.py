@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from poskernels.encodings import SCHEMES, Scheme, Setting, omega, register_scheme
+from poskernels.encodings import BUILT_IN, SCHEMES, Scheme, Setting, omega, register_scheme
 from poskernels.model.config import HeadConfig
 from poskernels.model.engine.stream import recent_weights, stream_logits
 from poskernels.model.head import (
@@ -84,7 +84,7 @@ def outside():
         del SCHEMES[cls.name]
 
 
-NAMES = ["nope", "sinusoidal", "learned", "rope", "alibi", "t5", "shaw", *(c.name for c in OUTSIDE)]
+NAMES = [*(n for n in SCHEMES if n in BUILT_IN), *(c.name for c in OUTSIDE)]  # every built-in one, and ours
 SMALL = dict(d=6, vocab=9, n_classes=4, n_train=10, settings={"t5_buckets": 8, "t5_max_distance": 12, "shaw_clip": 3})
 
 
@@ -151,7 +151,7 @@ def test_a_scheme_from_outside_reaches_the_certified_cut():
 
     cfg = HeadConfig(scheme="test_scaled")
     params = _heavy(cfg, 7, scale=2.0)
-    assert has_cut(cfg)
+    assert has_cut(params, cfg)
     x, _ = cue_batch(np.random.default_rng(8), 4, 400)
     cut = certified_cut(params, cfg, np.unique(x[:, -1]), 1e-9)
     exact = forward(params, cfg, x)[0]

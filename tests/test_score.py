@@ -124,7 +124,7 @@ def test_pairs_are_the_matrix_diagonal_and_rope_is_relative(scheme, seed, shift)
     tk = np.sort(rng.integers(0, 32, size=12)).astype(float)
     Z = score(params, cfg, q, tq, k, tk)  # (12, 12)
     assert np.allclose(score(params, cfg, q, tq, k, tk, pairwise=True), np.diagonal(Z), rtol=1e-12, atol=1e-12)
-    if SCHEMES[scheme].relative:  # without an absolute code the score sees only t - j
+    if SCHEMES[scheme].relative:  # no absolute code, no query position (FIRE's normaliser): only t - j
         assert np.allclose(score(params, cfg, q, tq + shift, k, tk + shift), Z, rtol=1e-9, atol=1e-9)
 
 

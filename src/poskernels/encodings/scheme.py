@@ -21,7 +21,9 @@ with ``h = T[x] + p(m)``; a scheme fills in its parts, chosen by :attr:`Scheme.w
   once in the head; a transform has no parameters of its own.
 * ``"score"``: a term ``b(r)`` added to the logits that depends on the offset ``r = t - j`` (and, for Shaw, on
   the query), hooks ``bias`` and ``bias_backward``: ALiBi's ``-s r``, T5's learned ``beta_bucket(r)``, Shaw's
-  ``q a_min(r,K) / tau`` (Definition 3).
+  ``q a_min(r,K) / tau`` (Definition 3).  A bias that also reads the query's position ``t`` (FIRE's
+  normaliser) takes it as a keyword ``t`` of both hooks; the head calls every bias through :meth:`Scheme.bias_at`
+  and :meth:`Scheme.bias_backward_at`, which pass ``t`` only to a hook that names it.
 
 Every scheme may also set the logit scale ``lambda`` (hook ``logit_scale``, 1 by default, a reading's scale for
 a rotary head), and says what the engine may assume of it: ``far_past`` (the offset past which its score no
@@ -61,7 +63,7 @@ WHERE: dict[str, tuple[str, str] | None] = {
 }
 #: Every hook a scheme may write, forward then backward.
 HOOKS = ("init", "code", "code_backward", "transform", "logit_scale", "bias", "bias_backward", "far_past",
-         "linear_slope")  # fmt: skip
+         "linear_slope", "tail_bound")  # fmt: skip
 
 _COLOUR = re.compile(r"#[0-9a-f]{6}")
 
@@ -217,6 +219,21 @@ class Scheme:
         """``(dL/dq or None, grads)`` from ``dL/dbias`` of the query-only path, ``dz`` shape ``(M, U, n)``."""
         return None, {}
 
+    def bias_at(self, params: dict, cfg, q: np.ndarray, r: np.ndarray, t):
+        """:meth:`bias` at offsets ``r`` of queries at positions ``t`` (a scalar, or broadcast against ``r``).
+
+        ``t`` reaches the hook only when it names a keyword ``t``; a bias of the offset alone never sees it.
+        """
+        if _reads_t(type(self).bias):
+            return self.bias(params, cfg, q, r, t=t)
+        return self.bias(params, cfg, q, r)
+
+    def bias_backward_at(self, dz: np.ndarray, params: dict, cfg, q: np.ndarray, r: np.ndarray, t):
+        """:meth:`bias_backward` with the query's position ``t``, passed as :meth:`bias_at` passes it."""
+        if _reads_t(type(self).bias_backward):
+            return self.bias_backward(dz, params, cfg, q, r, t=t)
+        return self.bias_backward(dz, params, cfg, q, r)
+
     # -- what the engine may assume: the far past, and a bias that is exactly linear
     def far_past(self, cfg) -> int | None:
         """The offset ``R0`` from which the score no longer depends on the offset (None: it always does).
@@ -233,6 +250,20 @@ class Scheme:
         one-pass reader is a recursive filter of decay ``e^{-s}``.
         """
         return None
+
+    def tail_bound(self, params: dict, cfg):
+        """``(W, D) -> bound`` on the weight a head puts on offsets ``r >= D`` at any length, given its content width
+        ``W`` (``inf`` where the tail sum diverges), for a learned bias that decreases from ``b(0) = 0``; or None.
+
+        A finite bound gives the head a certified cut (:func:`poskernels.model.engine.cut.certified_cut`: Kerple's).
+        """
+        return None
+
+
+@lru_cache(maxsize=256)
+def _reads_t(hook) -> bool:
+    """Whether a bias hook takes the query's position as a keyword ``t``."""
+    return "t" in inspect.signature(hook).parameters
 
 
 def _writes(cls, hook: str) -> bool:
@@ -281,12 +312,14 @@ def _check(cls) -> None:
                 f"scheme {name!r} writes {forward} but not its backward {backward}; every forward comes with its "
                 "hand-written gradient (a fixed term with no parameters returns no gradient, explicitly)"
             )
+    if own == ("bias", "bias_backward") and _reads_t(cls.bias) != _reads_t(cls.bias_backward):
+        raise PosKernelsError(f"scheme {name!r}: bias and bias_backward must both take the keyword t, or neither")
     if _writes(cls, "init") and cls.where in ("none", "rotation"):
         raise PosKernelsError(
             f"scheme {name!r} has parameters (init) but no hook that uses them (where={cls.where!r}; a transform "
             "has no parameters of its own)"
         )
-    for hook in ("far_past", "linear_slope"):
+    for hook in ("far_past", "linear_slope", "tail_bound"):
         if _writes(cls, hook) and cls.where in ("input", "rotation"):
             raise PosKernelsError(
                 f"scheme {name!r} writes {hook}, which only a scheme with no code and no transform may (it acts at "

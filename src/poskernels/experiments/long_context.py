@@ -1,7 +1,8 @@
 """Far past the window: the tournament's heads read at 32 to 10^5 tokens, in bounded memory.
 
 Every head is read by the streaming reader (:func:`poskernels.model.engine.stream.stream_many`), ALiBi back to its
-certified cut (Theorem 3 (ii), dropped weight ``<= EPS``), the RoPE heads also re-read through PI, NTK-aware and
+certified cut (Theorem 3 (ii), dropped weight ``<= EPS``), a Kerple head back to the cut of its own tail bound
+where it has one (its scheme's ``tail_bound``), the RoPE heads also re-read through PI, NTK-aware and
 YaRN at ``kappa = n / 32`` (the tournament's :func:`~poskernels.experiments.tournament.rescaled_reading`).
 
 * **Length**: the cue task (:func:`poskernels.tasks.cue.cue_batch`) at each of :data:`LENGTHS`.
@@ -24,9 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..encodings import SCHEMES
 from ..model.cache import cache_key, cached_or_build
 from ..model.config import TrainConfig, preset
-from ..model.engine.cut import certified_cut
+from ..model.engine.cut import certified_cut, has_cut
 from ..model.engine.stream import stream_many
 from ..model.head import PLAIN
 from ..model.train import head_path, train_many
@@ -46,6 +48,7 @@ __all__ = [
     "TEST_SEED",
     "default_seeds",
     "horizon_rows",
+    "tail_cut_rows",
     "read_head",
     "read_point",
     "run_long_context",
@@ -171,6 +174,27 @@ def horizon_rows(alibi_heads, distance: dict) -> dict:
     return rows
 
 
+def tail_cut_rows(heads) -> dict:
+    """For each head cut by its learned tail (its scheme's ``tail_bound``: Kerple's): its content width ``W``, its
+    certified cut ``D`` at :data:`EPS` (None: a heavy tail, read in full) and, for Kerple, its ``r1`` and ``r2``.
+
+    ``{scheme: {seed: {"r1", "r2", "W", "cut_D"}}}``.
+    """
+    rows: dict = {}
+    for h in heads:
+        scheme = SCHEMES[h.head.scheme]
+        if scheme.linear_slope(h.head) is not None or scheme.tail_bound(h.params, h.head) is None:
+            continue
+        cut = certified_cut(h.params, h.head, [query_token(N_SYMBOLS)], EPS) if has_cut(h.params, h.head) else None
+        row = {"W": None if cut is None else cut.W, "cut_D": None if cut is None else cut.D}
+        if "kerple_a1" in h.params:  # Kerple's r1 = e^{a1}; r2 = e^{a2} (logarithmic) or 2 sigma(a2) (power)
+            a1, a2 = float(h.params["kerple_a1"][0]), float(h.params["kerple_a2"][0])
+            r2 = float(np.exp(a2)) if h.head.scheme == "kerple_log" else float(2.0 / (1.0 + np.exp(-a2)))
+            row = {"r1": float(np.exp(a1)), "r2": r2, **row}
+        rows.setdefault(h.head.scheme, {})[str(h.seed)] = row
+    return rows
+
+
 def _stats(points: dict) -> dict:
     """``accuracy[reader][x]`` (mean), ``stderr`` (standard error of the mean over seeds), ``per_seed``."""
     readers = next(iter(points.values()), LONG_READERS)  # every point names the same readers (None: not read)
@@ -220,7 +244,7 @@ def run_long_context(
     workers : int, optional
         Processes reading the points (default: the CPUs available).
     schemes : sequence of str, optional
-        Read only the heads of these schemes (default all seven); the readers of the others are None.
+        Read only the heads of these schemes (default every scheme of the registry); the readers of the others are None.
 
     Returns
     -------
@@ -263,6 +287,9 @@ def _read_long(jobs, cache_dir, log, seeds, lengths, offsets, count, workers) ->
     }
     alibi = [h for h in heads if h.head.scheme == "alibi"]
     data["distance"]["horizon"] = horizon_rows(alibi, distance) if alibi else {}
+    tails = tail_cut_rows(heads)
+    if tails:  # Kerple's heads: the tail bound's cut (a key only where such heads were read)
+        data["distance"]["tail_cut"] = tails
     if log is not None:
         log(f"[long] read {len(heads)} heads at {len(points)} points in {time.perf_counter() - start:.1f} s")
     return data

@@ -176,13 +176,13 @@ def score(
     if pairwise:  # Proposition 3 (i): <phi_t(q), phi_j(k)> = <q, phi_{j - t}(k)>, one turn per pair
         kt = k if theta is None else phi(k, k_pos - q_pos, theta)  # (R, d)
         z = np.einsum("rd,rd->r", q, kt) * scale  # (R,)
-        bias = scheme.bias(params, cfg, q, (q_pos - k_pos)[:, None])  # (R, 1): pair i's query at its offset
+        bias = scheme.bias_at(params, cfg, q, (q_pos - k_pos)[:, None], q_pos[:, None])  # (R, 1): pair i's offset
         return z if bias is None else z + bias[..., 0]
     qt, kt = (q, k) if theta is None else (phi(q, q_pos, theta, query=True), phi(k, k_pos, theta))
     z = (qt * scale) @ np.swapaxes(kt, -1, -2)  # (..., Nq, Nk) content scores
     if type(scheme).bias is Scheme.bias:  # no bias: skip the (Nq, Nk) offsets (a fresh array costs page faults)
         return z
-    bias = scheme.bias(params, cfg, q, q_pos[:, None] - k_pos[None, :])  # (..., Nq, Nk) or (Nq, Nk)
+    bias = scheme.bias_at(params, cfg, q, q_pos[:, None] - k_pos[None, :], q_pos[:, None])  # (..., Nq, Nk) or (Nq, Nk)
     return z if bias is None else z + bias
 
 
@@ -207,7 +207,7 @@ def forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Read
     fk = k if theta is None else phi(k, pos, theta)  # (B, n, d) phi_j(k_j)
     r = pos[-1] - pos  # (n,) offsets t - j
     s = np.einsum("bd,bnd->bn", fq, fk) * (lam / cfg.tau)  # (B, n)
-    b = scheme.bias(_stack(params), cfg, q[None], r)  # (1, B, n), (1, n), (n,) or None: the stack-of-one hook
+    b = scheme.bias_at(_stack(params), cfg, q[None], r, pos[-1])  # (1, B, n), (1, n), (n,) or None: a stack of one
     if b is not None:
         s = s + np.broadcast_to(b, (1, B, n))[0]
     a = np.exp(s - s.max(axis=-1, keepdims=True))  # (B, n) softmax over the causal prefix j <= t
@@ -233,7 +233,7 @@ def backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) ->
     dk = dfk if theta is None else phi_backward(dfk, pos, theta)  # (B, n, d)
     scheme_grads = {}
     if cache["b"] is not None:
-        dq_b, scheme_grads = scheme.bias_backward(ds[None], _stack(params), cfg, q[None], cache["r"])
+        dq_b, scheme_grads = scheme.bias_backward_at(ds[None], _stack(params), cfg, q[None], cache["r"], pos[-1])
         scheme_grads = _unstack(scheme_grads)
         dq = dq if dq_b is None else dq + dq_b[0]
     grads["W_Q"] = h[:, -1].T @ dq  # (d, d)

@@ -89,7 +89,7 @@ def _rel(a, b) -> float:
 
 
 def _metadata(scheme: Scheme, cfg: HeadConfig, params: dict) -> Check:
-    """hooks agree with metadata: the transform's shape, the far past, the linear slope, the parameters' gradients."""
+    """hooks agree with metadata: the transform, the far past, the linear slope, the tail bound, the gradients."""
     name = "hooks agree with metadata"
     problems = []
     stacked = {k: v[None] for k, v in params.items()}
@@ -98,7 +98,7 @@ def _metadata(scheme: Scheme, cfg: HeadConfig, params: dict) -> Check:
     if scheme.rotary and (theta is None or not np.all(np.isfinite(theta))):
         problems.append("a rotary scheme's transform must give finite frequencies of shape (d/2,)")
     r = np.arange(0.0, 400.0)  # (n,) causal offsets
-    bias = scheme.bias(stacked, cfg, q, r)
+    bias = scheme.bias_at(stacked, cfg, q, r, float(r[-1]))  # a query far enough to see every offset
     if scheme.where == "score" and bias is None:
         problems.append("where = 'score' but bias returned None")
     b = None if bias is None else np.broadcast_to(bias, (1, 2, r.size))
@@ -108,6 +108,12 @@ def _metadata(scheme: Scheme, cfg: HeadConfig, params: dict) -> Check:
     s = scheme.linear_slope(cfg)
     if s is not None and not np.allclose(0.0 if b is None else b, -s * r, rtol=1e-12, atol=1e-12):
         problems.append(f"linear_slope says the bias is exactly -{s} r, but it is not")
+    tail = scheme.tail_bound(params, cfg)
+    if tail is not None and b is not None:  # at W = 0 the bound holds the weight sum over r >= D of e^{b(r)}
+        for D in (0, 5, 50):
+            if np.exp(b[..., D:]).sum(axis=-1).max() > tail(0.0, D) * (1 + 1e-9):
+                problems.append(f"tail_bound at offset {D} is below the bias's own tail sum")
+                break
     if scheme.offset_kernel is not None:
         k = np.asarray(scheme.offset_kernel(np.arange(8.0)))
         if k.shape != (8,) or not np.all(np.isfinite(k)):
@@ -118,7 +124,11 @@ def _metadata(scheme: Scheme, cfg: HeadConfig, params: dict) -> Check:
         problems.append(f"the backward's gradients {sorted(grads)} are not the parameters {sorted(params)}")
     if problems:
         return Check(name, False, "; ".join(problems))
-    told = [w for w, v in (("far past", R0), ("linear slope", s), ("transform", theta)) if v is not None]
+    told = [
+        w
+        for w, v in (("far past", R0), ("linear slope", s), ("tail bound", tail), ("transform", theta))
+        if v is not None
+    ]
     return Check(name, True, f"where = {scheme.where!r}" + (f"; checked its {', '.join(told)}" if told else ""))
 
 

@@ -5,6 +5,11 @@ most ``e^W e^{-s D'} / (1 - e^{-s})`` on the offsets ``r >= D'``, at every lengt
 own weights (:func:`content_width`); the cut ``D`` is the smallest offset whose bound at ``D' = D + 1`` is
 ``<= eps``, and a reader that keeps offsets ``0..D`` (:func:`poskernels.model.engine.stream.stream_logits` with ``eps``)
 moves no logit by more than ``2 eps max_v |v W_O|``.
+
+A learned bias that decreases from ``b(0) = 0`` has the same rule with its own tail bound in place of ALiBi's: the
+scheme's ``tail_bound`` hook (Kerple's, :func:`poskernels.encodings.beyond.kerple_tail_bound`).  A head whose
+tail sum diverges (a logarithmic Kerple head with ``r1 <= 1``) has no cut valid at every length and is read in
+full (:func:`has_cut`).
 """
 
 from __future__ import annotations
@@ -21,17 +26,11 @@ from ..config import HeadConfig
 from ..embedding import token_table
 from ..reading import PLAIN
 
-__all__ = ["Cut", "certified_cut", "content_width", "has_cut"]
+__all__ = ["MAX_CUT", "Cut", "certified_cut", "content_width", "has_cut"]
 
 
-def has_cut(cfg: HeadConfig) -> bool:
-    """Whether Theorem 3's certified cut applies: the scheme's bias is exactly ``-s r`` with ``s > 0``.
-
-    >>> has_cut(HeadConfig(scheme="alibi")), has_cut(HeadConfig(scheme="nope")), has_cut(HeadConfig(scheme="t5"))
-    (True, False, False)
-    """
-    s = SCHEMES[cfg.scheme].linear_slope(cfg)
-    return s is not None and s > 0
+#: Farthest cut searched for a tail bound: a head that needs more is read in full.
+MAX_CUT = 2**53
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ class Cut:
     W : float
         Content width: the range of ``q_u k_v^T / tau`` over every key token ``v`` (worst query token ``u``).
     s : float
-        The slope.
+        The slope (NaN for a head cut by its scheme's ``tail_bound``).
     D : int
         Largest offset kept: the smallest ``D >= 0`` with ``e^W e^{-s (D + 1)} / (1 - e^{-s}) <= eps``.
     tail_bound : float
@@ -89,6 +88,28 @@ def content_width(params: dict, cfg: HeadConfig, query_tokens) -> float:
     return float((c.max(axis=1) - c.min(axis=1)).max())
 
 
+def has_cut(params: dict, cfg: HeadConfig) -> bool:
+    """Whether the head has a certified cut: its scheme's bias is exactly ``-s r`` with ``s > 0`` (its
+    ``linear_slope``: ALiBi), or its scheme's ``tail_bound`` is finite for this head (Kerple with a light tail).
+
+    Examples
+    --------
+    >>> from poskernels.model.head import init_params
+    >>> cfg = HeadConfig(scheme="kerple_log")
+    >>> p = init_params(cfg, np.random.default_rng(0))  # r1 = 1 at its start: tails like 1 / r, no cut
+    >>> has_cut(p, cfg), has_cut({**p, "kerple_a1": np.log([2.0])}, cfg), has_cut({}, HeadConfig(scheme="alibi"))
+    (False, True, True)
+    >>> has_cut({}, HeadConfig(scheme="nope")), has_cut({}, HeadConfig(scheme="t5"))
+    (False, False)
+    """
+    scheme = SCHEMES[cfg.scheme]
+    s = scheme.linear_slope(cfg)
+    if s is not None:
+        return s > 0
+    bound = scheme.tail_bound(params, cfg)
+    return bound is not None and math.isfinite(bound(0.0, MAX_CUT))
+
+
 def certified_cut(params: dict, cfg: HeadConfig, query_tokens, eps: float) -> Cut:
     """Theorem 3 (ii) as a reading rule: the offsets an ALiBi head must read for dropped weight ``<= eps``.
 
@@ -100,15 +121,19 @@ def certified_cut(params: dict, cfg: HeadConfig, query_tokens, eps: float) -> Cu
     >>> cut.tail_bound <= 1e-12, cut.D == math.ceil((cut.W - math.log(1e-12 * -math.expm1(-0.5))) / 0.5) - 1
     (True, True)
     """
-    if not has_cut(cfg):
-        cut = ", ".join(n for n, s in SCHEMES.items() if s.linear_slope(HeadConfig(scheme=n)))
+    scheme = SCHEMES[cfg.scheme]
+    s = scheme.linear_slope(cfg)
+    if not (s is not None and s > 0) and (s is not None or scheme.tail_bound(params, cfg) is None):
         raise PosKernelsError(
-            f"a certified cut exists for heads whose bias is exactly -s r with s > 0 ({cut}); got {cfg.scheme!r}"
+            f"a certified cut exists for a head whose bias is exactly -s r with s > 0 (ALiBi) or whose tail bound is "
+            f"finite (Kerple); got {cfg.scheme!r}"
         )
     eps = check_positive_real("eps", eps)
     if eps >= 1:
         raise PosKernelsError(f"eps must lie in (0, 1); got {eps!r}")
-    W, s = content_width(params, cfg, query_tokens), SCHEMES[cfg.scheme].linear_slope(cfg)
+    W = content_width(params, cfg, query_tokens)
+    if s is None:  # a tail bound (a heavy tail is refused there, saying so)
+        return _tail_cut(params, cfg, W, eps)
     # e^W e^{-s (D+1)} / (1 - e^{-s}) <= eps  <=>  D + 1 >= (W - ln(eps (1 - e^{-s}))) / s
     D = max(0, math.ceil((W - math.log(eps * -math.expm1(-s))) / s) - 1)
     while alibi_tail_bound(W, s, D + 1) > eps:  # guard the rounding of the closed form
@@ -116,3 +141,25 @@ def certified_cut(params: dict, cfg: HeadConfig, query_tokens, eps: float) -> Cu
     tail = alibi_tail_bound(W, s, D + 1)
     G = token_table(params, cfg) @ params["W_V"] @ params["W_O"]  # (V, C)
     return Cut(W, s, D, tail, 2.0 * tail * float(np.abs(G).max()))
+
+
+def _tail_cut(params: dict, cfg: HeadConfig, W: float, eps: float) -> Cut:
+    """The smallest ``D`` whose tail bound at ``D + 1`` is ``<= eps`` (the bound decreases in ``D``): doubling, then
+    bisection."""
+    bound = SCHEMES[cfg.scheme].tail_bound(params, cfg)
+    if not bound(W, MAX_CUT) <= eps:
+        raise PosKernelsError(
+            f"scheme {cfg.scheme!r}: this head's tail bound stays above eps = {eps!r} out to offset {MAX_CUT} "
+            "(a heavy tail: a logarithmic Kerple head with r1 <= 1 has none); read it in full"
+        )
+    hi = 1
+    while bound(W, hi) > eps:
+        hi *= 2
+    lo = hi // 2 if hi > 1 else 0  # bound(lo) > eps or lo == 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if bound(W, mid) > eps else (lo, mid)
+    D = hi - 1  # the kept offsets 0..D: D + 1 = hi is the first offset whose bound is <= eps
+    tail = bound(W, D + 1)
+    G = token_table(params, cfg) @ params["W_V"] @ params["W_O"]  # (V, C)
+    return Cut(W, math.nan, D, tail, 2.0 * tail * float(np.abs(G).max()))

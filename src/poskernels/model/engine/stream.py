@@ -14,9 +14,10 @@ Two shortcuts, each read off the scheme (:class:`poskernels.encodings.Scheme`):
 
 * ``far_past`` (exact): past the offset ``R0`` where a relative bias stops changing (NoPE from 0, Shaw past its
   clip, T5 in its last bucket), keys differ only by their token, so they enter as token counts;
-* ``linear_slope`` (certified, Theorem 3 (ii)): keys of a head whose bias is exactly ``-s r`` (ALiBi) past its
-  certified cut ``D`` (:func:`poskernels.model.engine.cut.certified_cut`) are dropped, ``O(D)`` per query whatever
-  ``n``, with dropped weight ``<= eps``.
+* a certified cut (Theorem 3 (ii)): keys of a head whose bias is exactly ``-s r`` (ALiBi, ``linear_slope``) or
+  whose tail bound is finite (Kerple, ``tail_bound``) past its cut ``D``
+  (:func:`poskernels.model.engine.cut.certified_cut`) are dropped, ``O(D)`` per query whatever ``n``, with dropped
+  weight ``<= eps``.
 
 Examples
 --------
@@ -70,6 +71,7 @@ class _Plan:
     past: int | None  # columns [0, past) enter as token counts (the scheme's far_past), or None
     spin: np.ndarray | None  # (chunk, P) e^{i k theta} for k = 0..chunk-1 (rotary heads at integer positions)
     wcat: np.ndarray | None  # (U, 2P, V) Re and Im of conj(q_p) k_p for every key token (rotary heads), or None
+    t: float  # the query's position
 
 
 class _Arange:
@@ -112,7 +114,8 @@ def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
         kc = (tok @ params["W_K"]).view(np.complex128)  # (V, P)
         w = q.view(np.complex128).conj()[:, :, None] * kc.T[None]  # (U, P, V)
         wcat = np.concatenate([w.real, w.imag], axis=1)  # (U, 2P, V)
-    return _Plan(params, cfg, reading, theta, q, lam, content, G, code_q is not None, start, past, spin, wcat)
+    t = float(pos[n - 1 :][0])
+    return _Plan(params, cfg, reading, theta, q, lam, content, G, code_q is not None, start, past, spin, wcat, t)
 
 
 def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict | None = None):
@@ -154,7 +157,7 @@ def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict |
             pz = pz / cfg.tau if plan.lam == 1.0 else pz * (plan.lam / cfg.tau)
             table = table + pz[:, :, None]  # (U, c, V)
             pvo = code @ params["W_V"] @ params["W_O"]  # (c, C)
-    bias = scheme.bias(params, cfg, plan.q, r_c)  # (U, c) or (c,) or None
+    bias = scheme.bias_at(params, cfg, plan.q, r_c, plan.t)  # (U, c) or (c,) or None
     if bias is not None:
         table = table + np.broadcast_to(bias, (U, c))[:, :, None]
     return table, pvo
@@ -307,8 +310,8 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
         Key positions per step; a step holds ``(V, chunk, heads)`` weights and ``B chunk`` key indices, so keep
         ``B chunk`` near ``2^19`` for a large batch.
     eps : float, optional
-        Read the heads whose bias is exactly ``-s r`` with ``s > 0`` (ALiBi: the scheme's ``linear_slope``) only
-        back to their certified cut (:func:`certified_cut`); the other heads are read in full.
+        Read the heads that have a certified cut (:func:`poskernels.model.engine.cut.has_cut`: ALiBi, Kerple with a
+        light tail) only back to it (:func:`certified_cut`); the other heads are read in full.
 
     Returns
     -------
@@ -331,7 +334,7 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     for params, cfg, reading in heads:
         if cfg.vocab != cfg0.vocab:
             raise PosKernelsError(f"heads read together must share a vocabulary; got {cfg0.vocab} and {cfg.vocab}")
-        cut_eps = eps if has_cut(cfg) else None
+        cut_eps = eps if has_cut(params, cfg) else None
         plans.append(_plan(params, cfg, reading, uq, pos, cut_eps, default_pos, chunk))
     out = []
     for p, st in zip(plans, _read(plans, tokens, pos, iq, chunk, rowwise=False)):
