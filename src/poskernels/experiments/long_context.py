@@ -207,6 +207,7 @@ def _description(jobs, lengths, offsets, count) -> dict:
     return {
         "long": LONG_VERSION,
         "heads": [head_path(Path("."), c, s).name for c, s in jobs],
+        "readers": list({**LONG_READERS, **all_readers()}),  # a scheme registered since is a reader too
         "lengths": list(lengths),
         "offsets": list(offsets),
         "count": count,
