@@ -27,6 +27,8 @@ from poskernels.experiments.filings_reader import (
     FILING_READERS,
     content_width,
     read_filing,
+    read_filing_as,
+    read_filing_as_loop,
     read_filing_loop,
     reader_reading,
 )
@@ -70,6 +72,11 @@ def test_one_pass_reader_equals_the_forward_pass_on_every_trained_reader(heads):
             for method in ("auto", "matrix"):
                 fast = read_filing(head.params, head.head, doc.ids, reading, method=method)
                 np.testing.assert_allclose(fast, slow, atol=1e-9, err_msg=f"{reader} {method} {doc.doc_id}")
+            # and as the case study reads it: each question at its own kappa, the bands of one pass
+            banded = read_filing_as(head.params, head.head, doc.ids, reader)
+            np.testing.assert_allclose(
+                banded, read_filing_as_loop(head.params, head.head, doc.ids, reader), atol=1e-9, err_msg=reader
+            )
 
 
 # ---------------------------------------------------------------- fidelity (the article's claims)

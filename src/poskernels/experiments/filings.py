@@ -4,8 +4,10 @@ Four schemes (no position, the sinusoidal code, RoPE, ALiBi), ten seeds each (:f
 the article trains three), are trained afresh with the
 tournament's head and trainer (:func:`poskernels.model.config.preset`, 1,500 Adam steps at length 32) on windows
 of the training filings (:func:`poskernels.tasks.filings.filings_sampler`).  The RoPE heads are re-read with PI,
-NTK-aware and YaRN at ``kappa = max(1, (n + 1) / 32)`` for a filing of ``n`` tokens
-(:func:`~poskernels.experiments.filings_reader.filing_kappa`): seven readers.  Each reads the 100 held-out filings
+NTK-aware and YaRN, each question at its own ``kappa = max(1, (t + 2) / 32)``: the tournament's rule for the
+``t + 2`` tokens of the question at ``t`` (its prefix and the query;
+:data:`~poskernels.experiments.filings_reader.KAPPA_RULES`, where ``"filing"`` reads every question of a filing of
+``n`` tokens at ``max(1, (n + 1) / 32)`` instead): seven readers.  Each reads the 100 held-out filings
 in one pass per filing and answers "which company was named last?" at every position after the first mention.
 
 Results (:func:`filings_results`, the ``filings`` key of ``numbers.json``):
@@ -31,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import check_name
 from ..model.cache import CODE_VERSION, cache_key, cached_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, head_key, train_many
@@ -48,7 +51,7 @@ from ..tasks.filings import (
     filings_task_name,
     laboratory_filing,
 )
-from .filings_reader import FILING_READERS, content_width, read_filing, reader_reading
+from .filings_reader import DEFAULT_KAPPA_RULE, FILING_READERS, KAPPA_RULES, content_width, read_filing_as
 from .tournament import tournament_jobs
 
 __all__ = [
@@ -70,7 +73,12 @@ __all__ = [
 #: The schemes trained on filings; the seven readers are these and RoPE's three re-readings.
 TRAINED_SCHEMES = ("nope", "sinusoidal", "rope", "alibi")
 #: Bump when the readers or the results' layout change, so cached results are recomputed.
-RESULTS_VERSION = "filings-5"
+RESULTS_VERSION = "filings-6"
+#: How the results name each rule of ``kappa`` (``numbers.json``'s ``filings.kappa``).
+KAPPA_TEXT = {
+    "question": "max(1, (t + 2) / 32) per question at t (its prefix and the query)",
+    "filing": "max(1, (n + 1) / 32) per filing of n tokens",
+}
 
 
 def filings_config(scheme: str) -> TrainConfig:
@@ -106,8 +114,8 @@ def prepare_filings(cache_dir, log=None, seeds=None) -> None:
         train_filing_heads(cache_dir, log, seeds=seeds)
 
 
-def _results_path(cache_dir, seeds) -> Path:
-    return Path(cache_dir) / "filings" / f"results-{cache_key(_results_description(seeds))}.json"
+def _results_path(cache_dir, seeds, kappa: str = DEFAULT_KAPPA_RULE) -> Path:
+    return Path(cache_dir) / "filings" / f"results-{cache_key(_results_description(seeds, kappa))}.json"
 
 
 def tournament_alibi_heads(cache_dir=None, log=None, workers=None, seeds=None) -> list[TrainedHead]:
@@ -124,22 +132,28 @@ def _alibi_jobs(seeds=None) -> list:
     return [(c, s) for c, s in tournament_jobs(extra=False, seeds=seeds) if c.head.scheme == "alibi"]
 
 
-def answer_filings(head: TrainedHead, reader: str, docs: list[FilingTokens]) -> np.ndarray:
-    """The reader's answer at every query position of every filing, concatenated in order, shape (Q,)."""
+def answer_filings(
+    head: TrainedHead, reader: str, docs: list[FilingTokens], kappa: str = DEFAULT_KAPPA_RULE
+) -> np.ndarray:
+    """The reader's answer at every query position of every filing, concatenated in order, shape (Q,).
+
+    ``kappa`` is the rule of :data:`~poskernels.experiments.filings_reader.KAPPA_RULES` a map reads with."""
     out = []
     for doc in docs:
         q = filing_queries(doc)
-        logits = read_filing(head.params, head.head, doc.ids, reader_reading(reader, head.head, len(doc)))  # (n, C)
+        logits = read_filing_as(head.params, head.head, doc.ids, reader, kappa)  # (n, C)
         out.append(np.argmax(logits, axis=1)[q.positions])  # (q,)
     return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
 def _answers_job(args) -> list[np.ndarray]:
-    head, readers, docs = args
-    return [answer_filings(head, reader, docs) for reader in readers]
+    head, readers, docs, kappa = args
+    return [answer_filings(head, reader, docs, kappa) for reader in readers]
 
 
-def answer_all(pairs, docs: list[FilingTokens], workers: int | None = None) -> dict:
+def answer_all(
+    pairs, docs: list[FilingTokens], workers: int | None = None, kappa: str = DEFAULT_KAPPA_RULE
+) -> dict:
     """:func:`answer_filings` for every ``(head, reader)`` of ``pairs``, one pool job per head (its readers together).
 
     Returns
@@ -152,7 +166,7 @@ def answer_all(pairs, docs: list[FilingTokens], workers: int | None = None) -> d
         by_head.setdefault((head.config, head.seed), (head, []))[1].append(reader)
     jobs = list(by_head.values())
     out = {}
-    for i, answers in run_jobs(_answers_job, [(h, rs, docs) for h, rs in jobs], workers or available_cpus()):
+    for i, answers in run_jobs(_answers_job, [(h, rs, docs, kappa) for h, rs in jobs], workers or available_cpus()):
         head, readers = jobs[i]
         out.update({(head.config, head.seed, r): a for r, a in zip(readers, answers)})
     return out
@@ -306,7 +320,7 @@ def case_study(heads: dict[str, list[TrainedHead]], known: dict | None = None) -
     }
 
 
-def _results_description(seeds) -> dict:
+def _results_description(seeds, kappa: str = DEFAULT_KAPPA_RULE) -> dict:
     """What the results are a function of: the heads' and the tournament heads' keys, the filings read, the version.
 
     The keys come from the jobs (:func:`poskernels.model.train.head_key`), so a warm run finds its results without
@@ -314,6 +328,7 @@ def _results_description(seeds) -> dict:
     """
     return {
         "version": RESULTS_VERSION,
+        "kappa": kappa,
         "heads": sorted(head_key(c, s) for c, s in _filing_jobs(seeds)),
         "tournament": sorted(head_key(c, s) for c, s in _alibi_jobs(seeds)),
         "test": corpus_digest(case_corpus().test),
@@ -321,7 +336,7 @@ def _results_description(seeds) -> dict:
     }
 
 
-def filings_results(cache_dir=None, log=None, workers=None, seeds=None) -> dict:
+def filings_results(cache_dir=None, log=None, workers=None, seeds=None, kappa: str = DEFAULT_KAPPA_RULE) -> dict:
     """Every number of the case study (the ``filings`` key of ``numbers.json``).
 
     Trained heads come from (and go to) ``cache_dir``; the results themselves are cached there as verified JSON
@@ -333,12 +348,14 @@ def filings_results(cache_dir=None, log=None, workers=None, seeds=None) -> dict:
     -------
     dict
         ``corpus``, ``accuracy``, ``stderr``, ``first_three``, ``per_seed``, ``seeds``, ``horizon`` (list of rows),
-        ``horizon_stats``, ``case``, ``kappa`` (how it is chosen).
+        ``horizon_stats``, ``case``, ``kappa`` (how it is chosen: ``kappa`` names a rule of
+        :data:`~poskernels.experiments.filings_reader.KAPPA_RULES`, default per question).
     """
+    kappa = check_name("kappa rule", kappa, KAPPA_RULES)
     seeds = seed_block() if seeds is None else tuple(seeds)
-    description = _results_description(seeds)
+    description = _results_description(seeds, kappa)
     key = cache_key(description)
-    path = None if cache_dir is None else _results_path(cache_dir, seeds)
+    path = None if cache_dir is None else _results_path(cache_dir, seeds, kappa)
     cached = cached_json(path, key, log, "filings")
     if cached is not None:
         return cached
@@ -347,14 +364,14 @@ def filings_results(cache_dir=None, log=None, workers=None, seeds=None) -> dict:
     corpus = case_corpus()
     docs = [encode_filing(f) for f in corpus.test]
     pairs = [(h, reader) for reader, (scheme, _) in FILING_READERS.items() for h in heads[scheme]]
-    known = answer_all(pairs + [(h, "alibi") for h in tournament], docs, workers)  # on the pool
+    known = answer_all(pairs + [(h, "alibi") for h in tournament], docs, workers, kappa)  # on the pool
     out = {"corpus": corpus_stats(corpus), **reader_table(heads, docs, known)}
     out["horizon"] = [horizon_row(h, "filings", docs, known) for h in heads["alibi"]]
     out["horizon"] += [horizon_row(h, "synthetic", docs, known) for h in tournament]
     out["horizon_stats"] = horizon_stats(out["horizon"])
     out["seeds"] = list(seeds)
-    out["case"] = case_study(heads, answer_all(pairs, [encode_filing(laboratory_filing())], workers))
-    out["kappa"] = "max(1, (n + 1) / 32) per filing of n tokens"
+    out["case"] = case_study(heads, answer_all(pairs, [encode_filing(laboratory_filing())], workers, kappa))
+    out["kappa"] = KAPPA_TEXT[kappa]
     out["code"] = CODE_VERSION
     if path is not None:
         save_json(path, out, {"key": key, **description})
