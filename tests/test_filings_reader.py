@@ -16,7 +16,9 @@ from poskernels.errors import PosKernelsError
 from poskernels.experiments.filings_reader import (
     FILING_READERS,
     content_width,
+    BAND_TOLERANCE,
     KAPPA_RULES,
+    band_kappas,
     filing_kappa,
     kappa_bands,
     question_kappas,
@@ -190,8 +192,10 @@ def test_each_question_at_its_own_kappa_in_one_banded_pass_equals_the_forward_pa
     params, cfg = _random_head("rope", seed)
     ids = np.random.default_rng(seed + 1).integers(0, QUERY, size=n)  # (n,)
     for reader in ("rope", "rope_pi", "rope_ntk", "rope_yarn"):
-        fast = read_filing_as(params, cfg, ids, reader, rule)  # (n, C)
-        np.testing.assert_allclose(fast, read_filing_as_loop(params, cfg, ids, reader, rule), rtol=1e-10, atol=1e-10)
+        for tol in (0.0, BAND_TOLERANCE):  # each question at its own kappa, or at its band's
+            fast = read_filing_as(params, cfg, ids, reader, rule, tol)  # (n, C)
+            slow = read_filing_as_loop(params, cfg, ids, reader, rule, tol)  # (n, C)
+            np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-10)
     if rule == "filing":  # one band: the per-filing reading of read_filing
         reading = reader_reading("rope_pi", cfg, n)
         np.testing.assert_allclose(read_filing_as(params, cfg, ids, "rope_pi", rule), read_filing(params, cfg, ids, reading))
@@ -202,13 +206,19 @@ def test_the_question_rule_is_the_tournaments_rule_at_each_question():
     k = question_kappas(100)
     assert k[:31].tolist() == [1.0] * 31 and k[31] == 33 / 32 and k[99] == 101 / 32
     assert np.all(question_kappas(100, rule="filing") == filing_kappa(100))
-    bands = kappa_bands(k)  # one band for the window, then one per question
+    bands = kappa_bands(k)  # tol = 0: one band for the window, then one per question
     assert bands[0] == (1.0, 0, 31) and len(bands) == 1 + 69 and all(b - a == 1 for _, a, b in bands[1:])
+    # the default bands: each question read at a kappa no smaller than its own and at most 1/16 larger
+    k = question_kappas(400)
+    banded = band_kappas(k, BAND_TOLERANCE)
+    assert np.all(banded >= k) and np.all(banded <= k * (1 + BAND_TOLERANCE) + 1e-12)
+    assert len(kappa_bands(k, BAND_TOLERANCE)) < 50 < len(kappa_bands(k))  # a tenth of the blocks
     # the question rule reads a near pair of mentions at the trained scale where the filing rule compresses it:
     # the answers of the first 31 questions do not depend on the filing's length under the question rule
     params, cfg = _random_head("rope", 3)
     ids = np.random.default_rng(4).integers(0, QUERY, size=200)
-    short, long = read_filing_as(params, cfg, ids[:31], "rope_pi"), read_filing_as(params, cfg, ids, "rope_pi")
+    short = read_filing_as(params, cfg, ids[:31], "rope_pi", tol=0)
+    long = read_filing_as(params, cfg, ids, "rope_pi", tol=0)
     np.testing.assert_allclose(long[:31], short, atol=1e-12)
     np.testing.assert_allclose(long[:31], read_filing(params, cfg, ids[:31]), atol=1e-12)  # as trained
     filing = read_filing_as(params, cfg, ids, "rope_pi", "filing")
@@ -227,3 +237,8 @@ def test_the_banded_reader_refuses_bad_input():
         read_filing(params, cfg, np.arange(5), start=5)
     with pytest.raises(PosKernelsError, match="start"):
         read_filing(params, cfg, np.arange(5), start=-1)
+    for tol in (-0.1, float("nan"), float("inf")):
+        with pytest.raises(PosKernelsError, match="band tolerance"):
+            read_filing_as(params, cfg, np.arange(40) % QUERY, "rope_pi", tol=tol)
+    with pytest.raises(PosKernelsError, match="must not decrease"):
+        kappa_bands(np.array([2.0, 1.0]))

@@ -16,9 +16,11 @@ Readers: the four trained schemes, and the RoPE heads re-read through the contex
 ``kappa`` a map reads a question with is a rule of :data:`KAPPA_RULES`: by default the tournament's rule applied
 to each question (``"question"``: the question at ``t`` is a sequence of ``t + 2`` tokens, the prefix and the
 query, read at ``kappa_t = max(1, (t + 2) / L)``), or one ``kappa = max(1, (n + 1) / L)`` for every question of a
-filing of ``n`` tokens (``"filing"``: its longest question's).  :func:`read_filing_as` stays one pass: the
-questions that share a ``kappa`` form a band, and each band is read as one block of the score matrix (its
-questions against the keys they see), so the scores computed are those of one pass, cut into bands.
+filing of ``n`` tokens (``"filing"``: its longest question's).  :func:`read_filing_as` stays one pass: runs of
+consecutive questions form bands whose ``kappa`` lie within :data:`BAND_TOLERANCE` (1/16) of each other, each
+band is read at its longest question's ``kappa`` as one block of the score matrix (its questions against the keys
+they see), so the scores computed are those of one pass, cut into bands (``tol=0``: a band per ``kappa``, each
+question at exactly its own, at ~10x the cost).
 
 Examples
 --------
@@ -56,10 +58,12 @@ from ..tasks.filings.tokens import QUERY
 from .readers import pick
 
 __all__ = [
+    "BAND_TOLERANCE",
     "DEFAULT_KAPPA_RULE",
     "FILING_READERS",
     "KAPPA_RULES",
     "RECURSIVE_DECAY",
+    "band_kappas",
     "content_width",
     "filing_kappa",
     "kappa_bands",
@@ -116,16 +120,47 @@ def question_kappas(n_tokens: int, L: int = 32, rule: str = DEFAULT_KAPPA_RULE) 
     return KAPPA_RULES[rule](int(n_tokens), int(L))
 
 
-def kappa_bands(kappas: np.ndarray) -> list[tuple[float, int, int]]:
-    """The runs of equal ``kappa`` in a filing's questions: ``(kappa, first, stop)``, in order.
+#: The default width of a band: its questions' ``kappa`` lie within this ratio of the first one's (1/16: a question
+#: is read at most 6.25% more compressed than at its own ``kappa``); 0 reads each question at exactly its own.
+BAND_TOLERANCE = 1 / 16
+
+
+def kappa_bands(kappas: np.ndarray, tol: float = 0.0) -> list[tuple[float, int, int]]:
+    """The bands of a filing's questions (non-decreasing ``kappas``): ``(kappa, first, stop)``, in order.
+
+    A band runs from question ``a`` while ``kappa_t <= kappa_a (1 + tol)`` and is read at the largest ``kappa`` of its
+    questions (its longest question's, so no question is read at a scale past its own length); ``tol = 0``: each
+    run of equal ``kappa``.
 
     >>> kappa_bands(np.array([1.0, 1.0, 1.5, 2.0, 2.0]))
     [(1.0, 0, 2), (1.5, 2, 3), (2.0, 3, 5)]
+    >>> kappa_bands(np.array([1.0, 1.0, 1.04, 1.1, 1.12]), tol=1 / 16)
+    [(1.04, 0, 3), (1.12, 3, 5)]
     """
     kappas = np.asarray(kappas, dtype=float)
-    cuts = np.flatnonzero(np.diff(kappas) != 0) + 1  # where a new band starts
-    starts, stops = np.r_[0, cuts], np.r_[cuts, kappas.size]
-    return [(float(kappas[a]), int(a), int(b)) for a, b in zip(starts, stops)]
+    tol = float(tol)
+    if not (tol >= 0 and np.isfinite(tol)):
+        raise PosKernelsError(f"the band tolerance must be a finite number >= 0; got {tol!r}")
+    if kappas.size and np.any(np.diff(kappas) < 0):
+        raise PosKernelsError("kappa_bands reads the questions of a filing in order: kappas must not decrease")
+    out, a = [], 0
+    while a < kappas.size:
+        b = int(np.searchsorted(kappas, kappas[a] * (1 + tol) * (1 + 1e-12), side="right"))  # first past the band
+        out.append((float(kappas[b - 1]), a, b))
+        a = b
+    return out
+
+
+def band_kappas(kappas: np.ndarray, tol: float = 0.0) -> np.ndarray:
+    """The ``kappa`` each question is read at: its band's (:func:`kappa_bands`), shape of ``kappas``.
+
+    >>> band_kappas(np.array([1.0, 1.0, 1.04, 1.1, 1.12]), tol=1 / 16).tolist()
+    [1.04, 1.04, 1.04, 1.12, 1.12]
+    """
+    out = np.empty(np.shape(kappas))
+    for kappa, a, b in kappa_bands(kappas, tol):
+        out[a:b] = kappa
+    return out
 
 
 def reader_reading(reader: str, cfg: HeadConfig, n_tokens: int) -> Reading:
@@ -247,12 +282,14 @@ def _map_reading(cfg: HeadConfig, name: str, kappa: float) -> Reading:
     return reading
 
 
-def read_filing_as(params: dict, cfg: HeadConfig, ids, reader: str, rule: str = DEFAULT_KAPPA_RULE) -> np.ndarray:
+def read_filing_as(
+    params: dict, cfg: HeadConfig, ids, reader: str, rule: str = DEFAULT_KAPPA_RULE, tol: float = BAND_TOLERANCE
+) -> np.ndarray:
     """Every question of a filing answered by ``reader``, each read at its ``kappa`` under ``rule``.
 
-    One pass cut into bands (:func:`kappa_bands`): the questions ``a .. b - 1`` that share a ``kappa`` are one call
-    of :func:`read_filing` on the prefix ``ids[:b]`` from ``start = a``, the block of the score matrix with their
-    rows, read through the map at that ``kappa``.  A plain reader (no map) is one call.
+    One pass cut into bands (:func:`kappa_bands`): the questions ``a .. b - 1`` of a band are one call of
+    :func:`read_filing` on the prefix ``ids[:b]`` from ``start = a``, the block of the score matrix with their rows,
+    read through the map at the band's ``kappa``.  A plain reader (no map) is one call.
 
     Parameters
     ----------
@@ -263,6 +300,8 @@ def read_filing_as(params: dict, cfg: HeadConfig, ids, reader: str, rule: str = 
         A key of :data:`FILING_READERS`.
     rule : str
         A key of :data:`KAPPA_RULES` (default :data:`DEFAULT_KAPPA_RULE`).
+    tol : float
+        How wide a band may be (:data:`BAND_TOLERANCE`; 0: each question at exactly its own ``kappa``).
 
     Returns
     -------
@@ -277,22 +316,22 @@ def read_filing_as(params: dict, cfg: HeadConfig, ids, reader: str, rule: str = 
         return read_filing(params, cfg, ids)
     blocks = [
         read_filing(params, cfg, ids[:b], _map_reading(cfg, name, kappa), start=a)  # (b - a, C)
-        for kappa, a, b in kappa_bands(kappas)
+        for kappa, a, b in kappa_bands(kappas, tol)
     ]
     return np.concatenate(blocks)  # (n, C)
 
 
 def read_filing_as_loop(
-    params: dict, cfg: HeadConfig, ids, reader: str, rule: str = DEFAULT_KAPPA_RULE
+    params: dict, cfg: HeadConfig, ids, reader: str, rule: str = DEFAULT_KAPPA_RULE, tol: float = BAND_TOLERANCE
 ) -> np.ndarray:
-    """The same answers by the plain forward pass, each question on its own at its own ``kappa`` (the reference).
+    """The same answers by the plain forward pass, each question on its own at its band's ``kappa`` (the reference).
 
     Returns
     -------
     ndarray, shape (n, C)
     """
     ids = _check_ids(cfg, ids)
-    kappas = question_kappas(ids.size, cfg.n_train, rule)  # (n,)
+    kappas = band_kappas(question_kappas(ids.size, cfg.n_train, rule), tol)  # (n,)
     scheme, name = FILING_READERS[check_name("reader", reader, FILING_READERS)]
     rows = []
     for t in range(ids.size):

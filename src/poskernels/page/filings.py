@@ -48,6 +48,12 @@ ARTICLE_HORIZON = {
     ("synthetic", 2): (37.0, 1.000, 0.108),
 }
 
+# Same section, the laboratory's filing at "the company" (token 109): "In seed 0 the heads without position, with
+# the added code, with RoPE, and with ALiBi all answer Marrow Freight ... 5 of the 12 answers across seeds are
+# Fenwick."  The four plain readers, the article's three seeds.
+PLAIN_READERS = ("nope", "sinusoidal", "rope", "alibi")
+ARTICLE_CASE = {"marrow_in_first_seed": 4, "fenwick_of_twelve": 5}
+
 LABELS = {
     reader: READER_LABELS[reader]
     for reader in ("nope", "sinusoidal", "rope", "alibi", "rope_pi", "rope_ntk", "rope_yarn")

@@ -310,7 +310,48 @@ def _differences(n: dict) -> str:
             mean, se = f["accuracy"][reader][part], f["stderr"][reader][part]
             if differs_se(mean, se, a, count):
                 out.append(f"filings, {READER_LABELS[reader]}, {part} queries: {cell_se(mean, se)} against {cell(a)}")
+    out += _printed_differences(n)
     return "\n".join(f"- {line}" for line in out) if out else "- none"
+
+
+def _printed_differences(n: dict) -> list[str]:
+    """The article's figures that are not a mean over seeds (a range, a share of seeds, a count of answers), where
+    ours differ: a range end by more than 0.05 (the article says "about"), a share or a count at all."""
+    out = []
+    t, sin = n["tournament"], n["sinusoidal"]
+    for length, (lo, hi) in pt.ARTICLE_ROPE_RANGE.items():
+        ours = t.get("seed_range", {}).get("rope", {}).get(length)
+        if ours and max(abs(ours["first_three"][0] - lo), abs(ours["first_three"][1] - hi)) > 0.05:
+            a, b = ours["first_three"]
+            c, d = ours["all"]
+            out.append(
+                f"RoPE at {length}, range of the first three seeds: {cell(a)} to {cell(b)} (all {len(t['seeds'])}:"
+                f" {cell(c)} to {cell(d)}) against about {cell(lo, 2)} to {cell(hi, 2)}"
+            )
+    share = sin.get("spread_within_6pct")
+    if share is not None and share != pt.ARTICLE_SPREAD_WITHIN_6PCT:
+        k = round(share * len(sin["spread_ratio"]))
+        out.append(
+            f"sinusoidal head's two spreads within 6% of each other: {k} seeds of {len(sin['spread_ratio'])}"
+            " against every seed"
+        )
+    case = n["filings"]["case"]
+    names = case["companies"]
+    marrow, fenwick = names.index("Marrow Freight"), case["truth"][case["last_mention"]]
+    first = [case["at_the_company"][r][0] for r in pf.PLAIN_READERS]
+    twelve = [a for r in pf.PLAIN_READERS for a in case["at_the_company"][r][:3]]
+    plain, at = len(pf.PLAIN_READERS), case["the_company"]
+    if (m := sum(a == marrow for a in first)) != pf.ARTICLE_CASE["marrow_in_first_seed"]:
+        out.append(
+            f"laboratory filing at token {at}, plain heads answering Marrow Freight in seed {case['seeds'][0]}:"
+            f" {m} of {plain} against {pf.ARTICLE_CASE['marrow_in_first_seed']} of {plain}"
+        )
+    if (f := sum(a == fenwick for a in twelve)) != pf.ARTICLE_CASE["fenwick_of_twelve"]:
+        out.append(
+            f"laboratory filing at token {at}, plain heads' answers that are Fenwick Logistics over the first three"
+            f" seeds: {f} of {len(twelve)} against {pf.ARTICLE_CASE['fenwick_of_twelve']} of {len(twelve)}"
+        )
+    return out
 
 
 #: Region name -> renderer of the README's markdown from ``numbers.json``.
