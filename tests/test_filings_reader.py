@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.filings_reader import (
-    FILING_READERS,
-    content_width,
     BAND_TOLERANCE,
+    FILING_READERS,
     KAPPA_RULES,
     band_kappas,
+    content_width,
     filing_kappa,
     kappa_bands,
     question_kappas,
@@ -198,7 +198,9 @@ def test_each_question_at_its_own_kappa_in_one_banded_pass_equals_the_forward_pa
             np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-10)
     if rule == "filing":  # one band: the per-filing reading of read_filing
         reading = reader_reading("rope_pi", cfg, n)
-        np.testing.assert_allclose(read_filing_as(params, cfg, ids, "rope_pi", rule), read_filing(params, cfg, ids, reading))
+        np.testing.assert_allclose(
+            read_filing_as(params, cfg, ids, "rope_pi", rule), read_filing(params, cfg, ids, reading)
+        )
 
 
 def test_the_question_rule_is_the_tournaments_rule_at_each_question():

@@ -54,9 +54,7 @@ def _unreadable(numbers: dict, verdicts: list[Verdict]) -> list[str]:
     return [
         v.claim
         for v in verdicts
-        if v.passed is None
-        and not by_id[v.claim].optional
-        and all(k in numbers for k in by_id[v.claim].needs)
+        if v.passed is None and not by_id[v.claim].optional and all(k in numbers for k in by_id[v.claim].needs)
     ]
 
 
@@ -66,8 +64,10 @@ def render(verdicts: list[Verdict]) -> str:
     lines = []
     for v in verdicts:
         stat = "-" if v.statistic is None else f"{v.statistic:.4g}"
-        lines.append(f"{word[v.passed]}  {v.claim}  statistic {stat}  threshold {v.threshold}" + (
-            f"  ({v.why})" if v.why else ""))
+        lines.append(
+            f"{word[v.passed]}  {v.claim}  statistic {stat}  threshold {v.threshold}"
+            + (f"  ({v.why})" if v.why else "")
+        )
     n_pass = sum(v.passed is True for v in verdicts)
     n_fail = sum(v.passed is False for v in verdicts)
     n_na = sum(v.passed is None for v in verdicts)
@@ -79,7 +79,7 @@ def main(argv=None) -> int:
     """``python -m poskernels.claims NUMBERS.json [--json PATH|-]``."""
     p = argparse.ArgumentParser(prog="python -m poskernels.claims", description=__doc__.splitlines()[0])
     p.add_argument("numbers", type=Path, help="a numbers.json written by `poskernels reproduce`")
-    p.add_argument("--json", metavar="PATH", help="also write the verdicts as JSON (`-`: to stdout, instead of the text)")
+    p.add_argument("--json", metavar="PATH", help="write the verdicts as JSON (`-`: to stdout, instead of the text)")
     args = p.parse_args(argv)
     try:
         out = None

@@ -47,8 +47,13 @@ class Verdict:
 
     def as_dict(self) -> dict:
         stat = None if self.statistic is None or not math.isfinite(self.statistic) else self.statistic
-        return {"claim": self.claim, "statistic": stat, "threshold": self.threshold, "passed": self.passed,
-                "why": self.why}
+        return {
+            "claim": self.claim,
+            "statistic": stat,
+            "threshold": self.threshold,
+            "passed": self.passed,
+            "why": self.why,
+        }
 
 
 @dataclass(frozen=True)

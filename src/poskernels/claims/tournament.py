@@ -223,11 +223,11 @@ def _claims() -> list[Claim]:
     for other in ("rope_pi", "rope_yarn"):
         out.append(
             Claim(
-                f"{S}.ntk_best_at_256_above_{other.removeprefix('rope_')}",
+                f"{S}.ntk_best_at_256_above_{other.removeprefix('rope_')}_head_by_head_paired",
                 S,
                 ntk,
                 WINDOW + ", the paragraph after the table of re-readings",
-                "gap",
+                "paired",
                 {},
                 _ab(_t("rescaled", "rope_ntk", "256"), _t("rescaled", other, "256")),
                 ("rescaled",),

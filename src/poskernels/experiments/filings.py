@@ -20,6 +20,8 @@ Results (:func:`filings_results`, the ``filings`` key of ``numbers.json``):
   query token (inside half the horizon) and ``r > W / s`` (beyond it), for the filing heads and for the
   tournament's ALiBi heads (trained on the cue stream), one row per head; ``horizon_stats[trained_on]`` the mean
   and standard error of each column over the seeds;
+- ``by_distance``: each reader's accuracy per seed by the answer's distance (:data:`DISTANCE_BINS`), with the
+  queries in each bin and the filer's share among their answers;
 - ``case``: the laboratory's filing with every reader's answer at every position for the first three seeds, and
   per seed of the block the count of right answers.
 
@@ -151,9 +153,7 @@ def _answers_job(args) -> list[np.ndarray]:
     return [answer_filings(head, reader, docs, kappa) for reader in readers]
 
 
-def answer_all(
-    pairs, docs: list[FilingTokens], workers: int | None = None, kappa: str = DEFAULT_KAPPA_RULE
-) -> dict:
+def answer_all(pairs, docs: list[FilingTokens], workers: int | None = None, kappa: str = DEFAULT_KAPPA_RULE) -> dict:
     """:func:`answer_filings` for every ``(head, reader)`` of ``pairs``, one pool job per head (its readers together).
 
     Returns
@@ -196,20 +196,58 @@ def reader_table(heads: dict[str, list[TrainedHead]], docs: list[FilingTokens], 
     """
     answers, r = _truth(docs)
     far = r - 1 > FAR  # (Q,) the answer more than 32 tokens back from the asked position
-    per_seed = {}
+    bins = distance_bins(r)  # (Q,) the bin of each query's answer distance
+    per_seed, by_distance = {}, {}
     for reader, (scheme, _) in FILING_READERS.items():
         rows = []
+        by_distance[reader] = {name: [] for name in DISTANCE_BINS}
         for head in heads[scheme]:
             ok = _answer(head, reader, docs, known) == answers  # (Q,)
             rows.append((float(ok.mean()), float(ok[far].mean())))
+            for i, name in enumerate(DISTANCE_BINS):
+                by_distance[reader][name].append(float(ok[bins == i].mean()) if np.any(bins == i) else None)
         per_seed[reader] = {"all": [a for a, _ in rows], "far": [f for _, f in rows]}
     accuracy, stderr = stat_table(per_seed)
     first = {r: {k: mean_stderr(v[:ARTICLE_COUNT])[0] for k, v in t.items()} for r, t in per_seed.items()}
-    return {"accuracy": accuracy, "stderr": stderr, "first_three": first, "per_seed": per_seed}
+    filer = answers == FILER  # (Q,) the answer is the filer, the first company named
+    distance = {
+        "bins": {name: [lo, hi] for name, (lo, hi) in DISTANCE_BINS.items()},
+        "queries": {name: int(np.sum(bins == i)) for i, name in enumerate(DISTANCE_BINS)},
+        "filer_share": {
+            name: float(filer[bins == i].mean()) if np.any(bins == i) else None for i, name in enumerate(DISTANCE_BINS)
+        },
+        "per_seed": by_distance,
+    }
+    return {"accuracy": accuracy, "stderr": stderr, "first_three": first, "per_seed": per_seed, "by_distance": distance}
+
+
+#: The answer distances ``back = r - 1`` (tokens between the asked position and the last mention) the accuracy is
+#: broken down by: name -> ``[lo, hi]``, inclusive.
+DISTANCE_BINS = {
+    "0-3": (0, 3),
+    "4-15": (4, 15),
+    "16-32": (16, 32),
+    "33-64": (33, 64),
+    "65-128": (65, 128),
+    "129+": (129, 10**9),
+}
+#: The label of the filer, the first company a filing names (labels are orders of first appearance).
+FILER = 0
+
+
+def distance_bins(r: np.ndarray) -> np.ndarray:
+    """The bin of :data:`DISTANCE_BINS` of each offset ``r = back + 1``, shape of ``r``.
+
+    >>> distance_bins(np.array([1, 4, 5, 17, 34, 200])).tolist()
+    [0, 0, 1, 2, 3, 5]
+    """
+    back = np.asarray(r) - 1
+    edges = np.array([hi for lo, hi in DISTANCE_BINS.values()][:-1])  # upper ends, inclusive
+    return np.searchsorted(edges, back, side="left")
 
 
 #: Columns of the horizon table summarized over seeds.
-HORIZON_COLUMNS = ("W", "horizon", "inside_half", "between", "beyond")
+HORIZON_COLUMNS = ("W", "horizon", "inside_half", "between", "beyond", "beyond_not_filer")
 
 
 def horizon_stats(rows: list[dict]) -> dict:
@@ -224,7 +262,7 @@ def horizon_stats(rows: list[dict]) -> dict:
     out = {}
     for trained_on in dict.fromkeys(r["trained_on"] for r in rows):
         mine = [r for r in rows if r["trained_on"] == trained_on]
-        per_seed = {c: [r[c] for r in mine] for c in HORIZON_COLUMNS}
+        per_seed = {c: [r.get(c) for r in mine] for c in HORIZON_COLUMNS}
         # a head with no query beyond its horizon reads None there: the statistic is over those that have one
         present = {c: [v for v in vs if v is not None] for c, vs in per_seed.items()}
         stats = {c: mean_stderr(vs) for c, vs in present.items()}
@@ -244,7 +282,8 @@ def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens], kn
     -------
     dict
         ``trained_on``, ``seed``, ``W``, ``horizon``, ``inside_half``, ``beyond``, ``inside_queries``,
-        ``beyond_queries``, ``between`` (accuracy for ``W / (2 s) < r <= W / s``).
+        ``beyond_queries``, ``between`` (accuracy for ``W / (2 s) < r <= W / s``), ``beyond_not_filer`` (beyond the
+        horizon, on the queries whose answer is not the filer: a head that falls back on the filer scores 0 there).
     """
     W = content_width(head.params, head.head)
     horizon = W / head.head.alibi_slope  # Theorem 3 (iii): past W / s a key weighs less than the query itself
@@ -252,6 +291,7 @@ def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens], kn
     ok = _answer(head, "alibi", docs, known) == answers  # (Q,)
     inside, beyond = r <= horizon / 2, r > horizon
     between = ~inside & ~beyond
+    not_filer = answers != FILER  # (Q,) queries a head that falls back on the filer cannot answer that way
 
     def acc(mask):
         return float(ok[mask].mean()) if mask.any() else None
@@ -264,6 +304,7 @@ def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens], kn
         "inside_half": acc(inside),
         "beyond": acc(beyond),
         "between": acc(between),
+        "beyond_not_filer": acc(beyond & not_filer),
         "inside_queries": int(inside.sum()),
         "beyond_queries": int(beyond.sum()),
     }

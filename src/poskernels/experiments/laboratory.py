@@ -164,7 +164,8 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
     }
     sinusoidal["spread_ratio_mean"], sinusoidal["spread_ratio_stderr"] = mean_stderr(sinusoidal["spread_ratio"])
     # the article: the two terms' spreads across keys "are within 6% of each other in every seed"
-    sinusoidal["spread_within_6pct"] = float(np.mean([abs(x - 1.0) <= SPREAD_TOLERANCE for x in sinusoidal["spread_ratio"]]))
+    within = [abs(x - 1.0) <= SPREAD_TOLERANCE for x in sinusoidal["spread_ratio"]]
+    sinusoidal["spread_within_6pct"] = float(np.mean(within))
     return {
         "tournament": tour,
         "rescaled": rescaled,

@@ -37,6 +37,7 @@ from ..atomic import write_text_atomic
 from ..errors import PosKernelsError
 from . import filings as pf
 from . import window as pt
+from .claims_page import claims_markdown, unresolved_markdown
 from .clocks import ARTICLE_DEFECT
 from .long_context import markdown as long_markdown
 from .registry import READER_LABELS, cell, cell_se, differs_se
@@ -366,6 +367,8 @@ REGIONS: dict[str, Callable[[dict], str]] = {
     "filings-case": _filings_case,
     "differences": _differences,
     "long": lambda numbers: long_markdown(numbers["long"]).strip("\n"),
+    "claims-unresolved": unresolved_markdown,
+    "claims-all": claims_markdown,
 }
 
 
