@@ -13,7 +13,10 @@ filing heads under changed settings and reads them on the held-out filings with 
 For each: the mean ± SE over the seeds of the accuracy on all and on far queries, the share of answers that name
 the filer, and the filer's share among the right answers.  Heads are cached in ``--cache``.
 
-    python examples/filings_gaps.py --seeds 5 --cache .cache/poskernels [--json out.json]
+    python examples/filings_gaps.py --seeds 5 --cache .cache/poskernels [--json out.json] \
+        [--markdown docs/guide/filings.md]
+
+``--markdown`` rewrites the page's region ``filings-gaps`` with the table.
 """
 
 from __future__ import annotations
@@ -21,11 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
+from poskernels.atomic import write_text_atomic
 from poskernels.experiments.filings import FILER, answer_filings, filings_config
 from poskernels.model.train import train_many
+from poskernels.page.readme import rewrite
 from poskernels.seeds import mean_stderr
 from poskernels.tasks.filings import (
     FAR,
@@ -58,6 +64,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=5, help="seeds per setting (default 5: 0..4)")
     ap.add_argument("--cache", default=".cache/poskernels")
     ap.add_argument("--json", help="write the table as JSON")
+    ap.add_argument("--markdown", type=Path, help="rewrite the region filings-gaps of this Markdown page")
     args = ap.parse_args(argv)
     seeds = range(args.seeds)
     base_corpus = case_corpus()
@@ -76,8 +83,10 @@ def main(argv=None) -> int:
         answers = np.concatenate([q.answers for q in qs])
         far = np.concatenate([q.back for q in qs]) > FAR
         jobs = [(change(filings_config(s)), seed) for s in SCHEMES for seed in seeds]
-        sampler = filings_sampler if corpus is base_corpus else _sampler_for(corpus)
-        heads = train_many(jobs, cache_dir=args.cache, sampler=sampler)
+        if corpus is base_corpus:
+            heads = train_many(jobs, cache_dir=args.cache, sampler=filings_sampler)
+        else:  # a sampler over another corpus is a closure: trained in this process
+            heads = train_many(jobs, cache_dir=args.cache, sampler=_sampler_for(corpus), workers=1)
         row = {}
         for scheme in SCHEMES:
             mine = [h for h in heads if h.head.scheme == scheme]
@@ -87,6 +96,7 @@ def main(argv=None) -> int:
             facc, fse = mean_stderr([float(o[far].mean()) for o in ok])
             filer = mean_stderr([float((g == FILER).mean()) for g in got])[0]
             row[scheme] = {"all": [acc, se], "far": [facc, fse], "names_filer": filer}
+            row["filer_right"] = float((answers == FILER).mean())
             print(
                 f"{name:11s} {scheme:10s} all {acc:.3f} ± {se:.3f}  far {facc:.3f} ± {fse:.3f}"
                 f"  answers naming the filer {filer:.3f}  (filer right on {float((answers == FILER).mean()):.3f})"
@@ -95,7 +105,29 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1)
+    if args.markdown:
+        md = _markdown(out, len(seeds))
+        write_text_atomic(args.markdown, rewrite(args.markdown.read_text(), {"filings-gaps": md}, partial=True))
     return 0
+
+
+def _markdown(out: dict, n: int) -> str:
+    lines = [
+        f"Mean ± SE over seeds 0–{n - 1}, read on the held-out filings of the corpus each setting trains on.",
+        "",
+        "| setting | no position, all | no position, far | no position names the filer | sinusoidal, all |"
+        " sinusoidal, far | sinusoidal names the filer | the filer is right on |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, row in out.items():
+        cells = []
+        for scheme in SCHEMES:
+            r = row[scheme]
+            cells += [f"{r['all'][0]:.3f} ± {r['all'][1]:.3f}", f"{r['far'][0]:.3f} ± {r['far'][1]:.3f}"]
+            cells.append(f"{r['names_filer']:.3f}")
+        cells = cells[:3] + cells[3:] + [f"{row['filer_right']:.3f}"]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
