@@ -184,8 +184,8 @@ def test_the_command_fails_numbers_in_which_a_claim_is_false(tmp_path, capsys):
     path.write_text(json.dumps(numbers))
     assert main([str(path)]) == 1
     out = capsys.readouterr().out
-    assert "FAIL  tournament.alibi_holds_0.95_at_256" in out
-    verdict = by_id("tournament.alibi_holds_0.95_at_256").check(numbers)
+    assert "FAIL  tournament.alibi_median_head_holds_0.95_at_256" in out
+    verdict = by_id("tournament.alibi_median_head_holds_0.95_at_256").check(numbers)
     assert verdict.passed is False and verdict.statistic == pytest.approx(0.5)
 
 

@@ -109,12 +109,18 @@ def calibrate(blocks: list[dict], claims, draws: int = DRAWS, seed: int = SEED) 
             raise PosKernelsError(f"claim {claim.id!r} pools {n} seeds where the others pool {pooled_n}")
         passed = _rate(claim, values, index)
         fails |= ~passed
-        null = KINDS[claim.kind].null(values, claim.params, np.random.default_rng([seed, len(rows)]))
-        false_pass = float(_rate(claim, null, index).mean())
+        kind = KINDS[claim.kind]
+        if kind.exact_false_pass is not None:  # a share: binomial at the null rate, exactly
+            false_pass = kind.exact_false_pass(values, claim.params, BLOCK)
+        else:
+            null = kind.null(values, claim.params, np.random.default_rng([seed, len(rows)]))
+            false_pass = float(_rate(claim, null, index).mean())
         stat = KINDS[claim.kind].evaluate(values, claim.params)[0]
+        given = {k: float(v) for k, v in values.items() if np.ndim(v) == 0}  # a target the numbers give
         rows.append(
             {
                 **row,
+                "threshold": KINDS[claim.kind].text({**claim.params, **given}),
                 "pooled": float(stat),
                 "size": float(1 - passed.mean()),
                 "false_pass": false_pass,

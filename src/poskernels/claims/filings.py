@@ -84,7 +84,7 @@ def _claims() -> list[Claim]:
             inside,
             horizon,
             "lower",
-            {"c": 8000.0001, "k": 0.0},
+            {"c": 8000.0001, "k": 3.0},
             lambda d: {"x": _rows(d, "inside_queries").mean(axis=1)},
             NEEDS,
         ),
@@ -113,7 +113,7 @@ def _claims() -> list[Claim]:
                 far,
                 table,
                 "median",
-                {"lo": 0.94},
+                {"lo": 0.94, "k": 2.0},
                 _x(_acc(reader, "far")),
                 NEEDS,
             ),
@@ -128,11 +128,11 @@ def _claims() -> list[Claim]:
                 NEEDS,
             ),
             Claim(
-                f"{S}.{name}_rescues_plain_rope_far_by_0.1",
+                f"{S}.{name}_rescues_plain_rope_far_by_0.1_head_by_head_paired",
                 S,
                 far + " (RoPE: 0.721)",
                 table,
-                "gap",
+                "paired",  # the same heads, read plain and through the map
                 {"off": 0.1},
                 _ab(_acc(reader, "far"), _acc("rope", "far")),
                 NEEDS,
@@ -152,14 +152,16 @@ def _claims() -> list[Claim]:
     for leader in ("rope_pi", "rope_yarn"):
         for part in ("all", "far"):
             for other in ("nope", "sinusoidal", "rope", "alibi", "rope_ntk"):
+                same = other in ("rope", "rope_ntk")  # the same RoPE heads, read another way: paired
                 out.append(
                     Claim(
-                        f"{S}.{leader.removeprefix('rope_')}_leads_{other}_on_{part}_queries",
+                        f"{S}.{leader.removeprefix('rope_')}_leads_{other}_on_{part}_queries"
+                        + ("_head_by_head_paired" if same else ""),
                         S,
                         lead,
                         table,
-                        "gap",
-                        {"k": 2.5},
+                        "paired" if same else "gap",
+                        {} if same else {"k": 2.5},
                         _ab(_acc(leader, part), _acc(other, part)),
                         NEEDS,
                     )
@@ -218,7 +220,7 @@ def _claims() -> list[Claim]:
             beyond,
             horizon,
             "median",
-            {"hi": 0.2},
+            {"hi": 0.2},  # the median stream head sits at 0.16: a margin of standard errors fails blocks
             _x(_stream("synthetic", "beyond")),
             NEEDS,
         ),
@@ -228,7 +230,7 @@ def _claims() -> list[Claim]:
             beyond,
             horizon,
             "median",
-            {"lo": 0.2},
+            {"lo": 0.2, "k": 2.0},
             _x(_stream("filings", "beyond")),
             NEEDS,
         ),
@@ -241,7 +243,7 @@ def _claims() -> list[Claim]:
                 "horizon W/s: 51.1, 53.0, 55.8 (filings); 38.7, 35.8, 37.0 (synthetic)",
                 horizon,
                 "median",
-                {"lo": 20, "hi": 100},
+                {"lo": 20, "hi": 100, "k": 2.0},
                 lambda d, i=i: {"x": _rows(d, "horizon")[:, i]},
                 NEEDS,
             ),
@@ -301,7 +303,7 @@ def _case_claims() -> list[Claim]:
             pi,
             where,
             "median",
-            {"lo": 0.9 * 209},
+            {"lo": 0.9 * 209, "k": 2.0},
             _x(lambda d: _case(d, "right", "rope_pi")),
             NEEDS,
         ),
@@ -346,13 +348,13 @@ def _case_claims() -> list[Claim]:
             NEEDS,
         ),
         Claim(
-            f"{S}.plain_heads_answer_marrow_most_often",
+            f"{S}.no_position_answers_marrow_head_by_head",
             S,
             plain,
             where,
-            "mode",
-            {"target": 0},
-            _x(lambda d: np.stack([_case(d, "at_the_company", r) for r in PLAIN], axis=1) - _company(d, MARROW)),
+            "share",
+            {"q": 0.8},
+            _x(lambda d: (_case(d, "at_the_company", "nope") == _company(d, MARROW)).astype(float)),
             NEEDS,
         ),
         Claim(

@@ -57,6 +57,9 @@ class Kind:
     null: Callable[[dict, dict], dict]
     text: Callable[[dict], str]
     null_text: str
+    #: ``(pooled values, params, seeds per block) -> probability`` that a block passes on the null, where it is
+    #: known exactly (a share of seeds: binomial); None: the calibration draws it.
+    exact_false_pass: Callable[[dict, dict, int], float] | None = None
 
 
 # ---------------------------------------------------------------- means with a margin of k standard errors
@@ -160,9 +163,30 @@ def _share_null(v, p, rng):
     return {**v, "x": (rng.random(x.shape) < rate).astype(float)}
 
 
+def _share_false_pass(v, p, block: int) -> float:
+    """The binomial probability that ``block`` seeds pass the share at its null rate."""
+    x = np.asarray(v["x"], dtype=float)
+    trials = block * (x.shape[1] if x.ndim > 1 else 1)
+    rate = p.get("null_rate", 0.5)
+    if p.get("at_most"):
+        ks = range(0, math.floor(p["q"] * trials + 1e-9) + 1)
+    else:
+        ks = range(math.ceil(p["q"] * trials - 1e-9), trials + 1)
+    return float(sum(math.comb(trials, k) * rate**k * (1 - rate) ** (trials - k) for k in ks))
+
+
+def _median_se(x) -> float:
+    """The standard error of a median, ``1.2533 sigma / sqrt(n)`` with the robust ``sigma = 1.4826 MAD``."""
+    x = np.asarray(x, dtype=float).ravel()
+    x = x[~np.isnan(x)]
+    mad = float(np.median(np.abs(x - np.median(x))))
+    return 1.2533 * 1.4826 * mad / math.sqrt(x.size)
+
+
 def _median_eval(v, p):
     med = _median(v["x"])
-    return med, bool(p.get("lo", -math.inf) < med < p.get("hi", math.inf))
+    margin = p.get("k", 0.0) * _median_se(v["x"])
+    return med, bool(p.get("lo", -math.inf) < med - margin and med + margin < p.get("hi", math.inf))
 
 
 def _median_null(v, p, rng):  # the median moved onto the nearer bound the claim excludes
@@ -187,9 +211,7 @@ def _mode_null(v, p, rng):
     x = np.asarray(v["x"], dtype=float)
     values = Counter(int(a) for a in x.ravel() if not np.isnan(a))
     others = [a for a, _ in values.most_common() if a != p["target"]]
-    if not others:
-        return v
-    other = others[0]
+    other = others[0] if others else p["target"] + 1  # no other answer in the pool: any other label
     flip = rng.random(x.shape) < 0.5
     swapped = np.where(x == p["target"], other, np.where(x == other, p["target"], x))
     return {**v, "x": np.where(flip, swapped, x)}
@@ -254,12 +276,18 @@ KINDS: dict[str, Kind] = {
         _share_null,
         lambda p: f"share of seeds {'<=' if p.get('at_most') else '>='} {p['q']:g}",
         "property at its null rate (null_rate, default 1/2)",
+        _share_false_pass,
     ),
     "median": Kind(
         _median_eval,
         _median_null,
         lambda p: " and ".join(
-            t for t in (f"median > {p['lo']:g}" if "lo" in p else "", f"median < {p['hi']:g}" if "hi" in p else "") if t
+            t
+            for t in (
+                f"median - {p.get('k', 0):g} SE > {p['lo']:g}" if "lo" in p else "",
+                f"median + {p.get('k', 0):g} SE < {p['hi']:g}" if "hi" in p else "",
+            )
+            if t
         ),
         "median at the nearer bound",
     ),
