@@ -24,7 +24,7 @@ def calibration(path=CALIBRATION) -> dict | None:
 
 
 def _pct(x) -> str:
-    return "—" if x is None else f"{100 * x:.1f}%"
+    return "—" if x is None else f"{100 * x:.2f}%"
 
 
 def _summary(cal: dict) -> str:
