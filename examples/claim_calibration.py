@@ -14,8 +14,8 @@ Reproduce (the heads of each block train once into ``.cache/poskernels``; about 
     python examples/claim_calibration.py results-{2000,3000,4000,5000,6000,7000,8000,9000,10000,11000} \\
         --out src/poskernels/page/claims_calibration.json --csv examples/claim_calibration.csv
 
-``claims_calibration.json`` ships with the package: the README's list of claims not resolved by ten seeds is rendered from
-it (``python -m poskernels.page.readme``).  A block holding a seed the tests run is refused.
+``claims_calibration.json`` ships with the package: the README's list of claims not resolved by ten seeds is
+rendered from it (``python -m poskernels.page.readme``).  A block holding a seed the tests run is refused.
 """
 
 from __future__ import annotations

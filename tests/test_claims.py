@@ -138,14 +138,15 @@ def _parametrized_suites(path: Path) -> set[str]:
 
 
 def _threshold_literals(path: Path) -> list[str]:
-    """Comparisons against a number other than 0 and 1 outside a call (``pytest.approx`` tolerances are calls)."""
+    """Comparisons against a number other than 0 and 1 outside a call (``pytest.approx`` tolerances are calls), and
+    above 1e-6 (rounding tolerances such as ``bound + 1e-12`` are not thresholds)."""
     out = []
 
     def numbers(node):
         if isinstance(node, ast.Call):
             return []
-        if isinstance(node, ast.Constant) and isinstance(node.value, float) and node.value not in (0.0, 1.0):
-            return [node.value]
+        if isinstance(node, ast.Constant) and isinstance(node.value, float):
+            return [node.value] if abs(node.value) > 1e-6 and node.value != 1.0 else []
         return [v for child in ast.iter_child_nodes(node) for v in numbers(child)]
 
     for node in ast.walk(ast.parse(path.read_text())):

@@ -149,7 +149,7 @@ def test_results_cache_is_read_and_a_bad_file_rebuilt(heads, tmp_path, monkeypat
     monkeypatch.setattr(fx, "train_filing_heads", lambda *a: filing_heads)
     monkeypatch.setattr(fx, "tournament_alibi_heads", lambda *a: tournament)
     monkeypatch.setattr(fx, "reader_table", fake_table)
-    monkeypatch.setattr(fx, "answer_all", lambda pairs, docs, workers=None: {})
+    monkeypatch.setattr(fx, "answer_all", lambda pairs, docs, workers=None, kappa=None: {})
     monkeypatch.setattr(fx, "horizon_row", lambda h, on, docs, known=None: {"trained_on": on, "seed": h.seed})
     monkeypatch.setattr(fx, "horizon_stats", lambda rows: {})
     monkeypatch.setattr(fx, "case_study", lambda h, known=None: {})

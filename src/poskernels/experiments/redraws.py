@@ -80,7 +80,7 @@ def _tournament(cache_dir, seeds, draws, workers) -> tuple[dict, dict]:
     heads = train_many(tournament_jobs(extra=True, seeds=seeds), cache_dir=cache_dir, workers=workers)
     read = dict(run_jobs(_read_tournament_head, [(h, draws) for h in heads], workers))
     per: dict = {}
-    for i, h in enumerate(heads):
+    for i in range(len(heads)):
         for reader, by_n in read[i].items():
             for n, values in by_n.items():
                 per.setdefault(reader, {}).setdefault(n, []).append(values)

@@ -67,7 +67,5 @@ def claims_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
     for r in cal["claims"]:
         power = None if r["power"] is None else r["power"]
         word = {True: "yes", False: "**no**", None: "not measured"}[r["resolved"]]
-        lines.append(
-            f"| `{r['id']}` | {r['threshold']} | {r['null']} | {_pct(r['size'])} | {_pct(power)} | {word} |"
-        )
+        lines.append(f"| `{r['id']}` | {r['threshold']} | {r['null']} | {_pct(r['size'])} | {_pct(power)} | {word} |")
     return "\n".join(lines)
