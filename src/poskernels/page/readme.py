@@ -35,6 +35,7 @@ import numpy as np
 
 from ..atomic import write_text_atomic
 from ..errors import PosKernelsError
+from . import beyond as pb
 from . import fidelity
 from . import filings as pf
 from . import window as pt
@@ -362,6 +363,7 @@ REGIONS: dict[str, Callable[[dict], str]] = {
     "filings-case": _filings_case,
     "differences": _differences,
     "long": lambda numbers: long_markdown(numbers["long"]).strip("\n"),
+    "beyond": pb.markdown,
     "claims-unresolved": unresolved_markdown,
     "claims-all": claims_markdown,
     "filings-distance": pf.distance_markdown,
