@@ -23,6 +23,11 @@ def calibration(path=CALIBRATION) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
+def _md(text: str) -> str:
+    """A table cell: a ``|`` of the text (an absolute value) escaped."""
+    return text.replace("|", "\\|")
+
+
 def _pct(x) -> str:
     return "—" if x is None else f"{100 * x:.2f}%"
 
@@ -49,7 +54,7 @@ def unresolved_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
     lines = [_summary(cal), "", "| claim | statistic and threshold | size | passes when false |", "|---|---|---|---|"]
     for r in cal["claims"]:
         if r["resolved"] is False:
-            lines.append(f"| `{r['id']}` | {r['threshold']} | {_pct(r['size'])} | {_pct(r['false_pass'])} |")
+            lines.append(f"| `{r['id']}` | {_md(r['threshold'])} | {_pct(r['size'])} | {_pct(r['false_pass'])} |")
     return "\n".join(lines)
 
 
@@ -67,5 +72,5 @@ def claims_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
     for r in cal["claims"]:
         power = None if r["power"] is None else r["power"]
         word = {True: "yes", False: "**no**", None: "not measured"}[r["resolved"]]
-        lines.append(f"| `{r['id']}` | {r['threshold']} | {r['null']} | {_pct(r['size'])} | {_pct(power)} | {word} |")
+        lines.append(f"| `{r['id']}` | {_md(r['threshold'])} | {r['null']} | {_pct(r['size'])} | {_pct(power)} | {word} |")
     return "\n".join(lines)
