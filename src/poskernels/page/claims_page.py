@@ -70,7 +70,7 @@ def claims_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
         "|---|---|---|---|---|---|",
     ]
     for r in cal["claims"]:
-        power = None if r["power"] is None else r["power"]
         word = {True: "yes", False: "**no**", None: "not measured"}[r["resolved"]]
-        lines.append(f"| `{r['id']}` | {_md(r['threshold'])} | {r['null']} | {_pct(r['size'])} | {_pct(power)} | {word} |")
+        rates = f"{_pct(r['size'])} | {_pct(r['power'])}"
+        lines.append(f"| `{r['id']}` | {_md(r['threshold'])} | {r['null']} | {rates} | {word} |")
     return "\n".join(lines)
