@@ -18,7 +18,7 @@ True
 >>> sorted({c.suite for c in CLAIMS})
 ['filings', 'long_context', 'tournament']
 >>> by_id("tournament.alibi_median_head_holds_0.95_at_256").threshold
-'median - 2 SE > 0.95'
+'median - 2.5 SE > 0.95'
 """
 
 from __future__ import annotations
