@@ -37,7 +37,7 @@ reference-payload: results/payload.json
 	cp results/numbers.json src/poskernels/page/reference_numbers.json
 	$(PY) -m poskernels.page.readme src/poskernels/page/reference_numbers.json README.md
 
-# ruff, then the layers of DESIGN.md as a contract ([tool.importlinter] in pyproject.toml; ARCHITECTURE.md).
+# ruff, then the layers of ARCHITECTURE.md as a contract ([tool.importlinter] in pyproject.toml; ARCHITECTURE.md).
 lint: $(TSTAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/lint-imports

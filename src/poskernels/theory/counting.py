@@ -5,7 +5,7 @@ outputs ``o_t = e/(t+1)``, so ``t = 1/<o_t, e> - 1`` when ``||e|| = 1``: the mas
 layer sees its prefix only as a multiset, so a single head without positions reads the cue task from a bag
 of tokens.  The best bag reader's accuracy is computed here exactly, by counting, with no sampling.
 
-The cue task (DESIGN.md): ``n - 1`` content tokens, symbols uniform over ``n_symbols``, each marked with
+The cue task: ``n - 1`` content tokens, symbols uniform over ``n_symbols``, each marked with
 probability ``p_mark``; if none is marked, one uniformly random content token is marked; a query token ends
 the sequence; the target is the symbol on the most recent marked token.
 """
