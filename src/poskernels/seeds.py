@@ -107,7 +107,8 @@ def stat_table(per_seed: dict) -> tuple[dict, dict]:
     >>> round(mean["rope"]["64"], 6), round(stderr["rope"]["64"], 6)
     (0.8, 0.1)
     """
-    mean, stderr = {}, {}
+    mean: dict = {}
+    stderr: dict = {}
     for key, value in per_seed.items():
         if isinstance(value, dict):
             mean[key], stderr[key] = stat_table(value)

@@ -316,7 +316,7 @@ def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = Non
     if type(x).__module__.startswith("torch"):  # torch.Tensor or Parameter: stay in torch, keep the graph
         from ..torch_rope import apply_rope as apply_rope_torch
 
-        return apply_rope_torch(x, positions, theta, rotated_planes)
+        return apply_rope_torch(x, positions, theta, rotated_planes)  # type: ignore[return-value]  # a Tensor
     x, pos, theta, planes = _rope_inputs(x, positions, theta, rotated_planes)
     angles = _plane_angles("apply_rope", pos, theta[:planes])  # (n, planes): position m turns plane p by m theta_p
     return _rotate(x, angles)  # (..., n, d)

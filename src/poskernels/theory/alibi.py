@@ -280,7 +280,7 @@ def alibi_time_kernel(positions, s: float) -> np.ndarray:
         return np.exp(-s * np.abs(x[:, None] - x[None, :]))  # (n, n)
 
 
-def alibi_tail_weight(alpha, D: int) -> float:
+def alibi_tail_weight(alpha, D: float) -> float:
     """Total weight on offsets ``r >= D`` (the left side of Theorem 3 (ii)).
 
     >>> alibi_tail_weight([0.5, 0.25, 0.25], 1)

@@ -265,6 +265,7 @@ def expected_max_count(K: int, n_symbols: int = 8) -> np.ndarray:
         left >>= 1
         if left:
             power, power_s = merge(power, power_s, power, power_s), 2 * power_s
+    assert acc is not None  # n_symbols >= 1: the loop ran
     return (1.0 - acc).sum(axis=0)  # (K+1,): sum over m of P(max > m)
 
 

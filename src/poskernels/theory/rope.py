@@ -214,7 +214,10 @@ def relative_encoding_normal_form(U, atol: float = 1e-8) -> RelativeNormalForm:
     T, Z = scipy.linalg.schur(U, output="real")  # T: (d, d) quasi-triangular, Z: (d, d) orthogonal
     Z = Z.copy()
     d = U.shape[0]
-    rot_cols, angles, plus, minus = [], [], [], []
+    rot_cols: list[int] = []
+    angles: list[float] = []
+    plus: list[int] = []
+    minus: list[int] = []
     i = 0
     while i < d:
         if i + 1 < d and T[i + 1, i] != 0.0:  # 2x2 block: a complex pair e^{+-i t}
