@@ -12,66 +12,62 @@
 # ---
 
 # %% [markdown]
-# # Positional encodings: sinusoids, rotations, and RoPE — the companion notebook
+# # Positional encodings: sinusoids, rotations, and RoPE — a tutorial
 #
-# Every positional encoding is a kernel over offsets. This notebook first shows the library on your own arrays
-# (RoPE on a tensor, a real model's config read and extended, a kernel computed, one head trained and read past its
-# window), then walks the article section by section and asks `poskernels` for every number and every figure:
-# nothing is computed twice or typed in. Each table is the one `poskernels reproduce` prints, from the same page
-# section; the figures are the laboratory's (`poskernels lab`), drawn from the same payload.
+# Every positional encoding is a kernel over offsets. This notebook first uses the library on arrays of your own
+# (RoPE on a tensor, a kernel drawn, a real model's config read and extended, one head trained and read past its
+# window), then walks the article section by section: each section computes its statement in the open with the
+# public API and small settings, and the full table `poskernels reproduce` prints is one cell below it.
 #
 # Open it in Jupyter with `jupytext --to notebook notebooks/positional_encodings.py` (the `notebook` extra:
-# `pip install '.[notebook]'`), or run it as a script: `python notebooks/positional_encodings.py`. Figures show
-# inline in Jupyter and are also written to `$POSKERNELS_NOTEBOOK_OUT` (default `results/notebook/`). The article's
-# trained sections read the heads `poskernels reproduce` caches in `.cache/poskernels`; on a cold cache they train
-# them (minutes). Set `POSKERNELS_NOTEBOOK_TRAINED=0` to skip those sections (the tutorial part still trains its
-# own head, in a second).
+# `pip install '.[notebook]'`), or run it as a script: `python notebooks/positional_encodings.py`. It writes only
+# under one folder: `$POSKERNELS_NOTEBOOK_OUT` if set, else a new temporary folder (printed below); trained heads are
+# cached there too unless `$POSKERNELS_CACHE` names a cache (e.g. `.cache/poskernels`, the one `poskernels
+# reproduce` fills). The article's trained tables train their heads on a cold cache (minutes); set
+# `POSKERNELS_NOTEBOOK_TRAINED=0` to skip them (the tutorial still trains its own head, in a second).
+#
+# **RoPE on your arrays.** `apply_rope(x, positions, theta)` rotates plane `j` of the vector at position `m` by
+# `m θ_j` (Definition 4); planes are consecutive coordinate pairs. The score of a rotated query and key depends on
+# their offset only (Proposition 3). Swap in your own `q` and `k`, shape `(n, d)`.
+
+# %%
+import numpy as np
+
+from poskernels import apply_rope, encodings
+
+rng = np.random.default_rng(0)
+d = 16
+w = encodings.omega(d)  # theta_j = 10000**(-2j/d), (d/2,)
+q, k = rng.standard_normal((2, 6, d))  # (n, d) each: six positions of your queries and keys
+qr, kr = apply_rope(q, np.arange(6), w), apply_rope(k, np.arange(6), w)  # (n, d) each
+shifted = apply_rope(q, 100 + np.arange(6), w) @ apply_rope(k, 100 + np.arange(6), w).T  # (n, n)
+print("scores unchanged by a shift of every position by 100:", np.allclose(qr @ kr.T, shifted))
+
+# %% [markdown]
+# **A kernel, drawn.** The sinusoidal code's inner product is a kernel over offsets, `<p(m), p(n)> = κ_d(n − m)`
+# (Theorem 1); `(2/d) κ_d` tends to the cosine-integral limit `I_b` as `d` grows. Choose your own `d` and base.
+# (The cell also sets where figures are kept, `OUT`, and the helper `show` that displays them.)
 
 # %%
 import os
-from dataclasses import replace
+import tempfile
 from pathlib import Path
 
-import numpy as np
+import matplotlib.pyplot as plt
 
-from poskernels import apply_rope, encodings, extension, page
-from poskernels.census_cli import census, plot_census
-from poskernels.lab import figures, viz_payload
-from poskernels.rope_config import config_extension, load_config
-from poskernels.theory import alibi, commutant, counting, decay, kernel, rope
-from poskernels.theory import census as wavelength
+from poskernels.theory import kernel
 
-OUT = Path(os.environ.get("POSKERNELS_NOTEBOOK_OUT", "results/notebook"))
+OUT = Path(os.environ.get("POSKERNELS_NOTEBOOK_OUT") or tempfile.mkdtemp(prefix="poskernels-notebook-"))
 OUT.mkdir(parents=True, exist_ok=True)
-CACHE = Path(os.environ.get("POSKERNELS_CACHE", ".cache/poskernels"))
-TRAINED = os.environ.get("POSKERNELS_NOTEBOOK_TRAINED", "1") != "0"
+print("figures and caches go to", OUT)
 SHOWN: set[str] = set()  # figures already shown, by file name
-ctx = page.Context(cache_dir=CACHE, log=lambda m: None)
-
-
-def section(key: str):
-    """Compute the page sections of one article element (deterministic part first), print their tables."""
-    found = [s for s in page.SECTIONS if s.key == key]
-    if not found:
-        print(f"[section {key!r} is not part of this installation]")
-        return None
-    for s in found:
-        if s.trained and not TRAINED:
-            print(f"[section {key!r}: trained part skipped (POSKERNELS_NOTEBOOK_TRAINED=0)]")
-            continue
-        print(s.render(page.compute_section(ctx, s)))
-    return ctx.numbers.get(key)
 
 
 def show(fig_or_path, name: str | None = None):
     """Show a figure inline in Jupyter (as a PNG, whatever the backend) and keep it under OUT."""
-    if isinstance(fig_or_path, (str, Path)):
-        path = Path(fig_or_path)
-    else:
-        import matplotlib.pyplot as plt
-
-        path = OUT / f"{name}.png"
-        fig_or_path.savefig(path, dpi=110)
+    path = Path(fig_or_path) if isinstance(fig_or_path, (str, Path)) else OUT / f"{name}.png"
+    if not isinstance(fig_or_path, (str, Path)):
+        fig_or_path.savefig(path, dpi=110, bbox_inches="tight")  # tight: no axis label cut off
         plt.close(fig_or_path)
     SHOWN.add(path.name)
     try:
@@ -85,21 +81,16 @@ def show(fig_or_path, name: str | None = None):
     print(f"figure: {path}")
 
 
-# %% [markdown]
-# ## The library on your own arrays
-#
-# **RoPE on a tensor.** `apply_rope(x, positions, theta)` rotates plane `j` of the vector at position `m` by
-# `m θ_j` (Definition 4); planes are consecutive coordinate pairs. The score of a rotated query and key depends on
-# their offset only (Proposition 3). Swap in your own `q` and `k`, shape `(n, d)`.
-
-# %%
-rng = np.random.default_rng(0)
-d = 16
-w = encodings.omega(d)  # theta_j = 10000**(-2j/d), (d/2,)
-q, k = rng.standard_normal((2, 6, d))  # (n, d) each: six positions of your queries and keys
-qr, kr = apply_rope(q, np.arange(6), w), apply_rope(k, np.arange(6), w)  # (n, d) each
-shifted = apply_rope(q, 100 + np.arange(6), w) @ apply_rope(k, 100 + np.arange(6), w).T  # (n, n)
-print("scores unchanged by a shift of every position by 100:", np.allclose(qr @ kr.T, shifted))
+offsets = np.arange(0, 513)  # (513,)
+fig, ax = plt.subplots(figsize=(7, 3.5))
+for dd in (16, 64, 512):
+    ax.plot(offsets, kernel.normalized_kernel(offsets, dd, 1e4), lw=1, label=f"(2/d) κ_d, d = {dd}")
+ax.plot(offsets[1:], kernel.I_b(offsets[1:], 1e4), color="black", lw=2, alpha=0.4, label="limit I_b")
+ax.set_xscale("symlog", linthresh=1)
+ax.set_xlabel("offset Δ")
+ax.set_ylabel("normalized kernel")
+ax.legend(fontsize=8)
+show(fig, "my_kernel")
 
 # %% [markdown]
 # The same call takes torch tensors, as transformers holds them: `(batch, heads, n, d)` in bfloat16, positions
@@ -119,39 +110,56 @@ if torch is not None:
     print("torch:", out.dtype, tuple(out.shape), "| gradient", tuple(qt.grad.shape))
 
 # %% [markdown]
+# The rest of the notebook uses these modules; `section(key)` prints the full table of one article element, exactly
+# as `poskernels reproduce` prints it (its trained part reads or trains the heads of the cache).
+
+# %%
+from dataclasses import replace
+
+from poskernels import extension, page
+from poskernels.census_cli import census, plot_census
+from poskernels.lab import figures, viz_payload
+from poskernels.rope_config import config_extension, load_config
+from poskernels.theory import alibi, commutant, counting, decay, rope
+from poskernels.theory import census as wavelength
+
+CACHE = Path(os.environ.get("POSKERNELS_CACHE") or OUT / "cache")
+TRAINED = os.environ.get("POSKERNELS_NOTEBOOK_TRAINED", "1") != "0"
+ctx = page.Context(cache_dir=CACHE, log=lambda m: None)
+
+
+def section(key: str):
+    """Compute the page sections of one article element (deterministic part first), print their tables."""
+    found = [s for s in page.SECTIONS if s.key == key]
+    if not found:
+        print(f"[section {key!r} is not part of this installation]")
+        return None
+    for s in found:
+        if s.trained and not TRAINED:
+            print(f"[section {key!r}: trained part skipped (POSKERNELS_NOTEBOOK_TRAINED=0)]")
+            continue
+        print(s.render(page.compute_section(ctx, s)))
+    return ctx.numbers.get(key)
+
+
+# %% [markdown]
 # **A real model's config, read and extended.** `load_config` takes a bundled name, a `config.json` path, a dict or
 # a transformers `PretrainedConfig`. The census lays Theorem 5 out plane by plane: which planes turn a whole circle
-# in the training window, and what each extension map does to each. The config's own map gives the frequencies to
-# rotate with past the window.
+# in the training window `L`, and what each extension map does to each, every map read at `κ = N / L` for the
+# target length `N` (here Llama 3.1's 131,072 over its 8,192: κ = 16, the plot's). The config's own map is then
+# applied as the config says: Llama 3's smoothing with its own `factor`, 8, which is the κ it prints.
 
 # %%
 cfg = load_config("llama-3.1-8b")  # or load_config("path/to/config.json"), a dict, or model.config
 print(f"d = {cfg.rotary_dim}, b = {cfg.base:g}, L = {cfg.training_length}, rope type {cfg.rope_type!r}")
 data = census(cfg, 131072)
 print("planes that turn in L:", sum(p["full_turn"] for p in data["planes"]), "of", len(data["planes"]))
+print(f"census at N = 131072 tokens: kappa = N / L = {data['kappa']:g}, the kappa of the plot")
 show(plot_census(data, OUT / "census_llama31.png"))
-ext, kappa, L = config_extension(cfg, 131072)  # the config's own map (Llama 3's smoothing), kappa = 8
+ext, kappa, L = config_extension(cfg, 131072)  # the config's own map (Llama 3's smoothing) at its own factor
 qm = rng.standard_normal((3, cfg.rotary_dim)) / np.sqrt(cfg.rotary_dim)  # (n, d)
 far = apply_rope(qm, [0, 65536, 131071], ext.inv_freq)  # (n, d): positions past L, extended frequencies
-print(f"{ext.name}: kappa = {kappa:g}, factor of the slowest plane = {ext.factors[-1]:.4f}")
-
-# %% [markdown]
-# **A kernel, computed.** The sinusoidal code's inner product is a kernel over offsets,
-# `<p(m), p(n)> = κ_d(n − m)` (Theorem 1); `(2/d) κ_d` tends to the cosine-integral limit `I_b` as `d` grows.
-# Choose your own `d` and base.
-
-# %%
-import matplotlib.pyplot as plt  # noqa: E402
-
-offsets = np.arange(0, 513)  # (513,)
-fig, ax = plt.subplots(figsize=(7, 3.5))
-for dd in (16, 64, 512):
-    ax.plot(offsets, kernel.normalized_kernel(offsets, dd, 1e4), lw=1, label=f"(2/d) κ_d, d = {dd}")
-ax.plot(offsets[1:], kernel.I_b(offsets[1:], 1e4), color="black", lw=2, alpha=0.4, label="limit I_b")
-ax.set_xscale("symlog", linthresh=1)
-ax.set_xlabel("offset Δ")
-ax.legend(fontsize=8)
-show(fig, "my_kernel")
+print(f"the config's own map, {ext.name}: kappa = its factor = {kappa:g}, slowest plane's factor {ext.factors[-1]:.4f}")
 
 # %% [markdown]
 # **One head, trained and read past its window.** A causal head on the cue task, with settings of your own (here
@@ -159,9 +167,9 @@ show(fig, "my_kernel")
 # trained and through YaRN.
 
 # %%
-from poskernels.experiments.tournament import head_accuracy, rescaled_reading  # noqa: E402
-from poskernels.model.config import preset  # noqa: E402
-from poskernels.model.train import train  # noqa: E402
+from poskernels.experiments.tournament import head_accuracy, rescaled_reading
+from poskernels.model.config import preset
+from poskernels.model.train import train
 
 run = preset("quick", "rope")
 run = replace(run, head=replace(run.head, d=32, base=500.0))

@@ -92,3 +92,23 @@ def test_notebook_prints_every_registered_section(run):
             assert s.render(s.compute(page.Context(log=lambda m: None))) in text
         else:
             assert f"[section {s.key!r}: trained part skipped" in text
+
+
+def test_notebook_computes_at_once_and_writes_only_under_its_folder(run):
+    nb, _, text, _, out = run
+    first_image = next(
+        i for i, cell in enumerate(nb.cells) if any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+    )
+    assert first_image <= 3  # the fourth cell (the second code cell) draws a figure; the first has computed
+    assert "scores unchanged" in "".join(o.get("text", "") for o in nb.cells[1].get("outputs", []))
+    assert f"figures and caches go to {out}" in text
+    for line in text.splitlines():
+        if line.startswith("figure: "):
+            assert Path(line.removeprefix("figure: ")).resolve().is_relative_to(out.resolve()), line
+    assert (out / "cache").is_dir()  # the tutorial's head is cached under the notebook's folder
+
+
+def test_the_census_cell_says_the_kappa_it_plots(run):
+    _, _, text, _, _ = run
+    assert "census at N = 131072 tokens: kappa = N / L = 16, the kappa of the plot" in text
+    assert "the config's own map, llama3: kappa = its factor = 8, slowest plane's factor 0.1250" in text

@@ -47,11 +47,11 @@ def fresh() -> dict:
 def test_every_table_of_the_readme_and_the_docs_is_rendered_from_the_shipped_numbers(reference):
     rendered = readme.render(reference)
     seen: list[str] = []
-    for page in readme.DOCUMENTS:
-        text = (ROOT / page).read_text(encoding="utf-8")
+    for doc in readme.DOCUMENTS:
+        text = (ROOT / doc).read_text(encoding="utf-8")
         found = readme.regions_in(text)
         for name, content in found.items():
-            assert content == rendered[name], f"{page}: region {name!r} is stale: `make reference-payload`"
+            assert content == rendered[name], f"{doc}: region {name!r} is stale: `make reference-payload`"
         assert readme.rewrite(text, rendered) == text
         seen += found
     assert sorted(seen) == sorted(readme.REGIONS), "a region is missing from the pages, twice there, or unrendered"
