@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Positional encodings: sinusoids, rotations, and RoPE — a tutorial
+# # Tutorial: positional encodings as kernels over offsets
 #
 # Every positional encoding is a kernel over offsets. This notebook first uses the library on arrays of your own
 # (RoPE on a tensor, a kernel drawn, a real model's config read and extended, one head trained and read past its
@@ -199,6 +199,14 @@ show(fig, "my_head")
 e = np.eye(4)[0]  # a unit beginning-of-sequence value
 o = counting.causal_counter(6, e)  # (6, 4) outputs at t = 0..5
 print("positions recovered from the counter:", counting.position_from_counter(o, e).round(12).tolist())
+exact = counting.bag_reader_accuracy_exact(32)  # a Fraction: counted, not sampled
+print(f"best bag reader at n = 32, exactly: {float(exact):.6f} (a fraction of {len(str(exact.denominator))} digits)")
+
+# %% [markdown]
+# The full table (the bag reader at every length the tournament reads),
+# as `poskernels reproduce --only prop1` prints it:
+
+# %%
 prop1 = section("prop1")
 
 # %% [markdown]
@@ -217,16 +225,28 @@ print("|p(m)|^2 = d/2:", np.allclose((p**2).sum(1), d / 2))
 
 # %% [markdown]
 # **Theorem 1.** `<p(m), p(n)> = κ_d(n − m)`: the kernel is stationary, and as `d` grows `(2/d) κ_d` tends to
-# the cosine-integral limit `I_b`, a logarithmic ruler. Figure A's readout at `m = 3`, `n = 10`:
+# the cosine-integral limit `I_b`, a logarithmic ruler. Figure A's readout at `m = 3`, `n = 10`, then the limit and
+# the ruler at one offset:
 
 # %%
 print("<p(3), p(10)> / (d/2) =", round(float(p[3] @ p[10] / (d / 2)), 3))
 print("(2/d) kappa_d(7)      =", round(float(kernel.normalized_kernel(7, d)), 3))
-thm1 = section("thm1")
-
-# %%
+print(
+    "at offset 256: d = 8192 gives",
+    round(float(kernel.normalized_kernel(256, 8192)), 3),
+    "| I_b",
+    round(float(kernel.I_b(256)), 3),
+    "| ruler",
+    round(float(kernel.ruler(256)), 3),
+)
 fig, _ = figures.FIGURES["kernel_ruler"](viz_payload(ctx))
 show(fig, "kernel_ruler")
+
+# %% [markdown]
+# The full table, as `poskernels reproduce --only thm1` prints it:
+
+# %%
+thm1 = section("thm1")
 
 # %% [markdown]
 # **Theorem 2.** Only a `d`-dimensional family of score matrices sees offsets alone (the commutant of
@@ -239,18 +259,36 @@ M = rng.standard_normal((d, d))
 print("defect of a random 16x16 matrix:", round(float(commutant.relativity_defect(M)), 3))
 print("sqrt(1 - 1/d):", round(float(commutant.expected_random_defect(d)), 3))
 print("defect of its projection:", round(float(commutant.relativity_defect(commutant.commutant_projection(M))), 12))
+
+# %% [markdown]
+# The full table (with the exact condition numbers), as `poskernels reproduce --only thm2` prints it:
+
+# %%
 thm2 = section("thm2")
 
 # %% [markdown]
 # ## Relative position: biases and the ALiBi kernel
 #
 # **Definition 3, Theorem 3.** T5's buckets, and ALiBi as a product kernel: the weight past `D` is at most
-# `e^W e^{-sD} / (1 − e^{-s})`, and a key past the horizon `W/s` is outweighed by the query itself.
+# `e^W e^{-sD} / (1 − e^{-s})`, and a key past the horizon `W/s` is outweighed by the query itself. Below, random
+# content scores of spread `W = 20` at slope `s = 1/2`: the weight ALiBi puts past `D` against the bound.
+
+# %%
+r = np.array([0, 15, 16, 112, 113, 1000])  # causal offsets t - j; T5 takes key minus query, -r
+print("T5 bucket of offsets", r.tolist(), ":", encodings.t5_bucket(-r).tolist())
+c = rng.uniform(0, 20, size=400)  # (n,) content scores within W = 20, the query at offset 0
+weights = alibi.alibi_weights(c, 0.5)  # (n,) attention weight on offset r = 0..n-1
+for D in (40, 60, 80):
+    tail, bound = alibi.alibi_tail_weight(weights, D), alibi.alibi_tail_bound(20, 0.5, D)
+    print(f"weight past D = {D}: {tail:.2e} <= bound {bound:.2e}")
+print("horizon W/s at W = 20, s = 1/2:", alibi.alibi_horizon(20.0, 0.5))
+
+# %% [markdown]
+# The full tables, as `poskernels reproduce --only def3 thm3` prints it:
 
 # %%
 def3 = section("def3")
 thm3 = section("thm3")
-print("horizon W/s at W = 20, s = 1/2:", alibi.alibi_horizon(20.0, 0.5))
 
 # %% [markdown]
 # ## Rotations: RoPE
@@ -268,20 +306,12 @@ print(
     "envelope sum_j |S_j| at offsets 1, 64, 2048 (d = 128):",
     decay.decay_envelope([1, 64, 2048], theta128).round(1).tolist(),
 )
-prop4 = section("prop4")
 
 # %% [markdown]
-# ## Past the training window
-#
-# The length tournament: one causal head of width 16, five schemes, trained at length 32 and read longer; then the
-# RoPE heads re-read with each context-extension map, the rebound of RoPE's score past the window, and the
-# sinusoidal head's diagnostics.
+# The full table of the envelope's octave means, as `poskernels reproduce --only prop4` prints it:
 
 # %%
-tournament = section("tournament")
-rescaled = section("rescaled")
-rebound = section("rebound")
-sinusoidal = section("sinusoidal")
+prop4 = section("prop4")
 
 # %% [markdown]
 # **Definition 5, Theorem 5.** The wavelength census: only planes whose wavelength fits in the window turn a whole
@@ -293,13 +323,68 @@ for row in wavelength.wavelength_census(32, d):
 for name in ("pi", "ntk", "yarn"):
     ext = extension.extend(name, w, 4, 32)
     print(f"{name:5s} factors at kappa = 4:", ext.factors.round(3).tolist(), "logit scale", round(ext.logit_scale, 3))
+print(
+    "Chen's constant d/(4 ln b) too small by, d = 16 / 128:",
+    round(wavelength.chen_ratio(16), 2),
+    "/",
+    round(wavelength.chen_ratio(128), 2),
+)
+
+# %% [markdown]
+# The full tables (the census and the corrected interpolation constant),
+# as `poskernels reproduce --only thm5` prints it:
+
+# %%
 thm5 = section("thm5")
+
+# %% [markdown]
+# ## Past the training window
+#
+# The length tournament, small: one head per scheme (one seed, the short `quick` preset: 200 Adam steps at length
+# 32), read at 32, 64, 128 and 256, and the RoPE head re-read through PI. It shows the article's picture in a
+# second: the head without position on the bag reader, the added code collapsing past the window, RoPE falling,
+# PI recovering, ALiBi holding. The article's heads train 1,500 steps over ten seeds; their table is one cell below.
+
+# %%
+from poskernels.page.window import ARTICLE_TOURNAMENT
+
+mini = {s: train(preset("quick", s), seed=0, cache_dir=CACHE) for s in ("nope", "sinusoidal", "rope", "alibi")}
+print("scheme        " + "".join(f"{n:>8d}" for n in (32, 64, 128, 256)) + "   article at 256")
+for scheme, h in mini.items():
+    row = "".join(f"{head_accuracy(h, n):8.3f}" for n in (32, 64, 128, 256))
+    print(f"{scheme:12s}  {row}   {ARTICLE_TOURNAMENT[scheme]['256']:.3f}")
+pi256 = head_accuracy(mini["rope"], 256, rescaled_reading(mini["rope"], "pi", 256))
+print(f"rope + PI at 256: {pi256:.3f}   (article: 0.917)")
+
+# %% [markdown]
+# The full tables of the article's heads (ten seeds; trained on a cold cache),
+# as `poskernels reproduce --only tournament rescaled rebound sinusoidal` prints it:
+
+# %%
+tournament = section("tournament")
+rescaled = section("rescaled")
+rebound = section("rebound")
+sinusoidal = section("sinusoidal")
 
 # %% [markdown]
 # ## Finance case study: which company was named last?
 #
-# Heads trained on 32-token windows of synthetic filings read whole filings; the ALiBi horizon table says where
-# ALiBi's answers fail, and the laboratory's filing shows every reader's answer at every position.
+# Synthetic company filings name a parent, its subsidiaries and competitors, then refer back to "the company".
+# A small corpus (30 training filings, 10 held out) and its shape in the article's terms; then the laboratory's
+# filing, whose answer at token 109 is a company named once, at token 64.
+
+# %%
+from poskernels.tasks.filings import corpus_stats
+from poskernels.tasks.filings.corpus import laboratory_filing, synthetic_corpus
+
+small = synthetic_corpus(seed=0, n_train=30, n_test=10)
+print({k: round(v, 3) if isinstance(v, float) else v for k, v in corpus_stats(small).items()})
+lab_filing = laboratory_filing()
+print(lab_filing.text[:240], "...")
+
+# %% [markdown]
+# The full tables of the article's filing heads (trained on a cold cache),
+# as `poskernels reproduce --only filings` prints it:
 
 # %%
 filings = section("filings")
@@ -307,9 +392,19 @@ filings = section("filings")
 # %% [markdown]
 # ## Far past the window
 #
-# Theorem 3 (ii) says an ALiBi head's behaviour at length 10^5 is its behaviour at length 100. The long-context
-# section reads every trained head with a streaming reader (a running softmax over chunks of keys; ALiBi with a
-# certified cut) at lengths up to 10^5, and on a needle, one marked token at offset r.
+# Theorem 3 (ii) says an ALiBi head's behaviour at length 10^5 is its behaviour at length 100. The streaming reader
+# (a running softmax over chunks of keys; ALiBi with a certified cut) reads the small ALiBi head above on the cue
+# task at 4,096 tokens, and on a needle, one marked token `r` back: found inside its horizon, lost far beyond it.
+
+# %%
+from poskernels.experiments.long_context import read_head
+
+print("ALiBi, cue task at n = 4096:", read_head(mini["alibi"], None, "length", 4096, count=100))
+for r in (8, 64, 1024):
+    print(f"ALiBi, needle at offset r = {r:5d}:", read_head(mini["alibi"], None, "distance", r, count=200))
+
+# %% [markdown]
+# The full tables: every head read to 10^5 tokens, ten seeds, as `poskernels reproduce --only long` prints it:
 
 # %%
 long_context = section("long")

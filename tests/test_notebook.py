@@ -112,3 +112,14 @@ def test_the_census_cell_says_the_kappa_it_plots(run):
     _, _, text, _, _ = run
     assert "census at N = 131072 tokens: kappa = N / L = 16, the kappa of the plot" in text
     assert "the config's own map, llama3: kappa = its factor = 8, slowest plane's factor 0.1250" in text
+
+
+def test_each_article_section_computes_in_the_open(run):
+    _, _, text, _, _ = run
+    assert "best bag reader at n = 32, exactly: 0.546631" in text  # Proposition 1 (ii), the article's 0.547
+    assert "T5 bucket of offsets [0, 15, 16, 112, 113, 1000] : [0, 15, 16, 30, 31, 31]" in text  # from 113 on
+    assert "at offset 256: d = 8192 gives 0.335 | I_b 0.335 | ruler 0.335" in text  # Theorem 1
+    assert "Chen's constant d/(4 ln b) too small by, d = 16 / 128: 2.56 / 1.15" in text  # Theorem 5 (iv)
+    for scheme in ("nope", "sinusoidal", "rope", "alibi"):  # the small tournament, one row per scheme
+        assert any(line.startswith(scheme + " ") and line.count(".") == 5 for line in text.splitlines()), scheme
+    assert "rope + PI at 256:" in text and "ALiBi, needle at offset r =  1024:" in text
