@@ -43,22 +43,10 @@ from .clocks import ARTICLE_DEFECT
 from .long_context import markdown as long_markdown
 from .registry import READER_LABELS, cell, cell_se, differs_se
 
-__all__ = ["DOCUMENTS", "REFERENCE_NUMBERS", "REGIONS", "main", "regions_in", "render", "rewrite"]
+__all__ = ["DOCUMENTS", "DOC_REGIONS", "REFERENCE_NUMBERS", "REGIONS", "main", "regions_in", "render", "rewrite"]
 
 #: The ``numbers.json`` (trained sections and the rest) the README's tables were rendered from.
 REFERENCE_NUMBERS = Path(__file__).parent / "reference_numbers.json"
-
-#: The pages that hold generated regions, relative to the repository's root.
-DOCUMENTS = (
-    "README.md",
-    "docs/article/order.md",
-    "docs/article/clocks.md",
-    "docs/article/relative.md",
-    "docs/article/rotations.md",
-    "docs/article/window.md",
-    "docs/article/filings.md",
-    "docs/article/long-context.md",
-)
 
 _MARK = re.compile(r"<!-- numbers:([a-z0-9_-]+) (begin|end) -->")
 
@@ -382,6 +370,22 @@ for _key in ("prop1", "thm1", "thm2", "def3", "thm3", "prop4", "thm5"):
     REGIONS[f"section-{_key}"] = _section_table(_key)
 
 
+#: The regions rendered into a documentation page rather than the README: page (from the repository root) -> names.
+#: Every other region of :data:`REGIONS` is the README's.
+DOC_REGIONS: dict[str, tuple[str, ...]] = {
+    "docs/article/order.md": ("section-prop1",),
+    "docs/article/clocks.md": ("section-thm1", "section-thm2"),
+    "docs/article/relative.md": ("section-def3", "section-thm3"),
+    "docs/article/rotations.md": ("section-prop4", "section-thm5"),
+    "docs/article/window.md": ("tournament", "rescaled", "rebound", "sinusoidal", "kernels", "differences"),
+    "docs/article/filings.md": ("filings-accuracy", "filings-horizon", "filings-case"),
+    "docs/article/long-context.md": ("long",),
+}
+
+#: Every page that holds generated regions, relative to the repository's root.
+DOCUMENTS: tuple[str, ...] = ("README.md", *DOC_REGIONS)
+
+
 def render(numbers: dict) -> dict[str, str]:
     """Every region's markdown from a ``numbers.json`` dict (its trained sections must be present)."""
     missing = sorted({"tournament", "rescaled", "rebound", "sinusoidal", "thm2", "filings", "long"} - set(numbers))
@@ -409,13 +413,16 @@ def regions_in(text: str) -> dict[str, str]:
     return out
 
 
-def rewrite(text: str, regions: dict[str, str]) -> str:
-    """``text`` with every marked region replaced by ``regions[name]`` (a region not in ``regions`` is an error)."""
+def rewrite(text: str, regions: dict[str, str], partial: bool = False) -> str:
+    """``text`` with every marked region replaced by ``regions[name]`` (a region not in ``regions`` is an error,
+    unless ``partial``: then it is left as it is, for another writer)."""
     unknown = sorted(set(regions_in(text)) - set(regions))
-    if unknown:
+    if unknown and not partial:
         raise PosKernelsError(f"README regions {unknown} have no renderer; accepted: {', '.join(sorted(regions))}")
 
     def sub(m):
+        if m.group(1) not in regions:
+            return m.group(0)
         return f"<!-- numbers:{m.group(1)} begin -->\n{regions[m.group(1)]}\n<!-- numbers:{m.group(1)} end -->"
 
     return re.sub(r"<!-- numbers:([a-z0-9_-]+) begin -->.*?<!-- numbers:\1 end -->", sub, text, flags=re.S)
@@ -429,12 +436,13 @@ def main(argv=None) -> int:
     )
     p.add_argument("pages", type=Path, nargs="*", help="Markdown pages (default: DOCUMENTS, from the current folder)")
     p.add_argument("--check", action="store_true", help="exit 1 if a region differs from its rendering")
+    p.add_argument("--partial", action="store_true", help="leave regions without a renderer here as they are")
     args = p.parse_args(argv)
     pages = args.pages or [Path(d) for d in DOCUMENTS]
     try:
         rendered = render(json.loads(args.numbers.read_text(encoding="utf-8")))
         texts = {page: page.read_text(encoding="utf-8") for page in pages}
-        new = {page: rewrite(text, rendered) for page, text in texts.items()}
+        new = {page: rewrite(text, rendered, partial=args.partial) for page, text in texts.items()}
     except (OSError, ValueError, PosKernelsError) as err:
         print(f"readme: error: {err}", file=sys.stderr)
         return 2
