@@ -32,6 +32,28 @@ extensions = [
 
 # The API reference's stubs are regenerated on every build, never kept from an earlier one.
 shutil.rmtree(HERE / "api" / "generated", ignore_errors=True)
+
+# The article's figures, drawn on every build from the payload the package ships (the laboratory's data, a full
+# `poskernels reproduce` with seeds 0-9) and Llama 3.1's census, into docs/_generated/ (ignored by git).
+FIGURES = HERE / "_generated"
+
+
+def _draw_figures() -> None:
+    import json
+
+    from poskernels.census_cli import census, plot_census
+    from poskernels.lab import PAYLOAD_PATH
+    from poskernels.lab.figures import draw_figures
+    from poskernels.rope_config import load_config
+
+    shutil.rmtree(FIGURES, ignore_errors=True)
+    _, skipped = draw_figures(json.loads(PAYLOAD_PATH.read_text(encoding="utf-8")), FIGURES)
+    if skipped:
+        raise RuntimeError(f"the shipped payload lacks figures: {skipped}")
+    plot_census(census(load_config("llama-3.1-8b"), 131072), FIGURES / "census_llama31.png")
+
+
+_draw_figures()
 autosummary_generate = True
 templates_path = ["_templates"]  # a module page: its docstring, its members, its submodules
 autosummary_imported_members = False
@@ -47,7 +69,7 @@ numpydoc_validation_checks: set[str] = set()
 # notebooks/positional_encodings.py, so the docs show the notebook the tests run).
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".py": "myst-nb"}
 nb_custom_formats = {".py": ["jupytext.reads", {"fmt": "py:percent"}]}
-exclude_patterns = ["_build", "_templates", "conf.py", "**/.ipynb_checkpoints"]
+exclude_patterns = ["_build", "_templates", "_generated", "conf.py", "**/.ipynb_checkpoints"]
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 
