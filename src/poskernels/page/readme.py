@@ -27,6 +27,7 @@ b
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -38,6 +39,7 @@ import numpy as np
 from ..atomic import write_text_atomic
 from ..errors import PosKernelsError
 from . import filings as pf
+from . import printed
 from . import window as pt
 from .clocks import ARTICLE_DEFECT
 from .long_context import markdown as long_markdown
@@ -368,15 +370,17 @@ def _section_table(key: str) -> Callable[[dict], str]:
 
 for _key in ("prop1", "thm1", "thm2", "def3", "thm3", "prop4", "thm5"):
     REGIONS[f"section-{_key}"] = _section_table(_key)
+for _part in printed.PARTS:  # the article's printed figures of each part, ours beside them
+    REGIONS[f"printed-{_part}"] = functools.partial(printed.markdown, part=_part)
 
 
 #: The regions rendered into a documentation page rather than the README: page (from the repository root) -> names.
 #: Every other region of :data:`REGIONS` is the README's.
 DOC_REGIONS: dict[str, tuple[str, ...]] = {
-    "docs/article/order.md": ("section-prop1",),
-    "docs/article/clocks.md": ("section-thm1", "section-thm2"),
-    "docs/article/relative.md": ("section-def3", "section-thm3"),
-    "docs/article/rotations.md": ("section-prop4", "section-thm5"),
+    "docs/article/order.md": ("printed-order", "section-prop1"),
+    "docs/article/clocks.md": ("printed-clocks", "section-thm1", "section-thm2"),
+    "docs/article/relative.md": ("printed-relative", "section-def3", "section-thm3"),
+    "docs/article/rotations.md": ("printed-rotations", "section-prop4", "section-thm5"),
     "docs/article/window.md": ("tournament", "rescaled", "rebound", "sinusoidal", "kernels", "differences"),
     "docs/article/filings.md": ("filings-accuracy", "filings-horizon", "filings-case"),
     "docs/article/long-context.md": ("long",),
