@@ -74,13 +74,16 @@ myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 
 # Executed once per build in a fresh kernel; a cell that raises fails the build.  The notebook writes its
-# figures and cache under POSKERNELS_NOTEBOOK_OUT (a temporary folder unless set) and skips the article's
-# trained tables (its own head still trains) unless POSKERNELS_NOTEBOOK_TRAINED=1.
+# figures and cache under POSKERNELS_NOTEBOOK_OUT (docs/_build/tutorial, emptied first, unless set) and skips the
+# article's trained tables (its own head still trains) unless POSKERNELS_NOTEBOOK_TRAINED=1.
 nb_execution_mode = "force"
 nb_execution_timeout = 300
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 os.environ.setdefault("POSKERNELS_NOTEBOOK_TRAINED", "0")
+if "POSKERNELS_NOTEBOOK_OUT" not in os.environ:  # a fresh folder each build, beside the build (ignored by git)
+    shutil.rmtree(HERE / "_build" / "tutorial", ignore_errors=True)
+    os.environ["POSKERNELS_NOTEBOOK_OUT"] = str(HERE / "_build" / "tutorial")
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent / "src"), os.environ.get("PYTHONPATH")]))
 
 nitpicky = True
