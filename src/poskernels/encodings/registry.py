@@ -334,7 +334,7 @@ class Fire(Scheme):
     """
 
     name, title = "fire", "FIRE"
-    article = "Li et al. 2023, Functional Interpolation for Relative Positional Encoding Improves Long Context"
+    article = "Li et al. 2023, Functional Interpolation for Relative Positions Improves Long Context Transformers"
     paper, year, colour = "Li et al.", 2023, "#ddcc77"
     where, relative, defined_everywhere, in_article = "score", False, True, False
     H = 32

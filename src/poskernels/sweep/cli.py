@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import PosKernelsError
 from .export import FORMATS, export
 from .grid import load_grid
-from .plot import plot_store
+from .plot import parse_where, plot_store
 from .runner import dask_backend, local_backend, run_sweep
 from .store import Store
 
@@ -111,10 +111,18 @@ def failure_reasons(store: Store, shown: int = 5) -> list[str]:
 def add_plot_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("store", type=Path, help="a sweep store (poskernels sweep ... --store PATH)")
     p.add_argument("--out", type=Path, default=Path("sweep.png"), help="the PNG to write (default: sweep.png)")
+    p.add_argument(
+        "--where",
+        action="append",
+        metavar="KEY=VALUE",
+        help="keep the points whose setting KEY is VALUE (repeatable; e.g. --where d=16 --where extension=none)",
+    )
+    p.add_argument("--facet", metavar="KEY", help="one panel per value of the setting KEY (e.g. --facet d)")
 
 
 def plot(args: argparse.Namespace) -> int:
+    where = parse_where(args.where)
     with Store(args.store, create=False) as store:
-        path, data = plot_store(store, args.out)
+        path, data = plot_store(store, args.out, where=where, facet=args.facet)
     print(f"wrote {path}: {len(data)} curve(s)")
     return 0
