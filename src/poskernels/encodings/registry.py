@@ -419,7 +419,7 @@ def scheme_settings() -> dict[str, Setting]:
     return out
 
 
-def register_scheme(scheme) -> Scheme:
+def register_scheme(scheme: type[Scheme] | Scheme) -> Scheme:
     """Add a scheme to :data:`SCHEMES`: a :class:`Scheme` subclass (or an instance of one) from any file.
 
     From then on the head trains it, the tournament, the long-context reading, a sweep and the laboratory's
