@@ -136,16 +136,19 @@ class Output:
         """
         if mode not in ("w", "wb"):
             raise ValueError(f"mode must be 'w' or 'wb'; got {mode!r}")
+        text = {} if mode == "wb" else {"encoding": "utf-8", "newline": newline}
         if self.how == "replace":
             with replacing(self.target, parents=self.parents, what=self.what) as tmp:
-                with open(tmp, mode, **({} if mode == "wb" else {"encoding": "utf-8", "newline": newline})) as fh:
+                with open(tmp, mode, **text) as fh:
                     yield fh
             return
         buffer = io.BytesIO()
-        fh = buffer if mode == "wb" else io.TextIOWrapper(buffer, encoding="utf-8", newline=newline)
+        fh = buffer if mode == "wb" else io.TextIOWrapper(buffer, **text)
         yield fh
         fh.flush()
         data = buffer.getvalue()
+        if fh is not buffer:
+            fh.detach()
         if self.is_stdout:
             _to_stdout(data)
         else:

@@ -13,12 +13,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..atomic import check_output
 from ..errors import PosKernelsError
 from .export import FORMATS, export
 from .grid import load_grid
 from .plot import plot_store
 from .runner import dask_backend, local_backend, run_sweep
-from .store import Store
+from .store import Store, store_files
 
 __all__ = ["add_plot_arguments", "add_sweep_arguments", "failure_reasons", "plot", "sweep"]
 
@@ -57,15 +58,18 @@ def sweep(args: argparse.Namespace) -> int:
     if args.grid == "export":
         if args.export_store is None or args.out is None:
             raise PosKernelsError("usage: poskernels sweep export STORE --format csv|parquet --out FILE")
+        out = check_output(args.out, "--out", inputs=store_files(args.export_store))
         with Store(args.export_store, create=False) as store:
-            n = export(store, args.out, args.format)
-        if args.out != "-":
+            n = export(store, out, args.format)
+        if not out.is_stdout and not getattr(args, "quiet", False):
             print(f"wrote {n} rows to {args.out}", file=sys.stderr)
         return 0
     if args.export_store is not None:
         raise PosKernelsError(f"unexpected argument {str(args.export_store)!r} (did you mean --store?)")
     if args.store is None:
         raise PosKernelsError("--store PATH is required: the SQLite file that keeps the results")
+    if check_output(args.store, "--store", inputs=[args.grid]).how != "replace":  # SQLite needs a regular file
+        raise PosKernelsError(f"--store: {str(args.store)!r} is not a regular file; SQLite keeps the store in a file")
     grid = load_grid(args.grid)
     backend = local_backend(args.workers) if args.scheduler is None else dask_backend(args.scheduler, args.workers)
     try:
@@ -110,11 +114,14 @@ def failure_reasons(store: Store, shown: int = 5) -> list[str]:
 
 def add_plot_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("store", type=Path, help="a sweep store (poskernels sweep ... --store PATH)")
-    p.add_argument("--out", type=Path, default=Path("sweep.png"), help="the PNG to write (default: sweep.png)")
+    p.add_argument("--out", default="sweep.png", help="the PNG to write (default: sweep.png; '-': standard output)")
 
 
 def plot(args: argparse.Namespace) -> int:
+    out = check_output(args.out, "--out", inputs=store_files(args.store), figure=True)
     with Store(args.store, create=False) as store:
-        path, data = plot_store(store, args.out)
-    print(f"wrote {path}: {len(data)} curve(s)")
+        path, data = plot_store(store, out)
+    if not getattr(args, "quiet", False):  # on standard output unless the figure itself goes there
+        print(f"wrote {'standard output' if out.is_stdout else path}: {len(data)} curve(s)",
+              file=sys.stderr if out.is_stdout else sys.stdout)  # fmt: skip
     return 0

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import savefig_atomic
+from ..atomic import Output, check_output, save_figure
 from ..errors import PosKernelsError
 from .grid import SETTINGS
-from .store import Store
+from .store import Store, store_files
 
 __all__ = ["curves", "draw", "plot_store"]
 
@@ -24,8 +24,9 @@ _STYLES, _MARKERS = ("-", "--", ":", "-."), ("o", "s", "^", "D")
 
 
 def _label(config: dict, varying: list[str]) -> str:
-    name = config["scheme"] + ("" if config["extension"] == "none" else f"+{config['extension']}")
-    extra = ", ".join(f"{k}={config[k]:g}" if isinstance(config[k], float) else f"{k}={config[k]}" for k in varying)
+    extension = config.get("extension", "none")
+    name = str(config["scheme"]) + ("" if extension in ("none", None) else f"+{extension}")
+    extra = ", ".join(f"{k}={v:g}" if isinstance(v := config.get(k), float) else f"{k}={v}" for k in varying)
     return f"{name} ({extra})" if extra else name
 
 
@@ -61,8 +62,13 @@ def curves(rows: list[dict]) -> dict[str, dict[int, tuple[float, float, float, i
     return out
 
 
-def draw(data: dict, path, title: str = "Accuracy against test length") -> Path:
-    """Draw :func:`curves` output to a PNG at ``path`` (matplotlib's Agg canvas, no pyplot state)."""
+def draw(data: dict, path, title: str = "Accuracy against test length") -> Path | str:
+    """Draw :func:`curves` output to ``path`` (a path, ``"-"`` or a checked :class:`~poskernels.atomic.Output`).
+
+    The format is the suffix's (PNG without one, and on standard output); matplotlib's Agg canvas, no pyplot state.
+    Returns the path written (``"-"`` for standard output).
+    """
+    out = path if isinstance(path, Output) else check_output(path, "--out", figure=True)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -92,10 +98,12 @@ def draw(data: dict, path, title: str = "Accuracy against test length") -> Path:
     ax.set_title(f"{title} (line: mean over seeds; band: lowest to highest seed)", fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=6.5, loc="best", ncols=1 + (len(data) > 6) + (len(data) > 16))
-    return savefig_atomic(fig, path)  # the format from the suffix, as fig.savefig(path) chose it
+    save_figure(fig, out)  # the format from the suffix, as fig.savefig(path) chose it
+    return out.given if out.is_stdout else Path(out.given)
 
 
-def plot_store(store: Store, path) -> tuple[Path, dict]:
-    """Curves of ``store`` drawn to ``path``; returns the path and the curves."""
+def plot_store(store: Store, path) -> tuple[Path | str, dict]:
+    """Curves of ``store`` drawn to ``path`` (one of the store's own files is refused); returns the path, the curves."""
+    out = path if isinstance(path, Output) else check_output(path, "--out", inputs=store_files(store.path), figure=True)
     data = curves(store.rows("done"))
-    return draw(data, path), data
+    return draw(data, out), data

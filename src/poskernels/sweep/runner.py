@@ -28,6 +28,7 @@ In every case a row is done only once its results are committed, and a done row 
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import sys
@@ -130,10 +131,16 @@ def dask_backend(address: str, slots: int | None = None, timeout: float = 30.0) 
         raise PosKernelsError(
             "--scheduler needs Dask distributed; install it with: pip install 'poskernels[sweep]'"
         ) from None
+    shown = repr(address) if len(str(address)) <= 80 else f"{str(address)[:60]!r}... ({len(address)} characters)"
     try:
         client = Client(address, timeout=timeout)
-    except OSError as err:
-        raise PosKernelsError(f"cannot reach the Dask scheduler at {address!r}: {err}") from None
+    except (ValueError, TypeError) as err:  # a malformed address: bad input
+        why = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
+        raise PosKernelsError(f"--scheduler: {shown} is not a Dask scheduler address ({why}); "
+                              "give one such as tcp://HOST:8786") from None  # fmt: skip
+    except OSError as err:  # a well-formed address that does not answer: a failure while running (exit 1)
+        raise ConnectionError(errno.ECONNREFUSED, f"cannot reach the Dask scheduler at {shown} within {timeout:g} s "
+                              f"({str(err).splitlines()[0][:160]}); is it running?") from None  # fmt: skip
     if slots is None:
         client.wait_for_workers(1, timeout=timeout)
         slots = max(1, sum(client.nthreads().values()))

@@ -21,15 +21,21 @@ more seeds adds rows); ``export`` and ``plot`` show every row.
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
+import math
+import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from ..errors import PosKernelsError, check_int
+from .grid import SETTINGS
 
-__all__ = ["COLUMNS", "Store"]
+__all__ = ["COLUMNS", "Store", "store_failure", "store_files"]
 
 SCHEMA_VERSION = 1
 
@@ -73,24 +79,143 @@ COLUMNS = ("key", "config", "scheme", "seed", "status", "code_version", "metrics
            "submitted_at", "started_at", "finished_at")  # fmt: skip
 
 
+#: SQLite's primary result codes that are not damage (``sqlite3.Error.sqlite_errorcode & 0xff``).
+_BUSY, _LOCKED, _READONLY, _IOERR, _FULL, _CANTOPEN = 5, 6, 8, 10, 13, 14
+
+
+def store_failure(err: Exception, path) -> Exception:
+    """The error to raise for SQLite's ``err`` on the store at ``path``: damage is bad input, the rest is not.
+
+    A full disk is an :class:`OSError` (``ENOSPC``, exit 1) saying "disk full" and that the store is intact; a
+    locked store or an I/O error is an :class:`OSError` too; a store that cannot be written (read-only) is a
+    :class:`PosKernelsError` saying so; only what SQLite reports as damage (or garbled text) says "damaged".
+
+    >>> import sqlite3
+    >>> full = sqlite3.OperationalError("database or disk is full")
+    >>> e = store_failure(full, "s.sqlite"); type(e).__name__, e.errno == errno.ENOSPC, "disk full" in str(e)
+    ('OSError', True, True)
+    >>> "damaged" in str(store_failure(sqlite3.DatabaseError("file is not a database"), "s.sqlite"))
+    True
+    """
+    shown = repr(str(path))
+    code = getattr(err, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    text = str(err)
+    if primary == _FULL or "disk is full" in text:
+        return OSError(errno.ENOSPC, f"disk full: the sweep store {shown} could not be written (SQLite says: {text}); "
+                       "the store is intact: free some space and run the same command again")  # fmt: skip
+    if primary in (_BUSY, _LOCKED) or "database is locked" in text:
+        return OSError(errno.EBUSY, f"the sweep store {shown} is locked by another process (SQLite says: {text}); "
+                       "wait for it to finish and run again")  # fmt: skip
+    if primary == _IOERR or "disk I/O error" in text:
+        return OSError(errno.EIO, f"the sweep store {shown} could not be read or written (SQLite says: {text})")
+    if primary == _READONLY or "readonly database" in text:
+        return PosKernelsError(f"the sweep store {shown} cannot be written (SQLite says: {text}); it is read-only "
+                               "here (file or folder permissions, or a reader such as export or plot)")  # fmt: skip
+    if primary == _CANTOPEN:
+        return PosKernelsError(f"cannot open the sweep store {shown} (SQLite says: {text})")
+    return PosKernelsError(f"the sweep store {shown} is damaged (SQLite says: {text}); move it away and run again")
+
+
 def _guarded(method):
-    """Turn SQLite's errors (a damaged page, a full disk, a locked file) into a PosKernelsError naming the store."""
+    """Turn SQLite's errors into :func:`store_failure`'s, and a row altered on disk into a damaged-row error."""
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
-            raise PosKernelsError(
-                f"the sweep store {str(self.path)!r} cannot be used (SQLite says: {err}); if it is damaged, move it "
-                "away and run the sweep again"
-            ) from None
-        except json.JSONDecodeError as err:  # a row whose JSON was altered on disk
-            raise PosKernelsError(f"the sweep store {str(self.path)!r} holds a damaged row ({err})") from None
+        except sqlite3.Error as err:
+            raise store_failure(err, self.path) from None
+        except UnicodeDecodeError as err:
+            raise PosKernelsError(f"the sweep store {str(self.path)!r} holds damaged text ({err})") from None
         except OverflowError as err:  # a value past SQLite's 64-bit integers
             raise PosKernelsError(f"the sweep store {str(self.path)!r} cannot hold a value: {err}") from None
 
     return wrapper
+
+
+def store_files(path) -> list[Path]:
+    """The store's file and the ones SQLite and the driver keep beside it (``-wal``, ``-shm``, ``.lock``).
+
+    An output of ``export`` or ``plot`` must be none of them (:func:`poskernels.atomic.check_output`'s ``inputs``).
+
+    >>> [p.name for p in store_files("s.sqlite")]
+    ['s.sqlite', 's.sqlite-wal', 's.sqlite-shm', 's.sqlite.lock']
+    """
+    path = Path(path)
+    return [path, *(path.with_name(path.name + tail) for tail in ("-wal", "-shm", ".lock"))]
+
+
+def _damaged_row(path, key, why: str) -> PosKernelsError:
+    return PosKernelsError(f"the sweep store {str(path)!r} holds a damaged row (key {str(key)[:40]!r}): {why}; "
+                           "was it edited by hand? run the sweep again with a new store")  # fmt: skip
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _check_row(path, r: dict) -> dict:
+    """``r`` with ``config`` and ``metrics`` decoded and every field of the type the store writes, else refuse."""
+    key = r["key"]
+    if not isinstance(key, str):
+        raise _damaged_row(path, key, f"its key is {type(key).__name__}, not text")
+    for name in ("config", "metrics"):
+        text = r[name]
+        if text is None and name == "metrics":
+            continue
+        if not isinstance(text, str):
+            raise _damaged_row(path, key, f"{name} is {type(text).__name__}, not JSON text")
+        try:
+            r[name] = json.loads(text)
+        except (ValueError, RecursionError) as err:
+            raise _damaged_row(path, key, f"{name} is not valid JSON ({str(err)[:80]})") from None
+        if not isinstance(r[name], dict):
+            raise _damaged_row(path, key, f"{name} is {type(r[name]).__name__}, not a JSON object")
+    for name, value in r["config"].items():
+        setting = SETTINGS.get(name)
+        if setting is None or value is None:
+            continue
+        kind = setting.kind
+        ok = (isinstance(value, str) if kind is str else _is_number(value) and isinstance(value, int)
+              if kind is int else _is_number(value) if kind is float else
+              isinstance(value, list) and all(_is_number(v) and isinstance(v, int) for v in value))  # fmt: skip
+        if not ok:
+            raise _damaged_row(path, key, f"setting {name} = {_shown(value)} is not {kind.__name__}")
+    if not isinstance(r["config"].get("scheme"), str):
+        raise _damaged_row(path, key, "config has no scheme")
+    metrics = r["metrics"]
+    if metrics is not None:
+        accuracy = metrics.get("accuracy", {})
+        if not isinstance(accuracy, dict):
+            raise _damaged_row(path, key, f"accuracy is {_shown(accuracy)}, not an object of length -> accuracy")
+        for n, acc in accuracy.items():
+            if not (n.isascii() and n.isdigit() and 0 < len(n) <= 18):
+                raise _damaged_row(path, key, f"accuracy has the length {_shown(n)}, not a positive integer")
+            if acc is not None and not (_is_number(acc) and 0 <= acc <= 1):
+                raise _damaged_row(path, key, f"accuracy at {n} is {_shown(acc)}, not a number in [0, 1] or null")
+        loss = metrics.get("final_loss")
+        if loss is not None and not _is_number(loss):
+            raise _damaged_row(path, key, f"final_loss is {_shown(loss)}, not a finite number or null")
+    for name, kinds in _BOOKKEEPING_TYPES.items():
+        value = r[name]
+        if value is not None and not (isinstance(value, kinds) and (not isinstance(value, float)
+                                                                   or math.isfinite(value))):  # fmt: skip
+            raise _damaged_row(path, key, f"{name} is {_shown(value)}, not {' or '.join(k.__name__ for k in kinds)}")
+    return r
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:45]}...{text[-10:]}"
+
+
+_INT, _REAL, _TEXT = (int,), (int, float), (str,)
+#: The type SQLite hands back for each bookkeeping column the store writes (a hand edit can store any type).
+_BOOKKEEPING_TYPES = {"seed": _INT, "scheme": _TEXT, "code_version": _TEXT, "error": _TEXT, "attempts": _INT,
+                      "failures": _INT, "lost": _INT, "trained": _INT, "training": _TEXT, "train_seconds": _REAL,
+                      "eval_seconds": _REAL, "worker": _TEXT, "run_id": _INT, "submitted_at": _REAL,
+                      "started_at": _REAL, "finished_at": _REAL}  # fmt: skip
 
 
 class Store:
@@ -117,48 +242,67 @@ class Store:
 
     def __init__(self, path, create: bool = True):
         self.path = Path(path)
+        self.readonly = not create
         self._lock = None
         try:
-            self.path.stat()
+            st = os.stat(self.path)
         except FileNotFoundError:
-            pass
-        except OSError as err:  # a name too long, a loop of links
+            st = None
+        except OSError as err:  # a name too long, a loop of links, a component that is a file
             if not isinstance(err, NotADirectoryError):
                 raise PosKernelsError(f"cannot use the sweep store path: {err.strerror or err}") from None
-        if self.path.is_dir():
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
             raise PosKernelsError(f"the sweep store {str(self.path)!r} is a folder; give a file path")
-        if not create and not self.path.is_file():
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise PosKernelsError(f"the sweep store {str(self.path)!r} is not a regular file (a device, a FIFO, a "
+                                  "socket); SQLite needs a file")  # fmt: skip
+        if st is None and not create:
             raise PosKernelsError(f"no sweep store at {str(self.path)!r}")
+        if st is None and not self.path.parent.is_dir():
+            raise PosKernelsError(
+                f"cannot create the sweep store {str(self.path)!r}: its folder {str(self.path.parent)!r} does not "
+                "exist (create it first)"
+            )
+        if st is not None:
+            _check_header(self.path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise PosKernelsError(f"cannot create the folder of the sweep store {str(self.path)!r}: {err}") from None
+            if self.readonly:  # export and plot: the file is opened read-only, so nothing is ever written to it
+                uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+                self.db = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
+            else:
+                self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        except sqlite3.Error as err:
+            raise store_failure(err, self.path) from None
         try:
-            self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
             tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:  # a damaged page may garble text, too
+        except (sqlite3.Error, UnicodeDecodeError) as err:  # a damaged page may garble text, too
+            self.db.close()
+            if isinstance(err, sqlite3.Error) and not isinstance(store_failure(err, self.path), PosKernelsError):
+                raise store_failure(err, self.path) from None
             raise PosKernelsError(f"{str(self.path)!r} is not a sweep store (SQLite says: {err})") from None
-        if tables and (version != SCHEMA_VERSION or "points" not in tables):
+        if (tables or self.readonly) and (version != SCHEMA_VERSION or "points" not in tables):
             self.db.close()
             raise PosKernelsError(
                 f"{str(self.path)!r} is not a sweep store of schema {SCHEMA_VERSION} (found version {version}, "
                 f"tables {sorted(tables)})"
             )
         try:
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = FULL")
-            if not tables:  # one script, one transaction: the tables and the schema version together
+            if not self.readonly:
+                self.db.execute("PRAGMA journal_mode = WAL")
+                self.db.execute("PRAGMA synchronous = FULL")
+            if not tables and not self.readonly:  # one script, one transaction: the tables and the schema version
                 self.db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
-            if not create:  # a reader checks every page now, so a damaged store is reported before any work
+            if self.readonly:  # a reader checks every page now, so a damaged store is reported before any work
                 problem = self.db.execute("PRAGMA quick_check").fetchone()[0]
                 if problem != "ok":
                     raise sqlite3.DatabaseError(problem)
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+        except (sqlite3.Error, UnicodeDecodeError) as err:
             self.db.close()
-            raise PosKernelsError(
-                f"the sweep store {str(self.path)!r} is damaged (SQLite says: {err}); move it away and run again"
-            ) from None
+            if isinstance(err, UnicodeDecodeError):
+                err = sqlite3.DatabaseError(str(err))
+            raise store_failure(err, self.path) from None
 
     # -- plumbing -------------------------------------------------------------------------------
     def _transaction(self):
@@ -328,13 +472,18 @@ class Store:
         """Every row (or those of one ``status``) as dicts, ``config`` and ``metrics`` decoded, by key."""
         where, args = ("WHERE status = ?", (status,)) if status else ("", ())
         cur = self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM points {where} ORDER BY rowid", args)
-        out = []
-        for row in cur.fetchall():
-            r = dict(zip(COLUMNS, row))
-            r["config"] = json.loads(r["config"])
-            r["metrics"] = None if r["metrics"] is None else json.loads(r["metrics"])
-            out.append(r)
-        return out
+        return [_check_row(self.path, dict(zip(COLUMNS, row))) for row in cur.fetchall()]
+
+
+def _check_header(path: Path) -> None:
+    """Refuse, before SQLite opens it, a file that is empty or does not start as an SQLite database does."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError as err:
+        raise PosKernelsError(f"cannot read the sweep store {str(path)!r}: {err.strerror or err}") from None
+    if head and head != b"SQLite format 3\x00":
+        raise PosKernelsError(f"{str(path)!r} is not a sweep store (not an SQLite database: it starts {head[:8]!r})")
 
 
 class _Transaction:
