@@ -69,7 +69,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     ctx = page.Context(first_seed=first_seed(args.first_seed), **log)
     if args.cache is not None:
         ctx.cache_dir = args.cache
-    known = [s.key for s in page.SECTIONS]
+    known = list(dict.fromkeys(s.key for s in page.SECTIONS))  # thm2 has two sections, one key
     for key in args.only or ():
         if key not in known:
             raise PosKernelsError(
@@ -200,11 +200,19 @@ def _version() -> str:
     return __version__
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the error contract's one line: ``poskernels COMMAND: error: ...`` and exit 2 (no usage block)."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv=None) -> int:
     """Entry point of the ``poskernels`` command; returns the exit status (0, 1, 2 or 130)."""
     debug_help = f"print the traceback of an error (also: {DEBUG_ENV}=1)"
     quiet_help = "print no progress and no 'wrote' lines on stderr (errors are still printed)"
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="poskernels",
         description="Every positional encoding is a kernel over offsets. "
         "Reproduce the article's numbers, inspect real RoPE configs, run sweeps, open the laboratory.",

@@ -238,7 +238,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until Ctrl-C; print the URL first."""
+    """Serve until Ctrl-C (exit status 130, as every command interrupted); print the URL first."""
     payload = choose_payload(getattr(args, "payload", None))
     server = make_server(args.host, args.port, payload=payload.resolve())
     host, port = server.server_address[:2]
@@ -253,6 +253,7 @@ def run(args: argparse.Namespace) -> int:
         server.serve_forever()
     except KeyboardInterrupt:
         print("\nposkernels lab: stopped")
+        return 130
     finally:
         server.server_close()
     return 0

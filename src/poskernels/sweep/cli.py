@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..atomic import check_output
-from ..errors import PosKernelsError
+from ..errors import PosKernelsError, check_positive_int
 from .export import FORMATS, export
 from .grid import load_grid
 from .plot import plot_store
@@ -71,6 +71,9 @@ def sweep(args: argparse.Namespace) -> int:
     if check_output(args.store, "--store", inputs=[args.grid]).how != "replace":  # SQLite needs a regular file
         raise PosKernelsError(f"--store: {str(args.store)!r} is not a regular file; SQLite keeps the store in a file")
     grid = load_grid(args.grid)
+    check_positive_int("--stack", args.stack)
+    if args.workers is not None:
+        check_positive_int("--workers", args.workers)
     backend = local_backend(args.workers) if args.scheduler is None else dask_backend(args.scheduler, args.workers)
     try:
         with Store(args.store) as store:
