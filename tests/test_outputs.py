@@ -130,7 +130,7 @@ def test_a_fifo_is_written_through_to_its_reader(tmp_path, capsys):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     got = []
-    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
     reader.start()
     status, _, _ = _run(capsys, "census", "llama-2-7b", "--json", fifo)
     reader.join(30)
