@@ -110,7 +110,7 @@ def test_a_write_that_fails_while_running_exits_1(capsys, monkeypatch, tmp_path)
         yield tmp_path / "tmp"
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr("poskernels.atomic.replacing", full_disk)
+    monkeypatch.setattr("poskernels.atomic.output.replacing", full_disk)
     (tmp_path / "c.json").write_text("old")
     status, _, err = _run(capsys, "census", "llama-2-7b", "--json", str(tmp_path / "c.json"))
     line = _one_line_error(err)

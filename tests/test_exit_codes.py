@@ -234,7 +234,7 @@ def _full_disk(path, **kwargs):
     ],
 )
 def test_a_full_disk_says_disk_full_and_exits_1(world, capsys, monkeypatch, argv):
-    monkeypatch.setattr("poskernels.atomic.replacing", _full_disk)
+    monkeypatch.setattr("poskernels.atomic.output.replacing", _full_disk)
     status, _, err = _status(capsys, argv)
     line = _last_line(err)
     assert status == 1 and "disk full" in line and "damaged" not in err, line

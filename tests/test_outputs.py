@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from poskernels import atomic, cli
+from poskernels import cli
 from poskernels.atomic import Output, check_output, check_outputs, write_output
+from poskernels.atomic import output as atomic_output
 from poskernels.errors import PosKernelsError
 from poskernels.sweep.grid import parse_grid
 from poskernels.sweep.point import point_key
@@ -139,7 +140,7 @@ def test_a_fifo_is_written_through_to_its_reader(tmp_path, capsys):
 
 
 def test_a_fifo_no_one_reads_is_refused_after_a_bounded_wait(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(atomic, "FIFO_WAIT", 0.3)
+    monkeypatch.setattr(atomic_output, "FIFO_WAIT", 0.3)
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     start = time.monotonic()
