@@ -219,15 +219,40 @@ def test_a_missing_folder_is_refused_named_and_not_created(tmp_path, capsys, sto
     assert not (tmp_path / "no").exists()
 
 
+def test_reproduce_refuses_a_folder_where_numbers_json_goes_before_any_work(tmp_path, capsys):
+    (tmp_path / "numbers.json").mkdir()
+    status, out, err = _run(capsys, "reproduce", "--only", "thm1", "--out", tmp_path)
+    assert status == 2 and "numbers.json" in _one_line(err) and "is a folder" in err and out == ""
+
+
 def test_reproduce_out_creates_its_folder(tmp_path, capsys):
     status, _, _ = _run(capsys, "reproduce", "--only", "thm1", "--out", tmp_path / "a" / "b", "--quiet")
     assert status == 0 and (tmp_path / "a" / "b" / "numbers.json").is_file()
 
 
-@pytest.mark.parametrize("path, words", [("", "the path is empty"), ("a\x00b", "NUL byte")])
+@pytest.mark.parametrize("path, words", [("", "the path is empty"), ("a\x00b", "NUL byte"),
+                                         ("new/", "ends in a slash"), ("x" * 300 + ".json", "File name too long")])
 def test_an_empty_or_nul_path_is_refused(path, words):
     with pytest.raises(PosKernelsError, match=words):
         check_output(path, "--json")
+
+
+def test_an_input_that_is_a_fifo_no_one_writes_reads_as_empty_and_never_hangs(tmp_path):
+    from poskernels.errors import read_text
+
+    fifo = tmp_path / "grid.toml"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    assert read_text(fifo, "grid") == "" and time.monotonic() - start < 5
+    writer = threading.Thread(target=lambda: fifo.write_text("[grid]\nseed = [0]\n"), daemon=True)
+    writer.start()
+    for _ in range(100):  # until the writer is there (it waits for a reader in open()), then read to its end
+        text = read_text(fifo, "grid")
+        if text:
+            break
+        time.sleep(0.05)
+    assert text == "[grid]\nseed = [0]\n"
+    writer.join(5)
 
 
 def test_a_path_under_a_file_is_refused(tmp_path):

@@ -149,6 +149,9 @@ OUTPUTS: dict[str, dict[str, str]] = {
     "plot": {"out": "figure"},
 }
 
+#: Files a command writes inside an output folder (``dest`` -> names): checked with the folder, before the work.
+FOLDER_FILES: dict[str, dict[str, tuple[str, ...]]] = {"reproduce": {"out": ("numbers.json", "payload.json")}}
+
 #: What each command reads (its ``dest``s): no output may be one of these files (a sweep store with the files SQLite
 #: keeps beside it).  A value that is not an existing file (a bundled config's name, ``export``) is no input.
 INPUTS: dict[str, tuple[str, ...]] = {"census": ("config",), "sweep": ("grid", "export_store"), "plot": ("store",)}
@@ -175,6 +178,8 @@ def check_outputs(command: str, args: argparse.Namespace) -> None:
             continue
         if kind == "folder":
             check_writable(path, "folder", option)
+            for name in FOLDER_FILES.get(command, {}).get(dest, ()):
+                _check_outputs({f"{option} {name}": Path(path) / name}, parents=True)
         else:
             files[option] = (path, kind)
     _check_outputs(files, inputs=inputs)

@@ -73,7 +73,7 @@ def first_seed(value=None) -> int:
         raise PosKernelsError(f"{ENV} must be a non-negative integer; got {shown}")
     if len(raw.lstrip("0")) > len(str(MAX_SEED)):  # before int(): Python refuses to convert 4,300 digits or more
         raise PosKernelsError(f"{ENV} must be an integer in [0, {MAX_SEED}] (64-bit seeds); got {shown}")
-    return _check_first(int(raw), ENV)
+    return _check_first(int(raw.lstrip("0") or "0"), ENV)  # zeros first do not count toward Python's limit
 
 
 def seed_block(count: int = DEFAULT_COUNT, first=None) -> tuple[int, ...]:

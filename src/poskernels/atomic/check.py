@@ -104,6 +104,8 @@ def check_output(
         _check_figure_format(Path(given) if given != STDOUT else Path("stdout.png"), what, given)
     if given == STDOUT:
         return Output(given, what, "stdout", None)
+    if given.endswith(("/", os.sep)):
+        raise PosKernelsError(f"{what}: {_brief(given)} ends in a slash, so it names a folder; give a file path")
     p = Path(given)
     try:
         os.lstat(p)

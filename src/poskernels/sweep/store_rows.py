@@ -110,7 +110,7 @@ def check_row(path, r: dict) -> dict:
         if not isinstance(accuracy, dict):
             raise _damaged_row(path, key, f"accuracy is {_shown(accuracy)}, not an object of length -> accuracy")
         for n, acc in accuracy.items():
-            if not (n.isascii() and n.isdigit() and 0 < len(n) <= 18):
+            if not (n.isascii() and n.isdigit() and 0 < len(n) <= 18 and int(n) > 0):
                 raise _damaged_row(path, key, f"accuracy has the length {_shown(n)}, not a positive integer")
             if acc is not None and not (_is_number(acc) and 0 <= acc <= 1):
                 raise _damaged_row(path, key, f"accuracy at {n} is {_shown(acc)}, not a number in [0, 1] or null")
