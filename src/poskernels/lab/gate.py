@@ -130,21 +130,28 @@ class _Gate:
 
     def _run(self) -> None:
         while not self.stopping:
-            timeout = 0.25
-            if self.pending:
-                oldest = next(iter(self.pending.values())).since
-                timeout = min(timeout, max(0.0, oldest + self.server.head_timeout() - time.monotonic()))
-            for key, _ in self.selector.select(timeout):
-                if key.fileobj is self.wake_r:
-                    try:
-                        while self.wake_r.recv(4096):
-                            pass
-                    except OSError:
+            try:
+                self._step()
+            except (OSError, ValueError):  # a socket that failed under us: forget the dead ones, keep serving
+                for sock in [s for s in self.pending if s.fileno() < 0]:
+                    self._forget(sock)
+
+    def _step(self) -> None:
+        timeout = 0.25
+        if self.pending:
+            oldest = next(iter(self.pending.values())).since
+            timeout = min(timeout, max(0.0, oldest + self.server.head_timeout() - time.monotonic()))
+        for key, _ in self.selector.select(timeout):
+            if key.fileobj is self.wake_r:
+                try:
+                    while self.wake_r.recv(4096):
                         pass
-                elif key.fileobj in self.pending:
-                    self._read(key.fileobj)
-            self._admit()
-            self._expire()
+                except OSError:
+                    pass
+            elif key.fileobj in self.pending:
+                self._read(key.fileobj)
+        self._admit()
+        self._expire()
 
     def _admit(self) -> None:
         while not self.incoming.empty():
