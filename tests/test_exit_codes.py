@@ -96,6 +96,8 @@ TABLE = [
     ("reproduce", "wrong type", ["reproduce", "--only", "tournement"], {}, 2, "did you mean 'tournament'"),
     ("reproduce", "wrong type", ["reproduce", "--only", "tournament", "--no-train"], {}, 2, "computes nothing"),
     ("reproduce", "wrong type", ["reproduce", "--out", "cfg.json"], {}, 2, "is a file"),
+    ("reproduce", "wrong type", ["reproduce", "--only", "thm1", "--out", "-"], {}, 2, "cannot hold one"),
+    ("reproduce", "wrong type", ["reproduce", "--only", "thm1", "--cache", "-"], {}, 2, "cannot hold one"),
     # census
     ("census", "malformed", ["census", "malformed.json"], {}, 2, "not valid JSON"),
     ("census", "malformed", ["census", "llama-2-7b", "--target-length", "x"], {}, 2, "invalid int value"),
@@ -122,6 +124,7 @@ TABLE = [
     ("sweep", "wrong type", ["sweep", "type.toml", "--store", "n.sqlite"], {}, 2, "'zero'"),
     ("sweep", "wrong type", ["sweep", "g.toml", "--store", "junk.sqlite"], {}, 2, "sweep store"),
     ("sweep", "wrong type", ["sweep", "g.toml", "--store", "g.toml"], {}, 2, "is the input"),
+    ("sweep", "wrong type", ["sweep", "g.toml", "--store", "-"], {}, 2, "cannot hold a store"),
     ("sweep", "unreachable scheduler", ["sweep", "g.toml", "--store", "n.sqlite", "--scheduler",
                                        "tcp://127.0.0.1:9"], {}, 1, "cannot reach the Dask scheduler"),
     # sweep export

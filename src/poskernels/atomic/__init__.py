@@ -148,6 +148,8 @@ def check_writable(path, kind: str = "file", what: str = "output", parents: bool
     if kind == "file":
         check_output(path, what, parents=parents)
         return Path(path)
+    if str(path) == STDOUT:
+        raise PosKernelsError(f"{what}: a folder is written here, and - (standard output) cannot hold one")
     path = Path(path)
     if "\x00" in str(path):
         raise PosKernelsError(f"{what}: a path cannot hold a NUL byte; got {str(path)!r}")

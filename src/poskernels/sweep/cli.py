@@ -69,7 +69,8 @@ def sweep(args: argparse.Namespace) -> int:
     if args.store is None:
         raise PosKernelsError("--store PATH is required: the SQLite file that keeps the results")
     if check_output(args.store, "--store", inputs=[args.grid]).how != "replace":  # SQLite needs a regular file
-        raise PosKernelsError(f"--store: {str(args.store)!r} is not a regular file; SQLite keeps the store in a file")
+        what = "- (standard output)" if str(args.store) == "-" else f"{str(args.store)!r}, not a regular file,"
+        raise PosKernelsError(f"--store: {what} cannot hold a store; SQLite keeps it in a file")
     grid = load_grid(args.grid)
     check_positive_int("--stack", args.stack)
     if args.workers is not None:
