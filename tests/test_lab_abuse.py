@@ -171,3 +171,20 @@ def test_closing_the_server_closes_the_waiting_connections(lab):
     finally:
         for sock in idle:
             sock.close()
+
+
+def test_clients_that_never_read_their_answer_do_not_hold_the_workers(lab):
+    s, port = lab()
+    readers = _connect(port, 4 * server._Server.max_threads)
+    for sock in readers:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a small window, and never read
+        sock.sendall(b"GET /payload.json HTTP/1.0\r\n\r\n")
+    try:
+        time.sleep(0.5)
+        for _ in range(3):
+            status, seconds = _get(port)
+            assert status == 200 and seconds < 2.0, seconds
+    finally:
+        for sock in readers:
+            sock.close()
+
