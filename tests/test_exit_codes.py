@@ -367,3 +367,12 @@ def test_sigint_through_the_console_exits_130(world):
     assert "serving" in proc.stdout.readline()
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 130
+
+
+def test_a_quiet_sweep_prints_nothing_but_its_failures(world, capsys, monkeypatch):
+    monkeypatch.setattr(sweep_cli, "local_backend", _one_thread)
+    monkeypatch.setattr(sweep_cli, "run_sweep", functools.partial(runner.run_sweep, job=_instant, every=0.01))
+    status, out, err = _status(capsys, ["sweep", "g.toml", "--store", "q.sqlite", "--quiet"])
+    assert status == 0 and out == "" and err == ""
+    status, out, err = _status(capsys, ["sweep", "g.toml", "--store", "q2.sqlite"])
+    assert status == 0 and "2/2 points done" in err

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 
@@ -78,16 +79,19 @@ def sweep(args: argparse.Namespace) -> int:
     backend = local_backend(args.workers) if args.scheduler is None else dask_backend(args.scheduler, args.workers)
     try:
         with Store(args.store) as store:
-            s = run_sweep(grid, store, backend, cache_dir=args.cache, retry_failed=args.retry_failed, stack=args.stack)
+            quiet = {"stream": io.StringIO()} if getattr(args, "quiet", False) else {}  # no progress lines
+            s = run_sweep(grid, store, backend, cache_dir=args.cache, retry_failed=args.retry_failed, stack=args.stack,
+                          **quiet)  # fmt: skip
             reasons = failure_reasons(store) if s.failed else []
     finally:
         backend.close()
     rate = (s.done - s.done_before) / s.seconds if s.seconds > 0 else 0.0
-    print(
-        f"sweep: {s.done}/{s.points} points done ({s.done - s.done_before} this run, {s.trained} heads trained, "
-        f"{rate:.2f} points/s), {s.failed} failed; store {args.store}",
-        file=sys.stderr,
-    )
+    if not getattr(args, "quiet", False):
+        print(
+            f"sweep: {s.done}/{s.points} points done ({s.done - s.done_before} this run, {s.trained} heads trained, "
+            f"{rate:.2f} points/s), {s.failed} failed; store {args.store}",
+            file=sys.stderr,
+        )
     for line in reasons:  # the reason of a failure, not only its count (the store keeps the whole traceback)
         print(line, file=sys.stderr)
     return 1 if s.failed else 0
