@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import socket
+import sqlite3
 import stat
 import threading
 import time
@@ -429,3 +430,15 @@ def test_check_outputs_returns_one_output_per_path_given(tmp_path):
     assert sorted(outs) == ["--json", "--plot"] and all(isinstance(o, Output) for o in outs.values())
     with pytest.raises(PosKernelsError, match="unknown figure format 'txt'"):
         check_outputs({"--plot": (tmp_path / "b.txt", "figure")})
+
+
+def test_export_reads_a_store_while_a_sweep_holds_its_write_transaction(tmp_path, capsys, store):
+    writer = sqlite3.connect(store, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("UPDATE points SET worker = 'busy'")  # not committed: the reader sees the committed rows
+        status, out, err = _run(capsys, "sweep", "export", store, "--out", "-")
+        assert status == 0 and len(out.splitlines()) == 3 and "busy" not in out
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
