@@ -14,7 +14,8 @@ For a model's RoPE (:mod:`poskernels.rope_config`) at a target length ``N`` (``k
 "yarn_ramps"}``; ``maps[NAME]`` is ``{"inv_freq", "attention_factor", "kappa", "L"}``; ``--json -`` writes
 the JSON alone to standard output.  A config with one RoPE per layer type (Gemma 3's sliding and full
 attention) gets one census per layer type: ``{"layer_types": {NAME: census}}`` in JSON, one section each in
-text (``--layer-type NAME`` picks one).  ``--plot PNG`` draws the factors per plane.  The table wraps its
+text (``--layer-type NAME`` picks one).  ``--plot PNG`` draws the factors per plane (``-``: the PNG alone on
+standard output).  Every output goes through :mod:`poskernels.atomic` and may not be the config.  The table wraps its
 map columns to ``--width`` (default: the terminal's, within 80..120 columns).
 """
 
