@@ -53,7 +53,7 @@ def _check_first(value, source: str) -> int:
     return check_int(source, value, 0, MAX_SEED, "seeds are kept as signed 64-bit integers, below 2**63")
 
 
-def first_seed(value=None) -> int:
+def first_seed(value: int | None = None) -> int:
     """The first seed of the block: ``value`` if given, else ``$POSKERNELS_FIRST_SEED``, else 0.
 
     >>> first_seed(7)
@@ -76,7 +76,7 @@ def first_seed(value=None) -> int:
     return _check_first(int(raw.lstrip("0") or "0"), ENV)  # zeros first do not count toward Python's limit
 
 
-def seed_block(count: int = DEFAULT_COUNT, first=None) -> tuple[int, ...]:
+def seed_block(count: int = DEFAULT_COUNT, first: int | None = None) -> tuple[int, ...]:
     """``count`` consecutive seeds from :func:`first_seed` (``first`` overrides the environment).
 
     >>> seed_block(3, first=5)
@@ -116,7 +116,8 @@ def stat_table(per_seed: dict) -> tuple[dict, dict]:
     >>> round(mean["rope"]["64"], 6), round(stderr["rope"]["64"], 6)
     (0.8, 0.1)
     """
-    mean, stderr = {}, {}
+    mean: dict = {}
+    stderr: dict = {}
     for key, value in per_seed.items():
         if isinstance(value, dict):
             mean[key], stderr[key] = stat_table(value)

@@ -18,7 +18,7 @@ from ..atomic import check_output
 from ..errors import PosKernelsError, check_positive_int
 from .export import FORMATS, export
 from .grid import load_grid
-from .plot import plot_store
+from .plot import parse_where, plot_store
 from .runner import dask_backend, local_backend, run_sweep
 from .store import Store, store_files
 
@@ -123,12 +123,20 @@ def failure_reasons(store: Store, shown: int = 5) -> list[str]:
 def add_plot_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("store", type=Path, help="a sweep store (poskernels sweep ... --store PATH)")
     p.add_argument("--out", default="sweep.png", help="the PNG to write (default: sweep.png; '-': standard output)")
+    p.add_argument(
+        "--where",
+        action="append",
+        metavar="KEY=VALUE",
+        help="keep the points whose setting KEY is VALUE (repeatable; e.g. --where d=16 --where extension=none)",
+    )
+    p.add_argument("--facet", metavar="KEY", help="one panel per value of the setting KEY (e.g. --facet d)")
 
 
 def plot(args: argparse.Namespace) -> int:
+    where = parse_where(args.where)
     out = check_output(args.out, "--out", inputs=store_files(args.store), figure=True)
     with Store(args.store, create=False) as store:
-        path, data = plot_store(store, out)
+        path, data = plot_store(store, out, where=where, facet=args.facet)
     if not getattr(args, "quiet", False):  # on standard output unless the figure itself goes there
         print(f"wrote {'standard output' if out.is_stdout else path}: {len(data)} curve(s)",
               file=sys.stderr if out.is_stdout else sys.stdout)  # fmt: skip

@@ -1,9 +1,9 @@
 """Flatten a sweep's store into a table: CSV with the standard library, Parquet with pyarrow.
 
-One record per row of the store: the key, the status, the code version, every setting of the point
-as its own column (``test_lengths`` as text), ``acc_<n>`` per test length (empty where a head is
-undefined at that length, e.g. a learned table past its rows), ``final_loss``, and the bookkeeping
-columns (attempts, failures, timings, worker, error).
+One record per row of the store: the key, the status, the code version, every setting of the point as its
+own column (``test_lengths`` a list: a list column in Parquet, JSON text in CSV), ``acc_<n>`` per test length
+(empty where a head is undefined at that length, e.g. a learned table past its rows), ``final_loss``, and the
+bookkeeping columns (attempts, failures, timings, worker, error).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def records(store: Store) -> tuple[list[str], list[dict]]:
         rec = {"key": r["key"], "status": r["status"], "code_version": r["code_version"]}
         for name in SETTINGS:
             value = r["config"].get(name)
-            rec[name] = json.dumps(value) if isinstance(value, list) else value
+            rec[name] = value
         metrics = r["metrics"] or {}
         for n, acc in (metrics.get("accuracy") or {}).items():
             lengths.add(int(n))
@@ -59,7 +59,7 @@ def records(store: Store) -> tuple[list[str], list[dict]]:
 def _write_csv(names, rows, fh) -> None:
     w = csv.DictWriter(fh, fieldnames=names)
     w.writeheader()
-    w.writerows(rows)
+    w.writerows({k: json.dumps(v) if isinstance(v, list) else v for k, v in r.items()} for r in rows)
 
 
 def _write_parquet(names, rows, fh) -> None:
