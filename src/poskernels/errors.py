@@ -11,6 +11,7 @@ import json
 import math
 import numbers
 import os
+import stat
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -409,13 +410,26 @@ def read_text(path: str | os.PathLike[str], what: str, limit: int = 64 * 2**20) 
     """
     shown = str(path)
     try:
-        size = os.stat(path).st_size
-        if size > limit:
-            raise PosKernelsError(f"the {what} {shown!r} is {size} bytes; the limit is {limit} bytes")
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+        # O_NONBLOCK: opening a FIFO no process writes to would wait forever; opened so, it reads as empty (a pipe
+        # with a writer, such as the shell's <(...), is read to its end as usual).
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except IsADirectoryError:
         raise PosKernelsError(f"the {what} {shown!r} is a folder, not a file") from None
     except OSError as err:
         raise PosKernelsError(f"cannot read the {what} {shown!r}: {err.strerror or err}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise PosKernelsError(f"the {what} {shown!r} is a folder, not a file")
+        if st.st_size > limit:
+            raise PosKernelsError(f"the {what} {shown!r} is {st.st_size} bytes; the limit is {limit} bytes")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    except OSError as err:
+        raise PosKernelsError(f"cannot read the {what} {shown!r}: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # a pipe or a device has no size to stat: counted as read
+        raise PosKernelsError(f"the {what} {shown!r} is more than {limit} bytes; the limit is {limit} bytes")
     return decode_text(data, shown)

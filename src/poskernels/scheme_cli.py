@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from .atomic import write_json_atomic
+from .atomic import write_output
 from .encodings import SCHEMES
 from .errors import PosKernelsError, check_int, check_name
 from .experiments.tournament import TEST_LENGTHS, head_accuracy
@@ -89,12 +88,10 @@ def tournament(args: argparse.Namespace) -> int:
             mean, se = mean_stderr([head_accuracy(h, n) for h in heads])
             table["accuracy"].setdefault(name, {})[str(n)] = mean
             table["stderr"].setdefault(name, {})[str(n)] = se
-    if args.json == "-":
-        json.dump(table, sys.stdout, indent=1)
-        print()
-        return 0
-    if args.json is not None:
-        write_json_atomic(Path(args.json), table)
+    if args.json is not None:  # through the one writer ("-": standard output, the JSON alone)
+        write_output(args.json, json.dumps(table, indent=1) + "\n", "--json", inputs=args.scheme_file)
+        if args.json == "-":
+            return 0
     width = max(len(SCHEMES[n].title) for n in names)
     print(f"accuracy at each length, mean ± SE over seeds {seeds[0]}..{seeds[-1]} (cue task, trained at 32)")
     print(f"{'scheme':<{width}}  " + "  ".join(f"{n:>14}" for n in lengths))
@@ -112,12 +109,9 @@ def check(args: argparse.Namespace) -> int:
     names = load_scheme_file(args.file)
     checks = {name: check_scheme(name) for name in names}
     report = {name: [dict(c.__dict__) for c in cs] for name, cs in checks.items()}
-    if args.json == "-":
-        json.dump(report, sys.stdout, indent=1)
-        print()
-    else:
-        if args.json is not None:
-            write_json_atomic(Path(args.json), report)
+    if args.json is not None:  # through the one writer ("-": standard output, the JSON alone)
+        write_output(args.json, json.dumps(report, indent=1) + "\n", "--json", inputs=[args.file])
+    if args.json != "-":
         for name in names:
             print(f"{name} ({type(SCHEMES[name]).__name__}, {args.file})")
             for c in checks[name]:

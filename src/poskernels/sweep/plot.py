@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import savefig_atomic
+from ..atomic import Output, check_output, save_figure
 from ..errors import PosKernelsError
 from .grid import SETTINGS
-from .store import Store
+from .store import Store, store_files
 
 __all__ = ["curves", "draw", "facets", "parse_where", "plot_store", "select"]
 
@@ -29,8 +29,9 @@ _STYLES, _MARKERS = ("-", "--", ":", "-."), ("o", "s", "^", "D")
 
 
 def _label(config: dict, varying: list[str]) -> str:
-    name = config["scheme"] + ("" if config["extension"] == "none" else f"+{config['extension']}")
-    extra = ", ".join(f"{k}={config[k]:g}" if isinstance(config[k], float) else f"{k}={config[k]}" for k in varying)
+    extension = config.get("extension", "none")
+    name = str(config["scheme"]) + ("" if extension in ("none", None) else f"+{extension}")
+    extra = ", ".join(f"{k}={v:g}" if isinstance(v := config.get(k), float) else f"{k}={v}" for k in varying)
     return f"{name} ({extra})" if extra else name
 
 
@@ -148,12 +149,17 @@ def curves(rows: list[dict], exclude: tuple[str, ...] = ()) -> dict[str, dict[in
     return out
 
 
-def draw(data: dict, path, title: str = "Accuracy against test length", panels: dict[str, dict] | None = None) -> Path:
-    """Draw :func:`curves` output to a PNG at ``path`` (matplotlib's Agg canvas, no pyplot state).
+def draw(
+    data: dict, path, title: str = "Accuracy against test length", panels: dict[str, dict] | None = None
+) -> Path | str:
+    """Draw :func:`curves` output to ``path`` (a path, ``"-"`` or a checked :class:`~poskernels.atomic.Output`).
 
+    The format is the suffix's (PNG without one, and on standard output); matplotlib's Agg canvas, no pyplot state.
     ``panels`` (``{facet label: curves}``) draws one panel per facet, side by side with a shared y axis, instead of
     ``data`` alone; a curve keeps its colour and line style across panels.  The legend is outside the panels.
+    Returns the path written (``"-"`` for standard output).
     """
+    out = path if isinstance(path, Output) else check_output(path, "--out", figure=True)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -193,14 +199,19 @@ def draw(data: dict, path, title: str = "Accuracy against test length", panels: 
     fig.legend(
         [handles[k] for k in labels], labels, loc="outside right upper", fontsize=6.5, ncols=1 + (len(labels) > 24)
     )
-    return savefig_atomic(fig, path)  # the format from the suffix, as fig.savefig(path) chose it
+    save_figure(fig, out)  # the format from the suffix, as fig.savefig(path) chose it
+    return out.given if out.is_stdout else Path(out.given)
 
 
-def plot_store(store: Store, path, where: dict[str, str] | None = None, facet: str | None = None) -> tuple[Path, dict]:
+def plot_store(
+    store: Store, path, where: dict[str, str] | None = None, facet: str | None = None
+) -> tuple[Path | str, dict]:
     """Curves of ``store`` (the points matching ``where``; one panel per value of ``facet``) drawn to ``path``.
 
-    Returns the path and the curves (labelled ``"facet | curve"`` when faceted).
+    ``path`` as for :func:`draw`; one of the store's own files is refused.  Returns the path and the curves
+    (labelled ``"facet | curve"`` when faceted).
     """
+    out = path if isinstance(path, Output) else check_output(path, "--out", inputs=store_files(store.path), figure=True)
     rows = store.rows("done")
     if where:
         rows = select(rows, where)
@@ -209,7 +220,7 @@ def plot_store(store: Store, path, where: dict[str, str] | None = None, facet: s
             raise PosKernelsError(f"no finished point of the store has {shown}")
     if facet is None:
         data = curves(rows)
-        return draw(data, path), data
+        return draw(data, out), data
     panels = {label: curves(part, exclude=(facet,)) for label, part in facets(rows, facet).items()}
     flat = {f"{f} | {c}": v for f, panel in panels.items() for c, v in panel.items()}
-    return draw(flat, path, panels=panels), flat
+    return draw(flat, out, panels=panels), flat
