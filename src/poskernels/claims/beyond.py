@@ -19,7 +19,7 @@ Examples
 ['beyond.kerple_log_holds_at_256', 'beyond.kerple_power_holds_at_256']
 >>> c = BEYOND_CLAIMS[0]
 >>> c.threshold, c.where
-('mean + 3 SE <= 0.05', 'Chi et al. 2022, §5 (extrapolation past the training length)')
+('mean + 3 SE <= 0.05', 'Chi et al. 2022, abstract and experiments (extrapolation past the training length)')
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ CONTRAST = "rope"
 TRAIN = "32"
 
 PAPER = {
-    "kerple_log": "Chi et al. 2022, §5 (extrapolation past the training length)",
-    "kerple_power": "Chi et al. 2022, §5 (extrapolation past the training length)",
-    "fire": "Li et al. 2023, §4 (length generalization)",
-    "rope": "Chi et al. 2022, §5 and Li et al. 2023, §4 (RoPE as the baseline that fails to extrapolate)",
+    "kerple_log": "Chi et al. 2022, abstract and experiments (extrapolation past the training length)",
+    "kerple_power": "Chi et al. 2022, abstract and experiments (extrapolation past the training length)",
+    "fire": "Li et al. 2023, abstract and experiments (generalization to longer contexts)",
+    "rope": "Chi et al. 2022 and Li et al. 2023, experiments (RoPE as a baseline that degrades past training)",
 }
 SENTENCE = {
     "kerple_log": "Kerple's logarithmic bias lets a model trained on short sequences hold its accuracy on longer ones.",
