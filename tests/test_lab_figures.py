@@ -42,6 +42,7 @@ def _numbers() -> dict:
                 "first_trough": [34, 5.91],
                 "deepest": [90, -55.86],
                 "peak": [181, 84.14],
+                "curve": (100 * np.cos(np.arange(256) / 30)).tolist(),  # RoPE's score at offsets 0..255
             }
         },  # fmt: skip
         "filings": {"case": case},
