@@ -86,9 +86,9 @@ def main(argv=None) -> None:
     import numpy as np
 
     from poskernels.model.config import preset
-    from poskernels.model.cut import certified_cut
+    from poskernels.model.engine.cut import certified_cut
+    from poskernels.model.engine.stream import stream_logits
     from poskernels.model.head import query_logits
-    from poskernels.model.stream import stream_logits
     from poskernels.model.train import train_many
     from poskernels.tasks.cue import cue_batch
 

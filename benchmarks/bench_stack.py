@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
+from poskernels.encodings import SCHEMES
 from poskernels.model.config import HeadConfig, TrainConfig
-from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.model.train import DRAW_SEQUENCES, _draw, _fit, _streams
 from poskernels.tasks.registry import get_task
 
@@ -72,7 +72,7 @@ def floor_us(scheme: str, batch: int, n: int, d: int, rate: float, V: int = 17, 
     token ``B n``; an additive code adds ``2 n d^2 + B n d``.  The backward costs about twice the forward.
     """
     forward = 2 * V * d * d + d * d + V * d + batch * V * d + batch * d * C + batch * n
-    if HEAD_SCHEMES[scheme].rotary:
+    if SCHEMES[scheme].rotary:
         forward += n * V * d
     if scheme in ("sinusoidal", "learned"):
         forward += 2 * n * d * d + batch * n * d
@@ -83,7 +83,8 @@ def torch_step(scheme: str, M: int, batch: int, n: int, steps: int) -> float:
     """Microseconds per head-step of the same stack in PyTorch autograd (batches drawn beforehand, not timed)."""
     import torch
 
-    from poskernels.model.head import init_params, stack_params
+    from poskernels.model.engine.reductions import stack_params
+    from poskernels.model.head import init_params
     from poskernels.model.reference import torch_params, torch_stack_logits
 
     cfg = HeadConfig(scheme=scheme, n_train=n)
@@ -127,7 +128,7 @@ def main(argv=None) -> None:
         torch.set_num_threads(args.threads)
         head += f" {f'torch M={args.models[-1]}':>13s} {'torch/numpy':>11s}"
     print(head)
-    for scheme in HEAD_SCHEMES:
+    for scheme in SCHEMES:
         row = f"{scheme:11s} {floor_us(scheme, args.batch, args.n, 16, rate):6.2f}"
         last = None
         for m in args.models:

@@ -16,10 +16,10 @@ import time
 
 import numpy as np
 
+from poskernels.encodings import SCHEMES
 from poskernels.model.config import HeadConfig
 from poskernels.model.head import cross_entropy, init_params, query_backward, query_forward
 from poskernels.model.optim import adam_init, adam_step, flatten
-from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.model.train import DRAW_SEQUENCES
 from poskernels.tasks.cue import cue_batch
 
@@ -63,7 +63,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     print(f"one training step, batch {args.batch}, length {args.n}, float64 (microseconds)")
     print(f"{'scheme':12s} {'median':>8s} {'min':>8s} {'CPU':>8s} {'draw/step':>10s}")
-    for scheme in HEAD_SCHEMES:
+    for scheme in SCHEMES:
         r = bench_scheme(scheme, args.batch, args.n, args.repeats)
         print(f"{scheme:12s} {r['median']:8.1f} {r['min']:8.1f} {r['cpu']:8.1f} {r['draw']:10.1f}")
 

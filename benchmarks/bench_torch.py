@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 
+from poskernels.encodings import SCHEMES
 from poskernels.model.config import HeadConfig
 from poskernels.model.head import cross_entropy, init_params, query_backward, query_forward
 from poskernels.model.optim import adam_init, adam_step, flatten
-from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.tasks.cue import cue_batch
 
 
@@ -73,7 +73,7 @@ def main(argv=None) -> None:
         f"torch {torch.__version__} on {args.threads} thread(s)"
     )
     print(f"{'scheme':11s} {'numpy f64':>10s} {'torch f64':>10s} {'ratio':>6s} {'torch f32':>10s} {'ratio':>6s}  loss")
-    for scheme in HEAD_SCHEMES:
+    for scheme in SCHEMES:
         cfg = HeadConfig(scheme=scheme)
         rng = np.random.default_rng(0)
         params = init_params(cfg, rng)

@@ -149,9 +149,9 @@ def test_a_kerple_head_cut_drops_no_more_than_eps(scheme, a1, a2):
     # the certified cut carried to Kerple: the exact weights past D sum to at most the bound, and the cut reader
     # moves no logit by more than its logit bound
     from poskernels.model.config import HeadConfig
-    from poskernels.model.cut import certified_cut, has_cut
+    from poskernels.model.engine.cut import certified_cut, has_cut
+    from poskernels.model.engine.stream import stream_logits
     from poskernels.model.head import init_params, query_forward
-    from poskernels.model.stream import stream_logits
     from poskernels.tasks.cue import cue_batch
 
     cfg = HeadConfig(scheme=scheme)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poskernels.encodings import omega
+from poskernels.encodings import SCHEMES, omega
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.filings_reader import (
     BAND_TOLERANCE,
@@ -31,7 +31,6 @@ from poskernels.experiments.filings_reader import (
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
 from poskernels.model.head import Reading, init_params, query_forward, token_table
-from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.tasks.filings import QUERY, encode_filing, generate_filing, laboratory_filing
 
 
@@ -51,7 +50,7 @@ def _readings(scheme: str, n: int):
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.sampled_from(sorted(HEAD_SCHEMES)), st.integers(0, 2**31), st.integers(1, 70))
+@given(st.sampled_from(sorted(SCHEMES)), st.integers(0, 2**31), st.integers(1, 70))
 def test_one_pass_equals_the_forward_pass_at_every_position(scheme, seed, n):
     if scheme == "learned":
         n = min(n, 31)  # the question at n - 1 puts the query at n; the table has rows 0..31
@@ -63,7 +62,7 @@ def test_one_pass_equals_the_forward_pass_at_every_position(scheme, seed, n):
         np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_one_pass_on_a_real_filing(scheme):
     doc = encode_filing(laboratory_filing())
     ids = doc.ids[:31] if scheme == "learned" else doc.ids
@@ -97,7 +96,7 @@ def test_bad_inputs_are_refused():
         read_filing(params, cfg, np.array([3, -5, 2]))
     with pytest.raises(PosKernelsError, match="1-d integer"):
         read_filing(params, cfg, np.zeros((2, 3), dtype=np.int64))
-    with pytest.raises(PosKernelsError, match="RoPE heads only"):
+    with pytest.raises(PosKernelsError, match="rotary heads only"):
         read_filing(params, cfg, np.arange(5), reader_reading("rope_pi", HeadConfig(scheme="rope"), 100))
     with pytest.raises(PosKernelsError, match="reads 'rope' heads"):
         reader_reading("rope_yarn", cfg, 100)
@@ -181,7 +180,7 @@ def test_methods_are_checked():
     with pytest.raises(PosKernelsError, match="unknown method"):
         read_filing(params, cfg, np.arange(4), method="fast")
     params, cfg = _random_head("alibi", 0)
-    with pytest.raises(PosKernelsError, match="RoPE heads only"):
+    with pytest.raises(PosKernelsError, match="rotary heads only"):
         read_filing(params, cfg, np.arange(4), reader_reading("rope_pi", HeadConfig(scheme="rope"), 100))
 
 

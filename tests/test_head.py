@@ -5,13 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from poskernels.encodings import apply_rope, omega, sinusoidal_code
+from poskernels.encodings import SCHEMES, apply_rope, omega, sinusoidal_code
 from poskernels.errors import PosKernelsError
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig, TrainConfig
-from poskernels.model.head import Reading, init_params, query_forward, query_logits, token_table
-from poskernels.model.reader import score_all
-from poskernels.model.schemes import HEAD_SCHEMES
+from poskernels.model.head import Reading, init_params, query_forward, query_logits, score_all, token_table
 from poskernels.model.train import train
 from poskernels.tasks.cue import cue_batch
 
@@ -21,7 +19,7 @@ def _heavy(cfg, seed):
     return {k: 3.0 * v for k, v in init_params(cfg, np.random.default_rng(seed)).items()}
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_one_pass_equals_the_forward_on_every_prefix(scheme):
     cfg = HeadConfig(scheme=scheme, n_train=40)
     params = _heavy(cfg, 1)
@@ -99,7 +97,7 @@ def test_bad_inputs_raise_the_library_error():
         query_logits(params, cfg, np.array([[0, 17]]))
     with pytest.raises(PosKernelsError, match="2-d integer"):
         query_logits(params, cfg, np.zeros((2, 3)))
-    with pytest.raises(PosKernelsError, match="RoPE heads only"):
+    with pytest.raises(PosKernelsError, match="rotary heads only"):
         query_logits(params, cfg, np.array([[0, 16]]), reading=Reading(logit_scale=2.0))
     with pytest.raises(PosKernelsError, match="unknown scheme"):
         HeadConfig(scheme="xpos")
@@ -135,11 +133,11 @@ def test_schemes_with_one_seed_see_the_same_training_stream():
     assert all(np.array_equal(x, y) for x, y in zip(seen["nope"], seen["shaw"]))
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_attention_of_a_forward_pass_is_the_readers_last_row(scheme):
     # whichever path the forward took (weighted counts, RoPE's gather, per key), the weights it implies are the
     # one-pass reader's, also when the sequences end with different tokens (several query rows)
-    from poskernels.model.head import attention
+    from poskernels.model.engine.stack import attention
 
     cfg = HeadConfig(scheme=scheme)
     params = _heavy(cfg, 12)

@@ -5,28 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from poskernels.encodings import SCHEMES
 from poskernels.model.config import HeadConfig
 from poskernels.model.embedding import EMBEDDINGS
-from poskernels.model.head import (
-    PLAIN,
-    Reading,
-    cross_entropy,
-    init_params,
-    loss_and_grad,
-    query_backward,
-    query_forward,
-    stack_backward,
-    stack_cross_entropy,
-    stack_forward,
-    stack_params,
-)
+from poskernels.model.engine.reductions import stack_cross_entropy, stack_params
+from poskernels.model.engine.stack import stack_backward, stack_forward
+from poskernels.model.head import cross_entropy, init_params, loss_and_grad, query_backward, query_forward
 from poskernels.model.optim import central_difference
-from poskernels.model.schemes import HEAD_SCHEMES
+from poskernels.model.reading import PLAIN, Reading
 from poskernels.tasks.cue import cue_batch
 
 # A small head that still exercises every branch: T5's logarithmic buckets (offsets past 4 with
 # 8 buckets and max distance 12) and Shaw's clip (offsets past 3) are reached at n = 10.
-SMALL = dict(d=6, vocab=9, n_classes=4, n_train=10, t5_buckets=8, t5_max_distance=12, shaw_clip=3)
+SMALL = dict(d=6, vocab=9, n_classes=4, n_train=10, settings={"t5_buckets": 8, "t5_max_distance": 12, "shaw_clip": 3})
 
 
 def _scaled(params, factor):
@@ -59,7 +50,7 @@ def _check(cfg, params, tokens, targets, reading=PLAIN, entries=None, rng=None):
 
 
 @pytest.mark.parametrize("embedding", sorted(EMBEDDINGS))
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_every_parameter_small_head(scheme, embedding):
     rng = np.random.default_rng(7)
     cfg = HeadConfig(scheme=scheme, embedding=embedding, **SMALL)
@@ -68,7 +59,7 @@ def test_every_parameter_small_head(scheme, embedding):
     _check(cfg, params, tokens, targets)
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_every_parameter_many_query_tokens(scheme):
     # a stream whose last token varies (the filings' windows): several rows of the score table
     rng = np.random.default_rng(5)
@@ -80,7 +71,7 @@ def test_every_parameter_many_query_tokens(scheme):
     _check(cfg, params, tokens, targets)
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_tournament_head_random_entries(scheme):
     rng = np.random.default_rng(11)
     cfg = HeadConfig(scheme=scheme)
@@ -103,7 +94,7 @@ def test_rope_gradients_under_a_rescaled_reading(name):
 
 
 @pytest.mark.parametrize("embedding", sorted(EMBEDDINGS))
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_against_pytorch_autograd(scheme, embedding):
     # oracle: the same head written position by position in PyTorch, differentiated by autograd
     from poskernels.model.reference import torch_loss_and_grad
@@ -126,7 +117,7 @@ def _stack(cfg, rng, M, B, n, **kw):
 
 
 @pytest.mark.parametrize("embedding", sorted(EMBEDDINGS))
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_stacked_gradients_against_central_differences(scheme, embedding):
     # a stack of three heads, each on its own sequences: the gradient of the summed losses, entry by entry
     rng = np.random.default_rng(13)
@@ -146,7 +137,7 @@ def test_stacked_gradients_against_central_differences(scheme, embedding):
 
 
 @pytest.mark.parametrize("embedding", sorted(EMBEDDINGS))
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_stacked_gradients_against_pytorch_autograd(scheme, embedding):
     from poskernels.model.reference import torch_stack_loss_and_grad
 
@@ -162,7 +153,7 @@ def test_stacked_gradients_against_pytorch_autograd(scheme, embedding):
         assert np.allclose(grads[k], ref[k], rtol=1e-9, atol=1e-12), k
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_a_stack_computes_each_head_as_alone_bit_for_bit(scheme):
     # nothing mixes the models: head m's logits and gradients do not depend on the heads beside it
     rng = np.random.default_rng(31)
@@ -178,7 +169,7 @@ def test_a_stack_computes_each_head_as_alone_bit_for_bit(scheme):
         assert all(np.array_equal(g1[k], grads[k][m]) for k in params)
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_rows_that_underflow_are_recomputed_exactly(scheme):
     # weights so large that a sequence holding none of the top-scoring tokens underflows against the
     # tables' maxima: that model is recomputed score by score, and its logits and gradients stay right

@@ -13,13 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poskernels.encodings import omega
+from poskernels.encodings import SCHEMES, omega
 from poskernels.experiments.curves import marked_key_scores
 from poskernels.experiments.rebound import rebound_summary
 from poskernels.extension import extend
 from poskernels.model.config import preset
 from poskernels.model.head import Reading, init_params, query_forward, token_table
-from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.model.train import TrainedHead
 from poskernels.tasks.cue import query_token, token_id
 from poskernels.theory.rope import rope_offset_score
@@ -37,7 +36,7 @@ def _head(scheme: str, seed: int) -> TrainedHead:
 
 
 @settings(max_examples=12, deadline=None)
-@given(st.sampled_from(sorted(HEAD_SCHEMES)), st.integers(0, 2**31), st.integers(0, 7), st.integers(2, 32))
+@given(st.sampled_from(sorted(SCHEMES)), st.integers(0, 2**31), st.integers(0, 7), st.integers(2, 32))
 def test_scores_match_the_heads_forward_pass(scheme, seed, symbol, n):
     head = _head(scheme, seed)
     key, query = int(token_id(symbol, True)), query_token()

@@ -10,19 +10,18 @@ from poskernels import encodings
 from poskernels.encodings import SCHEMES, Scheme
 from poskernels.encodings.scheme import WHERE
 from poskernels.errors import PosKernelsError
-from poskernels.model import HEAD_SCHEMES, HeadConfig
+from poskernels.model import HeadConfig
 from poskernels.model.head import cross_entropy, init_params, query_backward, query_forward
 from poskernels.model.optim import central_difference
 from poskernels.tasks.cue import cue_batch
 
-SMALL = dict(d=6, vocab=9, n_classes=4, n_train=10, t5_buckets=8, t5_max_distance=12, shaw_clip=3)
+SMALL = dict(d=6, vocab=9, n_classes=4, n_train=10, settings={"t5_buckets": 8, "t5_max_distance": 12, "shaw_clip": 3})
 
 
-def test_one_registry_under_both_names():
-    from poskernels.model.schemes import HeadScheme
+def test_one_registry():
+    import poskernels.model as model
 
-    assert HEAD_SCHEMES is SCHEMES
-    assert HeadScheme is Scheme
+    assert not hasattr(model, "HEAD_SCHEMES")  # one name for the one registry
     article, beyond = ["nope", "sinusoidal", "learned", "rope", "alibi"], ["t5", "shaw", "kerple_log", "kerple_power"]
     assert list(SCHEMES) == [*article, *beyond, "fire"]
     with pytest.raises(PosKernelsError, match="unknown scheme 'xpos'"):

@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poskernels.encodings import apply_rope, omega, rotate, shaw_clip, sinusoidal_code, t5_bucket
+from poskernels.encodings import SCHEMES, apply_rope, omega, rotate
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.rebound import marked_key_polynomial
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
-from poskernels.model.head import Reading, init_params, query_forward, token_table
-from poskernels.model.schemes import HEAD_SCHEMES
-from poskernels.model.score import embed, frequencies, score, turn
-from poskernels.model.stack import attention
+from poskernels.model.embedding import token_table
+from poskernels.model.engine.stack import attention
+from poskernels.model.head import embed, init_params, phi, query_forward, score
+from poskernels.model.reading import Reading, frequencies
 from poskernels.tasks.cue import N_SYMBOLS, query_token, token_id
 
 
@@ -31,45 +31,36 @@ def _heavy(cfg, seed):
 
 def _readings(cfg):
     """Every reading of a head: as trained, and for RoPE each map of Definition 5 at kappa = 4 and a plain scale."""
-    if not HEAD_SCHEMES[cfg.scheme].rotary:
+    if not SCHEMES[cfg.scheme].rotary:
         return [Reading()]
     maps = [Reading.from_extension(extend(name, omega(cfg.d), 4, cfg.n_train)) for name in ("pi", "ntk", "yarn")]
     return [Reading(), Reading(logit_scale=1.7), *maps]
 
 
 def _oracle(params, cfg, tokens, positions, reading):
-    """Scores of the last position against every key, written out term by term (Definitions 1-4)."""
-    T = token_table(params, cfg)
-    H = T[tokens]  # (n, d)
-    if cfg.scheme == "sinusoidal":
-        H = H + sinusoidal_code(positions, cfg.d, cfg.base)
-    if cfg.scheme == "learned":
-        H = H + params["P"][positions.astype(int)]
-    Q, K = H @ params["W_Q"], H @ params["W_K"]  # (n, d) each
+    """Scores of the last position against every key, by the float64 PyTorch reference's terms of the scheme (each
+    written there from the article's definitions, none through the head's hooks): no table of schemes here."""
+    import torch
+
+    from poskernels.model.reference import reference_terms, torch_params, torch_table
+
+    terms, n = reference_terms(cfg.scheme), tokens.size
+    assert np.array_equal(positions, np.arange(n))  # the reference's code reads positions 0..n-1
+    tp = torch_params({k: v[None] for k, v in params.items()}, requires_grad=False)  # a stack of one
+    H = torch_table(tp, cfg)[0][torch.as_tensor(tokens)]  # (n, d)
+    if terms.code is not None:
+        H = H + terms.code(tp, cfg, n, torch.float64).reshape(-1, n, cfg.d)[0]
+    Q, K = H @ tp["W_Q"][0], H @ tp["W_K"][0]  # (n, d) each
     q = Q[-1]
-    scale = 1.0
-    if cfg.scheme == "rope":
-        theta = omega(cfg.d, cfg.base) if reading.inv_freq is None else reading.inv_freq
-        q = apply_rope(q[None], positions[-1:], theta)[0]
-        K = apply_rope(K, positions, theta)
-        scale = reading.logit_scale
+    scale = reading.logit_scale
+    if terms.turn is not None:
+        q = terms.turn(q, cfg, positions[-1], torch.float64, query=True, reading=reading)
+        K = terms.turn(K, cfg, positions, torch.float64, reading=reading)
     z = K @ q * scale / cfg.tau  # (n,)
-    r = positions[-1] - positions  # (n,) offsets t - j
-    if cfg.scheme == "alibi":
-        z = z - cfg.alibi_slope * r
-    if cfg.scheme == "t5":
-        z = z + params["beta"][t5_bucket(-np.rint(r).astype(int), cfg.t5_buckets, cfg.t5_max_distance)]
-    if cfg.scheme == "shaw":
-        z = z + params["A"][shaw_clip(np.rint(r).astype(int), cfg.shaw_clip)] @ Q[-1] / cfg.tau
-    if cfg.scheme == "kerple_log":  # Chi et al. 2022: -r1 log(1 + r2 r), r1 = e^a1, r2 = e^a2
-        z = z - np.exp(params["kerple_a1"]) * np.log(1 + np.exp(params["kerple_a2"]) * r)
-    if cfg.scheme == "kerple_power":  # -r1 r^r2, r1 = e^a1, r2 = 2 / (1 + e^-a2)
-        z = z - np.exp(params["kerple_a1"]) * r ** (2 / (1 + np.exp(-params["kerple_a2"])))
-    if cfg.scheme == "fire":  # Li et al. 2023: f(log(c r + 1) / log(c max(L, t) + 1)), the query at t
-        c, L = 0.1 * np.exp(params["fire_ac"]), cfg.n_train * np.exp(params["fire_aL"])
-        u = np.log(c * r + 1) / np.log(c * max(L[0], positions[-1]) + 1)
-        z = z + np.maximum(u[:, None] * params["fire_w1"] + params["fire_b1"], 0) @ params["fire_w2"]
-    return z
+    if terms.bias is not None:
+        r = np.rint(positions[-1] - positions).astype(np.int64)  # (n,) offsets t - j
+        z = z + terms.bias(tp, cfg, Q[-1][None, None], r, torch.float64).reshape(-1)[-n:]
+    return z.numpy()
 
 
 def _softmax(z):
@@ -77,7 +68,7 @@ def _softmax(z):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_score_against_the_terms_written_out(scheme):
     # oracle: the score built from the article's definitions with encodings.apply_rope and the bias functions
     cfg = HeadConfig(scheme=scheme)
@@ -90,7 +81,7 @@ def test_score_against_the_terms_written_out(scheme):
         assert np.allclose(z, _oracle(params, cfg, tokens, pos, reading), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_the_training_forward_is_a_factoring_of_the_score(scheme):
     # stack_forward never forms a score per key; its attention must still be the softmax of the one score
     cfg = HeadConfig(scheme=scheme)
@@ -123,7 +114,7 @@ def test_the_rebound_polynomial_is_the_score():
 
 
 @settings(max_examples=40, deadline=None)
-@given(scheme=st.sampled_from(sorted(HEAD_SCHEMES)), seed=st.integers(0, 2**32 - 1), shift=st.integers(0, 200))
+@given(scheme=st.sampled_from(sorted(SCHEMES)), seed=st.integers(0, 2**32 - 1), shift=st.integers(0, 200))
 def test_pairs_are_the_matrix_diagonal_and_rope_is_relative(scheme, seed, shift):
     cfg = HeadConfig(scheme=scheme)
     rng = np.random.default_rng(seed)
@@ -133,7 +124,7 @@ def test_pairs_are_the_matrix_diagonal_and_rope_is_relative(scheme, seed, shift)
     tk = np.sort(rng.integers(0, 32, size=12)).astype(float)
     Z = score(params, cfg, q, tq, k, tk)  # (12, 12)
     assert np.allclose(score(params, cfg, q, tq, k, tk, pairwise=True), np.diagonal(Z), rtol=1e-12, atol=1e-12)
-    if HEAD_SCHEMES[scheme].relative:  # no absolute code, no query position (FIRE's normaliser): only t - j
+    if SCHEMES[scheme].relative:  # no absolute code, no query position (FIRE's normaliser): only t - j
         assert np.allclose(score(params, cfg, q, tq + shift, k, tk + shift), Z, rtol=1e-9, atol=1e-9)
 
 
@@ -149,12 +140,12 @@ def test_rotate_is_complex_multiplication(seed, planes):
     assert np.allclose(out[..., 0 : 2 * planes : 2], z.real) and np.allclose(out[..., 1 : 2 * planes : 2], z.imag)
     assert np.array_equal(out[..., 2 * planes :], x[..., 2 * planes :])
     theta, pos = omega(12), np.arange(4.0)
-    assert np.array_equal(turn(x, pos, theta[:planes]), apply_rope(x, pos, theta, rotated_planes=planes))
+    assert np.array_equal(phi(x, pos, theta[:planes]), apply_rope(x, pos, theta, rotated_planes=planes))
 
 
 def test_frequencies_and_a_rescaled_reading_of_a_head_that_does_not_turn():
     assert np.array_equal(frequencies(HeadConfig(scheme="rope", base=500.0)), omega(16, 500.0))
-    with pytest.raises(PosKernelsError, match="RoPE heads only"):
+    with pytest.raises(PosKernelsError, match="rotary heads only"):
         score({}, HeadConfig(scheme="nope"), np.ones((1, 16)), [0.0], np.ones((1, 16)), [0.0], Reading(logit_scale=2.0))
     with pytest.raises(PosKernelsError, match=r"inv_freq must have shape \(8,\); got \(3,\)"):
         frequencies(HeadConfig(scheme="rope"), Reading(np.ones(3)))

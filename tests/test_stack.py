@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from poskernels.encodings import SCHEMES
 from poskernels.model.config import HeadConfig, TrainConfig
 from poskernels.model.embedding import EMBEDDINGS
-from poskernels.model.schemes import HEAD_SCHEMES
 from poskernels.model.train import head_path, stacks, train, train_many, train_stack
 from poskernels.tasks.cue import cue_batch
 from poskernels.tasks.registry import get_task
@@ -22,7 +22,7 @@ def _same(a, b) -> bool:
 
 
 @pytest.mark.parametrize("embedding", sorted(EMBEDDINGS))
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 def test_stacked_equals_alone_bit_for_bit(scheme, embedding):
     config = _config(scheme, embedding)
     seeds = [11, 2, 7]

@@ -9,14 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poskernels.encodings import omega
+from poskernels.encodings import SCHEMES, omega
 from poskernels.errors import PosKernelsError
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
-from poskernels.model.cut import certified_cut, content_width
+from poskernels.model.engine.cut import certified_cut, content_width
+from poskernels.model.engine.stream import recent_weights, stream_logits, stream_many
 from poskernels.model.head import Reading, init_params, query_forward, query_logits, token_table
-from poskernels.model.schemes import HEAD_SCHEMES
-from poskernels.model.stream import CONSTANT_PAST, recent_weights, stream_logits, stream_many
 from poskernels.tasks.cue import cue_batch
 from poskernels.theory.alibi import alibi_tail_bound
 
@@ -31,7 +30,7 @@ def _tokens(rng, B, n, vocab=17):
     return x
 
 
-@pytest.mark.parametrize("scheme", sorted(HEAD_SCHEMES))
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
 @pytest.mark.parametrize("chunk", [1, 7, 64, 4096])
 def test_stream_equals_the_one_pass_reader(scheme, chunk):
     cfg = HeadConfig(scheme=scheme)
@@ -64,7 +63,7 @@ def test_many_heads_in_one_pass_equal_each_head_alone():
     rng = np.random.default_rng(5)
     x, _ = cue_batch(rng, 6, 500)
     heads = []
-    for k, scheme in enumerate(sorted(HEAD_SCHEMES)):
+    for k, scheme in enumerate(sorted(SCHEMES)):
         if scheme == "learned":
             continue
         cfg = HeadConfig(scheme=scheme)
@@ -89,7 +88,7 @@ def test_scores_far_below_the_chunk_maximum_are_recomputed_row_by_row():
 
 @settings(max_examples=25, deadline=None)
 @given(
-    scheme=st.sampled_from(sorted(CONSTANT_PAST)),
+    scheme=st.sampled_from(sorted(n for n, s in SCHEMES.items() if s.far_past(HeadConfig(scheme=n)) is not None)),
     seed=st.integers(0, 10_000),
     scale=st.floats(0.5, 6.0),
 )
@@ -100,13 +99,13 @@ def test_a_constant_past_bias_is_constant_past_its_offset(scheme, seed, scale):
     params["beta"] = np.random.default_rng(seed).normal(size=cfg.t5_buckets) if scheme == "t5" else None
     params = {k: v for k, v in params.items() if v is not None}
     q = np.random.default_rng(seed + 1).normal(size=(2, cfg.d))
-    R0 = CONSTANT_PAST[scheme](cfg)
-    bias = HEAD_SCHEMES[scheme].bias(params, cfg, q, np.arange(R0, R0 + 3000, dtype=float))
+    R0 = SCHEMES[scheme].far_past(cfg)
+    bias = SCHEMES[scheme].bias(params, cfg, q, np.arange(R0, R0 + 3000, dtype=float))
     if bias is not None:
         bias = np.broadcast_to(bias, (2, 3000))
         assert np.array_equal(bias, np.broadcast_to(bias[:, :1], bias.shape))
     if R0 > 0:  # and R0 is the first such offset
-        before = np.broadcast_to(HEAD_SCHEMES[scheme].bias(params, cfg, q, np.array([R0 - 1.0, R0])), (2, 2))
+        before = np.broadcast_to(SCHEMES[scheme].bias(params, cfg, q, np.array([R0 - 1.0, R0])), (2, 2))
         assert not np.array_equal(before[:, 0], before[:, 1]) or scheme == "t5"
 
 
@@ -182,7 +181,7 @@ def test_bad_input_is_refused_with_the_value():
 
 @settings(max_examples=30, deadline=None)
 @given(
-    scheme=st.sampled_from(sorted(s for s in HEAD_SCHEMES if s != "learned")),
+    scheme=st.sampled_from(sorted(s for s in SCHEMES if s != "learned")),
     n=st.integers(1, 300),
     chunk=st.integers(1, 512),
     seed=st.integers(0, 10_000),

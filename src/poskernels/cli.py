@@ -28,6 +28,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from . import census_cli as _census_cli
+from . import scheme_cli as _scheme_cli
 from .atomic import check_outputs as _check_outputs
 from .atomic import check_writable, write_json_atomic
 from .errors import PosKernelsError, did_you_mean
@@ -137,6 +138,8 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "lab": ("serve the laboratory (Figures A and B) on 127.0.0.1", _lab_server.add_arguments, _lab_server.run),
     "sweep": (_sweep_cli.SWEEP_HELP, _sweep_cli.add_sweep_arguments, _sweep_cli.sweep),
     "plot": (_sweep_cli.PLOT_HELP, _sweep_cli.add_plot_arguments, _sweep_cli.plot),
+    "tournament": (_scheme_cli.TOURNAMENT_HELP, _scheme_cli.add_tournament_arguments, _scheme_cli.tournament),
+    "check-scheme": (_scheme_cli.CHECK_HELP, _scheme_cli.add_check_arguments, _scheme_cli.check),
 }
 
 #: What each command writes: option (its ``dest``) -> ``"file"``, ``"folder"`` (created, with its parents, as
@@ -147,6 +150,8 @@ OUTPUTS: dict[str, dict[str, str]] = {
     "census": {"json": "file", "plot": "figure"},
     "sweep": {"store": "file", "cache": "folder", "out": "file"},
     "plot": {"out": "figure"},
+    "tournament": {"json": "file", "cache": "folder"},
+    "check-scheme": {"json": "file"},
 }
 
 #: Files a command writes inside an output folder (``dest`` -> names): checked with the folder, before the work.
@@ -154,7 +159,8 @@ FOLDER_FILES: dict[str, dict[str, tuple[str, ...]]] = {"reproduce": {"out": ("nu
 
 #: What each command reads (its ``dest``s): no output may be one of these files (a sweep store with the files SQLite
 #: keeps beside it).  A value that is not an existing file (a bundled config's name, ``export``) is no input.
-INPUTS: dict[str, tuple[str, ...]] = {"census": ("config",), "sweep": ("grid", "export_store"), "plot": ("store",)}
+INPUTS: dict[str, tuple[str, ...]] = {"census": ("config",), "sweep": ("grid", "export_store"), "plot": ("store",),
+                                      "check-scheme": ("file",)}  # fmt: skip
 
 #: Environment variable that turns ``--debug`` on.
 DEBUG_ENV = "POSKERNELS_DEBUG"

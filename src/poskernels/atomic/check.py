@@ -59,9 +59,7 @@ def _folder_of(path: Path, what: str, parents: bool) -> None:
     _probe_folder(nearest, what, path)
 
 
-def check_output(
-    path, what: str = "output", *, inputs=(), figure: bool = False, parents: bool = False
-) -> Output:
+def check_output(path, what: str = "output", *, inputs=(), figure: bool = False, parents: bool = False) -> Output:
     """Every check of an output path, before any byte is written; returns the :class:`Output` to write.
 
     Parameters
@@ -191,7 +189,8 @@ def check_outputs(outputs: dict, inputs=(), parents: bool = False) -> dict[str, 
             if out.is_stdout or other.is_stdout:
                 continue
             same = out.target == other.target or (
-                _identity(out.target) is not None and _identity(out.target) == _identity(other.target))
+                _identity(out.target) is not None and _identity(out.target) == _identity(other.target)
+            )
             if same:
                 raise _refuse(what, path, f"is also the path of {other.what}; give each output its own file")
         done[what] = out

@@ -26,14 +26,16 @@ from .codes import (
     sinusoidal_code,
     to_half_split,
 )
-from .registry import SCHEMES, get_scheme
+from .registry import BUILT_IN, SCHEMES, get_scheme, register_scheme, scheme_settings
 from .relative import alibi_bias, alibi_slopes, shaw_clip, t5_bucket
-from .scheme import Scheme, default_positions
+from .scheme import Scheme, Setting, default_positions
 
 __all__ = [
+    "BUILT_IN",
     "DEFAULT_BASE",
     "SCHEMES",
     "Scheme",
+    "Setting",
     "R_omega",
     "alibi_bias",
     "alibi_slopes",
@@ -45,8 +47,10 @@ __all__ = [
     "get_scheme",
     "omega",
     "plane_angles",
+    "register_scheme",
     "rotate",
     "rotation",
+    "scheme_settings",
     "shaw_clip",
     "sinusoidal_code",
     "t5_bucket",

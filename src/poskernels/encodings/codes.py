@@ -167,7 +167,8 @@ def rotate(x: ArrayLike, angles: ArrayLike) -> np.ndarray:
     """Turn plane ``p`` of ``x`` by ``angles[..., p]``: the one rotation of the library (Definitions 2 and 4).
 
     In complex form plane ``p`` is ``x_{2p} + i x_{2p+1}`` and is multiplied by ``e^{i angle_p}``; the planes past
-    the ``P`` angles are left as they are (partial rotary embeddings).  Every code, rotation and RoPE reading of
+    the ``P`` angles are left as they are (partial rotary embeddings).  A complex angle ``a - i g`` turns by ``a``
+    and scales by ``e^{g}`` (a rotation with decay, xPos's form).  Every code, rotation and RoPE reading of
     the library turns vectors through this function.
 
     Parameters
@@ -192,7 +193,11 @@ def rotate(x: ArrayLike, angles: ArrayLike) -> np.ndarray:
 def _rotate(x: np.ndarray, angles: np.ndarray) -> np.ndarray:
     """:func:`rotate` on arguments already checked (the codes and :func:`apply_rope` check their own)."""
     P = angles.shape[-1]
-    c, s = np.cos(angles), np.sin(angles)  # (..., P) each
+    if np.iscomplexobj(angles):  # a turn that also scales: plane p times e^{i angle_p}, of length e^{-Im angle_p}
+        f = np.exp(1j * angles)  # (..., P)
+        c, s = f.real, f.imag
+    else:
+        c, s = np.cos(angles), np.sin(angles)  # (..., P) each
     x0, x1 = x[..., 0 : 2 * P : 2], x[..., 1 : 2 * P : 2]  # (..., P) each: plane p is (x[2p], x[2p+1])
     out = np.empty(np.broadcast_shapes(x.shape[:-1], c.shape[:-1]) + x.shape[-1:], dtype=np.result_type(x, c))
     out[..., 2 * P :] = x[..., 2 * P :]  # the planes past P, unturned
@@ -264,7 +269,12 @@ def generator(w: np.ndarray) -> np.ndarray:
 
 def _rotation_inputs(x, angles) -> tuple[np.ndarray, np.ndarray]:
     """:func:`rotate`'s arguments checked: ``x (..., d)`` with ``d`` even, ``angles (..., P)``, ``P <= d/2``."""
-    x, angles = check_array("x", x), check_array("angles", angles)
+    angles = np.asarray(angles) if np.iscomplexobj(angles) else angles  # a rotation with decay: complex angles
+    if np.iscomplexobj(angles):
+        check_array("the real part of angles", angles.real), check_array("the imaginary part of angles", angles.imag)
+    else:
+        angles = check_array("angles", angles)
+    x = check_array("x", x)
     if x.ndim < 1 or angles.ndim < 1:
         raise PosKernelsError(f"x and angles must have shapes (..., d) and (..., P); got {x.shape} and {angles.shape}")
     d = check_even_dimension(x.shape[-1], "the last axis of x")

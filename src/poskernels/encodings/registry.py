@@ -1,9 +1,9 @@
 """The registry of the ways of adding position: one entry per scheme, metadata and behaviour in a head.
 
 Every code is a kernel over offsets; :data:`SCHEMES` names them so the command line, the head, the readers, the
-experiments, the page and the laboratory loop over one registry (:data:`poskernels.model.schemes.HEAD_SCHEMES`
-is the same dict).  An entry is a subclass of :class:`~poskernels.encodings.scheme.Scheme`: what the article
-says of the scheme, and its hooks in a head, each forward followed by its hand-written backward.
+experiments, the page and the laboratory loop over one registry.  An entry is a subclass of
+:class:`~poskernels.encodings.scheme.Scheme`: all that is known of the scheme, and its hooks in a head, each forward
+followed by its hand-written backward.  :func:`register_scheme` adds one from outside the package.
 
 >>> [name for name, s in SCHEMES.items() if s.in_article]
 ['nope', 'sinusoidal', 'learned', 'rope', 'alibi']
@@ -13,17 +13,18 @@ says of the scheme, and its hooks in a head, each forward followed by its hand-w
 
 from __future__ import annotations
 
+import inspect
 from functools import lru_cache
 
 import numpy as np
 
 from ..errors import PosKernelsError, check_name
-from .beyond import fire_bias, fire_features, kerple_log_bias, kerple_power_bias
+from .beyond import fire_bias, fire_features, kerple_log_bias, kerple_power_bias, kerple_tail_bound
 from .codes import omega, sinusoidal_code
 from .relative import shaw_clip, t5_bucket
-from .scheme import Scheme, default_positions
+from .scheme import Scheme, Setting, default_positions
 
-__all__ = ["SCHEMES", "Scheme", "get_scheme"]
+__all__ = ["BUILT_IN", "SCHEMES", "get_scheme", "register_scheme", "scheme_settings"]
 
 
 @lru_cache(maxsize=64)
@@ -63,13 +64,21 @@ class NoPosition(Scheme):
     """No position at all: the head sees a bag of tokens (Proposition 1); no hook."""
 
     name, title, article = "nope", "no position", "Proposition 1"
+    paper, year, colour = "Haviv et al.", 2022, "#7f7f7f"
     where, relative, defined_everywhere, in_article = "none", True, True, True
+
+    def far_past(self, cfg):
+        return 0  # every key scores by its token alone
+
+    def linear_slope(self, cfg):
+        return 0.0  # the bias is -0 r: a recursive reader's running sum (no certified cut: s = 0)
 
 
 class Sinusoidal(Scheme):
     """The sinusoidal code added to the embedding (Definition 2); no parameters."""
 
     name, title, article = "sinusoidal", "sinusoidal, added", "Definition 2"
+    paper, year, colour = "Vaswani et al.", 2017, "#e69f00"
     where, relative, defined_everywhere, in_article = "input", False, True, True
 
     @staticmethod
@@ -93,6 +102,7 @@ class Learned(Scheme):
     """
 
     name, title, article = "learned", "learned table, added", "Definition 1"
+    paper, year, colour = "Gehring et al.", 2017, "#cc79a7"
     where, relative, defined_everywhere, in_article = "input", False, False, True
 
     def init(self, cfg, rng):
@@ -125,10 +135,14 @@ class Learned(Scheme):
 
 
 class Rope(Scheme):
-    """RoPE (Definition 4): the head rotates queries and keys; the scheme writes no hook."""
+    """RoPE (Definition 4): queries and keys turned by ``omega(d, b)``, or by a reading's frequencies (Definition 5)."""
 
     name, title, article = "rope", "RoPE", "Definition 4"
+    paper, year, colour = "Su et al.", 2021, "#0072b2"
     where, relative, defined_everywhere, in_article = "rotation", True, True, True
+
+    def transform(self, cfg, reading):
+        return omega(cfg.d, cfg.base) if reading.inv_freq is None else reading.inv_freq  # (d/2,)
 
     @staticmethod
     def offset_kernel(r):  # Proposition 3 (iii) with q = k = all ones: sum_j 2 cos(r theta_j) at d = 16
@@ -139,7 +153,9 @@ class Alibi(Scheme):
     """ALiBi (Definition 3): the fixed bias ``-s r`` with slope ``s = cfg.alibi_slope``."""
 
     name, title, article = "alibi", "ALiBi", "Definition 3, Theorem 3"
+    paper, year, colour = "Press, Smith, and Lewis", 2022, "#009e73"
     where, relative, defined_everywhere, in_article = "score", True, True, True
+    settings = {"alibi_slope": Setting(0.5, 0.0, None, "the slope s; 1/2 is ALiBi's first slope at H = 8")}
 
     @staticmethod
     def offset_kernel(r):  # slope 1/2, ALiBi's first slope at H = 8
@@ -150,6 +166,9 @@ class Alibi(Scheme):
 
     def bias_backward(self, dz, params, cfg, q, r):
         return None, {}  # a fixed bias: no parameter, and the query does not enter it
+
+    def linear_slope(self, cfg):
+        return cfg.alibi_slope  # Theorem 3: the bias is exactly -s r
 
 
 class T5(Scheme):
@@ -163,7 +182,12 @@ class T5(Scheme):
     """
 
     name, title, article = "t5", "T5 buckets", "Definition 3"
+    paper, year, colour = "Raffel et al.", 2020, "#999933"
     where, relative, defined_everywhere, in_article = "score", True, True, False
+    settings = {
+        "t5_buckets": Setting(32, 2, 2**20, "one learned scalar per bucket"),
+        "t5_max_distance": Setting(128, 1, 2**20, "where the logarithmic map reaches the last bucket"),
+    }
 
     def init(self, cfg, rng):
         return {"beta": np.zeros(cfg.t5_buckets)}  # (buckets,)
@@ -181,6 +205,10 @@ class T5(Scheme):
         dbeta = np.bincount(flat.ravel(), weights=dz.sum(axis=1).ravel(), minlength=M * nb)  # sum over queries
         return None, {"beta": dbeta.reshape(M, nb)}
 
+    def far_past(self, cfg):  # the first offset of the open last bucket: every later one shares its beta
+        r = np.arange(cfg.t5_max_distance + 1)  # (max_distance + 1,) causal offsets
+        return int(np.flatnonzero(_t5_buckets(r, cfg.t5_buckets, cfg.t5_max_distance) == cfg.t5_buckets - 1)[0])
+
 
 class Shaw(Scheme):
     """Shaw et al.'s relative keys (Definition 3): ``s_tj += q_t a_min(r, K) / tau``.
@@ -189,7 +217,9 @@ class Shaw(Scheme):
     """
 
     name, title, article = "shaw", "Shaw relative keys", "Definition 3"
+    paper, year, colour = "Shaw, Uszkoreit, and Vaswani", 2018, "#444444"
     where, relative, defined_everywhere, in_article = "score", True, True, False
+    settings = {"shaw_clip": Setting(31, 1, 2**20, "offsets >= K share one vector")}
 
     def init(self, cfg, rng):
         return {"A": rng.normal(0.0, cfg.embed_scale, size=(cfg.shaw_clip + 1, cfg.d))}  # (K+1, d)
@@ -211,6 +241,9 @@ class Shaw(Scheme):
         dG = np.bincount(flat, weights=dz.ravel(), minlength=M * U * K1).reshape(M, U, K1) / cfg.tau  # (M, U, K+1)
         return dG @ params["A"], {"A": np.swapaxes(dG, -1, -2) @ q}  # (M, U, d), (M, K+1, d)
 
+    def far_past(self, cfg):
+        return cfg.shaw_clip  # a_min(r, K): one vector from K on
+
 
 class KerpleLog(Scheme):
     """Kerple's logarithmic bias ``-r1 log(1 + r2 r)`` (Chi et al. 2022), ``r1, r2 > 0`` learned.
@@ -224,6 +257,7 @@ class KerpleLog(Scheme):
 
     name, title = "kerple_log", "Kerple, logarithmic"
     article = "Chi et al. 2022, KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation"
+    paper, year, colour = "Chi et al.", 2022, "#882255"
     where, relative, defined_everywhere, in_article = "score", True, True, False
 
     def init(self, cfg, rng):
@@ -240,6 +274,10 @@ class KerpleLog(Scheme):
         g = dz.sum(axis=1)  # (M, n) summed over query tokens (the bias does not read the query)
         return None, {"kerple_a1": (g * b).sum(-1)[:, None], "kerple_a2": (g * dbda2).sum(-1)[:, None]}
 
+    def tail_bound(self, params, cfg):  # finite only when r1 > 1 (tails like r^-r1)
+        r1, r2 = float(np.exp(params["kerple_a1"][0])), float(np.exp(params["kerple_a2"][0]))
+        return lambda W, D: kerple_tail_bound("kerple_log", W, r1, r2, D)
+
 
 class KerplePower(Scheme):
     """Kerple's power bias ``-r1 r^r2`` (Chi et al. 2022), ``r1 > 0`` and ``0 < r2 <= 2`` learned.
@@ -253,6 +291,7 @@ class KerplePower(Scheme):
 
     name, title = "kerple_power", "Kerple, power"
     article = "Chi et al. 2022, KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation"
+    paper, year, colour = "Chi et al.", 2022, "#44aa99"
     where, relative, defined_everywhere, in_article = "score", True, True, False
 
     def init(self, cfg, rng):
@@ -274,6 +313,10 @@ class KerplePower(Scheme):
         g = dz.sum(axis=1)  # (M, n)
         return None, {"kerple_a1": (g * b).sum(-1)[:, None], "kerple_a2": (g * dbda2).sum(-1)[:, None]}
 
+    def tail_bound(self, params, cfg):  # finite for every r1, r2 > 0
+        r1, r2 = float(np.exp(params["kerple_a1"][0])), float(self._exponent(params)[0])
+        return lambda W, D: kerple_tail_bound("kerple_power", W, r1, r2, D)
+
 
 class Fire(Scheme):
     """FIRE (Li et al. 2023): the bias ``f(psi(r) / psi(max(L, t)))``, ``psi(x) = log(c x + 1)``, all learned.
@@ -292,6 +335,7 @@ class Fire(Scheme):
 
     name, title = "fire", "FIRE"
     article = "Li et al. 2023, Functional Interpolation for Relative Positions Improves Long Context Transformers"
+    paper, year, colour = "Li et al.", 2023, "#ddcc77"
     where, relative, defined_everywhere, in_article = "score", False, True, False
     H = 32
 
@@ -336,7 +380,8 @@ class Fire(Scheme):
         }
 
 
-#: The one registry of position schemes, by name, in the article's order (its tournament's rows, then beyond).
+#: The one registry of position schemes, by name, in the article's order (its tournament's rows, then beyond, then
+#: any registered from outside the package by :func:`register_scheme`).
 SCHEMES: dict[str, Scheme] = {
     s.name: s
     for s in (
@@ -344,6 +389,8 @@ SCHEMES: dict[str, Scheme] = {
         *(T5(), Shaw(), KerpleLog(), KerplePower(), Fire()),  # beyond it
     )
 }
+#: The names of the schemes the library ships (a scheme registered from outside needs another).
+BUILT_IN = frozenset(SCHEMES)
 
 
 def get_scheme(name: str) -> Scheme:
@@ -357,3 +404,85 @@ def get_scheme(name: str) -> Scheme:
     poskernels.errors.PosKernelsError: unknown scheme 'xpos'; accepted: alibi, fire, kerple_log, ..., sinusoidal, t5
     """
     return SCHEMES[check_name("scheme", name, SCHEMES)]
+
+
+def scheme_settings() -> dict[str, Setting]:
+    """Every registered scheme's settings by name, in registry order (each name once: schemes may share one).
+
+    >>> list(scheme_settings())
+    ['alibi_slope', 't5_buckets', 't5_max_distance', 'shaw_clip']
+    """
+    out: dict[str, Setting] = {}
+    for scheme in SCHEMES.values():
+        for key, setting in scheme.settings.items():
+            out.setdefault(key, setting)
+    return out
+
+
+def register_scheme(scheme: type[Scheme] | Scheme) -> Scheme:
+    """Add a scheme to :data:`SCHEMES`: a :class:`Scheme` subclass (or an instance of one) from any file.
+
+    From then on the head trains it, the tournament, the long-context reading, a sweep and the laboratory's
+    curves read it by its name.  Registering the same class again is a no-op (a worker that loads the same file
+    twice); a built-in name, another class under a registered name, or a setting that another scheme declares
+    with another default is refused.
+
+    Examples
+    --------
+    >>> class Gauss(Scheme):
+    ...     name, title, article, where = "gauss_doc", "Gaussian bias", "none", "score"
+    ...     def bias(self, params, cfg, q, r):
+    ...         return -0.5 * (r / 8.0) ** 2
+    ...     def bias_backward(self, dz, params, cfg, q, r):
+    ...         return None, {}
+    >>> register_scheme(Gauss).name in SCHEMES
+    True
+    >>> del SCHEMES["gauss_doc"]  # (a doctest leaves the registry as it found it)
+    >>> register_scheme(Rope)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: scheme 'rope' is built in; a scheme from outside needs a name of its own
+    """
+    cls = scheme if isinstance(scheme, type) else type(scheme)
+    if not (isinstance(cls, type) and issubclass(cls, Scheme)) or cls is Scheme:
+        raise PosKernelsError(f"register_scheme takes a Scheme subclass or an instance of one; got {scheme!r}")
+    name = cls.name
+    if name in BUILT_IN:
+        raise PosKernelsError(f"scheme {name!r} is built in; a scheme from outside needs a name of its own")
+    old = SCHEMES.get(name)
+    if old is not None:
+        if _same_class(type(old), cls):
+            return old
+        raise PosKernelsError(
+            f"scheme {name!r} is already registered from {type(old).__module__}.{type(old).__qualname__}; "
+            f"got another class {cls.__module__}.{cls.__qualname__}"
+        )
+    known = scheme_settings()
+    for key, setting in cls.settings.items():
+        if key in known and known[key] != setting:
+            raise PosKernelsError(
+                f"scheme {name!r}: setting {key!r} is declared by another scheme as {known[key]}; a shared setting "
+                f"needs the same default and range, got {setting}"
+            )
+    if key_clash := [k for k in cls.settings if k in _HEAD_FIELDS]:
+        raise PosKernelsError(f"scheme {name!r}: setting {key_clash[0]!r} is a field of every head; name it otherwise")
+    instance = scheme if isinstance(scheme, Scheme) else cls()
+    SCHEMES[name] = instance
+    return instance
+
+
+#: The fields every head has (:class:`poskernels.model.config.HeadConfig`): no scheme setting may take one's name.
+_HEAD_FIELDS = frozenset({"scheme", "d", "vocab", "embedding", "n_classes", "n_train", "base", "embed_scale",
+                          "map_scale", "settings"})  # fmt: skip
+
+
+def _same_class(a: type, b: type) -> bool:
+    """The same class, or the same file's class loaded again (same module name, qualified name and source)."""
+    if a is b:
+        return True
+    if (a.__module__, a.__qualname__) != (b.__module__, b.__qualname__):
+        return False
+    try:
+        return inspect.getsource(a) == inspect.getsource(b)
+    except (OSError, TypeError):
+        return False

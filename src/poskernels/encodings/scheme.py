@@ -1,23 +1,34 @@
-"""What a scheme is: the article's description of one way of adding position, and how it enters a head.
+"""What a scheme is: everything known about one way of adding position, in one class.
 
-One record per scheme, one class: its metadata (title, where it acts, relative or not, the article's element,
-its fixed kernel over offsets) and its behaviour in a head, each forward with its hand-written backward beside
-it.  :data:`poskernels.encodings.SCHEMES` holds one instance of each; the head, the readers, the experiments,
-the page and the laboratory all loop over it.  A subclass is checked when it is defined, so a scheme whose
-metadata and behaviour disagree, or whose forward has no backward, is refused before it can reach a registry.
+One record per scheme, one class: its metadata (title, the article's element, the paper and year that introduced
+it, where it acts, relative or not, its fixed kernel over offsets, its colour in the figures), its settings (with
+their defaults: the head's configuration and the sweep's grid read them off the class), its parameters and their
+initialisation, and its behaviour in a head, each forward with its hand-written backward beside it.
+:data:`poskernels.encodings.SCHEMES` holds one instance of each; the head, the readers, the experiments, the page
+and the laboratory all loop over it, and :func:`poskernels.encodings.register_scheme` adds one from outside the
+package.  A subclass is checked when it is defined, so a scheme whose metadata and behaviour disagree, or whose
+forward has no backward, is refused before it can reach a registry.
 
-A scheme touches the head in at most three places, chosen by :attr:`Scheme.where`:
+The head's score (:mod:`poskernels.model.head`) is ``s(t, j) = <phi_t(q), phi_j(k)> * lambda / tau + b(t - j)``
+with ``h = T[x] + p(m)``; a scheme fills in its parts, chosen by :attr:`Scheme.where`:
 
 * ``"input"``: an absolute code ``p(m)`` added to the token embedding (Definition 1), hooks ``code`` and
   ``code_backward``: the sinusoidal code (Definition 2) or a learned table.
-* ``"rotation"``: queries and keys rotated by their positions (Definition 4); the rotation itself is done by
-  the head (:mod:`poskernels.model.head`), which can read it with any per-plane frequencies and logit scale
-  (Definition 5's maps), so the scheme writes no hook.
-* ``"score"``: a term added to the logits that depends on the offset ``r = t - j`` (and, for Shaw, on the
-  query), hooks ``bias`` and ``bias_backward``: ALiBi's ``-s r``, T5's learned ``beta_bucket(r)``, Shaw's
+* ``"rotation"``: the query/key transform ``phi``, hook ``transform``: the per-plane frequencies ``theta``
+  (Definition 4) a head turns queries and keys by; a reading (Definition 5's maps) may replace them, and complex
+  frequencies ``theta - i gamma`` are a rotation with decay (plane ``p`` of a key ``r`` back weighs
+  ``e^{-gamma_p r}``, xPos's form).  Its backward with respect to ``q`` and ``k`` is the inverse turn, written
+  once in the head; a transform has no parameters of its own.
+* ``"score"``: a term ``b(r)`` added to the logits that depends on the offset ``r = t - j`` (and, for Shaw, on
+  the query), hooks ``bias`` and ``bias_backward``: ALiBi's ``-s r``, T5's learned ``beta_bucket(r)``, Shaw's
   ``q a_min(r,K) / tau`` (Definition 3).  A bias that also reads the query's position ``t`` (FIRE's
   normaliser) takes it as a keyword ``t`` of both hooks; the head calls every bias through :meth:`Scheme.bias_at`
   and :meth:`Scheme.bias_backward_at`, which pass ``t`` only to a hook that names it.
+
+Every scheme may also set the logit scale ``lambda`` (hook ``logit_scale``, 1 by default, a reading's scale for
+a rotary head), and says what the engine may assume of it: ``far_past`` (the offset past which its score no
+longer depends on the offset, so the streaming reader counts those keys by token) and ``linear_slope`` (the
+slope ``s`` when its bias is exactly ``-s r``, so Theorem 3's certified cut applies).
 
 Shapes: ``positions`` is ``(n,)``.  The query-only path trains a *stack* of ``M`` heads: every parameter has a
 leading model axis, it passes the queries of its ``U`` distinct query tokens, ``q`` of shape ``(M, U, d)``, and
@@ -25,30 +36,77 @@ offsets ``r`` of shape ``(n,)``, and a bias returns ``(M, U, n)``, ``(M, n)`` or
 or ``(M, n, d)``.  The all-positions path reads one head (no model axis): it passes ``(B, n, d)`` and ``(n, n)``,
 and a bias returns ``(B, n, n)`` or ``(n, n)``.  Every hook indexes from the right, so one implementation serves
 both.  ``cfg`` is the head's :class:`poskernels.model.config.HeadConfig` (read by attribute only: this layer
-does not import the model).
+does not import the model); a scheme's own settings are attributes of it (``cfg.alibi_slope``).
 """
 
 from __future__ import annotations
 
 import inspect
+import math
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from ..errors import PosKernelsError
+from ..errors import PosKernelsError, check_int, check_real
 
-__all__ = ["HOOKS", "WHERE", "Scheme", "default_positions"]
+__all__ = ["HOOKS", "WHERE", "Scheme", "Setting", "default_positions"]
 
-#: Where a scheme acts, and the hooks (forward, backward) it must write there.
+#: Where a scheme acts, and the hooks (forward, backward) it must write there (a transform's backward is the head's).
 WHERE: dict[str, tuple[str, str] | None] = {
     "none": None,
     "input": ("code", "code_backward"),
-    "rotation": None,
+    "rotation": ("transform", ""),
     "score": ("bias", "bias_backward"),
 }
 #: Every hook a scheme may write, forward then backward.
-HOOKS = ("init", "code", "code_backward", "bias", "bias_backward")
+HOOKS = ("init", "code", "code_backward", "transform", "logit_scale", "bias", "bias_backward", "far_past",
+         "linear_slope", "tail_bound")  # fmt: skip
+
+_COLOUR = re.compile(r"#[0-9a-f]{6}")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of a scheme: its default and the range it accepts (a field of the head's configuration).
+
+    Attributes
+    ----------
+    default : int or float
+        Its value unless a configuration (or a sweep's grid) sets another.
+    lo, hi : float or None
+        The closed range it accepts (None: open); an ``int`` default makes an integer setting.
+    doc : str
+        What it is, in a few words.
+
+    Examples
+    --------
+    >>> Setting(0.5, 0.0, None, "slope s").check("alibi_slope", 0.25)
+    0.25
+    >>> Setting(32, 1, 2**20, "buckets").check("t5_buckets", 2.5)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: t5_buckets must be an integer in [1, 1048576] (buckets); got 2.5
+    """
+
+    default: int | float
+    lo: float | None = None
+    hi: float | None = None
+    doc: str = ""
+
+    @property
+    def kind(self) -> type:
+        """``int`` or ``float``, the type of the default."""
+        return int if isinstance(self.default, int) and not isinstance(self.default, bool) else float
+
+    def check(self, name: str, value):
+        """``value`` as the setting's type if it lies in range, else :class:`PosKernelsError`."""
+        if self.kind is int:
+            return check_int(name, value, self.lo, self.hi, self.doc)
+        value = check_real(name, value, self.lo, self.hi, open_lo=self.lo is not None and self.lo == 0)
+        return value
 
 
 class Scheme:
@@ -71,9 +129,17 @@ class Scheme:
     defined_everywhere : bool
         Whether the code is defined at every position (a learned table is not).
     article : str
-        The article element that defines it.
+        The article element that defines it ("none" when the article does not).
+    paper : str
+        Who introduced it, as the article cites them ("" for none).
+    year : int or None
+        The year of that paper.
     in_article : bool
         Whether the article's length tournament trains it (False: beyond the article).
+    colour : str
+        Its colour in every figure and on the page (``#rrggbb``; the payload carries it).
+    settings : dict of str to Setting
+        Its settings, by name (attributes of the head's configuration; a sweep's grid may span them).
     offset_kernel : callable or None
         ``r -> value`` for a fixed scheme's kernel over causal offsets ``r >= 0`` (None when learned).
 
@@ -96,7 +162,11 @@ class Scheme:
     relative: bool = True
     defined_everywhere: bool = True
     article: str = ""
+    paper: str = ""
+    year: int | None = None
     in_article: bool = False
+    colour: str = "#333333"
+    settings: dict[str, Setting] = {}
     offset_kernel: Callable[[np.ndarray], np.ndarray] | None = None
 
     def __init_subclass__(cls, **kwargs):
@@ -111,13 +181,14 @@ class Scheme:
 
     @property
     def rotary(self) -> bool:
-        """Whether queries and keys are rotated by their positions (RoPE): ``where == "rotation"``."""
+        """Whether queries and keys are turned by their positions (a transform): ``where == "rotation"``."""
         return self.where == "rotation"
 
     def init(self, cfg, rng: np.random.Generator) -> dict:
         """Extra parameters of the scheme, drawn from ``rng`` (none here)."""
         return {}
 
+    # -- h = T[x] + p(m): the added code, and its backward
     def code(self, params: dict, cfg, positions: np.ndarray):
         """Additive code ``p(m)``, shape ``(n, d)``, or None when the scheme adds nothing."""
         return None
@@ -126,6 +197,20 @@ class Scheme:
         """Gradients of the scheme's parameters (stacked) from ``dL/dp``, shape ``(M, n, d)``."""
         return {}
 
+    # -- phi: the query/key transform, and lambda, the logit scale
+    def transform(self, cfg, reading):
+        """Per-plane frequencies ``theta (d/2,)`` queries and keys turn by (complex: with decay), or None.
+
+        ``reading`` (:class:`poskernels.model.reading.Reading`) may carry frequencies of its own (a map of
+        Definition 5); a scheme that turns reads them, one that does not is read only as trained.
+        """
+        return None
+
+    def logit_scale(self, cfg, reading) -> float:
+        """The logit scale ``lambda`` multiplying ``<phi_t(q), phi_j(k)> / tau`` (a reading's, 1 as trained)."""
+        return reading.logit_scale
+
+    # -- b(r): the bias over offsets, and its backward
     def bias(self, params: dict, cfg, q: np.ndarray, r: np.ndarray):
         """Additive logit term for offsets ``r`` (None when there is none)."""
         return None
@@ -149,6 +234,31 @@ class Scheme:
             return self.bias_backward(dz, params, cfg, q, r, t=t)
         return self.bias_backward(dz, params, cfg, q, r)
 
+    # -- what the engine may assume: the far past, and a bias that is exactly linear
+    def far_past(self, cfg) -> int | None:
+        """The offset ``R0`` from which the score no longer depends on the offset (None: it always does).
+
+        The streaming reader then counts the keys at offsets ``r >= R0`` by token (exact).  Only a scheme with no
+        code and no transform may give one.
+        """
+        return None
+
+    def linear_slope(self, cfg) -> float | None:
+        """The slope ``s`` when the bias is exactly ``-s r`` (no code, no transform), else None.
+
+        With ``s > 0`` Theorem 3's certified cut applies (:func:`poskernels.model.engine.cut.certified_cut`), and a
+        one-pass reader is a recursive filter of decay ``e^{-s}``.
+        """
+        return None
+
+    def tail_bound(self, params: dict, cfg):
+        """``(W, D) -> bound`` on the weight a head puts on offsets ``r >= D`` at any length, given its content width
+        ``W`` (``inf`` where the tail sum diverges), for a learned bias that decreases from ``b(0) = 0``; or None.
+
+        A finite bound gives the head a certified cut (:func:`poskernels.model.engine.cut.certified_cut`: Kerple's).
+        """
+        return None
+
 
 @lru_cache(maxsize=256)
 def _reads_t(hook) -> bool:
@@ -168,11 +278,18 @@ def _check(cls) -> None:
     for field in ("title", "article"):
         if not isinstance(getattr(cls, field), str) or not getattr(cls, field):
             raise PosKernelsError(f"scheme {name!r} needs a {field} (a non-empty string); got {getattr(cls, field)!r}")
+    if not isinstance(cls.paper, str):
+        raise PosKernelsError(f"scheme {name!r}: paper must be a string; got {cls.paper!r}")
+    if cls.year is not None and (not isinstance(cls.year, int) or isinstance(cls.year, bool) or cls.year < 1900):
+        raise PosKernelsError(f"scheme {name!r}: year must be a year (an integer from 1900) or None; got {cls.year!r}")
+    if not isinstance(cls.colour, str) or not _COLOUR.fullmatch(cls.colour):
+        raise PosKernelsError(f"scheme {name!r}: colour must be '#rrggbb' (lower-case hex); got {cls.colour!r}")
     if cls.where not in WHERE:
         raise PosKernelsError(f"scheme {name!r}: where must be one of {', '.join(WHERE)}; got {cls.where!r}")
     for field in ("relative", "defined_everywhere", "in_article"):
         if not isinstance(getattr(cls, field), bool):
             raise PosKernelsError(f"scheme {name!r}: {field} must be True or False; got {getattr(cls, field)!r}")
+    _check_settings(cls, name)
     kernel = inspect.getattr_static(cls, "offset_kernel")
     if kernel is not None and not isinstance(kernel, staticmethod):  # a kernel takes offsets, not the scheme
         raise PosKernelsError(
@@ -180,24 +297,52 @@ def _check(cls) -> None:
         )
     own = WHERE[cls.where]
     for forward, backward in (hooks for hooks in WHERE.values() if hooks is not None):
-        if (forward, backward) != own and (_writes(cls, forward) or _writes(cls, backward)):
+        if (forward, backward) != own and (_writes(cls, forward) or (backward and _writes(cls, backward))):
             raise PosKernelsError(
-                f"scheme {name!r} acts at {cls.where!r} but writes {forward}/{backward}, the hooks of "
+                f"scheme {name!r} acts at {cls.where!r} but writes {forward}"
+                f"{'/' + backward if backward else ''}, the hook{'s' if backward else ''} of "
                 f"{[w for w, h in WHERE.items() if h == (forward, backward)][0]!r}"
             )
     if own is not None:
         forward, backward = own
         if not _writes(cls, forward):
             raise PosKernelsError(f"scheme {name!r} acts at {cls.where!r} but writes no {forward}")
-        if not _writes(cls, backward):
+        if backward and not _writes(cls, backward):
             raise PosKernelsError(
                 f"scheme {name!r} writes {forward} but not its backward {backward}; every forward comes with its "
                 "hand-written gradient (a fixed term with no parameters returns no gradient, explicitly)"
             )
     if own == ("bias", "bias_backward") and _reads_t(cls.bias) != _reads_t(cls.bias_backward):
         raise PosKernelsError(f"scheme {name!r}: bias and bias_backward must both take the keyword t, or neither")
-    if _writes(cls, "init") and own is None:
-        raise PosKernelsError(f"scheme {name!r} has parameters (init) but no hook that uses them (where={cls.where!r})")
+    if _writes(cls, "init") and cls.where in ("none", "rotation"):
+        raise PosKernelsError(
+            f"scheme {name!r} has parameters (init) but no hook that uses them (where={cls.where!r}; a transform "
+            "has no parameters of its own)"
+        )
+    for hook in ("far_past", "linear_slope", "tail_bound"):
+        if _writes(cls, hook) and cls.where in ("input", "rotation"):
+            raise PosKernelsError(
+                f"scheme {name!r} writes {hook}, which only a scheme with no code and no transform may (it acts at "
+                f"{cls.where!r})"
+            )
+
+
+def _check_settings(cls, name: str) -> None:
+    settings = cls.settings
+    if not isinstance(settings, dict) or not all(isinstance(v, Setting) for v in settings.values()):
+        raise PosKernelsError(f"scheme {name!r}: settings must be a dict of name -> Setting; got {settings!r}")
+    for key, setting in settings.items():
+        if not isinstance(key, str) or not key.isidentifier() or key.startswith("_"):
+            raise PosKernelsError(f"scheme {name!r}: a setting's name must be a public identifier; got {key!r}")
+        if isinstance(setting.default, bool) or not isinstance(setting.default, (int, float)):
+            raise PosKernelsError(f"scheme {name!r}: setting {key!r} needs an int or float default; got "
+                                  f"{setting.default!r}")  # fmt: skip
+        if isinstance(setting.default, float) and not math.isfinite(setting.default):
+            raise PosKernelsError(f"scheme {name!r}: setting {key!r} needs a finite default; got {setting.default!r}")
+        try:
+            setting.check(key, setting.default)
+        except PosKernelsError as err:
+            raise PosKernelsError(f"scheme {name!r}: setting {key!r} has a default out of its range: {err}") from None
 
 
 @lru_cache(maxsize=64)

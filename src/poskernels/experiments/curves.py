@@ -16,9 +16,7 @@ import numpy as np
 
 from ..encodings import SCHEMES
 from ..model.config import preset
-from ..model.head import PLAIN, token_table
-from ..model.schemes import HEAD_SCHEMES
-from ..model.score import score
+from ..model.head import PLAIN, score, token_table
 from ..model.train import TrainedHead, load_head
 from ..tasks.cue import N_SYMBOLS, query_token, token_id
 from .readers import READERS
@@ -55,7 +53,7 @@ def cached_heads(cache_dir, seed: int, schemes) -> dict[str, TrainedHead] | None
 def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     """The pre-softmax score of the query token at positions ``t`` against the mean marked key at ``j``.
 
-    The head's one score (:func:`poskernels.model.score.score`, which training factors):
+    The head's one score (:func:`poskernels.model.head.score`, which training factors):
     ``z = <R(t) q_t, R(j) k_j> / tau + bias(t - j)``, with ``h = E[x] + p(position)`` for an additive code and
     the rotation for RoPE, read through ``reading`` (a rescaled RoPE).  The key is
     the mean of the eight marked symbols' keys: the score is linear in the key, so this is the mean of their
@@ -77,7 +75,7 @@ def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     """
     reading = PLAIN if reading is None else reading
     cfg, p = head.head, head.params
-    scheme = HEAD_SCHEMES[cfg.scheme]
+    scheme = SCHEMES[cfg.scheme]
     t, j = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(j, dtype=float))  # (R,) each
     out = np.full(t.shape, np.nan)  # (R,)
     ok = np.ones(t.shape, dtype=bool)

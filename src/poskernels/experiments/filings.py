@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import check_name
-from ..model.cache import CODE_VERSION, cache_key, cached_json, save_json
+from ..model.cache import CODE_VERSION, cache_key, cached_or_build
 from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, head_key, train_many
 from ..pool import available_cpus, run_jobs
@@ -394,12 +394,12 @@ def filings_results(cache_dir=None, log=None, workers=None, seeds=None, kappa: s
     """
     kappa = check_name("kappa rule", kappa, KAPPA_RULES)
     seeds = seed_block() if seeds is None else tuple(seeds)
-    description = _results_description(seeds, kappa)
-    key = cache_key(description)
     path = None if cache_dir is None else _results_path(cache_dir, seeds, kappa)
-    cached = cached_json(path, key, log, "filings")
-    if cached is not None:
-        return cached
+    build = lambda: _read_filings(cache_dir, log, workers, seeds, kappa)  # noqa: E731
+    return cached_or_build(path, _results_description(seeds, kappa), build, log, "filings")
+
+
+def _read_filings(cache_dir, log, workers, seeds, kappa) -> dict:
     heads = train_filing_heads(cache_dir, log, workers, seeds)
     tournament = tournament_alibi_heads(cache_dir, log, workers, seeds)
     corpus = case_corpus()
@@ -414,6 +414,4 @@ def filings_results(cache_dir=None, log=None, workers=None, seeds=None, kappa: s
     out["case"] = case_study(heads, answer_all(pairs, [encode_filing(laboratory_filing())], workers, kappa))
     out["kappa"] = KAPPA_TEXT[kappa]
     out["code"] = CODE_VERSION
-    if path is not None:
-        save_json(path, out, {"key": key, **description})
     return out

@@ -9,7 +9,7 @@ of the positions ``1 .. n`` at once, and lets query ``t + 1`` attend to the keys
     z_{t j} = <R(t+1) q_{t+1}, R(j) k_j> / tau + bias(t + 1 - j),  j <= t,     z_{t,self} = <q, k_QUERY> / tau + bias(0)
 
 an ``(n, n + 1)`` score matrix instead of ``n`` forward passes, every score the head's one definition
-(:func:`poskernels.model.score.score`); the tests check it equals the loop at every position for every scheme
+(:func:`poskernels.model.head.score`); the tests check it equals the loop at every position for every scheme
 and every reading.
 
 Readers: the four trained schemes, and the RoPE heads re-read through the context-extension maps.  Which
@@ -48,12 +48,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..encodings import SCHEMES, default_positions
 from ..errors import PosKernelsError, check_int, check_name
 from ..model.config import HeadConfig
-from ..model.cut import content_width as stream_content_width
-from ..model.head import Reading, query_forward, token_table
-from ..model.schemes import HEAD_SCHEMES, default_positions
-from ..model.score import score
+from ..model.engine.cut import content_width as stream_content_width
+from ..model.head import Reading, query_forward, score, token_table
 from ..tasks.filings.tokens import QUERY
 from .readers import pick
 
@@ -62,8 +61,8 @@ __all__ = [
     "DEFAULT_KAPPA_RULE",
     "FILING_READERS",
     "KAPPA_RULES",
-    "RECURSIVE_DECAY",
     "band_kappas",
+    "recursive_decay",
     "content_width",
     "filing_kappa",
     "kappa_bands",
@@ -83,11 +82,19 @@ FILING_READERS: dict[str, tuple[str, str]] = pick(
 
 _PLAIN = Reading()  # a head read as trained
 
-#: Schemes whose one-pass reading is a recursive filter: name -> the decay ``rho`` per position of offset.
-RECURSIVE_DECAY: dict[str, Callable[[HeadConfig], float]] = {
-    "nope": lambda cfg: 1.0,
-    "alibi": lambda cfg: math.exp(-cfg.alibi_slope),  # Theorem 3 (i): the exponential kernel e^{-s r}
-}
+
+def recursive_decay(cfg: HeadConfig) -> float | None:
+    """The decay ``rho = e^{-s}`` per position of offset of a head whose one-pass reading is a recursive filter.
+
+    A head whose bias is exactly ``-s r`` (the scheme's ``linear_slope``: ALiBi's ``s``, 0 without position) and
+    whose logit scale is 1 (Theorem 3 (i): the exponential kernel ``e^{-s r}``); None for any other.
+
+    >>> recursive_decay(HeadConfig(scheme="nope")), recursive_decay(HeadConfig(scheme="rope"))
+    (1.0, None)
+    """
+    scheme = SCHEMES[cfg.scheme]
+    s = scheme.linear_slope(cfg)
+    return None if s is None or scheme.logit_scale(cfg, _PLAIN) != 1.0 else math.exp(-s)
 
 
 def filing_kappa(n_tokens: int, L: int = 32) -> float:
@@ -219,7 +226,7 @@ def read_filing(
         Frequencies and logit scale for a RoPE head (:func:`reader_reading`).
     method : str
         ``"matrix"``: the ``(n, n + 1)`` score matrix, for every scheme.  ``"recursive"``: the ``O(n d)`` filter of
-        :data:`RECURSIVE_DECAY`, for the schemes listed there.  ``"auto"`` (default): recursive where it applies.
+        :func:`recursive_decay`, for the heads it gives a decay.  ``"auto"`` (default): recursive where it applies.
     start : int
         Ask only the questions ``t >= start`` (the rows ``start ..`` of the score matrix: a band of
         :func:`read_filing_as`).
@@ -241,17 +248,17 @@ def read_filing(
     start = check_int("start", start, 0, ids.size - 1, f"the questions of a filing of {ids.size} tokens")
     if method not in ("auto", "matrix", "recursive"):
         raise PosKernelsError(f"unknown method {method!r}; accepted: auto, matrix, recursive")
-    if method == "recursive" and cfg.scheme not in RECURSIVE_DECAY:
-        raise PosKernelsError(
-            f"the recursive reader needs a scheme of {sorted(RECURSIVE_DECAY)}; got {cfg.scheme!r} (use 'matrix')"
-        )
-    if method != "matrix" and cfg.scheme in RECURSIVE_DECAY:
+    rho = recursive_decay(cfg)
+    if method == "recursive" and rho is None:
+        recursive = sorted(n for n in SCHEMES if recursive_decay(HeadConfig(scheme=n)) is not None)
+        raise PosKernelsError(f"the recursive reader needs a scheme of {recursive}; got {cfg.scheme!r} (use 'matrix')")
+    if method != "matrix" and rho is not None:
         if not reading.is_plain:
-            raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
-        return _read_recursive(params, cfg, ids, RECURSIVE_DECAY[cfg.scheme](cfg))[start:]
+            raise PosKernelsError(f"a rescaled reading applies to rotary heads only; this head is {cfg.scheme!r}")
+        return _read_recursive(params, cfg, ids, rho)[start:]
     n, a = ids.size, start
     pos = default_positions(n + 1)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
-    code = HEAD_SCHEMES[cfg.scheme].code(params, cfg, pos)  # (n + 1, d) or None, computed once for both
+    code = SCHEMES[cfg.scheme].code(params, cfg, pos)  # (n + 1, d) or None, computed once for both
     E = token_table(params, cfg)  # (V, d)
     # (n, d) and (n - a, d): the filing's tokens, one query per question asked
     H, Hq = E[ids], np.broadcast_to(E[QUERY], (n - a, cfg.d))

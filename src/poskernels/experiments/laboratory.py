@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..encodings import SCHEMES
-from ..model.cache import cache_key, cached_json, save_json
+from ..encodings import SCHEMES, scheme_settings
+from ..model.cache import cache_key, cached_or_build
 from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, head_path, stacks, train_stack
 from ..pool import available_cpus, run_jobs
@@ -61,6 +61,11 @@ def _description(jobs) -> dict:
     }
 
 
+def _default(setting: str):
+    """A scheme setting's value in the tournament's heads: its default (the tournament sets none)."""
+    return scheme_settings()[setting].default
+
+
 def _settings(config: TrainConfig) -> dict:
     h = config.head
     return {
@@ -73,9 +78,9 @@ def _settings(config: TrainConfig) -> dict:
         "eps": config.eps,
         "embed_std": h.embed_scale,
         "map_std": h.map_scale / np.sqrt(h.d),
-        "alibi_slope": h.alibi_slope,
-        "t5": [h.t5_buckets, h.t5_max_distance],
-        "shaw_clip": h.shaw_clip,
+        "alibi_slope": _default("alibi_slope"),
+        "t5": [_default("t5_buckets"), _default("t5_max_distance")],
+        "shaw_clip": _default("shaw_clip"),
     }
 
 
@@ -250,16 +255,13 @@ def run_laboratory(
     config = preset("tournament") if config is None else config
     seeds = seed_block() if seeds is None else tuple(int(s) for s in seeds)
     jobs = tournament_jobs(config, extra, seeds)
-    description = _description(jobs)
-    key = cache_key(description)
     path = None if cache_dir is None else result_path(cache_dir, config, extra, seeds)
-    cached = cached_json(path, key, log, "cache")
-    if cached is not None:
-        return cached
-    start = time.perf_counter()
-    data = _assemble(_read_all(jobs, cache_dir, log, workers), config, seeds)
-    if log is not None:
-        log(f"[lab] trained, read and diagnosed {len(jobs)} heads in {time.perf_counter() - start:.1f} s")
-    if path is not None:
-        save_json(path, data, {"key": key, **description})
-    return data
+
+    def build():
+        start = time.perf_counter()
+        data = _assemble(_read_all(jobs, cache_dir, log, workers), config, seeds)
+        if log is not None:
+            log(f"[lab] trained, read and diagnosed {len(jobs)} heads in {time.perf_counter() - start:.1f} s")
+        return data
+
+    return cached_or_build(path, _description(jobs), build, log)

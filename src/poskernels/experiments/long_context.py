@@ -1,8 +1,8 @@
 """Far past the window: the tournament's heads read at 32 to 10^5 tokens, in bounded memory.
 
-Every head is read by the streaming reader (:func:`poskernels.model.stream.stream_many`), ALiBi back to its
+Every head is read by the streaming reader (:func:`poskernels.model.engine.stream.stream_many`), ALiBi back to its
 certified cut (Theorem 3 (ii), dropped weight ``<= EPS``), a Kerple head back to the cut of its own tail bound
-where it has one (:data:`poskernels.model.cut.CUT_TAILS`), the RoPE heads also re-read through PI, NTK-aware and
+where it has one (its scheme's ``tail_bound``), the RoPE heads also re-read through PI, NTK-aware and
 YaRN at ``kappa = n / 32`` (the tournament's :func:`~poskernels.experiments.tournament.rescaled_reading`).
 
 * **Length**: the cue task (:func:`poskernels.tasks.cue.cue_batch`) at each of :data:`LENGTHS`.
@@ -25,17 +25,18 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model.cache import cache_key, cached_json, save_json
+from ..encodings import SCHEMES
+from ..model.cache import cache_key, cached_or_build
 from ..model.config import TrainConfig, preset
-from ..model.cut import CUT_TAILS, certified_cut, has_cut
+from ..model.engine.cut import certified_cut, has_cut
+from ..model.engine.stream import stream_many
 from ..model.head import PLAIN
-from ..model.stream import stream_many
 from ..model.train import head_path, train_many
 from ..pool import available_cpus, run_jobs
 from ..seeds import seed_block, stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
 from ..tasks.needle import needle_batch
-from .readers import READERS
+from .readers import READERS, all_readers
 from .tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, defined_at, rescaled_reading
 
 __all__ = [
@@ -114,7 +115,8 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
     tokens, targets = sequences(task, x, count)
     n = tokens.shape[1]
     triples, owners = [], []
-    for reader, (scheme, mapname) in LONG_READERS.items():
+    readers = {**LONG_READERS, **all_readers()}  # a scheme registered from outside is read too
+    for reader, (scheme, mapname) in readers.items():
         if scheme not in heads or not defined_at(scheme, heads[scheme][0].head.n_train, n):
             continue
         for h in heads[scheme]:
@@ -122,7 +124,7 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
             triples.append((h.params, h.head, reading))
             owners.append(reader)
     logits = stream_many(triples, tokens, chunk=_chunk(tokens.shape[0]), eps=EPS)
-    out: dict = {r: None for r in LONG_READERS}
+    out: dict = {r: None for r in readers}
     for reader, lg in zip(owners, logits):
         out[reader] = (out[reader] or []) + [float(np.mean(np.argmax(lg, axis=1) == targets))]
     return out
@@ -173,30 +175,30 @@ def horizon_rows(alibi_heads, distance: dict) -> dict:
 
 
 def tail_cut_rows(heads) -> dict:
-    """For each head cut by its learned tail (:data:`poskernels.model.cut.CUT_TAILS`, Kerple): its parameters, its
-    content width ``W`` and its certified cut ``D`` at :data:`EPS` (None: a heavy tail, read in full).
+    """For each head cut by its learned tail (its scheme's ``tail_bound``: Kerple's): its content width ``W``, its
+    certified cut ``D`` at :data:`EPS` (None: a heavy tail, read in full) and, for Kerple, its ``r1`` and ``r2``.
 
     ``{scheme: {seed: {"r1", "r2", "W", "cut_D"}}}``.
     """
     rows: dict = {}
     for h in heads:
-        if h.head.scheme not in CUT_TAILS:
+        scheme = SCHEMES[h.head.scheme]
+        if scheme.linear_slope(h.head) is not None or scheme.tail_bound(h.params, h.head) is None:
             continue
         cut = certified_cut(h.params, h.head, [query_token(N_SYMBOLS)], EPS) if has_cut(h.params, h.head) else None
-        a1, a2 = float(h.params["kerple_a1"][0]), float(h.params["kerple_a2"][0])
-        r2 = float(np.exp(a2)) if h.head.scheme == "kerple_log" else float(2.0 / (1.0 + np.exp(-a2)))
-        rows.setdefault(h.head.scheme, {})[str(h.seed)] = {
-            "r1": float(np.exp(a1)),
-            "r2": r2,
-            "W": None if cut is None else cut.W,
-            "cut_D": None if cut is None else cut.D,
-        }
+        row = {"W": None if cut is None else cut.W, "cut_D": None if cut is None else cut.D}
+        if "kerple_a1" in h.params:  # Kerple's r1 = e^{a1}; r2 = e^{a2} (logarithmic) or 2 sigma(a2) (power)
+            a1, a2 = float(h.params["kerple_a1"][0]), float(h.params["kerple_a2"][0])
+            r2 = float(np.exp(a2)) if h.head.scheme == "kerple_log" else float(2.0 / (1.0 + np.exp(-a2)))
+            row = {"r1": float(np.exp(a1)), "r2": r2, **row}
+        rows.setdefault(h.head.scheme, {})[str(h.seed)] = row
     return rows
 
 
 def _stats(points: dict) -> dict:
     """``accuracy[reader][x]`` (mean), ``stderr`` (standard error of the mean over seeds), ``per_seed``."""
-    per_seed = {r: {x: points[x][r] for x in points} for r in LONG_READERS}  # None: not read there
+    readers = next(iter(points.values()), LONG_READERS)  # every point names the same readers (None: not read)
+    per_seed = {r: {x: points[x][r] for x in points} for r in readers}
     mean, stderr = stat_table(per_seed)
     return {"accuracy": mean, "stderr": stderr, "per_seed": per_seed}
 
@@ -205,12 +207,12 @@ def _description(jobs, lengths, offsets, count) -> dict:
     return {
         "long": LONG_VERSION,
         "heads": [head_path(Path("."), c, s).name for c, s in jobs],
+        "readers": list({**LONG_READERS, **all_readers()}),  # a scheme registered since is a reader too
         "lengths": list(lengths),
         "offsets": list(offsets),
         "count": count,
         "seed": TEST_SEED,
         "eps": EPS,
-        "readers": list(LONG_READERS),  # a reader added to the registry changes the result's layout
     }
 
 
@@ -257,9 +259,11 @@ def run_long_context(
     jobs = [(config.with_scheme(s), seed) for s in schemes for seed in seeds]
     description = _description(jobs, lengths, offsets, count)
     path = None if cache_dir is None else Path(cache_dir) / "results" / f"long-{cache_key(description)}.json"
-    cached = cached_json(path, cache_key(description), log, "cache")
-    if cached is not None:
-        return cached
+    build = lambda: _read_long(jobs, cache_dir, log, seeds, lengths, offsets, count, workers)  # noqa: E731
+    return cached_or_build(path, description, build, log)
+
+
+def _read_long(jobs, cache_dir, log, seeds, lengths, offsets, count, workers) -> dict:
     heads = train_many(jobs, cache_dir, log)
     start = time.perf_counter()
     points = [("length", n) for n in lengths] + [("distance", r) for r in offsets]
@@ -280,7 +284,7 @@ def run_long_context(
         "seeds": list(seeds),
         "count": count,
         "eps": EPS,
-        "readers": list(LONG_READERS),
+        "readers": list(length[str(lengths[0])]) if lengths else list(LONG_READERS),
     }
     alibi = [h for h in heads if h.head.scheme == "alibi"]
     data["distance"]["horizon"] = horizon_rows(alibi, distance) if alibi else {}
@@ -289,6 +293,4 @@ def run_long_context(
         data["distance"]["tail_cut"] = tails
     if log is not None:
         log(f"[long] read {len(heads)} heads at {len(points)} points in {time.perf_counter() - start:.1f} s")
-    if path is not None:
-        save_json(path, data, {"key": cache_key(description), **description})
     return data

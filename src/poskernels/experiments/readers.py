@@ -21,20 +21,29 @@ from __future__ import annotations
 from ..encodings import SCHEMES
 from ..extension import ARTICLE_MAPS, MAPS
 
-__all__ = ["BEYOND", "MAP_TITLES", "READERS", "READER_LABELS", "RESCALINGS", "pick", "reader_label"]
+__all__ = ["BEYOND", "MAP_COLOURS", "MAP_TITLES", "READERS", "READER_LABELS", "RESCALINGS", "all_readers", "colours",
+           "pick", "reader_colour", "reader_label"]  # fmt: skip
 
 #: Definition 5's maps a trained RoPE head is re-read with, in the article's order (``none`` is the head itself).
 RESCALINGS = tuple(m for m in ARTICLE_MAPS if m != "none")
 
-#: Every reader, name -> (trained scheme, context-extension map of Definition 5; ``"none"``: as trained).
-READERS: dict[str, tuple[str, str]] = {
-    **{s: (s, "none") for s in SCHEMES},
-    **{f"rope_{m}": ("rope", m) for m in RESCALINGS},
-}
+
+def all_readers() -> dict[str, tuple[str, str]]:
+    """Every reader of the schemes registered now (those registered from outside included), as :data:`READERS`."""
+    return {**{s: (s, "none") for s in SCHEMES}, **{f"rope_{m}": ("rope", m) for m in RESCALINGS}}
+
+
+#: Every reader, name -> (trained scheme, context-extension map of Definition 5; ``"none"``: as trained): the
+#: built-in schemes' (:func:`all_readers` adds those of schemes registered later).
+READERS: dict[str, tuple[str, str]] = all_readers()
 
 #: Display names of the context-extension maps of :data:`poskernels.extension.MAPS` (Definition 5); a map not
 #: listed is shown by its key.
 MAP_TITLES = {"none": "nothing", "pi": "PI", "ntk": "NTK-aware", "yarn": "YaRN"}
+
+#: Colours of the maps (a re-read RoPE head is drawn in its map's; a head read as trained in its scheme's,
+#: :attr:`poskernels.encodings.Scheme.colour`); the palette is colour-blind safe (Okabe-Ito and two greys).
+MAP_COLOURS = {"none": "#0072b2", "pi": "#56b4e9", "ntk": "#d55e00", "yarn": "#7a5195"}
 
 #: What marks a scheme the article's tournament does not train.
 BEYOND = " (beyond)"
@@ -55,6 +64,28 @@ def reader_label(key: str) -> str:
     s = SCHEMES[scheme]
     title = s.title if s.in_article else s.title + BEYOND
     return title if m == "none" else f"{title} + {MAP_TITLES.get(m, m)}"
+
+
+def reader_colour(key: str) -> str:
+    """A reader's colour in the figures and on the page: its scheme's, or its map's for a re-read head.
+
+    >>> reader_colour("alibi"), reader_colour("rope_pi"), reader_colour("mystery")
+    ('#009e73', '#56b4e9', '#333333')
+    """
+    scheme, m = READERS.get(key, (key, "none"))
+    if m != "none":
+        return MAP_COLOURS.get(m, "#333333")
+    return SCHEMES[scheme].colour if scheme in SCHEMES else "#333333"
+
+
+def colours() -> dict[str, str]:
+    """Every colour the payload carries: each registered scheme's, each reader's, each map's (by its key).
+
+    >>> c = colours()
+    >>> c["rope"], c["rope_yarn"], c["yarn"]
+    ('#0072b2', '#7a5195', '#7a5195')
+    """
+    return {**{n: s.colour for n, s in SCHEMES.items()}, **{k: reader_colour(k) for k in READERS}, **MAP_COLOURS}
 
 
 #: How the tables, the README, the payload and the figures name each reader of :data:`READERS`.

@@ -5,7 +5,7 @@ query ``q`` is the trigonometric polynomial ``s(Delta) = sum_j rho_j cos(Delta t
 at ``Delta = -r`` (a causal head looks back), divided by ``tau``.  Training pins it on offsets
 ``0..L-1`` only.  We read it for the query token against the mean key of the marked tokens (the
 score is linear in ``k``, so this is the mean of the eight marked symbols' curves).  It is the head's one score
-(:func:`poskernels.model.score.score`) written as a polynomial in the offset, which locates troughs and peaks and
+(:func:`poskernels.model.head.score`) written as a polynomial in the offset, which locates troughs and peaks and
 names each plane's amplitude; ``tests/test_score.py`` checks the two agree.
 """
 
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..encodings import SCHEMES
 from ..errors import PosKernelsError
 from ..model.head import PLAIN, Reading, token_table
-from ..model.schemes import HEAD_SCHEMES
-from ..model.score import frequencies
+from ..model.reading import frequencies
 from ..model.train import TrainedHead
 from ..tasks.cue import N_SYMBOLS, query_token, token_id
 from ..theory.rope import TrigPolynomial, rope_offset_score
@@ -46,7 +46,7 @@ def marked_key_polynomial(head: TrainedHead, query=None, keys=None, reading: Rea
         Amplitudes ``rho_j = |q_j| |k_j|`` and phases; evaluate at ``-r`` and divide by ``tau``.
     """
     cfg, p = head.head, head.params
-    if not HEAD_SCHEMES[cfg.scheme].rotary:
+    if not SCHEMES[cfg.scheme].rotary:
         raise PosKernelsError(f"the offset score of Proposition 3 needs a RoPE head; got {cfg.scheme!r}")
     query = query_token(N_SYMBOLS) if query is None else int(query)
     keys = token_id(np.arange(N_SYMBOLS), True) if keys is None else np.asarray(keys)

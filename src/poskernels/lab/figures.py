@@ -29,11 +29,12 @@ from .payload import viz_payload
 
 __all__ = ["FIGURES", "draw_figures", "write_figures"]
 
-_COLORS = {
-    "nope": "#7f7f7f", "sinusoidal": "#e69f00", "learned": "#cc79a7", "rope": "#0072b2", "alibi": "#009e73",
-    "rope_pi": "#56b4e9", "rope_ntk": "#d55e00", "rope_yarn": "#7a5195", "t5": "#999933", "shaw": "#444444",
-    "kerple_log": "#882255", "kerple_power": "#44aa99", "fire": "#ddcc77",
-}  # fmt: skip
+
+def _colour(p: dict, key: str) -> str:
+    """A scheme's or reader's colour, as the payload carries it (:func:`poskernels.experiments.readers.colours`)."""
+    return p.get("colours", {}).get(key, "#333333")
+
+
 _DIM_COLORS = ["#e69f00", "#009e73", "#0072b2"]
 
 
@@ -79,7 +80,7 @@ def _tournament_accuracy(p: dict):
         xs = [int(n) for n in lengths if acc.get(n) is not None]
         ys = [acc[n] for n in lengths if acc.get(n) is not None]
         ls = "--" if r["key"].startswith("rope_") else "-"
-        ax.plot(xs, ys, marker="o", ls=ls, color=_COLORS.get(r["key"], "#333"), label=r["label"])
+        ax.plot(xs, ys, marker="o", ls=ls, color=_colour(p, r["key"]), label=r["label"])
     ax.set_xscale("log", base=2)
     ax.set_xticks([int(n) for n in lengths], lengths)
     ax.set_ylim(0, 1.02)
@@ -101,7 +102,7 @@ def _rope_rescaled_scores(p: dict):
     ax.axvspan(0, part["window"] - 1, color="#f0f0e8", label="training offsets")
     for r in keys:
         ys = [float("nan") if v is None else v for v in part["scores"][r["key"]]]
-        ax.plot(part["offsets"], ys, color=_COLORS.get(r["key"], "#333"), lw=2 if r["key"] == "rope" else 1.3,
+        ax.plot(part["offsets"], ys, color=_colour(p, r["key"]), lw=2 if r["key"] == "rope" else 1.3,
                 label=r["label"])  # fmt: skip
     ax.axhline(0, color="#bbb", lw=0.8)
     ax.set_xlim(part["x"]["min"], part["x"]["max"])  # the y range follows the RoPE curves alone (no ALiBi here)
@@ -149,11 +150,11 @@ def _long_context(p: dict):
         for r in part["readers"]:
             ys = [float("nan") if v is None else v for v in part[curves_key][r["key"]]]
             ls = "--" if r["key"].startswith("rope_") else "-"
-            ax.plot(xs, ys, marker=".", ls=ls, lw=1.3, color=_COLORS.get(r["key"], "#333"), label=r["label"])
+            ax.plot(xs, ys, marker=".", ls=ls, lw=1.3, color=_colour(p, r["key"]), label=r["label"])
         ax.axhline(part["chance"], color="#999", lw=0.8, ls=":")
         if curves_key == "distance":
             for h in part["horizons"]:  # Theorem 3 (iii): each ALiBi head's horizon W / s
-                ax.axvline(h["horizon"], color=_COLORS["alibi"], lw=0.6, alpha=0.5)
+                ax.axvline(h["horizon"], color=_colour(p, "alibi"), lw=0.6, alpha=0.5)
         x = part[x_key]
         ax.set_xscale("log")
         ax.set_xlim(x["min"], x["max"])

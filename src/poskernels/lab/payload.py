@@ -37,7 +37,7 @@ import numpy as np
 from .. import encodings, page
 from ..atomic import write_json_atomic
 from ..errors import PosKernelsError
-from ..experiments.readers import RESCALINGS, reader_label
+from ..experiments.readers import RESCALINGS, colours, reader_label
 from ..extension import MAPS
 from ..page.clocks import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
 from ..theory import census, kernel
@@ -291,6 +291,7 @@ def viz_payload(source=None, cache_dir=None) -> dict:
         "precision": dict(PRECISION),
         "figures": {fig: [p.key for p in PARTS if p.figure == fig] for fig in ("A", "B")},
         "titles": dict(captions.FIGURE_TITLES),
+        "colours": colours(),  # each scheme's, reader's and map's colour: the page and the figures keep none
         "sections": sorted(k for k in src.numbers if k in PAYLOAD_KEYS),
     }
     for part in PARTS:

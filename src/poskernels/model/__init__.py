@@ -1,12 +1,11 @@
-"""model layer: one causal attention head, its hand-written gradients, Adam, training and its cache."""
+"""model layer: the article's head (:mod:`~poskernels.model.head`), its engine, Adam, training and its cache."""
 
 from .config import PRESETS, HeadConfig, TrainConfig, preset
-from .head import Reading, accuracy, init_params, loss_and_grad, query_logits, token_table
-from .reader import score_all
-from .schemes import HEAD_SCHEMES
+from .embedding import token_table
+from .head import accuracy, init_params, loss_and_grad, query_logits, score_all
+from .reading import Reading
 
 __all__ = [
-    "HEAD_SCHEMES",
     "PRESETS",
     "HeadConfig",
     "Reading",

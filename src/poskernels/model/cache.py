@@ -24,6 +24,7 @@ __all__ = [
     "cached_json",
     "array_digest",
     "cache_key",
+    "cached_or_build",
     "load_arrays",
     "load_json",
     "save_arrays",
@@ -207,3 +208,26 @@ def cached_json(path: Path | None, key: str, log=None, tag: str = "cache"):
             log(f"[{tag}] discarding {err}; recomputing")
         Path(path).unlink(missing_ok=True)
         return None
+
+
+def cached_or_build(path: Path | None, description: dict, build, log=None, tag: str = "cache"):
+    """The result of ``description``: read from ``path`` when it is there and verified, else ``build()``, saved.
+
+    The one "read a cached result or rebuild it" of the library: the key is :func:`cache_key` of ``description``,
+    which is stored beside the result; a corrupt, stale or foreign file is discarded (:func:`cached_json`) and
+    rebuilt; ``path`` None builds without caching.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "r.json"
+    >>> cached_or_build(p, {"what": "answer"}, lambda: {"a": 42})
+    {'a': 42}
+    >>> cached_or_build(p, {"what": "answer"}, lambda: 1 / 0)  # read back: not built again
+    {'a': 42}
+    """
+    key = cache_key(description)
+    data = cached_json(path, key, log, tag)
+    if data is None:
+        data = build()
+        if path is not None:
+            save_json(path, data, {"key": key, **description})
+    return data

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 
-from ..encodings import DEFAULT_BASE, SCHEMES  # SCHEMES: the one scheme registry, metadata and hooks
+from ..encodings import DEFAULT_BASE, SCHEMES, scheme_settings  # the one scheme registry, and its settings
 from ..errors import (
     PosKernelsError,
     check_base,
@@ -46,7 +47,7 @@ class HeadConfig:
     Attributes
     ----------
     scheme : str
-        Position scheme, a key of :data:`poskernels.encodings.SCHEMES` (the model's ``HEAD_SCHEMES``).
+        Position scheme, a key of :data:`poskernels.encodings.SCHEMES`.
     d : int
         Width of the head (queries, keys, values, embeddings); the temperature is ``tau = sqrt(d)``.
     vocab : int
@@ -60,18 +61,27 @@ class HeadConfig:
         Training length ``L``; the learned table has exactly ``L`` rows.
     base : float
         Frequency base ``b`` of the sinusoidal code and of RoPE (Definition 2).
-    alibi_slope : float
-        ALiBi's slope ``s`` (1/2: ALiBi's first slope at ``H = 8``).
-    t5_buckets, t5_max_distance : int
-        T5's bucket count and the distance where its logarithmic map reaches the last bucket.
-    shaw_clip : int
-        Shaw's clip ``K``: offsets ``>= K`` share one vector.  ``L - 1 = 31`` is the largest clip
-        whose every vector training reaches (offset 31 occurs once per sequence, key 0 against
-        the query), so no row is left at its initial value, and the window is resolved exactly.
     embed_scale : float
         Embeddings (and the learned table, and Shaw's vectors) start from ``N(0, embed_scale**2)``.
     map_scale : float
         Each ``d x d`` map (and the readout) starts from ``N(0, map_scale**2 / d)``.
+    settings : mapping of str to number
+        The scheme's own settings (:attr:`poskernels.encodings.Scheme.settings`: ALiBi's ``alibi_slope``, T5's
+        ``t5_buckets`` and ``t5_max_distance``, Shaw's ``shaw_clip``), each read as an attribute
+        (``cfg.alibi_slope``); one left out takes the scheme's default.  A setting of another registered scheme
+        is dropped (so one dict of settings serves every scheme); a name no scheme declares is refused.  Stored as
+        a sorted tuple of ``(name, value)`` pairs, every setting of the scheme present.
+
+    Examples
+    --------
+    >>> HeadConfig(scheme="alibi").alibi_slope, HeadConfig(scheme="t5", settings={"t5_buckets": 8}).settings
+    (0.5, (('t5_buckets', 8), ('t5_max_distance', 128)))
+    >>> HeadConfig(scheme="rope", settings={"alibi_slope": 0.25}).settings
+    ()
+    >>> HeadConfig(scheme="alibi", settings={"alibi_slop": 0.25})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown setting 'alibi_slop' (did you mean 'alibi_slope'?); accepted: ...
     """
 
     scheme: str = "nope"
@@ -81,31 +91,60 @@ class HeadConfig:
     n_classes: int = 8
     n_train: int = 32
     base: float = DEFAULT_BASE
-    alibi_slope: float = 0.5
-    t5_buckets: int = 32
-    t5_max_distance: int = 128
-    shaw_clip: int = 31
     embed_scale: float = 0.25
     map_scale: float = 0.25
+    settings: tuple = ()
 
     def __post_init__(self):
-        check_name("scheme", self.scheme, SCHEMES)
+        scheme = SCHEMES[check_name("scheme", self.scheme, SCHEMES)]
         check_name("embedding", self.embedding, EMBEDDINGS)
         check_even_dimension(check_int("d", self.d, 2, MAX_HEAD_D, "each d x d map is a float64 NumPy array"))
-        for name in ("vocab", "n_classes", "n_train", "t5_buckets", "t5_max_distance", "shaw_clip"):
+        for name in ("vocab", "n_classes", "n_train"):
             check_int(name, getattr(self, name), 1, MAX_SIZE, "a table of that many rows")
         if self.vocab % 2 != 1 or self.vocab < 3:
             raise PosKernelsError(
                 f"vocab must be 2 S + 1 (S symbols, marked or not, and the query): odd and >= 3; got {self.vocab!r}"
             )
         check_base(self.base)
-        for name in ("alibi_slope", "embed_scale", "map_scale"):
+        for name in ("embed_scale", "map_scale"):
             check_positive_real(name, getattr(self, name))
+        object.__setattr__(self, "settings", _own_settings(scheme, self.settings))
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):  # copy, pickle and dataclasses ask for dunders: none here
+            raise AttributeError(name)
+        for key, value in self.__dict__.get("settings", ()):
+            if key == name:
+                return value
+        if name in scheme_settings():
+            raise AttributeError(f"{name!r} is not a setting of scheme {self.scheme!r}; its settings: "
+                                 f"{', '.join(k for k, _ in self.settings) or 'none'}")  # fmt: skip
+        raise AttributeError(f"HeadConfig has no attribute {name!r}")
 
     @property
     def tau(self) -> float:
         """Temperature ``sqrt(d)`` (the article's ``tau = sqrt(d_k)``)."""
         return math.sqrt(self.d)
+
+
+def _own_settings(scheme, given) -> tuple:
+    """The scheme's settings, ``given`` (a mapping or pairs) over its defaults, checked, as sorted pairs."""
+    if isinstance(given, Mapping):
+        pairs = list(given.items())
+    else:
+        try:
+            pairs = [tuple(p) for p in given]
+        except TypeError:
+            raise PosKernelsError(f"settings must be a mapping of name -> value; got {given!r}") from None
+        if any(len(p) != 2 for p in pairs):
+            raise PosKernelsError(f"settings must be a mapping of name -> value; got {given!r}")
+    known = scheme_settings()
+    values = {k: s.default for k, s in scheme.settings.items()}
+    for key, value in pairs:
+        check_name("setting", key, known)
+        if key in scheme.settings:
+            values[key] = scheme.settings[key].check(key, value)
+    return tuple(sorted(values.items()))
 
 
 @dataclass(frozen=True)
@@ -169,11 +208,17 @@ class TrainConfig:
         >>> preset("tournament").with_scheme("rope").head.scheme
         'rope'
         """
-        return replace(self, head=replace(self.head, scheme=scheme))
+        return replace(self, head=replace(self.head, scheme=scheme, settings=()))
 
     def to_dict(self) -> dict:
-        """Plain dict of every field (the cache key hashes it)."""
-        return asdict(self)
+        """Plain JSON-normal dict of every field (the cache key hashes it; the scheme's settings as a dict).
+
+        >>> preset("tournament", "alibi").to_dict()["head"]["settings"]
+        {'alibi_slope': 0.5}
+        """
+        out = asdict(self)
+        out["head"]["settings"] = dict(self.head.settings)
+        return out
 
 
 #: Named presets.  ``tournament`` is the article's run (1,500 steps at length 32); ``quick`` is a

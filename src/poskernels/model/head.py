@@ -1,81 +1,75 @@
-"""One causal attention head in NumPy, or a stack of independent heads: forward, hand-written backward.
+"""The article's head: one causal attention head, as the article writes it, each backward beside its forward.
 
-The head reads token ids ``x_0..x_{n-1}``:
+A head reads token ids ``x_0..x_{n-1}`` at positions ``m`` and answers at the last one, ``t``:
 
-* ``h_m = T[x_m] + p(m)`` (``p`` only for an additive scheme), where ``T = token_table(params, cfg)``
-  is the embedding of every token id: the article's ``E[symbol] + m [marked]``, or a free table
-  (:mod:`poskernels.model.embedding`); ``q = h_t W_Q``, ``k_j = h_j W_K``, ``v_j = h_j W_V``;
-* RoPE rotates them: ``q -> R_theta(t) q``, ``k_j -> R_theta(j) k_j`` (Definition 4);
-* scores ``z_j = <q, k_j> / tau + bias(t - j)`` over the causal prefix ``j <= t``, ``tau = sqrt(d)``;
-* ``o = sum_j softmax(z)_j v_j`` and logits ``o W_O`` over the symbols; softmax cross-entropy.
+* ``h_m = T[x_m] + p(m)`` (:func:`embed`): ``T`` the embedding of every token id (the article's
+  ``E[symbol] + m [marked]``, :mod:`poskernels.model.embedding`), ``p`` the scheme's added code, if any;
+* ``q = h_t W_Q``, ``k_j = h_j W_K``, ``v_j = h_j W_V``;
+* the score (:func:`score`) ``s(t, j) = <phi_t(q), phi_j(k_j)> * lambda / tau + b(t - j)``, ``tau = sqrt(d)``:
+  ``phi`` the scheme's query/key transform (:func:`phi`: a rotation by ``theta``, Definition 4, or by a reading's
+  frequencies, Definition 5, or a rotation with decay), ``lambda`` its logit scale, ``b`` its bias over offsets
+  (Definition 3);
+* ``a = softmax_j s(t, j)`` over the causal prefix ``j <= t``, ``o = sum_j a_j v_j``, logits ``o W_O``.
 
-Training reads only the last position (the cue task's query).  That path works per token, not
-per position: with ``EK = T W_K`` and ``EV = T W_V`` (``(V, d)`` tables) the content scores are
-``(q EK^T)[x_j]`` and the output is ``C EV`` where ``C[v]`` is the attention mass on token ``v``,
-so a step never builds a ``(B, n, d)`` array.  It runs on a *stack* of ``M`` independent heads at
-once (:mod:`poskernels.model.stack`: :func:`stack_forward` and, right after it, its backward): every parameter
-gains a leading model axis, and one call advances all ``M``; :func:`query_forward` is the stack of one.
-:func:`poskernels.model.reader.score_all` reads every position of a sequence in one causal pass;
-a test checks it against :func:`query_forward` on every prefix.
+"Past the training window" reads in it line by line: a learned code refuses a position it has no row for (its
+``p``), a rotation turns by the reading's frequencies and scales the logits by its ``lambda`` (Definition 5), ALiBi's
+``b(r) = -s r`` makes the far past weigh ``e^{-s r}`` (Theorem 3), and every score is one call of :func:`score`.
+
+Every scheme enters only through its hooks (:class:`poskernels.encodings.Scheme`): ``code`` / ``code_backward``,
+``transform``, ``logit_scale``, ``bias`` / ``bias_backward``.  :func:`forward` and :func:`backward` are the
+definition; the engine (:mod:`poskernels.model.engine`: a stack of heads trained at once, the score factored into
+tables, the streaming reader, the certified cut) computes the same numbers fast, and ``tests/test_engine.py``
+checks it against them for every registered scheme.  The functions of the last section (:func:`query_forward`,
+:func:`loss_and_grad`, :func:`accuracy`, ...) are the engine's entry points for one head.
 
 Parameters are a dict of arrays: the embedding's (``E (S+1, d)`` and ``m (d,)``, or ``E (V, d)``),
-``W_Q, W_K, W_V (d, d)``, ``W_O (d, C)``, and the scheme's own (``P`` for the learned table,
-``beta`` for T5, ``A`` for Shaw); a stack adds a leading ``M`` to each.
+``W_Q, W_K, W_V (d, d)``, ``W_O (d, C)``, and the scheme's own (``P`` for the learned table, ``beta`` for T5,
+``A`` for Shaw); a stack adds a leading ``M`` to each.
+
+Examples
+--------
+>>> from poskernels.tasks.cue import cue_batch
+>>> cfg = HeadConfig(scheme="rope")
+>>> p = init_params(cfg, np.random.default_rng(0))
+>>> x, y = cue_batch(np.random.default_rng(1), 4, 12)
+>>> logits, cache = forward(p, cfg, x)
+>>> bool(np.allclose(logits, query_forward(p, cfg, x)[0]))  # the engine computes the same
+True
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..encodings import SCHEMES, Scheme, rotate
 from .config import HeadConfig
 from .embedding import init_embedding, token_table, token_table_backward
-from .reading import PLAIN, Reading, _check_tokens, _positions, _theta  # noqa: F401 (the readers' checks, kept here)
-from .schemes import HEAD_SCHEMES
-from .stack import (
-    attention,
-    stack_backward,
-    stack_cross_entropy,
-    stack_forward,
-    stack_params,
-)
+from .engine.reductions import stack_cross_entropy
+from .engine.stack import attention, stack_backward, stack_forward
+from .reading import PLAIN, Reading, check_tokens, frequencies, read_positions
 from .validate import check_targets
 
 __all__ = [
-    "PLAIN",
-    "Reading",
     "accuracy",
-    "attention",
+    "backward",
     "cross_entropy",
+    "embed",
+    "forward",
     "init_params",
     "loss_and_grad",
+    "phi",
+    "phi_backward",
     "query_backward",
     "query_forward",
     "query_logits",
-    "stack_backward",
-    "stack_cross_entropy",
-    "stack_forward",
-    "stack_params",
-    "token_table",
-    "token_table_backward",
+    "score",
+    "score_all",
 ]
 
 
 def init_params(cfg: HeadConfig, rng: np.random.Generator) -> dict:
-    """Draw a head: the embedding ``~ N(0, embed_scale^2)``, each map ``~ N(0, map_scale^2 / d)``, no biases.
+    """Draw a head: the embedding ``~ N(0, embed_scale^2)``, each map ``~ N(0, map_scale^2 / d)``, the scheme's own.
 
-    Parameters
-    ----------
-    cfg : HeadConfig
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    dict of str to ndarray
-        The embedding's (``E (S+1, d)`` and ``m (d,)``, or ``E (V, d)`` for a table), ``W_Q``,
-        ``W_K``, ``W_V`` ``(d, d)``, ``W_O (d, C)``, then the scheme's own.
-
-    Examples
-    --------
     >>> p = init_params(HeadConfig(scheme="learned"), np.random.default_rng(0))
     >>> {k: v.shape for k, v in p.items()}
     {'E': (9, 16), 'm': (16,), 'W_Q': (16, 16), 'W_K': (16, 16), 'W_V': (16, 16), 'W_O': (16, 8), 'P': (32, 16)}
@@ -88,46 +82,226 @@ def init_params(cfg: HeadConfig, rng: np.random.Generator) -> dict:
         W_V=rng.normal(0.0, s, size=(d, d)),  # (d, d)
         W_O=rng.normal(0.0, s, size=(d, cfg.n_classes)),  # (d, C)
     )
-    params.update(HEAD_SCHEMES[cfg.scheme].init(cfg, rng))
+    params.update(SCHEMES[cfg.scheme].init(cfg, rng))
     return params
 
 
-def _one(params: dict) -> dict:
+# -- h = T[x] + p(m) ---------------------------------------------------------------------------------------------
+
+
+def embed(params: dict, cfg: HeadConfig, tokens, positions) -> np.ndarray:
+    """``h_m = T[x_m] + p(m)``: tokens ``(..., n)`` at positions ``(n,)`` to vectors ``(..., n, d)``."""
+    h = token_table(params, cfg)[tokens]  # (..., n, d)
+    code = SCHEMES[cfg.scheme].code(params, cfg, np.asarray(positions, dtype=float))  # (n, d) or None
+    return h if code is None else h + code
+
+
+def _embed_backward(dh: np.ndarray, params: dict, cfg: HeadConfig, tokens: np.ndarray, pos: np.ndarray) -> dict:
+    """The embedding's and the code's gradients from ``dL/dh``, ``dh`` of shape ``(B, n, d)``."""
+    dT = np.zeros((cfg.vocab, cfg.d))  # (V, d): each token's rows summed
+    np.add.at(dT, tokens, dh)
+    grads = token_table_backward(dT, params, cfg)
+    grads.update(_unstack(SCHEMES[cfg.scheme].code_backward(dh.sum(axis=0)[None], _stack(params), cfg, pos)))
+    return grads
+
+
+# -- phi: the query/key transform --------------------------------------------------------------------------------
+
+
+def phi(x: np.ndarray, positions, theta: np.ndarray, query: bool = False) -> np.ndarray:
+    """``phi_m(x)``: plane ``p`` of each vector turned by ``m theta_p`` (Definition 4), ``x`` of shape ``(..., n, d)``.
+
+    Complex frequencies ``theta = w - i g`` are a rotation with decay: a key is scaled by ``e^{g m}``, a query by
+    ``e^{-g m}`` (``query=True``), so the score of a key ``r = t - j`` back carries ``e^{-g r}`` (xPos's form).
+    With real ``theta`` queries and keys turn alike.
+    """
+    rate = np.conj(theta) if query else theta  # (P,)
+    return rotate(x, np.asarray(positions, dtype=float)[:, None] * rate)  # angles (n, P)
+
+
+def phi_backward(dy: np.ndarray, positions, theta: np.ndarray, query: bool = False) -> np.ndarray:
+    """The transpose of :func:`phi`: the inverse turn (a rotation's transpose), the same scaling."""
+    rate = np.conj(theta) if query else theta
+    return rotate(dy, -np.asarray(positions, dtype=float)[:, None] * np.conj(rate))
+
+
+# -- the score s(t, j) = <phi_t(q), phi_j(k)> lambda / tau + b(t - j) ------------------------------------------------
+
+
+def score(
+    params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading = PLAIN, *, pairwise: bool = False
+) -> np.ndarray:
+    """The score ``<phi_t(q), phi_j(k)> * lambda / tau + b(t - j)`` of keys against queries: the one definition.
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        One head's parameters (the scheme's bias reads its own: T5's ``beta``, Shaw's ``A``).
+    q : ndarray, shape (..., Nq, d)
+        Query vectors ``h W_Q``, not yet turned, at positions ``q_pos (Nq,)``.
+    k : ndarray, shape (..., Nk, d)
+        Key vectors ``h W_K``, not yet turned, at positions ``k_pos (Nk,)``.
+    reading : Reading
+        Frequencies and logit scale a rotary head is read with (:data:`~poskernels.model.reading.PLAIN`: as trained).
+    pairwise : bool
+        Score query ``i`` against key ``i`` only: ``q`` and ``k`` of shape ``(R, d)`` (or ``(d,)``, one vector for
+        every pair), positions ``(R,)``.
+
+    Returns
+    -------
+    ndarray, shape (..., Nq, Nk), or (R,) with ``pairwise``
+        No causal mask: every key given is scored (a relative bias reads offsets ``r < 0`` as ``0``).
+
+    Examples
+    --------
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> pos = np.arange(5.0)
+    >>> h = embed(p, cfg, np.array([3, 1, 4, 1, 5]), pos)  # (5, d)
+    >>> z = score(p, cfg, h @ p["W_Q"], pos, h @ p["W_K"], pos)  # (5, 5): query t against key j
+    >>> bool(np.isclose(z[4, 2], score(p, cfg, h[4] @ p["W_Q"], [4.0], h[2] @ p["W_K"], [2.0], pairwise=True)[0]))
+    True
+    """
+    scheme = SCHEMES[cfg.scheme]
+    theta = frequencies(cfg, reading)  # (P,) or None
+    q_pos, k_pos = np.asarray(q_pos, dtype=float), np.asarray(k_pos, dtype=float)
+    if pairwise:
+        q_pos, k_pos = np.broadcast_arrays(q_pos, k_pos)  # (R,) each
+        shape = q_pos.shape + np.broadcast_shapes(np.shape(q)[-1:], np.shape(k)[-1:])
+        q, k = np.broadcast_to(q, shape), np.broadcast_to(k, shape)  # (R, d) each
+    scale = 1.0 / cfg.tau
+    lam = scheme.logit_scale(cfg, reading)  # the logit scale lambda
+    if lam != 1.0:
+        scale *= lam
+    if pairwise:  # Proposition 3 (i): <phi_t(q), phi_j(k)> = <q, phi_{j - t}(k)>, one turn per pair
+        kt = k if theta is None else phi(k, k_pos - q_pos, theta)  # (R, d)
+        z = np.einsum("rd,rd->r", q, kt) * scale  # (R,)
+        bias = scheme.bias_at(params, cfg, q, (q_pos - k_pos)[:, None], q_pos[:, None])  # (R, 1): pair i's offset
+        return z if bias is None else z + bias[..., 0]
+    qt, kt = (q, k) if theta is None else (phi(q, q_pos, theta, query=True), phi(k, k_pos, theta))
+    z = (qt * scale) @ np.swapaxes(kt, -1, -2)  # (..., Nq, Nk) content scores
+    if type(scheme).bias is Scheme.bias:  # no bias: skip the (Nq, Nk) offsets (a fresh array costs page faults)
+        return z
+    bias = scheme.bias_at(params, cfg, q, q_pos[:, None] - k_pos[None, :], q_pos[:, None])  # (..., Nq, Nk) or (Nq, Nk)
+    return z if bias is None else z + bias
+
+
+# -- the head at its last position: forward, then backward -------------------------------------------------------
+
+
+def forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN):
+    """Logits ``(B, C)`` of the head at the last position of each sequence ``tokens (B, n)``, and its cache.
+
+    Written from the definition, one sequence's keys at a time in NumPy's batch: ``h``, ``q, k, v``, the score
+    of every key, its softmax, the read-out.  The engine's :func:`query_forward` computes the same, fast.
+    """
+    tokens = check_tokens(cfg, tokens)
+    B, n = tokens.shape
+    pos = read_positions(positions, n)  # (n,) positions m; the query is at t = pos[-1]
+    scheme = SCHEMES[cfg.scheme]
+    theta, lam = frequencies(cfg, reading), scheme.logit_scale(cfg, reading)
+    h = embed(params, cfg, tokens, pos)  # (B, n, d)
+    q = h[:, -1] @ params["W_Q"]  # (B, d)
+    k, v = h @ params["W_K"], h @ params["W_V"]  # (B, n, d) each
+    fq = q if theta is None else phi(q[:, None], pos[-1:], theta, query=True)[:, 0]  # (B, d) phi_t(q)
+    fk = k if theta is None else phi(k, pos, theta)  # (B, n, d) phi_j(k_j)
+    r = pos[-1] - pos  # (n,) offsets t - j
+    s = np.einsum("bd,bnd->bn", fq, fk) * (lam / cfg.tau)  # (B, n)
+    b = scheme.bias_at(_stack(params), cfg, q[None], r, pos[-1])  # (1, B, n), (1, n), (n,) or None: a stack of one
+    if b is not None:
+        s = s + np.broadcast_to(b, (1, B, n))[0]
+    a = np.exp(s - s.max(axis=-1, keepdims=True))  # (B, n) softmax over the causal prefix j <= t
+    a /= a.sum(axis=-1, keepdims=True)
+    o = np.einsum("bn,bnd->bd", a, v)  # (B, d)
+    cache = dict(tokens=tokens, pos=pos, r=r, theta=theta, lam=lam, h=h, q=q, fq=fq, fk=fk, v=v, a=a, o=o, b=b)
+    return o @ params["W_O"], cache  # (B, C)
+
+
+def backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
+    """Gradients of every parameter from ``dL/dlogits (B, C)``: :func:`forward` read backwards, line by line."""
+    scheme = SCHEMES[cfg.scheme]
+    a, v, fq, fk, q, h = cache["a"], cache["v"], cache["fq"], cache["fk"], cache["q"], cache["h"]
+    theta, pos, c = cache["theta"], cache["pos"], cache["lam"] / cfg.tau
+    grads = {"W_O": cache["o"].T @ dlogits}  # (d, C)
+    do = dlogits @ params["W_O"].T  # (B, d)
+    da = np.einsum("bd,bnd->bn", do, v)  # (B, n)
+    dv = a[:, :, None] * do[:, None, :]  # (B, n, d)
+    ds = a * (da - (a * da).sum(axis=-1, keepdims=True))  # (B, n) the softmax's backward
+    dfq = np.einsum("bn,bnd->bd", ds, fk) * c  # (B, d)
+    dfk = ds[:, :, None] * fq[:, None, :] * c  # (B, n, d)
+    dq = dfq if theta is None else phi_backward(dfq[:, None], pos[-1:], theta, query=True)[:, 0]  # (B, d)
+    dk = dfk if theta is None else phi_backward(dfk, pos, theta)  # (B, n, d)
+    scheme_grads = {}
+    if cache["b"] is not None:
+        dq_b, scheme_grads = scheme.bias_backward_at(ds[None], _stack(params), cfg, q[None], cache["r"], pos[-1])
+        scheme_grads = _unstack(scheme_grads)
+        dq = dq if dq_b is None else dq + dq_b[0]
+    grads["W_Q"] = h[:, -1].T @ dq  # (d, d)
+    grads["W_K"] = np.einsum("bnd,bne->de", h, dk)  # (d, d)
+    grads["W_V"] = np.einsum("bnd,bne->de", h, dv)  # (d, d)
+    dh = dk @ params["W_K"].T + dv @ params["W_V"].T  # (B, n, d)
+    dh[:, -1] += dq @ params["W_Q"].T
+    grads.update(_embed_backward(dh, params, cfg, cache["tokens"], pos))
+    grads.update(scheme_grads)
+    return {k: grads[k] for k in params}
+
+
+def _stack(params: dict) -> dict:
     return {k: v[None] for k, v in params.items()}
+
+
+def _unstack(grads: dict) -> dict:
+    return {k: g[0] for k, g in grads.items()}
+
+
+def score_all(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, return_attention=False):
+    """Every position of every sequence ``tokens (B, n)`` read in one causal pass: logits ``(B, n, C)``.
+
+    Position ``t`` attends to ``j <= t`` with :func:`score`, which is :func:`forward` on the prefix
+    ``tokens[:, :t+1]`` (the tests check every ``t``).  Memory is ``O(B n^2)``: pass long sequences one at a time.
+    With ``return_attention`` also the weights ``(B, n, n)`` (row ``t`` on keys ``j``, zero above the diagonal).
+
+    >>> cfg = HeadConfig(scheme="t5")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> x = np.random.default_rng(1).integers(0, cfg.vocab, size=(2, 40))
+    >>> bool(np.allclose(score_all(p, cfg, x)[:, -1], forward(p, cfg, x)[0]))
+    True
+    """
+    tokens = check_tokens(cfg, tokens)
+    B, n = tokens.shape
+    pos = read_positions(positions, n)
+    H = embed(params, cfg, tokens, pos)  # (B, n, d)
+    Q, K, Vv = H @ params["W_Q"], H @ params["W_K"], H @ params["W_V"]  # (B, n, d) each
+    S = score(params, cfg, Q, pos, K, pos, reading)  # (B, n, n): query t against key j
+    S = np.where(np.tril(np.ones((n, n), dtype=bool)), S, -np.inf)  # key j <= query t
+    A = np.exp(S - S.max(axis=-1, keepdims=True))  # (B, n, n)
+    A /= A.sum(axis=-1, keepdims=True)
+    logits = (A @ Vv) @ params["W_O"]  # (B, n, C)
+    return (logits, A) if return_attention else logits
+
+
+# -- the engine's entry points for one head ----------------------------------------------------------------------
 
 
 def query_forward(
     params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, score_shift=None, validate=True
 ):
-    """Logits at the last position of each sequence of one head: the stack of one (:func:`stack_forward`).
+    """:func:`forward` by the engine: logits ``(B, C)`` and a cache, the stack of one (:func:`stack_forward`).
 
-    Parameters
-    ----------
-    params : dict of ndarray
-        One head's parameters (no model axis).
-    tokens : ndarray of int, shape (B, n)
-    positions, reading, score_shift, validate
-        As in :func:`stack_forward` (``score_shift`` broadcasting to ``(B, n)``).
-
-    Returns
-    -------
-    logits : ndarray, shape (B, C)
-    cache : dict
-        Intermediates for :func:`query_backward`, and ``a`` of shape ``(B, n)``: the attention weights
-        (:func:`poskernels.model.stack.attention` of the stack of one).
+    ``score_shift`` (broadcasting to ``(B, n)``) is added to the scores before the softmax; the cache holds ``a``,
+    the attention weights ``(B, n)``.
     """
     if validate:
-        tokens = _check_tokens(cfg, tokens)
+        tokens = check_tokens(cfg, tokens)
     tokens = np.asarray(tokens)
     shift = None if score_shift is None else np.asarray(score_shift, dtype=float)[None]
-    logits, cache = stack_forward(_one(params), cfg, tokens[None], positions, reading, shift, validate=False)
+    logits, cache = stack_forward(_stack(params), cfg, tokens[None], positions, reading, shift, validate=False)
     return logits[0], {"a": attention(cache)[0], "stack": cache}
 
 
 def query_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
-    """Gradients of one head's parameters from ``dL/dlogits`` (shape ``(B, C)``): :func:`stack_backward` of one."""
-    grads = stack_backward(_one(params), cfg, cache["stack"], np.asarray(dlogits)[None])
-    return {k: g[0] for k, g in grads.items()}
+    """:func:`backward` by the engine: gradients from ``dL/dlogits (B, C)`` (:func:`stack_backward` of one)."""
+    return _unstack(stack_backward(_stack(params), cfg, cache["stack"], np.asarray(dlogits)[None]))
 
 
 def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:
@@ -142,16 +316,13 @@ def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:
 
 
 def loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets) -> tuple[float, dict]:
-    """Cross-entropy of the head read at the last position, and its gradient.
+    """Cross-entropy of the head read at the last position, and its gradient (by the engine).
 
-    Examples
-    --------
     >>> from poskernels.tasks.cue import cue_batch
     >>> rng = np.random.default_rng(0)
     >>> cfg = HeadConfig(scheme="rope")
-    >>> params = init_params(cfg, rng)
-    >>> loss, grads = loss_and_grad(params, cfg, *cue_batch(rng, 8, 32))
-    >>> round(loss, 2), sorted(grads) == sorted(params)
+    >>> loss, grads = loss_and_grad(init_params(cfg, rng), cfg, *cue_batch(rng, 8, 32))
+    >>> round(loss, 2), sorted(grads) == sorted(init_params(cfg, rng))
     (2.08, True)
     """
     logits, cache = query_forward(params, cfg, tokens)
@@ -162,13 +333,8 @@ def loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets) -> tuple[float
 def query_logits(
     params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, score_shift=None, chunk=1 << 17
 ):
-    """Logits at the last position, computed in chunks of about ``chunk`` tokens (long test sets).
-
-    Returns
-    -------
-    ndarray, shape (B, C)
-    """
-    tokens = _check_tokens(cfg, tokens)
+    """Logits ``(B, C)`` at the last position, computed in chunks of about ``chunk`` tokens (long test sets)."""
+    tokens = check_tokens(cfg, tokens)
     B, n = tokens.shape
     step = max(1, chunk // max(n, 1))
     shift = None if score_shift is None else np.broadcast_to(score_shift, (B, n))

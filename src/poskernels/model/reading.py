@@ -10,14 +10,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encodings import omega
+from ..encodings import SCHEMES, default_positions, omega
 from ..errors import PosKernelsError
 from ..extension import extend
 from .config import HeadConfig
-from .schemes import default_positions
 from .validate import check_positions
 
-__all__ = ["PLAIN", "Reading"]
+__all__ = ["PLAIN", "Reading", "check_tokens", "frequencies", "read_positions"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,8 @@ class Reading:
 PLAIN = Reading()
 
 
-def _check_tokens(cfg: HeadConfig, tokens) -> np.ndarray:
+def check_tokens(cfg: HeadConfig, tokens) -> np.ndarray:
+    """``tokens`` as a 2-d integer array ``(B, n)`` of ids in ``[0, V)``, else :class:`PosKernelsError`."""
     tokens = np.asarray(tokens)
     if tokens.ndim != 2 or tokens.shape[1] < 1 or not np.issubdtype(tokens.dtype, np.integer):
         raise PosKernelsError(f"tokens must be a 2-d integer array (batch, n); got {tokens.dtype} {tokens.shape}")
@@ -75,20 +75,28 @@ def _check_tokens(cfg: HeadConfig, tokens) -> np.ndarray:
     return tokens
 
 
-def _positions(positions, n: int) -> np.ndarray:
+def read_positions(positions, n: int) -> np.ndarray:
+    """The positions of ``n`` columns: ``0..n-1`` (one shared read-only array) or the given ones, checked."""
     if positions is None:
         return default_positions(n)
     return check_positions(positions, n)  # finite, shape (n,)
 
 
-def _theta(cfg: HeadConfig, scheme, reading: Reading) -> np.ndarray:
-    if not scheme.rotary:
+def frequencies(cfg: HeadConfig, reading: Reading = PLAIN) -> np.ndarray | None:
+    """The scheme's transform as per-plane frequencies ``(d/2,)`` (complex: a rotation with decay), or None.
+
+    A reading with frequencies or a logit scale of its own applies to a head that turns (Definition 5's maps).
+
+    >>> frequencies(HeadConfig(scheme="rope")).shape, frequencies(HeadConfig(scheme="alibi"))
+    ((8,), None)
+    """
+    theta = SCHEMES[cfg.scheme].transform(cfg, reading)
+    if theta is None:
         if not reading.is_plain:
-            raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
+            raise PosKernelsError(f"a rescaled reading applies to rotary heads only; this head is {cfg.scheme!r}")
         return None
-    if reading.inv_freq is None:
-        return omega(cfg.d, cfg.base)  # (d/2,)
-    inv = np.asarray(reading.inv_freq, dtype=float)
-    if inv.shape != (cfg.d // 2,):
-        raise PosKernelsError(f"inv_freq must have shape ({cfg.d // 2},); got {inv.shape}")
-    return inv
+    theta = np.asarray(theta)
+    if theta.shape != (cfg.d // 2,) or theta.dtype.kind not in "fiuc":
+        what = "inv_freq" if reading.inv_freq is not None else f"the frequencies of scheme {cfg.scheme!r}"
+        raise PosKernelsError(f"{what} must have shape ({cfg.d // 2},); got {theta.shape}")
+    return theta if np.iscomplexobj(theta) else np.asarray(theta, dtype=float)

@@ -19,10 +19,13 @@ import numpy as np
 from ..encodings import omega, shaw_clip, sinusoidal_code, t5_bucket
 from ..errors import PosKernelsError
 from .config import HeadConfig
+from .reading import PLAIN
 
 __all__ = [
     "REFERENCE_TERMS",
+    "NoTerms",
     "Terms",
+    "reference_terms",
     "torch_logits",
     "torch_loss_and_grad",
     "torch_params",
@@ -68,10 +71,16 @@ def _learned_code(tp: dict, cfg: HeadConfig, n: int, dtype):
     return tp["P"][:, None, :n]  # (M, 1, n, d), Definition 1: rows 0..n-1 of the table
 
 
-def _rope_turn(v, cfg: HeadConfig, positions, dtype):
-    """Definition 4: turn plane ``p`` of ``v`` by ``m theta_p`` at position ``m``, cosine first."""
+def _rope_turn(v, cfg: HeadConfig, positions, dtype, query=False, reading=PLAIN):
+    """Definition 4: turn plane ``p`` of ``v`` by ``m theta_p`` at position ``m``, cosine first (Definition 5: a
+    reading's frequencies replace ``theta = omega(d, b)``)."""
+    theta = omega(cfg.d, cfg.base) if reading.inv_freq is None else np.asarray(reading.inv_freq, dtype=float)
+    return _turn(v, np.asarray(positions)[..., None] * theta, dtype)
+
+
+def _turn(v, ang, dtype):
     torch = _torch()
-    ang = _tensor(np.asarray(positions)[..., None] * omega(cfg.d, cfg.base), dtype)  # (..., P)
+    ang = _tensor(ang, dtype)  # (..., P)
     cos, sin = torch.cos(ang), torch.sin(ang)
     v0, v1 = v[..., 0::2], v[..., 1::2]
     return torch.stack([cos * v0 - sin * v1, sin * v0 + cos * v1], dim=-1).flatten(-2)
@@ -130,7 +139,7 @@ class Terms:
     code : callable or None
         ``code(tp, cfg, n, dtype)``: the absolute code added to every embedding, broadcast against ``(M, B, n, d)``.
     turn : callable or None
-        ``turn(v, cfg, positions, dtype)``: the rotation of a query or key at its positions.
+        ``turn(v, cfg, positions, dtype, query=False, reading=PLAIN)``: the turn of a query or key at its positions.
     bias : callable or None
         ``bias(tp, cfg, q, r, dtype)``: the term added to the logits at offsets ``r`` (NumPy, ``(n,)``),
         broadcast against ``(M, B, n)``.
@@ -139,6 +148,40 @@ class Terms:
     code: Callable | None = None
     turn: Callable | None = None
     bias: Callable | None = None
+
+
+def _outside():
+    """``(BUILT_IN, SCHEMES)``, looked up only for a scheme from outside: the built-in terms never read the registry."""
+    from ..encodings import BUILT_IN, SCHEMES
+
+    return BUILT_IN, SCHEMES
+
+
+class NoTerms(PosKernelsError):
+    """The reference has no terms for a scheme (one from outside that writes no ``reference_code`` / ``_bias``)."""
+
+
+def _outside_terms(name: str) -> Terms:
+    """The terms of a scheme registered from outside: the ``reference_code`` / ``reference_bias`` its author writes
+    in torch from its definition (never its NumPy hooks), and its transform's fixed frequencies turned here."""
+    scheme = _outside()[1][name]
+    code, bias = getattr(scheme, "reference_code", None), getattr(scheme, "reference_bias", None)
+    hook = {"input": ("code", code), "score": ("bias", bias)}.get(scheme.where)
+    if hook is not None and hook[1] is None:
+        raise NoTerms(
+            f"the reference has no terms for scheme {name!r}: it writes {hook[0]} but not "
+            f"reference_{hook[0]}(tp, cfg, {'n' if hook[0] == 'code' else 'q, r'}, dtype), its term in torch"
+        )
+    return Terms(code=code, turn=_transform_turn if scheme.rotary else None, bias=bias)
+
+
+def _transform_turn(v, cfg: HeadConfig, positions, dtype, query=False, reading=PLAIN):
+    """A transform's frequencies ``theta`` (complex: ``w - i g``, a rotation with decay), turned in torch: plane
+    ``p`` at position ``m`` times ``e^{i m theta_p}`` for a key, ``e^{i m conj(theta_p)}`` for a query."""
+    theta = np.asarray(_outside()[1][cfg.scheme].transform(cfg, reading))  # (P,) fixed by the configuration
+    rate = np.conj(theta) if query else theta
+    m = np.asarray(positions, dtype=float)[..., None]  # (..., 1)
+    return _turn(v, m * rate.real, dtype) * _tensor(np.exp(-m * rate.imag), dtype).repeat_interleave(2, dim=-1)
 
 
 #: Every scheme's terms in the reference, by the names of :data:`poskernels.encodings.SCHEMES` (a test checks
@@ -157,6 +200,16 @@ REFERENCE_TERMS: dict[str, Terms] = {
 }
 
 
+def reference_terms(name: str) -> Terms:
+    """The terms of scheme ``name`` in the reference (:class:`NoTerms` when it has none)."""
+    if name in REFERENCE_TERMS:
+        return REFERENCE_TERMS[name]
+    built_in, schemes = _outside()
+    if name in schemes and name not in built_in:
+        return _outside_terms(name)
+    raise NoTerms(f"the reference has no terms for scheme {name!r}; it has: {', '.join(REFERENCE_TERMS)}")
+
+
 def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens):
     """Logits at the last position of a stack of ``M`` heads, shape ``(M, B, C)``, written position by position.
 
@@ -168,11 +221,7 @@ def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens):
     tokens : array_like of int, shape (M, B, n)
     """
     torch = _torch()
-    if cfg.scheme not in REFERENCE_TERMS:
-        raise PosKernelsError(
-            f"the reference has no terms for scheme {cfg.scheme!r}; it has: {', '.join(REFERENCE_TERMS)}"
-        )
-    terms = REFERENCE_TERMS[cfg.scheme]
+    terms = reference_terms(cfg.scheme)
     x = torch.as_tensor(np.asarray(tokens), dtype=torch.long)
     M, B, n = x.shape
     T = torch_table(tp, cfg)  # (M, V, d)
@@ -184,12 +233,16 @@ def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens):
     q = torch.bmm(H[:, :, -1], tp["W_Q"])  # (M, B, d)
     K = torch.bmm(H.reshape(M, B * n, d), tp["W_K"]).reshape(M, B, n, d)  # one GEMM per model
     V = torch.bmm(H.reshape(M, B * n, d), tp["W_V"]).reshape(M, B, n, d)
+    q0 = q  # the bias reads the query before any turn
     if terms.turn is not None:
-        q = terms.turn(q, cfg, n - 1, dtype)  # the query sits at the last position
+        q = terms.turn(q, cfg, n - 1, dtype, query=True)  # the query sits at the last position
         K = terms.turn(K, cfg, np.arange(n), dtype)
     z = torch.einsum("mbd,mbnd->mbn", q, K) / cfg.tau  # (M, B, n)
+    scale = 1.0 if cfg.scheme in REFERENCE_TERMS else float(_outside()[1][cfg.scheme].logit_scale(cfg, PLAIN))
+    if scale != 1.0:  # a scheme from outside with a logit scale of its own
+        z = z * scale
     if terms.bias is not None:
-        z = z + terms.bias(tp, cfg, q, (n - 1) - np.arange(n), dtype)  # offsets r = t - j of the keys
+        z = z + terms.bias(tp, cfg, q0, (n - 1) - np.arange(n), dtype)  # offsets r = t - j of the keys
     attn = torch.softmax(z, dim=-1)  # (M, B, n)
     o = torch.einsum("mbn,mbnd->mbd", attn, V)  # (M, B, d)
     return o @ tp["W_O"]  # (M, B, C)

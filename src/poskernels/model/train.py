@@ -24,7 +24,9 @@ from ..pool import available_cpus, run_jobs
 from ..tasks.registry import Sampler, get_task
 from .cache import cache_key
 from .config import TrainConfig
-from .head import init_params, stack_backward, stack_cross_entropy, stack_forward, stack_params
+from .engine.reductions import stack_cross_entropy, stack_params
+from .engine.stack import stack_backward, stack_forward
+from .head import init_params
 from .optim import adam_init, adam_step, flatten
 from .trained import (  # the trained head and its cache file, importable from here as before
     Log,

@@ -20,6 +20,7 @@ from ..errors import PosKernelsError
 from .cache import CODE_VERSION, CacheError, cache_key, load_arrays, save_arrays
 from .config import TrainConfig
 from .head import PLAIN, Reading, accuracy, init_params
+from .scheme_file import scheme_digest
 
 __all__ = ["TrainedHead", "evaluate", "head_key", "head_path", "load_head"]
 
@@ -55,7 +56,9 @@ class TrainedHead:
 
 
 def _description(config: TrainConfig, seed: int) -> dict:
-    return {"config": config.to_dict(), "seed": int(seed)}
+    out = {"config": config.to_dict(), "seed": int(seed)}
+    digest = scheme_digest(config.head.scheme)  # an outside scheme's heads are keyed by its source too
+    return out if digest is None else {**out, "scheme_source": digest}
 
 
 def head_key(config: TrainConfig, seed: int) -> str:

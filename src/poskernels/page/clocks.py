@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model.cache import cache_key, cached_json, save_json
+from ..model.cache import cache_key, cached_or_build
 from ..theory import conditioning
 from ..theory.commutant import expected_random_defect
 from ..theory.conditioning import condition_number_exact, condition_number_float64, numerical_rank
@@ -89,19 +89,19 @@ def _exact_condition_numbers(ctx: Context) -> dict:
 
     The key holds the arguments and a digest of :mod:`poskernels.theory.conditioning`'s source (where the exact
     arithmetic lives), so a change to the code recomputes; a corrupt or foreign entry is rebuilt
-    (:func:`poskernels.model.cache.cached_json`).
+    (:func:`poskernels.model.cache.cached_or_build`).
     """
     source = hashlib.sha256(inspect.getsource(conditioning).encode()).hexdigest()[:16]
     description = {"what": "condition_number_exact", "W": list(COND_WINDOWS), "d": CODE_WIDTH, "digits": DIGITS}
     description["source"] = source
     key = cache_key(description)
     path = None if ctx.cache_dir is None else Path(ctx.cache_dir) / "results" / f"condition-{key}.json"
-    data = cached_json(path, key, ctx.log)
-    if data is None:
-        data = {str(W): condition_number_exact(W, CODE_WIDTH, digits=DIGITS) for W in COND_WINDOWS}
-        if path is not None:
-            save_json(path, data, {"key": key, **description})
-    return data
+    return cached_or_build(
+        path,
+        description,
+        lambda: {str(W): condition_number_exact(W, CODE_WIDTH, digits=DIGITS) for W in COND_WINDOWS},
+        ctx.log,
+    )
 
 
 def _thm2(ctx: Context) -> dict:

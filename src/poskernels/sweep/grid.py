@@ -4,6 +4,7 @@ A grid file has three tables, all optional::
 
     [sweep]
     preset = "tournament"     # defaults of every setting (a key of poskernels.model.config.PRESETS)
+    scheme_file = "my_pe.py"  # optional: schemes of your own (a path, or a list, relative to the grid file)
 
     [fixed]                   # one value per setting, shared by every point
     steps = 1500
@@ -26,8 +27,9 @@ import itertools
 import re
 import tomllib
 from dataclasses import dataclass, replace
+from pathlib import Path
 
-from ..encodings import omega
+from ..encodings import SCHEMES, omega, scheme_settings
 from ..errors import MAX_ELEMENTS, PosKernelsError, check_budget, check_int, did_you_mean, read_text
 from ..experiments.tournament import TEST_COUNT, TEST_LENGTHS, TEST_SEED
 from ..extension import MAP_ALIASES, MAPS, extend
@@ -58,7 +60,8 @@ class Setting:
         ``int``, ``float``, ``str`` or ``list`` (a list of positive ints: the test lengths).
     part : str
         Where it goes: ``"head"`` (:class:`HeadConfig`), ``"train"`` (:class:`TrainConfig`),
-        ``"seed"`` (the training seed) or ``"eval"`` (how the trained head is read).
+        ``"scheme"`` (a setting of a scheme, :attr:`HeadConfig.settings`), ``"seed"`` (the training seed) or
+        ``"eval"`` (how the trained head is read).
     """
 
     name: str
@@ -66,9 +69,8 @@ class Setting:
     part: str
 
 
-_HEAD = {"scheme": str, "embedding": str, "d": int, "n_train": int, "base": float, "alibi_slope": float,
-         "t5_buckets": int, "t5_max_distance": int, "shaw_clip": int, "embed_scale": float,
-         "map_scale": float}  # fmt: skip
+_HEAD = {"scheme": str, "embedding": str, "d": int, "n_train": int, "base": float}  # then the schemes' settings
+_HEAD_AFTER = {"embed_scale": float, "map_scale": float}
 _TRAIN = {"steps": int, "batch": int, "lr": float, "beta1": float, "beta2": float, "eps": float}
 _EVAL = {"test_lengths": list, "test_size": int, "test_seed": int, "extension": str, "test_task": str}
 
@@ -81,8 +83,12 @@ TEST_TASKS = ("cue", "long", "needle")
 ALIASES: dict[str, str] = {"rope_theta": "base"}
 
 #: Every setting a grid may span, by name.
+#: A scheme's own settings (:attr:`poskernels.encodings.Scheme.settings`) are part ``"scheme"``, read off the
+#: registry: a scheme registered later (a grid's ``scheme_file``) adds its own with :func:`add_scheme_settings`.
 SETTINGS: dict[str, Setting] = {
     **{k: Setting(k, t, "head") for k, t in _HEAD.items()},
+    **{k: Setting(k, s.kind, "scheme") for k, s in scheme_settings().items()},
+    **{k: Setting(k, t, "head") for k, t in _HEAD_AFTER.items()},
     **{k: Setting(k, t, "train") for k, t in _TRAIN.items()},
     "seed": Setting("seed", int, "seed"),
     **{k: Setting(k, t, "eval") for k, t in _EVAL.items()},
@@ -106,7 +112,7 @@ MAX_POINTS = 100_000
 MAX_SEED = 2**63 - 1
 
 _TABLES = ("sweep", "fixed", "grid")
-_SWEEP_KEYS = ("preset",)
+_SWEEP_KEYS = ("preset", "scheme_file")
 
 
 @dataclass(frozen=True)
@@ -122,11 +128,14 @@ class Grid:
         The grid file as read (the store keeps it with each run).
     skipped : int
         Combinations dropped because an extension map was asked of a head that is not RoPE.
+    scheme_files : tuple of str
+        The grid's scheme files (absolute paths), loaded here and by every worker before its job.
     """
 
     points: list
     text: str
     skipped: int = 0
+    scheme_files: tuple = ()
 
 
 class _Lines:
@@ -204,11 +213,19 @@ class _Reader:
 _KIND_WORDS = {int: "an integer", float: "a number", str: "a string"}
 
 
+def add_scheme_settings() -> None:
+    """Add the settings of schemes registered since import to :data:`SETTINGS` (after every other setting)."""
+    for key, setting in scheme_settings().items():
+        SETTINGS.setdefault(key, Setting(key, setting.kind, "scheme"))
+
+
 def _check_alone(key: str, value) -> None:
     """Run the configuration's own validator on one setting, the others at their defaults."""
     part = SETTINGS[key].part
     if part == "head":
         HeadConfig(**{key: value})
+    elif part == "scheme":
+        scheme_settings()[key].check(key, value)
     elif part == "train":
         TrainConfig(**{key: value})
     elif key in ("seed", "test_seed"):
@@ -227,9 +244,18 @@ def _check_alone(key: str, value) -> None:
 
 def _defaults(preset: str) -> dict:
     config = PRESETS[preset]
-    point = {k: getattr(config.head, k) for k in _HEAD}
+    point = {k: getattr(config.head, k) for k, s in SETTINGS.items() if s.part == "head"}
+    point.update({k: s.default for k, s in scheme_settings().items()})
     point.update({k: getattr(config, k) for k in _TRAIN})
     return {**point, "seed": 0, **{k: (list(v) if isinstance(v, list) else v) for k, v in DEFAULT_EVAL.items()}}
+
+
+def head_config(point: dict) -> HeadConfig:
+    """The head of a point: its ``"head"`` settings, and its ``"scheme"`` settings as the head's ``settings``."""
+    return HeadConfig(
+        **{k: point[k] for k, s in SETTINGS.items() if s.part == "head"},
+        settings={k: point[k] for k, s in SETTINGS.items() if s.part == "scheme" and k in point},
+    )
 
 
 def parse_grid(text: str, name: str = "<grid>") -> Grid:
@@ -277,6 +303,7 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
     for key in sweep:
         if key not in _SWEEP_KEYS:
             r.fail(f"unknown key; accepted: {', '.join(_SWEEP_KEYS)}", "sweep", key)
+    scheme_files = _scheme_files(r, sweep.get("scheme_file", []), name)
     preset = sweep.get("preset", "tournament")
     if not isinstance(preset, str) or preset not in PRESETS:
         r.fail(f"unknown preset {preset!r}; accepted: {', '.join(sorted(PRESETS))}", "sweep", "preset")
@@ -329,7 +356,7 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
     for i, axes in enumerate(axes_of_blocks or [{}]):
         for combo in itertools.product(*axes.values()):
             point = {**base, **fixed, **dict(zip(axes, combo))}
-            if point["extension"] != "none" and point["scheme"] != "rope":
+            if point["extension"] != "none" and not SCHEMES[point["scheme"]].rotary:
                 skipped += 1  # an extension map re-reads a RoPE head only
                 continue
             _check_point(r, point, axes, i)
@@ -337,7 +364,27 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
             if ident not in keys:
                 keys.add(ident)
                 points.append(point)
-    return Grid(points, text, skipped)
+    return Grid(points, text, skipped, scheme_files)
+
+
+def _scheme_files(r: _Reader, value, name: str) -> tuple:
+    """Load the grid's scheme files (relative to the grid file's folder) and add their schemes' settings."""
+    from ..model.scheme_file import load_scheme_file
+
+    files = [value] if isinstance(value, str) else value
+    if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
+        r.fail(f"must be a path or a list of paths to Python files of schemes; got {value!r}", "sweep", "scheme_file")
+    base = Path(name).parent if name != "<grid>" else Path.cwd()
+    out = []
+    for f in files:
+        path = (base / f).resolve() if not Path(f).is_absolute() else Path(f)
+        try:
+            load_scheme_file(path)
+        except PosKernelsError as err:
+            r.fail(str(err), "sweep", "scheme_file")
+        out.append(str(path))
+    add_scheme_settings()
+    return tuple(out)
 
 
 def _span(axes: dict) -> int:
@@ -356,10 +403,10 @@ def _check_point(r: _Reader, point: dict, axes: dict, index: int) -> None:
         key = next((k for k in ("test_size", "test_lengths") if k in axes), None)
         r.fail(str(err), "grid" if key else "fixed", key or "test_size", index if key else 0)
     try:
-        head = HeadConfig(**{k: point[k] for k in _HEAD})
+        head = head_config(point)
         replace(TrainConfig(), head=head, **{k: point[k] for k in _TRAIN})
     except PosKernelsError as err:
-        key = next((k for k in axes if SETTINGS[k].part in ("head", "train")), None)
+        key = next((k for k in axes if SETTINGS[k].part in ("head", "scheme", "train")), None)
         r.fail(f"in the point {_brief(point)}: {err}", "grid" if key else "fixed", key, index if key else 0)
     if point["extension"] != "none":
         try:

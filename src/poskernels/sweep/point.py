@@ -26,10 +26,11 @@ from ..errors import check_positive_int
 from ..experiments.long_context import read_head
 from ..experiments.tournament import defined_at, heldout, rescaled_reading
 from ..model.cache import CODE_VERSION as HEAD_CODE_VERSION
-from ..model.config import HeadConfig, TrainConfig
+from ..model.config import TrainConfig
 from ..model.head import PLAIN
+from ..model.scheme_file import load_scheme_files
 from ..model.train import evaluate, load_head, train_stack
-from .grid import SETTINGS
+from .grid import SETTINGS, head_config
 
 __all__ = ["CODE_VERSION", "TASK", "group_jobs", "group_stacks", "point_key", "run_job", "train_config"]
 
@@ -68,7 +69,7 @@ def train_config(point: dict) -> TrainConfig:
     >>> train_config(parse_grid('[fixed]\\nscheme = "rope"\\nsteps = 30').points[0]).steps
     30
     """
-    head = HeadConfig(**{k: point[k] for k, s in SETTINGS.items() if s.part == "head"})
+    head = head_config(point)
     return TrainConfig(head=head, task=TASK, **{k: point[k] for k, s in SETTINGS.items() if s.part == "train"})
 
 
@@ -150,6 +151,7 @@ def run_job(job: dict) -> dict:
     (['8'], 1)
     """
     started_at, t0 = time.time(), time.perf_counter()
+    load_scheme_files(job.get("scheme_files", ()))  # a worker registers the grid's own schemes before its points
     points = [(key, point) for key, point in job["points"]]
     cache_dir = job.get("cache_dir")
     trainings: dict[str, tuple[TrainConfig, int]] = {}

@@ -309,7 +309,8 @@ def run_sweep(
             while jobs and len(in_flight) < window:
                 j = jobs.popleft()
                 store.submit([k for k, _ in j])
-                payload = {"points": [[k, p] for k, p in j], "cache_dir": None if cache_dir is None else str(cache_dir)}
+                payload = {"points": [[k, p] for k, p in j], "cache_dir": None if cache_dir is None else str(cache_dir),
+                           "scheme_files": list(grid.scheme_files)}  # fmt: skip
                 try:
                     in_flight[executor.submit(job, payload)] = j
                 except BrokenExecutor as err:  # a worker died since the last wait: the job is lost with the pool

@@ -8,7 +8,7 @@ import * as long from "./long.js";
 import * as readouts from "./readouts.js";
 import * as ruler from "./ruler.js";
 import * as scores from "./scores.js";
-import { absent, el } from "./svg.js";
+import { absent, el, setColours } from "./svg.js";
 
 const VIEWS = { clocks, ruler, drift, scores, readouts, census, filing, long };
 const TITLES = {
@@ -23,6 +23,7 @@ async function main() {
   const root = document.getElementById("lab");
   const response = await fetch("payload.json");
   const payload = await response.json();
+  setColours(payload.colours);
   for (const [fig, keys] of Object.entries(payload.figures)) {
     const section = el("section", { class: "figure", id: `figure-${fig}`, "aria-labelledby": `figure-${fig}-title` },
       root);

@@ -1,10 +1,10 @@
 """``M`` heads in one array without mixing them: stacked parameters, per-model reductions, each model's loss.
 
 Every parameter gains a leading model axis (:func:`stack_params`).  A head computes the same bits alone and
-inside any stack only if no reduction crosses that axis: each model's maximum is its own (:func:`_per_model_max`),
-a row sum is one BLAS ``gemv`` per model whatever the stack (:func:`_row_sum`), and the softmax cross-entropy is
+inside any stack only if no reduction crosses that axis: each model's maximum is its own (:func:`per_model_max`),
+a row sum is one BLAS ``gemv`` per model whatever the stack (:func:`row_sum`), and the softmax cross-entropy is
 shifted by each model's own largest logit (:func:`stack_cross_entropy`).  The head's forward and backward over the
-stack are :mod:`poskernels.model.stack`'s.
+stack are :mod:`poskernels.model.engine.stack`'s.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["stack_cross_entropy", "stack_params"]
+__all__ = ["grid", "per_model_max", "row_sum", "stack_cross_entropy", "stack_params"]
 
 
 def stack_params(heads) -> dict:
@@ -30,7 +30,7 @@ def stack_params(heads) -> dict:
 
 
 @lru_cache(maxsize=64)
-def _grid(rows: int, n: int, stride: int) -> np.ndarray:
+def grid(rows: int, n: int, stride: int) -> np.ndarray:
     """``stride * (i * n + j)`` for ``i < rows``, ``j < n`` (read-only), the offsets of flat table indices."""
     g = stride * np.arange(rows * n).reshape(rows, n)  # (rows, n)
     g.setflags(write=False)
@@ -44,7 +44,7 @@ def _ones(k: int) -> np.ndarray:
     return o
 
 
-def _row_sum(x: np.ndarray) -> np.ndarray:
+def row_sum(x: np.ndarray) -> np.ndarray:
     """``x.sum(axis=-1, keepdims=True)`` of a ``(M, B, k)`` array, as one matrix-vector product per model.
 
     NumPy's reduction over a short last axis costs about ten times a BLAS ``gemv``; each model's
@@ -53,7 +53,7 @@ def _row_sum(x: np.ndarray) -> np.ndarray:
     return (x @ _ones(x.shape[-1]))[..., None]
 
 
-def _per_model_max(x: np.ndarray) -> np.ndarray:
+def per_model_max(x: np.ndarray) -> np.ndarray:
     """The maximum of each model's slice of ``x`` (shape ``(M, ...)``), shaped to broadcast against it."""
     return x.reshape(x.shape[0], -1).max(axis=1).reshape((-1,) + (1,) * (x.ndim - 1))
 
@@ -70,8 +70,8 @@ def stack_cross_entropy(logits: np.ndarray, targets) -> tuple[np.ndarray, np.nda
     """
     logits = np.asarray(logits, dtype=float)
     M, B, C = logits.shape
-    pick = _grid(M * B, 1, C).ravel() + np.asarray(targets).ravel()  # (M B,) flat index of each target
-    shifted = logits - _per_model_max(logits)  # (M, B, C)
+    pick = grid(M * B, 1, C).ravel() + np.asarray(targets).ravel()  # (M B,) flat index of each target
+    shifted = logits - per_model_max(logits)  # (M, B, C)
     p = np.exp(shifted)
     Z = p @ _ones(C)  # (M, B)
     for m in np.flatnonzero(Z.min(axis=1) < 1e-250) if Z.min() < 1e-250 else ():  # rare: rows far below the max

@@ -1,4 +1,4 @@
-"""One chunk of key columns, as the streaming reader (:mod:`poskernels.model.stream`) reads it.
+"""One chunk of key columns, as the streaming reader (:mod:`poskernels.model.engine.stream`) reads it.
 
 :class:`KeyChunk` holds the chunk's token ids and the index arrays the heads of one pass share;
 :func:`token_rows` groups its keys by token into a sparse matrix, so one product sums every head's weights into
@@ -20,7 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..errors import PosKernelsError
+from ...errors import PosKernelsError
 
 __all__ = ["KeyChunk", "token_rows"]
 

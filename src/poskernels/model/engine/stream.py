@@ -10,14 +10,14 @@ cue task), each chunk of every head goes through one sparse product that groups 
 key (:func:`_absorb_products`); otherwise each head gathers its scores key by key.  Per-token embeddings come only
 from :func:`poskernels.model.head.token_table`.
 
-Two shortcuts, each a registry by scheme name:
+Two shortcuts, each read off the scheme (:class:`poskernels.encodings.Scheme`):
 
-* :data:`CONSTANT_PAST` (exact): past the offset ``R0`` where a relative bias stops changing (NoPE from 0, Shaw
-  past its clip, T5 in its last bucket), keys differ only by their token, so they enter as token counts;
-* :data:`poskernels.model.cut.CUT_SLOPES` and ``CUT_TAILS`` (certified, Theorem 3 (ii)): keys of an ALiBi (or a
-  Kerple) head past its certified
-  cut ``D`` (:func:`poskernels.model.cut.certified_cut`) are dropped, ``O(D)`` per query whatever ``n``, with
-  dropped weight ``<= eps``.
+* ``far_past`` (exact): past the offset ``R0`` where a relative bias stops changing (NoPE from 0, Shaw past its
+  clip, T5 in its last bucket), keys differ only by their token, so they enter as token counts;
+* a certified cut (Theorem 3 (ii)): keys of a head whose bias is exactly ``-s r`` (ALiBi, ``linear_slope``) or
+  whose tail bound is finite (Kerple, ``tail_bound``) past its cut ``D``
+  (:func:`poskernels.model.engine.cut.certified_cut`) are dropped, ``O(D)`` per query whatever ``n``, with dropped
+  weight ``<= eps``.
 
 Examples
 --------
@@ -32,32 +32,24 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_positive_int
-from ..theory.alibi import t5_last_bucket_first_offset
-from .chunk import KeyChunk, token_rows
-from .config import HeadConfig
+from ...encodings import SCHEMES, Scheme
+from ...errors import PosKernelsError, check_positive_int
+from ..config import HeadConfig
+from ..embedding import token_table
+from ..reading import PLAIN, Reading, check_tokens, frequencies, read_positions
 from .cut import certified_cut, has_cut
-from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
-from .schemes import HEAD_SCHEMES, HeadScheme
+from .key_chunks import KeyChunk, token_rows
 
 __all__ = [
-    "CONSTANT_PAST",
     "recent_weights",
     "stream_logits",
     "stream_many",
 ]
-
-#: Schemes whose bias is the same at every offset ``r >= R0`` (and that add no code and no rotation): name -> R0.
-CONSTANT_PAST: dict[str, Callable[[HeadConfig], int]] = {
-    "nope": lambda cfg: 0,
-    "shaw": lambda cfg: cfg.shaw_clip,  # a_min(r, K): one vector from K on
-    "t5": lambda cfg: t5_last_bucket_first_offset(cfg.t5_buckets, cfg.t5_max_distance),  # the open last bucket
-}
 
 _TINY = 1e-250  # a normalizer below this (relative to its running maximum) is recomputed row by row
 
@@ -71,11 +63,12 @@ class _Plan:
     reading: Reading
     theta: np.ndarray | None  # (P,) rotary frequencies, or None
     q: np.ndarray  # (U, d) query of each distinct query token
-    content: np.ndarray  # (U, V) content score q_u k_v^T / tau (unrotated)
+    lam: float  # the logit scale lambda
+    content: np.ndarray  # (U, V) content score q_u k_v^T lambda / tau (unrotated)
     G: np.ndarray  # (V, C) each token's value, read out: (E W_V W_O)[v]
     additive: bool  # the scheme adds a code p(m) to the embedding
     start: int  # first key column read (0, or the cut's / the constant past's first column)
-    past: int | None  # columns [0, past) enter as token counts (CONSTANT_PAST), or None
+    past: int | None  # columns [0, past) enter as token counts (the scheme's far_past), or None
     spin: np.ndarray | None  # (chunk, P) e^{i k theta} for k = 0..chunk-1 (rotary heads at integer positions)
     wcat: np.ndarray | None  # (U, 2P, V) Re and Im of conj(q_p) k_p for every key token (rotary heads), or None
     t: float  # the query's position
@@ -92,8 +85,8 @@ class _Arange:
 
 
 def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
-    scheme = HEAD_SCHEMES[cfg.scheme]
-    theta = _theta(cfg, scheme, reading)
+    scheme = SCHEMES[cfg.scheme]
+    theta = frequencies(cfg, reading)
     n = pos.size
     tok = token_table(params, cfg)  # (V, d)
     hq = tok[uq]  # (U, d)
@@ -103,15 +96,17 @@ def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
             raise PosKernelsError(f"scheme {cfg.scheme!r} is both additive and rotary; the head supports one")
         hq = hq + code_q[0]
     q = hq @ params["W_Q"]  # (U, d)
-    content = q @ (tok @ params["W_K"]).T / cfg.tau  # (U, V)
+    lam = scheme.logit_scale(cfg, reading)
+    content = q @ (tok @ params["W_K"]).T  # (U, V)
+    content = content / cfg.tau if lam == 1.0 else content * (lam / cfg.tau)
     G = tok @ params["W_V"] @ params["W_O"]  # (V, C)
     start, past = 0, None
     if eps is not None:
         if not default_pos:
             raise PosKernelsError("the certified cut reads integer offsets: pass positions=None with eps")
         start = max(0, n - 1 - certified_cut(params, cfg, uq, eps).D)
-    elif default_pos and cfg.scheme in CONSTANT_PAST and code_q is None and theta is None:
-        past = max(0, n - CONSTANT_PAST[cfg.scheme](cfg))  # columns j < past have offsets r >= R0
+    elif default_pos and code_q is None and theta is None and (R0 := scheme.far_past(cfg)) is not None:
+        past = max(0, n - R0)  # columns j < past have offsets r >= R0
         start = past
     spin = np.exp(1j * np.arange(chunk)[:, None] * theta) if theta is not None and default_pos else None  # (chunk, P)
     wcat = None
@@ -120,7 +115,7 @@ def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
         w = q.view(np.complex128).conj()[:, :, None] * kc.T[None]  # (U, P, V)
         wcat = np.concatenate([w.real, w.imag], axis=1)  # (U, 2P, V)
     t = float(pos[n - 1 :][0])
-    return _Plan(params, cfg, reading, theta, q, content, G, code_q is not None, start, past, spin, wcat, t)
+    return _Plan(params, cfg, reading, theta, q, lam, content, G, code_q is not None, start, past, spin, wcat, t)
 
 
 def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict | None = None):
@@ -129,7 +124,7 @@ def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict |
     ``shared`` (one dict per chunk) keeps the rotary heads' ``cos / sin (r theta)`` and a parameter-free code: the
     heads of one reading share their frequencies, so the seeds of a reading compute them once."""
     params, cfg = plan.params, plan.cfg
-    scheme = HEAD_SCHEMES[cfg.scheme]
+    scheme = SCHEMES[cfg.scheme]
     U, c = plan.q.shape[0], pos_c.size
     pvo = None
     if plan.theta is not None:
@@ -147,18 +142,20 @@ def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict |
             trig = np.concatenate([e.real, -e.imag], axis=1)  # (c, 2P): cos(r theta), sin(r theta)
             if shared is not None:
                 shared[key] = trig
-        table = trig @ plan.wcat * (plan.reading.logit_scale / cfg.tau)  # (U, c, V)
+        table = trig @ plan.wcat * (plan.lam / cfg.tau)  # (U, c, V)
     else:
         table = np.broadcast_to(plan.content[:, None, :], (U, c, plan.content.shape[1]))  # (U, c, V)
         if plan.additive:
             # a scheme with no parameters of its own (the sinusoidal code) has the same code for every head
-            key = ("code", cfg, float(pos_c[0]), c) if type(scheme).init is HeadScheme.init else None
+            key = ("code", cfg, float(pos_c[0]), c) if type(scheme).init is Scheme.init else None
             code = None if shared is None or key is None else shared.get(key)
             if code is None:
                 code = scheme.code(params, cfg, pos_c)  # (c, d)
                 if shared is not None and key is not None:
                     shared[key] = code
-            table = table + (plan.q @ (code @ params["W_K"]).T / cfg.tau)[:, :, None]  # (U, c, V)
+            pz = plan.q @ (code @ params["W_K"]).T  # (U, c)
+            pz = pz / cfg.tau if plan.lam == 1.0 else pz * (plan.lam / cfg.tau)
+            table = table + pz[:, :, None]  # (U, c, V)
             pvo = code @ params["W_V"] @ params["W_O"]  # (c, C)
     bias = scheme.bias_at(params, cfg, plan.q, r_c, plan.t)  # (U, c) or (c,) or None
     if bias is not None:
@@ -201,9 +198,10 @@ def _absorb_products(plans, states, mu, ch: KeyChunk, b: int, pos, n: int, buffe
     """Add one chunk for every head at once when all rows share the query token.
 
     With ``e[j, v] = e^{z(j, v) - m}`` a head's weights, the mass of sequence ``b`` on token ``v`` is the sum of
-    ``e[j, v]`` over its keys ``j`` holding ``v``: one sparse product (:func:`poskernels.model.chunk.token_rows`, one
-    nonzero per key) with the ``(V c, K)`` weights of the ``K`` heads, instead of a gather and a bincount per key
-    and head (or a dense product with ``V`` token indicators, ``V`` times the arithmetic).
+    ``e[j, v]`` over its keys ``j`` holding ``v``: one sparse product
+    (:func:`~poskernels.model.engine.key_chunks.token_rows`, one nonzero per key) with the ``(V c, K)`` weights of
+    the ``K`` heads, instead of a gather and a bincount per key and head (or a dense product with ``V`` token
+    indicators, ``V`` times the arithmetic).
     """
     B, c = ch.x.shape
     V = ch.V
@@ -312,9 +310,8 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
         Key positions per step; a step holds ``(V, chunk, heads)`` weights and ``B chunk`` key indices, so keep
         ``B chunk`` near ``2^19`` for a large batch.
     eps : float, optional
-        Read the heads that have a certified cut (:func:`poskernels.model.cut.has_cut`: ALiBi, Kerple with a light
-        tail) only back to it (:func:`certified_cut`); the other
-        heads are read in full.
+        Read the heads that have a certified cut (:func:`poskernels.model.engine.cut.has_cut`: ALiBi, Kerple with a
+        light tail) only back to it (:func:`certified_cut`); the other heads are read in full.
 
     Returns
     -------
@@ -327,10 +324,10 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     tokens = np.asarray(tokens)
     if tokens.ndim != 2 or tokens.shape[1] < 1 or not np.issubdtype(tokens.dtype, np.integer):
         raise PosKernelsError(f"tokens must be a 2-d integer array (batch, n); got {tokens.dtype} {tokens.shape}")
-    _check_tokens(cfg0, tokens[:, -1:])  # the queries; every other column is checked as its chunk is read
+    check_tokens(cfg0, tokens[:, -1:])  # the queries; every other column is checked as its chunk is read
     B, n = tokens.shape
     default_pos = positions is None
-    pos = _Arange(n) if default_pos else _positions(positions, n)
+    pos = _Arange(n) if default_pos else read_positions(positions, n)
     xq = tokens[:, -1].astype(np.int64)
     uq, iq = (xq[:1], None) if (xq == xq[0]).all() else np.unique(xq, return_inverse=True)
     plans = []
@@ -385,7 +382,7 @@ def recent_weights(params: dict, cfg: HeadConfig, tokens, k: int, reading: Readi
     >>> bool(np.allclose(recent_weights(p, cfg, x, 10, chunk=16), a[:, ::-1][:, :10]))
     True
     """
-    tokens = _check_tokens(cfg, tokens)
+    tokens = check_tokens(cfg, tokens)
     B, n = tokens.shape
     k = min(check_positive_int("k", k), n)
     pos = _Arange(n)

@@ -5,7 +5,7 @@ sequences ``tokens[m]``; one call advances all ``M``, so NumPy's per-call cost i
 stack instead of once per head.  Nothing mixes the models: every maximum, sum and accumulation is
 each model's own (and a row sum is one BLAS ``gemv`` per model, the same whatever the stack), so a
 head computes the same bits alone and inside any stack (``tests/test_stack.py``); the per-model reductions
-that guarantee it, and the loss, are :mod:`poskernels.model.stacking`'s.  The single-head API of
+that guarantee it, and the loss, are :mod:`poskernels.model.engine.reductions`'s.  The single-head API of
 :mod:`poskernels.model.head` is this stack of one.
 """
 
@@ -15,14 +15,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import PosKernelsError
-from .config import HeadConfig
-from .embedding import token_table, token_table_backward
-from .reading import PLAIN, Reading, _check_tokens, _positions, _theta
-from .schemes import HEAD_SCHEMES
-from .stacking import _grid, _per_model_max, _row_sum, stack_cross_entropy, stack_params
+from ...encodings import SCHEMES
+from ...errors import PosKernelsError
+from ..config import HeadConfig
+from ..embedding import token_table, token_table_backward
+from ..reading import PLAIN, Reading, check_tokens, frequencies, read_positions
+from .reductions import grid, per_model_max, row_sum
 
-__all__ = ["attention", "stack_backward", "stack_cross_entropy", "stack_forward", "stack_params"]
+__all__ = ["attention", "stack_backward", "stack_forward"]
 
 
 def _query_index(xq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -34,16 +34,18 @@ def _query_index(xq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 @lru_cache(maxsize=64)
-def _rotations_cached(r: bytes, theta: bytes) -> np.ndarray:
-    r_, theta_ = np.frombuffer(r), np.frombuffer(theta)
-    e = np.exp(-1j * r_[:, None] * theta_)  # (n, P)
+def _rotations_cached(r: bytes, theta: bytes, dtype: str) -> np.ndarray:
+    r_, theta_ = np.frombuffer(r), np.frombuffer(theta, dtype=dtype)
+    e = np.exp(-1j * r_[:, None] * theta_)  # (n, P); complex theta = theta - i gamma: e^{-i r theta} e^{-gamma r}
     e.setflags(write=False)
     return e
 
 
 def _rotations(r: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """``e^{-i r theta}`` (``(n, P)``, read-only), remembered by value: a training step asks for the same every time."""
-    return _rotations_cached(np.asarray(r, dtype=float).tobytes(), np.asarray(theta, dtype=float).tobytes())
+    theta = np.asarray(theta)
+    theta = theta if np.iscomplexobj(theta) else np.asarray(theta, dtype=float)
+    return _rotations_cached(np.asarray(r, dtype=float).tobytes(), theta.tobytes(), theta.dtype.str)
 
 
 @lru_cache(maxsize=8)
@@ -67,7 +69,7 @@ def _key_weights(wp: np.ndarray, shape: tuple) -> np.ndarray:
 def _flat_offsets(M: int, B: int, V: int, narrow: bool) -> np.ndarray:
     """``(m B + b) V``, shape ``(M, B, 1)``, read-only: ``uint16`` when the index is only counted (bytes tokens
     then make a ``uint16`` index, a quarter of the bytes to write; a gather would read it slower)."""
-    offsets = _grid(M * B, 1, V).reshape(M, B, 1)  # (M, B, 1)
+    offsets = grid(M * B, 1, V).reshape(M, B, 1)  # (M, B, 1)
     if narrow:
         offsets = offsets.astype(np.uint16)
         offsets.setflags(write=False)
@@ -125,19 +127,19 @@ def stack_forward(
     """
     tokens = np.asarray(tokens)
     if validate:
-        _check_tokens(cfg, tokens.reshape(-1, tokens.shape[-1]) if tokens.ndim == 3 else tokens)
+        check_tokens(cfg, tokens.reshape(-1, tokens.shape[-1]) if tokens.ndim == 3 else tokens)
     return _forward(params, cfg, tokens, positions, reading, score_shift, exact=False)
 
 
 def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
-    scheme = HEAD_SCHEMES[cfg.scheme]
+    scheme = SCHEMES[cfg.scheme]
     M, B, n = tokens.shape
     V, tau = cfg.vocab, cfg.tau
     W_Q, W_K, W_V = params["W_Q"], params["W_K"], params["W_V"]
     T = token_table(params, cfg)  # (M, V, d)
-    pos = _positions(positions, n)
+    pos = read_positions(positions, n)
     r = pos[-1] - pos  # (n,) offsets t - j
-    theta = _theta(cfg, scheme, reading)
+    theta = frequencies(cfg, reading)
     code = scheme.code(params, cfg, pos)  # (n, d), (M, n, d) or None
     if code is not None and theta is not None:
         raise PosKernelsError(f"scheme {cfg.scheme!r} is both additive and rotary; the head supports one or the other")
@@ -149,26 +151,31 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         PK, PV = code @ W_K, code @ W_V  # (M, n, d) each
     q = hq @ W_Q  # (M, U, d)
     EK, EV = T @ W_K, T @ W_V  # (M, V, d) each: key and value of every token
-    qrow = None if iq is None else iq.reshape(M, B) + _grid(M, 1, U)  # (M, B) query row in the stack's (M U) rows
-    rows = None if iq is None else qrow[..., None] * n + _grid(1, n, 1)  # (M, B, n) into the stack's (M U, n) table
+    qrow = None if iq is None else iq.reshape(M, B) + grid(M, 1, U)  # (M, B) query row in the stack's (M U) rows
+    rows = None if iq is None else qrow[..., None] * n + grid(1, n, 1)  # (M, B, n) into the stack's (M U, n) table
     c = {"tokens": tokens, "pos": pos, "r": r, "code": code, "T": T, "EK": EK, "EV": EV, "hq": hq, "q": q, "uq": uq}
-    c.update(rows=rows, qrow=qrow, U=U, logit_scale=reading.logit_scale)
+    lam = scheme.logit_scale(cfg, reading)  # the logit scale lambda (1 as trained)
+    inv_tau = 1.0 / tau if lam == 1.0 else lam / tau  # (kept as a division when lambda = 1: the same bits as ever)
+    c.update(rows=rows, qrow=qrow, U=U, lam=lam)
     if theta is not None:
         # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>.  In complex form plane p of k is
         # multiplied by e^{i (j - t) theta_p}; W[u, j] = conj(q_u) e^{i (j - t) theta}.
         e = _rotations(r, theta)  # (n, P)
         W = q.view(np.complex128).conj()[:, :, None, :] * e  # (M, U, n, P)
         kc = EK.view(np.complex128)  # (M, V, P): plane p is EK[..., 2p] + i EK[..., 2p+1]
-        table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real * (reading.logit_scale / tau)  # (M, U n, V)
+        table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real * (lam / tau)  # (M, U n, V)
         if rows is None:  # (M, B, n) into the stack's (M n, V) tables: model m, key j, token x
-            index = tokens + (_grid(1, n, V) + _grid(M, 1, n * V).reshape(M, 1, 1))
+            index = tokens + (grid(1, n, V) + grid(M, 1, n * V).reshape(M, 1, 1))
         else:
             index = rows * V + tokens
         c.update(e=e, W=W, kc=kc)
     else:
-        table = q @ np.swapaxes(EK, 1, 2) / tau  # (M, U, V): each query token against each token's key
+        table = q @ np.swapaxes(EK, 1, 2)  # (M, U, V): each query token against each token's key
+        table = table / tau if lam == 1.0 else table * inv_tau
         index = None  # built below when the path reads per key
-    ptable = None if code is None else q @ np.swapaxes(PK, 1, 2) / tau  # (M, U, n): query tokens against positions
+    ptable = None if code is None else q @ np.swapaxes(PK, 1, 2)  # (M, U, n): query tokens against positions
+    if ptable is not None:
+        ptable = ptable / tau if lam == 1.0 else ptable * inv_tau
     bias = scheme.bias_at(params, cfg, q, r, pos[-1])  # (M, U, n), (M, n), (n,) or None
     if bias is not None:
         bias = bias[:, None, :] if bias.ndim == 2 else bias
@@ -187,10 +194,10 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     narrow = mode == "content" and (ptable is None or ptable.ndim == 1) and M * B * V <= 1 << 16  # only counted
     flat = tokens + _flat_offsets(M, B, V, narrow)  # (M, B, n) index into a (M, B, V) table
     c["flat"] = flat
-    ec = np.exp(table - _per_model_max(table))  # (M, U[ n], V) exp of the content table, each model's max 1
+    ec = np.exp(table - per_model_max(table))  # (M, U[ n], V) exp of the content table, each model's max 1
     ep = None  # the position term's exponential: (n,) or (M, U, n)
     if ptable is not None:
-        ep = np.exp(ptable - (ptable.max() if ptable.ndim == 1 else _per_model_max(ptable)))
+        ep = np.exp(ptable - (ptable.max() if ptable.ndim == 1 else per_model_max(ptable)))
     wp = None  # each key's position weight, (M, B, n) or broadcasting to it
     if ep is not None:
         wp = ep if ep.ndim == 1 or rows is None else ep.reshape(-1)[rows]
@@ -206,13 +213,13 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         c.update(ecr=ecr, wp=wp)
     else:
         if index is None:  # (M, B, n) into the stack's (M U, V) table
-            index = tokens + _grid(M, 1, V).reshape(M, 1, 1) if qrow is None else qrow[..., None] * V + tokens
+            index = tokens + grid(M, 1, V).reshape(M, 1, 1) if qrow is None else qrow[..., None] * V + tokens
         e = np.take(ec, index)  # (M, B, n) each key's content weight
         if wp is not None:
             e *= wp
         if score_shift is not None:
             shift = np.broadcast_to(np.asarray(score_shift, dtype=float), (M, B, n))
-            e *= np.exp(shift - _per_model_max(shift))
+            e *= np.exp(shift - per_model_max(shift))
         if exact:  # one model whose rows underflowed: every score itself, shifted by its row's maximum
             z = table.ravel()[index]
             if ptable is not None:
@@ -222,7 +229,7 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
             e = np.exp(z - z.max(axis=-1, keepdims=True))
         Cw = np.bincount(flat.ravel(), weights=e.ravel(), minlength=M * B * V).reshape(M, B, V)
         c.update(ec=ec, index=index, table_size=table.size)
-    Z = _row_sum(Cw)  # (M, B, 1)
+    Z = row_sum(Cw)  # (M, B, 1)
     low = ()  # the models with a row far below its tables' maxima, whose sum underflowed (one check when none)
     if Z.min() <= 1e-200:
         low = np.flatnonzero(Z.reshape(M, B).min(axis=1) <= 1e-200)
@@ -294,7 +301,7 @@ def stack_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarr
 
 
 def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
-    scheme = HEAD_SCHEMES[cfg.scheme]
+    scheme = SCHEMES[cfg.scheme]
     W_Q, W_K, W_V, W_O = params["W_Q"], params["W_K"], params["W_V"], params["W_O"]
     tokens, C, q, code, U, mode = cache["tokens"], cache["C"], cache["q"], cache["code"], cache["U"], cache["mode"]
     M, B, n = tokens.shape
@@ -311,7 +318,7 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
         if code is not None:
             dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
             da += do @ np.swapaxes(cache["PV"], 1, 2)
-        da -= _row_sum(a * da)
+        da -= row_sum(a * da)
         dz = np.multiply(da, a, out=da)  # (M, B, n) softmax backward a (da - sum_j a_j da_j), in place
         dtable = np.bincount(cache["index"].ravel(), weights=dz.ravel(), minlength=cache["table_size"])
         if cache["has_ptable"]:
@@ -321,7 +328,7 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
                 dptable = np.bincount(rows.ravel(), weights=dz.ravel(), minlength=M * U * n).reshape(M, U, n)
     else:
         gs = g
-        gs -= _row_sum(C * g)  # (M, B, V) g - s, in place
+        gs -= row_sum(C * g)  # (M, B, V) g - s, in place
         if mode == "rotary":
             gs /= cache["Z"]  # (M, B, V) R = (g - s) / Z: dz_j = e_j R[b, x_j]
             dtable = cache["ec"].ravel() * np.bincount(
@@ -333,7 +340,7 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
             if qrow is None:
                 dtable = H.sum(axis=1)  # (M, V)
             else:
-                cols = qrow[..., None] * V + _grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
+                cols = qrow[..., None] * V + grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
                 dtable = np.bincount(cols.ravel(), weights=H.ravel(), minlength=M * U * V)
             if free:
                 np.multiply(gs, cache["ecr"], out=gs)  # gs is not read again: R = e^c (g - s) / Z in its place
@@ -350,19 +357,24 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
         dq, scheme_grads = None, {}
     dq = np.zeros_like(q) if dq is None else dq  # (M, U, d)
     if scheme.rotary:
-        dtable = dtable.reshape(M, U * n, V) * (cache["logit_scale"] / tau)  # (M, U n, V)
+        dtable = dtable.reshape(M, U * n, V) * (cache["lam"] / tau)  # (M, U n, V)
         # table = Re(W kc^T): d/dkc = sum conj(W) dtable; d/dW = conj(dtable kc), and W = conj(q) e
         Wc = cache["W"].reshape(M, U * n, -1).conj()  # (M, U n, P)
         dEK = (np.swapaxes(dtable, 1, 2) @ Wc).view(np.float64)  # (M, V, d)
         dW = (dtable @ cache["kc"]).reshape(M, U, n, -1)  # (M, U, n, P)
         dq += (dW * cache["e"]).sum(axis=2).view(np.float64)  # (M, U, d)
     else:
-        dtable = dtable.reshape(M, U, V) / tau  # (M, U, V)
+        lam = cache["lam"]
+        dtable = dtable.reshape(M, U, V) / tau if lam == 1.0 else dtable.reshape(M, U, V) * (lam / tau)  # (M, U, V)
         dq += dtable @ cache["EK"]
         dEK = np.swapaxes(dtable, 1, 2) @ q  # (M, V, d)
         if code is not None:
-            dq += dptable @ cache["PK"] / tau
-            dPK = np.swapaxes(dptable, 1, 2) @ q / tau  # (M, n, d)
+            if lam == 1.0:
+                dq += dptable @ cache["PK"] / tau
+                dPK = np.swapaxes(dptable, 1, 2) @ q / tau  # (M, n, d)
+            else:  # the code's share of <q, k> is scaled too
+                dq += dptable @ cache["PK"] * (lam / tau)
+                dPK = np.swapaxes(dptable, 1, 2) @ q * (lam / tau)  # (M, n, d)
     T = cache["T"]
     TT = np.swapaxes(T, 1, 2)  # (M, d, V)
     grads["W_Q"] = np.swapaxes(cache["hq"], 1, 2) @ dq  # (M, d, d)

@@ -1,0 +1,124 @@
+"""``poskernels tournament`` and ``poskernels check-scheme``: any subset of schemes, your own among them.
+
+``poskernels tournament [--scheme-file my_pe.py ...] [--schemes NAME,...] [--seeds K] [--lengths 32,64,...]
+[--json PATH|-]`` trains the article's tournament heads (the cue task, length 32, 1,500 Adam steps) of each
+scheme for ``K`` seeds and prints the accuracy at each test length, the mean over seeds with its standard error.
+A scheme file's schemes are checked first (:func:`poskernels.model.scheme_check.check_scheme`): a file that fails
+a check trains nothing, so no cache entry of a broken scheme is ever written.
+
+``poskernels check-scheme my_pe.py [--json PATH|-]`` prints every check of every scheme the file defines (its
+backward against central differences and PyTorch autograd, the engine against the readable head, a head in a stack
+against the head alone, its hooks against its metadata); a failed check exits 2 naming the file, the class and
+the check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from .atomic import write_output
+from .encodings import SCHEMES
+from .errors import PosKernelsError, check_int, check_name
+from .experiments.tournament import TEST_LENGTHS, head_accuracy
+from .model.config import preset
+from .model.scheme_check import check_scheme
+from .model.scheme_file import load_scheme_file
+from .model.train import train_stack
+from .seeds import DEFAULT_COUNT, first_seed, mean_stderr
+
+__all__ = ["add_check_arguments", "add_tournament_arguments", "check", "tournament"]
+
+TOURNAMENT_HELP = "train the tournament's heads of any schemes (yours from --scheme-file) and print their accuracy"
+CHECK_HELP = "check a scheme file: gradients (central differences, autograd), engine, stack, metadata"
+
+
+def add_tournament_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scheme-file", action="append", default=[], metavar="FILE", help="a Python file of schemes")
+    p.add_argument("--schemes", default=None, metavar="NAME,...", help="the schemes (default: the file's, else all)")
+    p.add_argument("--seeds", type=int, default=DEFAULT_COUNT, metavar="K", help=f"seeds per scheme ({DEFAULT_COUNT})")
+    p.add_argument("--first-seed", type=int, default=None, metavar="S", help="first seed ($POSKERNELS_FIRST_SEED, 0)")
+    p.add_argument("--lengths", default=",".join(map(str, TEST_LENGTHS)), metavar="N,...", help="test lengths")
+    p.add_argument("--cache", type=Path, default=Path(".cache/poskernels"), help="cache of trained heads")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the table as JSON ('-': JSON alone)")
+
+
+def add_check_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE", help="a Python file defining Scheme subclasses")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the checks as JSON ('-': JSON alone)")
+
+
+def _checked(path: str) -> list[str]:
+    """Load a scheme file and check its schemes; a failed check is one error naming file, class and check."""
+    names = load_scheme_file(path)
+    for name in names:
+        for c in check_scheme(name):
+            if c.ok is False:
+                cls = type(SCHEMES[name]).__name__
+                raise PosKernelsError(f"scheme file {path}: class {cls}: {c.name} fails: {c.detail}")
+    return names
+
+
+def _list(text: str, what: str) -> list[str]:
+    items = [s.strip() for s in str(text).split(",") if s.strip()]
+    if not items:
+        raise PosKernelsError(f"{what} must be a comma-separated list; got {text!r}")
+    return items
+
+
+def tournament(args: argparse.Namespace) -> int:
+    """Train and read the heads; print the table (and write it as JSON with ``--json``)."""
+    from_files = [name for path in args.scheme_file for name in _checked(path)]
+    names = _list(args.schemes, "--schemes") if args.schemes else (from_files or list(SCHEMES))
+    for name in names:
+        check_name("scheme", name, SCHEMES)
+    k = check_int("--seeds", args.seeds, 1, 1000, "heads per scheme")
+    first = first_seed(args.first_seed)
+    seeds = list(range(first, first + k))
+    lengths = []
+    for item in _list(args.lengths, "--lengths"):
+        if not item.isdigit():
+            raise PosKernelsError(f"--lengths must be integers >= 2; got {item!r}")
+        lengths.append(check_int("a test length", int(item), 2, 1 << 16, "2,000 test sequences a length"))
+    table = {"seeds": seeds, "lengths": lengths, "accuracy": {}, "stderr": {}}
+    for name in names:
+        heads = train_stack(preset("tournament", name), seeds, args.cache)
+        for n in lengths:
+            mean, se = mean_stderr([head_accuracy(h, n) for h in heads])
+            table["accuracy"].setdefault(name, {})[str(n)] = mean
+            table["stderr"].setdefault(name, {})[str(n)] = se
+    if args.json is not None:  # through the one writer ("-": standard output, the JSON alone)
+        write_output(args.json, json.dumps(table, indent=1) + "\n", "--json", inputs=args.scheme_file)
+        if args.json == "-":
+            return 0
+    width = max(len(SCHEMES[n].title) for n in names)
+    print(f"accuracy at each length, mean ± SE over seeds {seeds[0]}..{seeds[-1]} (cue task, trained at 32)")
+    print(f"{'scheme':<{width}}  " + "  ".join(f"{n:>14}" for n in lengths))
+    for name in names:
+        cells = []
+        for n in lengths:
+            mean, se = table["accuracy"][name][str(n)], table["stderr"][name][str(n)]
+            cells.append("—" if mean is None else f"{mean:.3f}" + ("" if se is None else f" ± {se:.3f}"))
+        print(f"{SCHEMES[name].title:<{width}}  " + "  ".join(f"{c:>14}" for c in cells))
+    return 0
+
+
+def check(args: argparse.Namespace) -> int:
+    """Print every check of every scheme of the file; exit 2 (one line) at the first that fails."""
+    names = load_scheme_file(args.file)
+    checks = {name: check_scheme(name) for name in names}
+    report = {name: [dict(c.__dict__) for c in cs] for name, cs in checks.items()}
+    if args.json is not None:  # through the one writer ("-": standard output, the JSON alone)
+        write_output(args.json, json.dumps(report, indent=1) + "\n", "--json", inputs=[args.file])
+    if args.json != "-":
+        for name in names:
+            print(f"{name} ({type(SCHEMES[name]).__name__}, {args.file})")
+            for c in checks[name]:
+                print("  " + c.line())
+    for name, checks in report.items():
+        for c in checks:
+            if c["ok"] is False:
+                cls = type(SCHEMES[name]).__name__
+                raise PosKernelsError(f"scheme file {args.file}: class {cls}: {c['name']} fails: {c['detail']}")
+    return 0
