@@ -12,16 +12,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_positive_real
-from ..theory.alibi import alibi_tail_bound
+from ..errors import PosKernelsError, check_open_unit, check_positive_real, check_real
 from .config import HeadConfig
 from .head import token_table
 from .schemes import HEAD_SCHEMES
 
-__all__ = ["CUT_SLOPES", "Cut", "certified_cut", "content_width"]
+__all__ = ["CUT_SLOPES", "Cut", "certified_cut", "check_eps", "content_width", "cut_offset"]
 
 #: Schemes with a certified cut (Theorem 3): name -> the slope ``s`` of the bias ``-s r``.
 CUT_SLOPES: dict[str, Callable[[HeadConfig], float]] = {"alibi": lambda cfg: cfg.alibi_slope}
@@ -75,9 +75,25 @@ def content_width(params: dict, cfg: HeadConfig, query_tokens) -> float:
     uq = np.unique(np.asarray(query_tokens, dtype=np.int64).ravel())
     if uq.size == 0 or uq.min() < 0 or uq.max() >= cfg.vocab:
         raise PosKernelsError(f"query_tokens must be token ids in [0, {cfg.vocab - 1}]; got {uq.tolist()}")
-    tok = token_table(params, cfg)  # (V, d)
-    c = (tok[uq] @ params["W_Q"]) @ (tok @ params["W_K"]).T / cfg.tau  # (U, V)
-    return float((c.max(axis=1) - c.min(axis=1)).max())
+    with np.errstate(over="ignore", invalid="ignore"):  # weights past float64 make W inf or NaN: refused below
+        tok = token_table(params, cfg)  # (V, d)
+        c = (tok[uq] @ params["W_Q"]) @ (tok @ params["W_K"]).T / cfg.tau  # (U, V)
+        W = float((c.max(axis=1) - c.min(axis=1)).max())
+    if not math.isfinite(W):
+        raise PosKernelsError(
+            f"the head's content width W is {W!r}: its embedding, query and key weights overflow float64 (or hold "
+            "NaN, as a diverged head's do); W, the horizon and the certified cut need finite scores"
+        )
+    return W
+
+
+def check_eps(eps) -> float:
+    """The dropped weight a cut allows: a number in ``(0, 1)``, else :class:`PosKernelsError` quoting it.
+
+    >>> check_eps(1e-12)
+    1e-12
+    """
+    return check_open_unit("eps", eps, "the weight the cut may drop")
 
 
 def certified_cut(params: dict, cfg: HeadConfig, query_tokens, eps: float) -> Cut:
@@ -93,14 +109,57 @@ def certified_cut(params: dict, cfg: HeadConfig, query_tokens, eps: float) -> Cu
     """
     if cfg.scheme not in CUT_SLOPES:
         raise PosKernelsError(f"a certified cut exists for {', '.join(CUT_SLOPES)} heads only; got {cfg.scheme!r}")
-    eps = check_positive_real("eps", eps)
-    if eps >= 1:
-        raise PosKernelsError(f"eps must lie in (0, 1); got {eps!r}")
+    eps = check_eps(eps)
     W, s = content_width(params, cfg, query_tokens), CUT_SLOPES[cfg.scheme](cfg)
-    # e^W e^{-s (D+1)} / (1 - e^{-s}) <= eps  <=>  D + 1 >= (W - ln(eps (1 - e^{-s}))) / s
-    D = max(0, math.ceil((W - math.log(eps * -math.expm1(-s))) / s) - 1)
-    while alibi_tail_bound(W, s, D + 1) > eps:  # guard the rounding of the closed form
-        D += 1
-    tail = alibi_tail_bound(W, s, D + 1)
-    G = token_table(params, cfg) @ params["W_V"] @ params["W_O"]  # (V, C)
-    return Cut(W, s, D, tail, 2.0 * tail * float(np.abs(G).max()))
+    with np.errstate(over="ignore", invalid="ignore"):  # refused below when past float64
+        G = token_table(params, cfg) @ params["W_V"] @ params["W_O"]  # (V, C)
+    D, tail = cut_offset(W, s, eps)
+    g = float(np.abs(G).max())
+    if not math.isfinite(g):
+        raise PosKernelsError(f"the head's values E W_V W_O are {g!r}: its weights overflow float64 (or hold NaN)")
+    return Cut(W, s, D, tail, 2.0 * tail * g if tail else 0.0)
+
+
+def cut_offset(W: float, s: float, eps: float) -> tuple[int, float]:
+    """The cut of Theorem 3 (ii) in closed form: the smallest ``D >= 0`` whose tail bound at ``D + 1`` is ``<= eps``.
+
+    With ``m = 1 - e^{-s}`` and ``L = -ln(eps m)``, the bound ``e^W e^{-s (D + 1)} / m <= eps`` holds exactly when
+    ``s (D + 1) >= W + L``: ``D = ceil((W + L) / s) - 1`` (at least 0).  No search, so no loop to hang: the quotient
+    and the exponent ``W - s (D + 1)`` are computed in exact rational arithmetic (``W / s`` may be ``10^300``, where
+    ``D + 1`` and ``D`` are the same float), and ``W + L`` is raised by ``2^-48 (L + 1)``, many times the rounding of
+    ``L``, of the exponent and of ``exp`` (about ``4 (L + 1) 2^-52``), so the float bound returned is ``<= eps``
+    whatever the inputs, and ``D`` is the smallest such offset but within ``2^-48`` of a whole step.
+
+    Parameters
+    ----------
+    W : float
+        Content width, finite and ``>= 0``.
+    s : float
+        Slope, finite and ``> 0``.
+    eps : float
+        Dropped weight allowed, in ``(0, 1)``.
+
+    Returns
+    -------
+    D : int
+        The largest offset kept (a Python int: ``10^300`` is returned exactly).
+    tail : float
+        ``e^W e^{-s (D + 1)} / (1 - e^{-s})``, the weight beyond ``D``, at most ``eps``.
+
+    Examples
+    --------
+    >>> D, tail = cut_offset(20.0, 0.5, 1e-12)
+    >>> D, tail <= 1e-12, cut_offset(20.0, 0.5, tail * 1.000001)[0]  # a looser eps gives the same cut
+    (97, True, 97)
+    >>> D, tail = cut_offset(1e20, 0.5, 1e-12)  # W - s (D + 1) cancels in floats; here it is exact
+    >>> D, tail <= 1e-12
+    (200000000000000000057, True)
+    """
+    W = check_real("the content width W", W, 0)
+    s, eps = check_positive_real("the slope s", s), check_eps(eps)
+    m = -math.expm1(-s)  # 1 - e^{-s} in (0, 1]
+    L = -(math.log(eps) + math.log(m))  # > 0; the sum of logs, since eps m may underflow to 0
+    need = Fraction(W) + Fraction(L) + Fraction(L + 1.0) / 2**48  # s (D + 1) must reach it
+    D = max(0, math.ceil(need / Fraction(s)) - 1)
+    exponent = float(Fraction(W) - Fraction(s) * (D + 1))  # exact, then rounded once
+    return D, math.exp(exponent - math.log(m))  # e^x / m without the underflow of e^x when m is tiny

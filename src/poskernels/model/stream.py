@@ -40,7 +40,7 @@ from ..errors import PosKernelsError, check_positive_int
 from ..theory.alibi import t5_last_bucket_first_offset
 from .chunk import KeyChunk, token_rows
 from .config import HeadConfig
-from .cut import CUT_SLOPES, certified_cut
+from .cut import CUT_SLOPES, certified_cut, check_eps
 from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
 from .schemes import HEAD_SCHEMES, HeadScheme
 
@@ -294,6 +294,18 @@ def _counts(tokens: np.ndarray, lo: int, hi: int, V: int, chunk: int) -> np.ndar
     return counts
 
 
+def _check_heads(heads) -> list:
+    """``heads`` as a list of ``(params, HeadConfig, Reading)`` triples, else an error naming the entry."""
+    if isinstance(heads, str | bytes | dict) or not isinstance(heads, Sequence):
+        raise PosKernelsError(f"heads must be a sequence of (params, cfg, reading) triples; got {type(heads).__name__}")
+    for i, head in enumerate(heads):
+        ok = isinstance(head, tuple | list) and len(head) == 3
+        if not (ok and isinstance(head[0], dict) and isinstance(head[1], HeadConfig) and isinstance(head[2], Reading)):
+            shown = type(head).__name__ if not ok else f"({', '.join(type(h).__name__ for h in head)})"
+            raise PosKernelsError(f"heads[{i}] must be a (params dict, HeadConfig, Reading) triple; got {shown}")
+    return list(heads)
+
+
 def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps: float | None = None) -> list:
     """Logits at the last position of each sequence, for several heads sharing one pass over the tokens.
 
@@ -317,14 +329,20 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     list of ndarray, shape (B, C) each
     """
     chunk = check_positive_int("chunk", chunk)
+    if eps is not None:
+        check_eps(eps)
+    heads = _check_heads(heads)
     if not heads:
         return []
     cfg0 = heads[0][1]
     tokens = np.asarray(tokens)
     if tokens.ndim != 2 or tokens.shape[1] < 1 or not np.issubdtype(tokens.dtype, np.integer):
         raise PosKernelsError(f"tokens must be a 2-d integer array (batch, n); got {tokens.dtype} {tokens.shape}")
+    if tokens.shape[0] == 0:
+        raise PosKernelsError(f"tokens must hold at least one sequence (batch >= 1); got shape {tokens.shape}")
     _check_tokens(cfg0, tokens[:, -1:])  # the queries; every other column is checked as its chunk is read
     B, n = tokens.shape
+    chunk = min(chunk, n)  # a step never holds more than the sequence (chunk = 10**12 would size tables by it)
     default_pos = positions is None
     pos = _Arange(n) if default_pos else _positions(positions, n)
     xq = tokens[:, -1].astype(np.int64)
@@ -384,6 +402,7 @@ def recent_weights(params: dict, cfg: HeadConfig, tokens, k: int, reading: Readi
     tokens = _check_tokens(cfg, tokens)
     B, n = tokens.shape
     k = min(check_positive_int("k", k), n)
+    chunk = min(check_positive_int("chunk", chunk), n)  # chunk <= 0 would read no key at all
     pos = _Arange(n)
     xq = tokens[:, -1].astype(np.int64)
     uq, iq = np.unique(xq, return_inverse=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import PosKernelsError
-from .cache import CODE_VERSION, CacheError, cache_key, load_arrays, save_arrays
+from .cache import CODE_VERSION, CacheError, cache_key, discard, load_arrays, save_arrays
 from .config import TrainConfig
 from .head import PLAIN, Reading, accuracy, init_params
 
@@ -102,7 +102,7 @@ def load_head(cache_dir: Path, config: TrainConfig, seed: int, log: Log | None =
         if log is not None:
             log(message)
         warnings.warn(message, RuntimeWarning, stacklevel=2)
-        path.unlink(missing_ok=True)
+        discard(path)
         return None
     return TrainedHead(config, seed, arrays, losses, cache_key(description))
 
