@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import PosKernelsError
 from .config import HeadConfig
 from .embedding import init_embedding, token_table, token_table_backward
 from .reading import PLAIN, Reading, _check_tokens, _positions, _theta  # noqa: F401 (the readers' checks, kept here)
@@ -137,7 +138,11 @@ def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:
     >>> round(loss, 4), float(abs(g.sum()).round(12))
     (1.3863, 0.0)
     """
-    loss, grad = stack_cross_entropy(np.asarray(logits, dtype=float)[None], np.asarray(targets)[None])
+    logits = np.asarray(logits, dtype=float)
+    if logits.ndim != 2:
+        raise PosKernelsError(f"logits must have shape (batch, classes); got {logits.shape}")
+    targets = check_targets(targets, logits.shape[1], logits.shape[0])  # (B,) in [0, C): never another row's logit
+    loss, grad = stack_cross_entropy(logits[None], targets[None])
     return float(loss[0]), grad[0]
 
 

@@ -13,6 +13,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..errors import PosKernelsError
+from .validate import check_stack_targets
+
 __all__ = ["stack_cross_entropy", "stack_params"]
 
 
@@ -69,8 +72,11 @@ def stack_cross_entropy(logits: np.ndarray, targets) -> tuple[np.ndarray, np.nda
     ([1.3863, 1.3863], (2, 2, 4))
     """
     logits = np.asarray(logits, dtype=float)
+    if logits.ndim != 3 or 0 in logits.shape:
+        raise PosKernelsError(f"logits must have shape (models, batch, classes), none empty; got {logits.shape}")
     M, B, C = logits.shape
-    pick = _grid(M * B, 1, C).ravel() + np.asarray(targets).ravel()  # (M B,) flat index of each target
+    targets = check_stack_targets(targets, (M, B), C)  # (M, B): one out of range would read another row
+    pick = _grid(M * B, 1, C).ravel() + targets.ravel()  # (M B,) flat index of each target
     shifted = logits - _per_model_max(logits)  # (M, B, C)
     p = np.exp(shifted)
     Z = p @ _ones(C)  # (M, B)

@@ -13,13 +13,14 @@ weights do not depend on what it was stacked with.  With a ``cache_dir`` each he
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import PosKernelsError
+from ..errors import PosKernelsError, check_int, check_positive_int
 from ..pool import available_cpus, run_jobs
 from ..tasks.registry import Sampler, get_task
 from .cache import cache_key
@@ -50,6 +51,34 @@ __all__ = [
     "train_many",
     "train_stack",
 ]
+
+
+def _iterable(name: str, value) -> list:
+    """``value`` as a list, if it is an iterable other than a string or a mapping, else raise naming ``name``."""
+    if isinstance(value, str | bytes | dict) or not hasattr(value, "__iter__"):
+        raise PosKernelsError(f"{name} must be a sequence; got {type(value).__name__} {value!r:.80}")
+    return list(value)
+
+
+def _check_jobs(jobs) -> list[tuple[TrainConfig, int]]:
+    """``train_many``'s jobs: ``(TrainConfig, seed)`` pairs, each checked, else an error naming the entry."""
+    out = []
+    for i, job in enumerate(_iterable("jobs", jobs)):
+        if not isinstance(job, tuple | list) or len(job) != 2 or not isinstance(job[0], TrainConfig):
+            shown = f"({', '.join(type(j).__name__ for j in job)})" if isinstance(job, tuple | list) else repr(job)
+            raise PosKernelsError(f"jobs[{i}] must be a (TrainConfig, seed) pair; got {shown:.120}")
+        out.append((job[0], _check_seed(job[1])))
+    return out
+
+
+def _check_options(cache_dir, sampler, log):
+    """The trainer's optional arguments: a folder path (or None), a callable sampler and log (or None)."""
+    if cache_dir is not None and not isinstance(cache_dir, str | os.PathLike):
+        raise PosKernelsError(f"cache_dir must be a folder path (str or Path) or None; got {type(cache_dir).__name__}")
+    for name, fn in (("sampler", sampler), ("log", log)):
+        if fn is not None and not callable(fn):
+            raise PosKernelsError(f"{name} must be a function or None; got {type(fn).__name__} {fn!r:.60}")
+    return cache_dir, sampler, log
 
 
 def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
@@ -186,9 +215,11 @@ def train_stack(
     >>> bool(np.array_equal(heads[1].params["W_Q"], alone.params["W_Q"]))
     True
     """
-    seeds = [_check_seed(seed) for seed in seeds]
     if not isinstance(config, TrainConfig):
         raise PosKernelsError(f"config must be a TrainConfig; got {type(config).__name__}")
+    seeds = [_check_seed(seed) for seed in _iterable("seeds", seeds)]
+    cache_dir, sampler, log = _check_options(cache_dir, sampler, log)
+    check_int("progress_every", progress_every, 0, None)
     if len(set(seeds)) != len(seeds):
         raise PosKernelsError(f"the seeds of a stack must be distinct; got {seeds!r}")
     out = {seed: None if cache_dir is None else load_head(cache_dir, config, seed, log) for seed in seeds}
@@ -308,6 +339,10 @@ def train_many(
     -------
     list of TrainedHead, in the order of ``jobs``.
     """
+    jobs = _check_jobs(jobs)
+    cache_dir, sampler, log = _check_options(cache_dir, sampler, log)
+    if workers is not None:
+        check_positive_int("workers", workers)
     found: dict[tuple[TrainConfig, int], TrainedHead] = {}
     missing = []
     for config, seed in jobs:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import PosKernelsError
+from ..errors import check_int
 from .cache import CODE_VERSION, CacheError, cache_key, discard, load_arrays, save_arrays
 from .config import TrainConfig
 from .head import PLAIN, Reading, accuracy, init_params
@@ -80,9 +80,7 @@ def head_path(cache_dir: Path, config: TrainConfig, seed: int) -> Path:
 
 
 def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise PosKernelsError(f"seed must be a non-negative integer; got {seed!r}")
-    return int(seed)
+    return check_int("seed", seed, 0, None)  # a bool, a float, a string or a negative seed refused, quoted
 
 
 def load_head(cache_dir: Path, config: TrainConfig, seed: int, log: Log | None = None) -> TrainedHead | None:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import PosKernelsError, check_array, check_positive_int
 
-__all__ = ["check_positions", "check_targets"]
+__all__ = ["check_positions", "check_stack_targets", "check_targets"]
 
 
 def check_positions(positions, n: int) -> np.ndarray:
@@ -51,4 +51,30 @@ def check_targets(targets, n_classes: int, batch: int | None = None) -> np.ndarr
     bad = np.flatnonzero((t < 0) | (t >= n_classes))
     if bad.size:
         raise PosKernelsError(f"targets must be class ids in [0, {n_classes - 1}]; got {t[bad[0]]} at index {bad[0]}")
+    return t
+
+
+def check_stack_targets(targets, shape: tuple[int, int], n_classes: int) -> np.ndarray:
+    """Targets of a stack's cross-entropy: integer class ids in ``[0, n_classes)`` of shape ``(M, B)``.
+
+    A target out of range would index another row's logits (the flat index ``row C + target``): a wrong loss and
+    gradient, silently.  Integer arrays are checked by their extremes (cheap enough for every training step).
+
+    Examples
+    --------
+    >>> check_stack_targets([[0, 3]], (1, 2), 4).tolist()
+    [[0, 3]]
+    >>> check_stack_targets([[0, 4]], (1, 2), 4)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: targets must be class ids in [0, 3]; got 4 at index (0, 1)
+    """
+    t = np.asarray(targets)
+    if t.dtype.kind not in "iu":
+        t = check_array("targets", t, integer=True)  # whole floats pass, 0.5, NaN, bools and strings do not
+    if t.shape != tuple(shape):
+        raise PosKernelsError(f"targets must have shape {tuple(shape)}, one per sequence; got {t.shape}")
+    if t.size and (t.min() < 0 or t.max() >= n_classes):
+        at = tuple(int(i) for i in np.argwhere((t < 0) | (t >= n_classes))[0])
+        raise PosKernelsError(f"targets must be class ids in [0, {n_classes - 1}]; got {t[at]} at index {at}")
     return t
