@@ -32,6 +32,7 @@ from ..model.cut import certified_cut
 from ..model.head import PLAIN
 from ..model.stream import stream_many
 from ..model.train import head_path, train_many
+from ..model.trained import check_trained
 from ..pool import available_cpus, run_jobs
 from ..seeds import seed_block, stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
@@ -155,6 +156,9 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
     ``heads`` maps a scheme to its trained heads (:class:`~poskernels.model.train.TrainedHead`, in seed order).
     A reader whose code is undefined at the point's length (the learned table past 32) gets None.
     """
+    for hs in heads.values():
+        for h in hs:
+            check_trained(h)  # a diverged head's NaN logits would score as class 0
     tokens, targets = sequences(task, x, count)
     n = tokens.shape[1]
     triples, owners = [], []
@@ -177,6 +181,7 @@ def read_head(head, reader_map: str | None, task: str, x: int, count: int = COUN
 
     ``reader_map`` is an extension map name for a RoPE head (None or ``"none"``: as trained).
     """
+    check_trained(head)  # a diverged head's NaN logits would score as class 0
     tokens, targets = sequences(task, x, count, seed, head.head.n_train)  # the needle at the head's own length
     n = tokens.shape[1]
     if not defined_at(head.head.scheme, head.head.n_train, n):

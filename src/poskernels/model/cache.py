@@ -171,15 +171,17 @@ def read_regular(path: Path) -> bytes:
         raise FileNotFoundError(path) from None
     except OSError as err:
         raise CacheError(f"{path.name}: cannot be opened ({err.strerror or err})") from None
-    with os.fdopen(fd, "rb") as fh:  # closes fd on every path out
+    try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             kind = _KINDS.get(stat.S_IFMT(mode), "not a file")
             raise CacheError(f"{path.name}: not a regular file ({kind}); a cache entry is a file this library wrote")
-        try:
+        with os.fdopen(os.dup(fd), "rb") as fh:
             data = fh.read(MAX_CACHE_BYTES + 1)
-        except OSError as err:
-            raise CacheError(f"{path.name}: unreadable ({err.strerror or err})") from None
+    except OSError as err:
+        raise CacheError(f"{path.name}: unreadable ({err.strerror or err})") from None
+    finally:
+        os.close(fd)
     if len(data) > MAX_CACHE_BYTES:
         raise CacheError(f"{path.name}: larger than {MAX_CACHE_BYTES} bytes; not a cache entry of this library")
     return data
