@@ -112,18 +112,22 @@ def cos_sin(positions, inv_freq, dtype=torch.float32, device=None, attention_fac
     dtype = _check_dtype("dtype", dtype)
     factor = check_positive_real("attention_factor", attention_factor)
     pos = _positions(positions, device)
+    return _cos_sin(pos, _frequencies(inv_freq, pos.device), dtype, factor)
+
+
+def _cos_sin(pos: torch.Tensor, theta: torch.Tensor, dtype, factor: float):
+    """:func:`cos_sin` of checked arguments (``theta`` float64 on ``pos``'s device, possibly empty)."""
     work = torch.float64 if dtype == torch.float64 else torch.float32  # transformers: float32 angles
     where = f"{str(work).removeprefix('torch.')}, the working dtype of {str(dtype).removeprefix('torch.')} input"
     top = f"{torch.finfo(work).max:.3g}"
-    theta = _frequencies(inv_freq, pos.device)  # (P,) float64
-    th = theta.to(work)
+    th = theta.to(work)  # (P,)
     if not bool(torch.isfinite(th).all()):
         raise PosKernelsError(f"inv_freq overflows {where}: largest {float(theta.max())!r}; it must stay below {top}")
     m = pos.to(work)
     if not bool(torch.isfinite(m).all()):
         raise PosKernelsError(f"positions overflow {where}: largest |m| {float(pos.abs().max())!r}; below {top}")
     ang = m[..., None] * th  # (..., P)
-    if not bool(torch.isfinite(ang).all()):
+    if not bool(torch.isfinite(ang).all()):  # finite m and theta, an infinite product
         raise PosKernelsError(
             f"the angles m theta overflow {where}: largest |m| {float(pos.abs().max())!r}, largest theta "
             f"{float(theta.max())!r}; positions times frequencies must stay below {top}"
@@ -133,11 +137,11 @@ def cos_sin(positions, inv_freq, dtype=torch.float32, device=None, attention_fac
 
 def _seq_axis(seq_dim, ndim: int) -> int:
     """The axis (``0..ndim-2``) that ``seq_dim`` names; the last axis holds the coordinates, never positions."""
-    seq_dim = check_int("seq_dim", seq_dim, -ndim, ndim - 1)
-    axis = seq_dim % ndim
-    if axis == ndim - 1:
-        raise PosKernelsError(f"seq_dim must name an axis of x other than the last (the {ndim}-d x's d); got {seq_dim}")
-    return axis
+    why = f"an axis of the {ndim}-d x other than the last, which holds d; -{ndim}..-2 count from the end"
+    seq_dim = check_int("seq_dim", seq_dim, -ndim, ndim - 2, why)
+    if seq_dim == -1:
+        raise PosKernelsError(f"seq_dim must name an axis of x other than the last (which holds d); got {seq_dim}")
+    return seq_dim % ndim
 
 
 def apply_rope(
@@ -219,7 +223,8 @@ def apply_rope(
             f"positions must have shape ({n},) or {batch}, to match x of shape {tuple(x.shape)} whose axis {axis} "
             f"(seq_dim = {seq_dim}) holds the positions; got {tuple(pos.shape)}"
         )
-    c, s = cos_sin(pos.reshape(shape), theta[:planes], x.dtype, x.device, attention_factor)  # (..., P) each
+    factor = check_positive_real("attention_factor", attention_factor)
+    c, s = _cos_sin(pos.reshape(shape), theta[:planes], x.dtype, factor)  # (..., P) each
     r = 2 * planes
     if layout == "pairs":
         a, b = x[..., 0:r:2], x[..., 1:r:2]  # (..., P) each
