@@ -301,7 +301,8 @@ def _check_heads(heads) -> list:
     for i, head in enumerate(heads):
         ok = isinstance(head, tuple | list) and len(head) == 3
         if not (ok and isinstance(head[0], dict) and isinstance(head[1], HeadConfig) and isinstance(head[2], Reading)):
-            shown = type(head).__name__ if not ok else f"({', '.join(type(h).__name__ for h in head)})"
+            kinds = f"({', '.join(type(h).__name__ for h in head)})" if isinstance(head, tuple | list) else None
+            shown = kinds or type(head).__name__
             raise PosKernelsError(f"heads[{i}] must be a (params dict, HeadConfig, Reading) triple; got {shown}")
     return list(heads)
 
