@@ -172,19 +172,18 @@ def read_regular(path: Path) -> bytes:
     except OSError as err:
         raise CacheError(f"{path.name}: cannot be opened ({err.strerror or err})") from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = _KINDS.get(stat.S_IFMT(mode), "not a file")
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a file")
             raise CacheError(f"{path.name}: not a regular file ({kind}); a cache entry is a file this library wrote")
+        if info.st_size > MAX_CACHE_BYTES:
+            raise CacheError(f"{path.name}: {info.st_size} bytes, past {MAX_CACHE_BYTES}; not a cache entry of ours")
         with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(MAX_CACHE_BYTES + 1)
+            return fh.read()
     except OSError as err:
         raise CacheError(f"{path.name}: unreadable ({err.strerror or err})") from None
     finally:
         os.close(fd)
-    if len(data) > MAX_CACHE_BYTES:
-        raise CacheError(f"{path.name}: larger than {MAX_CACHE_BYTES} bytes; not a cache entry of this library")
-    return data
 
 
 _KINDS = {

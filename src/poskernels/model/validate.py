@@ -69,10 +69,13 @@ def check_stack_targets(targets, shape: tuple[int, int], n_classes: int) -> np.n
     ...
     poskernels.errors.PosKernelsError: targets must be class ids in [0, 3]; got 4 at index (0, 1)
     """
+    n_classes = check_positive_int("n_classes", n_classes)
+    if not isinstance(shape, tuple) or len(shape) != 2 or not all(isinstance(k, int) and k >= 0 for k in shape):
+        raise PosKernelsError(f"shape must be (models, batch), two whole numbers; got {shape!r:.80}")
     t = np.asarray(targets)
     if t.dtype.kind not in "iu":
         t = check_array("targets", t, integer=True)  # whole floats pass, 0.5, NaN, bools and strings do not
-    if t.shape != tuple(shape):
+    if t.shape != shape:
         raise PosKernelsError(f"targets must have shape {tuple(shape)}, one per sequence; got {t.shape}")
     if t.size and (t.min() < 0 or t.max() >= n_classes):
         at = tuple(int(i) for i in np.argwhere((t < 0) | (t >= n_classes))[0])
