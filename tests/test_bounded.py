@@ -239,3 +239,20 @@ def test_a_grid_point_with_a_needle_past_its_budget_fails_with_a_reason():
     head = TrainedHead(config, 0, init_params(config.head, np.random.default_rng(0)), np.zeros(2), "")
     with time_limit(LIMIT), pytest.raises(PosKernelsError, match="needle offset r"):
         read_head(head, None, "distance", 2**30, 5)
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        {"length_min": 10**12, "length_max": 10**12},  # the filler loop would emit about 10^12 sentences
+        {"length_max": 2**17},
+        {"length_mean": float("nan")},  # clipped NaN: "cannot convert float NaN to integer"
+        {"length_sd": float("inf")},
+        {"bursts": (2, 10**9)},  # a mention sentence per burst, a billion bursts
+    ],
+)
+def test_a_filing_plan_bounds_the_loops_that_fill_a_filing(plan):
+    from poskernels.tasks.filings.corpus import FilingPlan, generate_filing
+
+    with time_limit(LIMIT), pytest.raises(PosKernelsError, match="FilingPlan"):
+        generate_filing(np.random.default_rng(0), "d0", plan=FilingPlan(**plan))
