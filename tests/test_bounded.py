@@ -256,3 +256,12 @@ def test_a_filing_plan_bounds_the_loops_that_fill_a_filing(plan):
 
     with time_limit(LIMIT), pytest.raises(PosKernelsError, match="FilingPlan"):
         generate_filing(np.random.default_rng(0), "d0", plan=FilingPlan(**plan))
+
+
+def test_a_fifo_where_the_figure_stamps_go_does_not_block_drawing(tmp_path):
+    from poskernels.lab.figures import STAMP, draw_figures
+
+    os.mkfifo(tmp_path / STAMP)
+    with time_limit(LIMIT):
+        written, skipped = draw_figures({}, tmp_path)  # nothing to draw: only the stamps are read
+    assert written == [] and skipped
