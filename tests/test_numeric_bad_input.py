@@ -223,3 +223,12 @@ def test_the_trainer_still_takes_numpy_seeds_and_paths():
     assert h.seed == 1 and train_stack(TINY, np.arange(2))[1].seed == 1
     assert train_many([(TINY, np.int32(0))], workers=1)[0].seed == 0
     assert preset("quick") is not None
+
+
+def test_a_needle_grid_counts_its_test_set_at_the_training_length():
+    from poskernels.sweep.grid import parse_grid
+
+    text = '[fixed]\nbatch = 1\nn_train = 4096\ntest_task = "needle"\ntest_lengths = [2]\ntest_size = 5000'
+    with pytest.raises(PosKernelsError, match=r"test_size 5000 x length 4096"):
+        parse_grid(text)  # 5000 sequences of 4096 tokens, not of 3
+    assert parse_grid(text.replace("5000", "4000")).points[0]["test_size"] == 4000
