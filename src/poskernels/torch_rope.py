@@ -202,6 +202,10 @@ def apply_rope(
             f"x must be a torch tensor (use poskernels.encodings.apply_rope for arrays); got {type(x)}"
         )
     _check_dtype("x", x.dtype)
+    bad = ~torch.isfinite(x.detach())
+    if bool(bad.any()):  # an infinite coordinate turns into NaN (inf * 0) as the NumPy side refuses it
+        at = tuple(int(i) for i in bad.nonzero()[0])
+        raise PosKernelsError(f"x must be finite; got {x[at].item()!r} at index {at}")
     if layout not in LAYOUTS:
         raise PosKernelsError(f"unknown layout {layout!r}; accepted: {', '.join(LAYOUTS)}")
     if x.ndim < 2 or x.shape[-1] % 2:

@@ -18,6 +18,7 @@ values.  The result is cached as JSON under ``cache_dir/results`` keyed by every
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..encodings import SCHEMES
-from ..errors import PosKernelsError, check_int, check_name
+from ..errors import PosKernelsError, check_budget, check_int, check_name, check_positive_int
 from ..model.cache import cache_key, cached_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.cut import certified_cut
@@ -98,6 +99,7 @@ def sequences(
     n_train = check_int("n_train", n_train, 1, MAX_LENGTH)
     rng = np.random.default_rng(np.random.SeedSequence([seed, _TASK_IDS[task], x]))
     n = x if task == "length" else max(n_train, x + 1)
+    check_budget(f"the test set of {count} sequences of {n} tokens", count * n, MAX_CUE_TOKENS)  # uint8 tokens
     step = max(1, (1 << 22) // n)
     blocks = []
     for i in range(0, count, step):
@@ -281,6 +283,12 @@ def run_long_context(
     if not isinstance(config, TrainConfig):
         raise PosKernelsError(f"config must be a TrainConfig; got {type(config).__name__}")
     lengths, offsets, count = _check_grid(lengths, offsets, count)
+    if workers is not None:
+        check_positive_int("workers", workers)
+    if log is not None and not callable(log):
+        raise PosKernelsError(f"log must be a function or None; got {type(log).__name__}")
+    if cache_dir is not None and not isinstance(cache_dir, str | os.PathLike):
+        raise PosKernelsError(f"cache_dir must be a folder path (str or Path) or None; got {type(cache_dir).__name__}")
     seeds = default_seeds() if seeds is None else _check_seeds(seeds)
     schemes = ARTICLE_SCHEMES + EXTRA_SCHEMES if schemes is None else tuple(schemes)
     for scheme in schemes:

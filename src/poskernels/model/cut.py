@@ -16,10 +16,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_open_unit, check_positive_real, check_real
+from ..errors import PosKernelsError, check_array, check_open_unit, check_positive_real, check_real
 from .config import HeadConfig
 from .head import token_table
 from .schemes import HEAD_SCHEMES
+from .validate import check_params
 
 __all__ = ["CUT_SLOPES", "Cut", "certified_cut", "check_eps", "content_width", "cut_offset"]
 
@@ -69,12 +70,15 @@ def content_width(params: dict, cfg: HeadConfig, query_tokens) -> float:
     >>> bool(np.isclose(content_width(p, cfg, [16]), c.max() - c.min()))
     True
     """
+    if not isinstance(cfg, HeadConfig):
+        raise PosKernelsError(f"cfg must be a HeadConfig; got {type(cfg).__name__}")
+    check_params(params, cfg)
     scheme = HEAD_SCHEMES[cfg.scheme]
     if scheme.rotary or scheme.code(params, cfg, np.zeros(1)) is not None:
         raise PosKernelsError(f"the content width is defined for heads without a code or rotation; got {cfg.scheme!r}")
-    uq = np.unique(np.asarray(query_tokens, dtype=np.int64).ravel())
+    uq = np.unique(check_array("query_tokens", query_tokens, integer=True).ravel())  # 16.5, NaN, "a": refused
     if uq.size == 0 or uq.min() < 0 or uq.max() >= cfg.vocab:
-        raise PosKernelsError(f"query_tokens must be token ids in [0, {cfg.vocab - 1}]; got {uq.tolist()}")
+        raise PosKernelsError(f"query_tokens must be token ids in [0, {cfg.vocab - 1}]; got {uq.tolist()[:20]}")
     with np.errstate(over="ignore", invalid="ignore"):  # weights past float64 make W inf or NaN: refused below
         tok = token_table(params, cfg)  # (V, d)
         c = (tok[uq] @ params["W_Q"]) @ (tok @ params["W_K"]).T / cfg.tau  # (U, V)
@@ -107,6 +111,8 @@ def certified_cut(params: dict, cfg: HeadConfig, query_tokens, eps: float) -> Cu
     >>> cut.tail_bound <= 1e-12, cut.D == math.ceil((cut.W - math.log(1e-12 * -math.expm1(-0.5))) / 0.5) - 1
     (True, True)
     """
+    if not isinstance(cfg, HeadConfig):
+        raise PosKernelsError(f"cfg must be a HeadConfig; got {type(cfg).__name__}")
     if cfg.scheme not in CUT_SLOPES:
         raise PosKernelsError(f"a certified cut exists for {', '.join(CUT_SLOPES)} heads only; got {cfg.scheme!r}")
     eps = check_eps(eps)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import PosKernelsError
+from ..errors import PosKernelsError, check_array
 from .config import HeadConfig
 from .embedding import init_embedding, token_table, token_table_backward
 from .reading import PLAIN, Reading, _check_tokens, _positions, _theta  # noqa: F401 (the readers' checks, kept here)
@@ -138,7 +138,7 @@ def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:
     >>> round(loss, 4), float(abs(g.sum()).round(12))
     (1.3863, 0.0)
     """
-    logits = np.asarray(logits, dtype=float)
+    logits = check_array("logits", logits)  # finite real numbers: inf - inf would make the loss NaN
     if logits.ndim != 2:
         raise PosKernelsError(f"logits must have shape (batch, classes); got {logits.shape}")
     targets = check_targets(targets, logits.shape[1], logits.shape[0])  # (B,) in [0, C): never another row's logit

@@ -43,6 +43,7 @@ from .config import HeadConfig
 from .cut import CUT_SLOPES, certified_cut, check_eps
 from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
 from .schemes import HEAD_SCHEMES, HeadScheme
+from .validate import check_params
 
 __all__ = [
     "CONSTANT_PAST",
@@ -304,6 +305,7 @@ def _check_heads(heads) -> list:
             kinds = f"({', '.join(type(h).__name__ for h in head)})" if isinstance(head, tuple | list) else None
             shown = kinds or type(head).__name__
             raise PosKernelsError(f"heads[{i}] must be a (params dict, HeadConfig, Reading) triple; got {shown}")
+        check_params(head[0], head[1])
     return list(heads)
 
 
@@ -400,6 +402,7 @@ def recent_weights(params: dict, cfg: HeadConfig, tokens, k: int, reading: Readi
     >>> bool(np.allclose(recent_weights(p, cfg, x, 10, chunk=16), a[:, ::-1][:, :10]))
     True
     """
+    _check_heads([(params, cfg, reading)])
     tokens = _check_tokens(cfg, tokens)
     B, n = tokens.shape
     k = min(check_positive_int("k", k), n)

@@ -182,7 +182,7 @@ def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log |
             all_tokens, all_targets = _draw(config, sampler, data_rngs, min(per_draw, config.steps - step))
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a diverging head: caught just below
             logits, cache = stack_forward(views, head, all_tokens[k], validate=False)
-            loss, dlogits = stack_cross_entropy(logits, all_targets[k])
+            loss, dlogits = stack_cross_entropy(logits, all_targets[k], finite=False)
         losses[live, step] = loss
         bad = ~(loss <= bound)  # NaN compares False: not finite or too large
         if bad.any():
@@ -201,7 +201,7 @@ def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log |
             data_rngs = [r for r, ok in zip(data_rngs, keep) if ok]
             all_tokens, all_targets = all_tokens[:, keep], all_targets[:, keep]
             logits, cache = stack_forward(views, head, all_tokens[k], validate=False)  # the same bits, fewer rows
-            loss, dlogits = stack_cross_entropy(logits, all_targets[k])
+            loss, dlogits = stack_cross_entropy(logits, all_targets[k], finite=False)
         grads = stack_backward(views, head, cache, dlogits)
         g = np.concatenate([grads[name].ravel() for name in views])  # the layout of flat
         adam_step(flat, g, state, config.lr, config.beta1, config.beta2, config.eps)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import PosKernelsError, check_array, check_positive_int
+from .embedding import token_table
 
-__all__ = ["check_positions", "check_stack_targets", "check_targets"]
+__all__ = ["check_params", "check_positions", "check_stack_targets", "check_targets"]
 
 
 def check_positions(positions, n: int) -> np.ndarray:
@@ -81,3 +82,46 @@ def check_stack_targets(targets, shape: tuple[int, int], n_classes: int) -> np.n
         at = tuple(int(i) for i in np.argwhere((t < 0) | (t >= n_classes))[0])
         raise PosKernelsError(f"targets must be class ids in [0, {n_classes - 1}]; got {t[at]} at index {at}")
     return t
+
+
+def check_params(params, cfg) -> dict:
+    """One head's weights, checked against ``cfg`` before a reader multiplies them: the four maps' shapes and the
+    embedding's token table ``(V, d)``; a wrong shape or a missing array is refused by name, not met as a
+    broadcasting error inside a product.
+
+    Examples
+    --------
+    >>> from poskernels.model.config import HeadConfig
+    >>> from poskernels.model.head import init_params
+    >>> cfg = HeadConfig()
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> check_params(p, cfg) is p
+    True
+    >>> check_params({**p, "W_O": p["W_O"][:, :3]}, cfg)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: params['W_O'] must be a float array of shape (16, 8) ...; got float64 ...
+    """
+    if not isinstance(params, dict):
+        raise PosKernelsError(f"params must be a dict of arrays (init_params); got {type(params).__name__}")
+    d, C, V = cfg.d, cfg.n_classes, cfg.vocab
+    for name, shape in (("W_Q", (d, d)), ("W_K", (d, d)), ("W_V", (d, d)), ("W_O", (d, C))):
+        a = params.get(name)
+        if not isinstance(a, np.ndarray) or a.dtype.kind != "f" or a.shape != shape:
+            got = f"{a.dtype} of shape {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
+            raise PosKernelsError(
+                f"params[{name!r}] must be a float array of shape {shape} for this head (d = {d}, {C} classes); "
+                f"got {got}"
+            )
+    try:
+        table = np.asarray(token_table(params, cfg))
+    except (KeyError, IndexError, ValueError, TypeError) as err:
+        raise PosKernelsError(
+            f"params do not hold a {cfg.embedding!r} embedding of width {d} ({type(err).__name__}: {str(err)[:80]})"
+        ) from None
+    if table.shape != (V, d) or table.dtype.kind != "f":
+        raise PosKernelsError(
+            f"params' {cfg.embedding!r} embedding gives a token table of {table.dtype} {table.shape}; "
+            f"this head needs float ({V}, {d})"
+        )
+    return params
