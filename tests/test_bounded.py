@@ -222,13 +222,32 @@ def test_reading_a_fifo_entry_never_opens_it_for_a_blocking_read(tmp_path):
         read_regular(tmp_path / "missing.npz")
 
 
-def test_the_cut_module_has_no_search_loop():
-    # the closed form replaced the one unbounded search; a `while` that comes back must come with a proved bound
+def test_the_alibi_cut_has_no_search_loop_and_the_tail_cut_a_bounded_one():
+    # the closed form replaced ALiBi's unbounded search; the tail bound's search doubles and halves at most 53 times
     import inspect
 
     from poskernels.model import cut
 
-    assert "while" not in inspect.getsource(cut)
+    assert "while" not in inspect.getsource(cut.cut_offset) + inspect.getsource(cut.certified_cut)
+    assert cut.MAX_CUT == 2**53 and "hi < MAX_CUT" in inspect.getsource(cut._tail_cut)
+
+
+@pytest.mark.parametrize("scheme", ["kerple_log", "kerple_power"])
+@pytest.mark.parametrize("scale", [1.0, 1e20, 1e30, 1e200])
+def test_a_tail_cut_of_a_heavy_kerple_head_ends(scheme, scale):
+    from poskernels.model.cut import certified_cut, has_cut
+
+    cfg = HeadConfig(scheme=scheme)
+    params = init_params(cfg, np.random.default_rng(0))
+    params = {**params, "kerple_a1": np.log([2.0]), "W_Q": params["W_Q"] * scale}  # r1 = 2: a light tail
+    assert has_cut(params, cfg)
+    with time_limit(LIMIT):
+        try:
+            cut = certified_cut(params, cfg, [16], EPS)
+        except PosKernelsError as err:  # a width so large that no offset below 2^53 is within eps
+            assert "read it in full" in str(err)
+        else:
+            assert cut.tail_bound <= EPS and 0 <= cut.D < 2**53
 
 
 def test_a_grid_point_with_a_needle_past_its_budget_fails_with_a_reason():

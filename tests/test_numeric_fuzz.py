@@ -30,15 +30,13 @@ ARRAY = st.one_of(
     st.lists(st.one_of(st.integers(-3, 20), st.floats(), st.text(max_size=2)), max_size=5),
     NUMBER,
 )
+_token_shapes = hnp.array_shapes(max_dims=3, max_side=9)
 TOKENS = st.one_of(
-    hnp.arrays(
-        st.sampled_from([np.int64, np.uint8, np.int8, np.float64]),
-        hnp.array_shapes(max_dims=3, max_side=9),
-        elements=st.integers(-2, 20),
-    ),  # fmt: skip
+    hnp.arrays(st.sampled_from([np.int64, np.int8, np.float64]), _token_shapes, elements=st.integers(-2, 20)),
+    hnp.arrays(np.uint8, _token_shapes, elements=st.integers(0, 255)),
     ARRAY,
 )
-SCHEMES = ["alibi", "rope", "nope", "t5", "shaw", "sinusoidal", "learned"]
+SCHEMES = ["alibi", "rope", "nope", "t5", "shaw", "sinusoidal", "learned", "kerple_log", "kerple_power", "fire"]
 FUZZ = settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -72,7 +70,7 @@ def test_cut_offset(W, s, eps):
 
 
 @FUZZ
-@given(head=_heads(["alibi", "nope"]), query_tokens=ARRAY, eps=NUMBER)
+@given(head=_heads(["alibi", "nope", "kerple_log", "kerple_power"]), query_tokens=ARRAY, eps=NUMBER)
 def test_certified_cut_and_content_width(head, query_tokens, eps):
     from poskernels.model.cut import certified_cut, content_width
 

@@ -222,7 +222,7 @@ def run_laboratory(
     config : TrainConfig, optional
         The run (default :func:`poskernels.model.config.preset` ``"tournament"``).
     extra : bool
-        Also train the schemes beyond the article, T5 and Shaw (seven schemes in all); False trains the
+        Also train the schemes beyond the article (T5, Shaw, Kerple's two, FIRE); False trains the
         article's five.
     seeds : sequence of int, optional
         The seeds of every scheme (default :func:`poskernels.seeds.seed_block`: ten from

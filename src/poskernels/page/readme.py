@@ -35,6 +35,7 @@ import numpy as np
 
 from ..atomic import write_text_atomic
 from ..errors import PosKernelsError
+from . import beyond as pb
 from . import filings as pf
 from . import window as pt
 from .clocks import ARTICLE_DEFECT
@@ -325,6 +326,7 @@ REGIONS: dict[str, Callable[[dict], str]] = {
     "filings-case": _filings_case,
     "differences": _differences,
     "long": lambda numbers: long_markdown(numbers["long"]).strip("\n"),
+    "beyond": pb.markdown,
 }
 
 

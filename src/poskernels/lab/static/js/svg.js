@@ -7,6 +7,7 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 export const COLORS = {
   nope: "#7f7f7f", sinusoidal: "#e69f00", learned: "#cc79a7", rope: "#0072b2", alibi: "#009e73",
   rope_pi: "#56b4e9", rope_ntk: "#d55e00", rope_yarn: "#7a5195", t5: "#999933", shaw: "#444444",
+  kerple_log: "#882255", kerple_power: "#44aa99", fire: "#ddcc77",
   limit: "#000000", ruler: "#7f7f7f", pi: "#56b4e9", ntk: "#d55e00", yarn: "#7a5195", none: "#0072b2",
 };
 const DIM_COLORS = ["#e69f00", "#009e73", "#0072b2", "#cc79a7"];
