@@ -36,6 +36,8 @@ reference-payload: results/payload.json
 	cp results/payload.json src/poskernels/lab/static/payload.json
 	cp results/numbers.json src/poskernels/page/reference_numbers.json
 	$(PY) -m poskernels.page.readme src/poskernels/page/reference_numbers.json README.md
+	for f in docs/guide/claims.md docs/guide/filings.md; do \
+		$(PY) -m poskernels.page.readme --partial src/poskernels/page/reference_numbers.json $$f || exit 1; done
 
 # ruff, then the layers of DESIGN.md as a contract ([tool.importlinter] in pyproject.toml; ARCHITECTURE.md).
 lint: $(TSTAMP)

@@ -307,6 +307,16 @@ filings = section("filings")
 long_context = section("long")
 
 # %% [markdown]
+# ## Fidelity: how far each trained figure moves with its test draw
+#
+# Every trained figure is a mean over seeds read on one test set. The same heads re-read on three other test draws
+# give each cell's test-draw error, which joins the seeds' error and the article's binomial one when ours is set
+# against the article's figure (the README's list of differences).
+
+# %%
+fidelity = section("fidelity")
+
+# %% [markdown]
 # ## Kernels over offsets, side by side
 #
 # Every section above is computed now. The laboratory's two figures read one payload, `viz_payload()`, which a

@@ -263,6 +263,7 @@ def _description(jobs, lengths, offsets, count) -> dict:
         "count": count,
         "seed": TEST_SEED,
         "eps": EPS,
+        "readers": list(LONG_READERS),  # a reader added to the registry changes the result's layout
     }
 
 

@@ -36,13 +36,15 @@ import numpy as np
 from ..atomic import write_text_atomic
 from ..errors import PosKernelsError
 from . import beyond as pb
+from . import fidelity
 from . import filings as pf
 from . import window as pt
+from .claims_page import claims_markdown, unresolved_markdown
 from .clocks import ARTICLE_DEFECT
 from .long_context import markdown as long_markdown
 from .registry import READER_LABELS, cell, cell_se, differs_se
 
-__all__ = ["REFERENCE_NUMBERS", "REGIONS", "main", "regions_in", "render", "rewrite"]
+__all__ = ["DOC_REGIONS", "REFERENCE_NUMBERS", "REGIONS", "main", "regions_in", "render", "rewrite"]
 
 #: The ``numbers.json`` (trained sections and the rest) the README's tables were rendered from.
 REFERENCE_NUMBERS = Path(__file__).parent / "reference_numbers.json"
@@ -291,27 +293,62 @@ def _filings_case(n: dict) -> str:
 
 
 def _differences(n: dict) -> str:
-    """Every cell more than 3 SE from the article's figure, listed."""
+    """Every trained cell more than 3 SE from the article's figure (seeds, binomial and, where ``numbers.json``
+    holds ``fidelity``, the test draw joined), with its cause where known; then the article's other figures."""
     out = []
-    for section, article in (("tournament", pt.ARTICLE_TOURNAMENT), ("rescaled", pt.ARTICLE_RESCALED)):
-        t = n[section]
-        for key, by_n in article.items():
-            if section == "rescaled" and key == "rope":  # the tournament's RoPE row, listed once
-                continue
-            for k, a in by_n.items():
-                mean, se = t["accuracy"][key][k], t["stderr"][key][k]
-                if a is not None and differs_se(mean, se, a, pt.TEST_COUNT):
-                    out.append(f"{READER_LABELS[key]} at {k}: {cell_se(mean, se)} against {cell(a)}")
-    f = n["filings"]
-    for reader, arts in pf.ARTICLE_ACCURACY.items():
-        for part, a, count in (
-            ("all", arts[0], pf.ARTICLE_CORPUS["queries"]),
-            ("far", arts[1], pf.ARTICLE_CORPUS["far_queries"]),
-        ):
-            mean, se = f["accuracy"][reader][part], f["stderr"][reader][part]
-            if differs_se(mean, se, a, count):
-                out.append(f"filings, {READER_LABELS[reader]}, {part} queries: {cell_se(mean, se)} against {cell(a)}")
+    for c in fidelity.cells(n):
+        if c["z"] <= fidelity.Z:
+            continue
+        where = "filings, " if c["section"] == "filings" else ""
+        what = f"{c['column']} queries" if c["section"] == "filings" else f"at {c['column']}"
+        draw = "" if c["draw"] is None else f", test draw {cell(c['draw'])}"
+        line = (
+            f"{where}{READER_LABELS[c['reader']]}, {what}: {cell_se(c['ours'], c['stderr'])} against"
+            f" {cell(c['article'])} ({c['z']:.1f} SE{draw})"
+        )
+        out.append(line + (f": {c['cause']}" if c["cause"] else ""))
+    out += _printed_differences(n)
     return "\n".join(f"- {line}" for line in out) if out else "- none"
+
+
+def _printed_differences(n: dict) -> list[str]:
+    """The article's figures that are not a mean over seeds (a range, a share of seeds, a count of answers), where
+    ours differ: a range end by more than 0.05 (the article says "about"), a share or a count at all."""
+    out = []
+    t, sin = n["tournament"], n["sinusoidal"]
+    for length, (lo, hi) in pt.ARTICLE_ROPE_RANGE.items():
+        ours = t.get("seed_range", {}).get("rope", {}).get(length)
+        if ours and max(abs(ours["first_three"][0] - lo), abs(ours["first_three"][1] - hi)) > 0.05:
+            a, b = ours["first_three"]
+            c, d = ours["all"]
+            out.append(
+                f"RoPE at {length}, range of the first three seeds: {cell(a)} to {cell(b)} (all {len(t['seeds'])}:"
+                f" {cell(c)} to {cell(d)}) against about {cell(lo, 2)} to {cell(hi, 2)}"
+            )
+    share = sin.get("spread_within_6pct")
+    if share is not None and share != pt.ARTICLE_SPREAD_WITHIN_6PCT:
+        k = round(share * len(sin["spread_ratio"]))
+        out.append(
+            f"sinusoidal head's two spreads within 6% of each other: {k} seeds of {len(sin['spread_ratio'])}"
+            " against every seed"
+        )
+    case = n["filings"]["case"]
+    names = case["companies"]
+    marrow, fenwick = names.index("Marrow Freight"), case["truth"][case["last_mention"]]
+    first = [case["at_the_company"][r][0] for r in pf.PLAIN_READERS]
+    twelve = [a for r in pf.PLAIN_READERS for a in case["at_the_company"][r][:3]]
+    plain, at = len(pf.PLAIN_READERS), case["the_company"]
+    if (m := sum(a == marrow for a in first)) != pf.ARTICLE_CASE["marrow_in_first_seed"]:
+        out.append(
+            f"laboratory filing at token {at}, plain heads answering Marrow Freight in seed {case['seeds'][0]}:"
+            f" {m} of {plain} against {pf.ARTICLE_CASE['marrow_in_first_seed']} of {plain}"
+        )
+    if (f := sum(a == fenwick for a in twelve)) != pf.ARTICLE_CASE["fenwick_of_twelve"]:
+        out.append(
+            f"laboratory filing at token {at}, plain heads' answers that are Fenwick Logistics over the first three"
+            f" seeds: {f} of {len(twelve)} against {pf.ARTICLE_CASE['fenwick_of_twelve']} of {len(twelve)}"
+        )
+    return out
 
 
 #: Region name -> renderer of the README's markdown from ``numbers.json``.
@@ -327,6 +364,17 @@ REGIONS: dict[str, Callable[[dict], str]] = {
     "differences": _differences,
     "long": lambda numbers: long_markdown(numbers["long"]).strip("\n"),
     "beyond": pb.markdown,
+    "claims-unresolved": unresolved_markdown,
+    "claims-all": claims_markdown,
+    "filings-distance": pf.distance_markdown,
+}
+
+
+#: The regions rendered into a documentation page rather than the README: page (from the repository root) -> names.
+#: ``filings-gaps`` of the filings page is written by ``examples/filings_gaps.py``, not from ``numbers.json``.
+DOC_REGIONS: dict[str, tuple[str, ...]] = {
+    "docs/guide/claims.md": ("claims-all",),
+    "docs/guide/filings.md": ("filings-distance",),
 }
 
 
@@ -357,13 +405,16 @@ def regions_in(text: str) -> dict[str, str]:
     return out
 
 
-def rewrite(text: str, regions: dict[str, str]) -> str:
-    """``text`` with every marked region replaced by ``regions[name]`` (a region not in ``regions`` is an error)."""
+def rewrite(text: str, regions: dict[str, str], partial: bool = False) -> str:
+    """``text`` with every marked region replaced by ``regions[name]`` (a region not in ``regions`` is an error,
+    unless ``partial``: then it is left as it is, for another writer)."""
     unknown = sorted(set(regions_in(text)) - set(regions))
-    if unknown:
+    if unknown and not partial:
         raise PosKernelsError(f"README regions {unknown} have no renderer; accepted: {', '.join(sorted(regions))}")
 
     def sub(m):
+        if m.group(1) not in regions:
+            return m.group(0)
         return f"<!-- numbers:{m.group(1)} begin -->\n{regions[m.group(1)]}\n<!-- numbers:{m.group(1)} end -->"
 
     return re.sub(r"<!-- numbers:([a-z0-9_-]+) begin -->.*?<!-- numbers:\1 end -->", sub, text, flags=re.S)
@@ -377,10 +428,11 @@ def main(argv=None) -> int:
     )
     p.add_argument("readme", type=Path, nargs="?", default=Path("README.md"))
     p.add_argument("--check", action="store_true", help="exit 1 if a region differs from its rendering")
+    p.add_argument("--partial", action="store_true", help="leave regions without a renderer here as they are")
     args = p.parse_args(argv)
     try:
         text = args.readme.read_text(encoding="utf-8")
-        new = rewrite(text, render(json.loads(args.numbers.read_text(encoding="utf-8"))))
+        new = rewrite(text, render(json.loads(args.numbers.read_text(encoding="utf-8"))), partial=args.partial)
     except (OSError, ValueError, PosKernelsError) as err:
         print(f"readme: error: {err}", file=sys.stderr)
         return 2
