@@ -14,7 +14,6 @@ weights do not depend on what it was stacked with.  With a ``cache_dir`` each he
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +38,7 @@ from .trained import (  # the trained head and its cache file, importable from h
     head_path,
     load_head,
 )
+from .validate import check_jobs, check_sequence, check_train_options
 
 __all__ = [
     "TrainedHead",
@@ -52,34 +52,6 @@ __all__ = [
     "train_many",
     "train_stack",
 ]
-
-
-def _iterable(name: str, value) -> list:
-    """``value`` as a list, if it is an iterable other than a string or a mapping, else raise naming ``name``."""
-    if isinstance(value, str | bytes | dict) or not hasattr(value, "__iter__"):
-        raise PosKernelsError(f"{name} must be a sequence; got {type(value).__name__} {value!r:.80}")
-    return list(value)
-
-
-def _check_jobs(jobs) -> list[tuple[TrainConfig, int]]:
-    """``train_many``'s jobs: ``(TrainConfig, seed)`` pairs, each checked, else an error naming the entry."""
-    out = []
-    for i, job in enumerate(_iterable("jobs", jobs)):
-        if not isinstance(job, tuple | list) or len(job) != 2 or not isinstance(job[0], TrainConfig):
-            shown = f"({', '.join(type(j).__name__ for j in job)})" if isinstance(job, tuple | list) else repr(job)
-            raise PosKernelsError(f"jobs[{i}] must be a (TrainConfig, seed) pair; got {shown:.120}")
-        out.append((job[0], _check_seed(job[1])))
-    return out
-
-
-def _check_options(cache_dir, sampler, log):
-    """The trainer's optional arguments: a folder path (or None), a callable sampler and log (or None)."""
-    if cache_dir is not None and not isinstance(cache_dir, str | os.PathLike):
-        raise PosKernelsError(f"cache_dir must be a folder path (str or Path) or None; got {type(cache_dir).__name__}")
-    for name, fn in (("sampler", sampler), ("log", log)):
-        if fn is not None and not callable(fn):
-            raise PosKernelsError(f"{name} must be a function or None; got {type(fn).__name__} {fn!r:.60}")
-    return cache_dir, sampler, log
 
 
 def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
@@ -267,8 +239,8 @@ def train_stack(
     """
     if not isinstance(config, TrainConfig):
         raise PosKernelsError(f"config must be a TrainConfig; got {type(config).__name__}")
-    seeds = [_check_seed(seed) for seed in _iterable("seeds", seeds)]
-    cache_dir, sampler, log = _check_options(cache_dir, sampler, log)
+    seeds = [_check_seed(seed) for seed in check_sequence("seeds", seeds)]
+    cache_dir, sampler, log = check_train_options(cache_dir, sampler, log)
     check_int("progress_every", progress_every, 0, None)
     if len(set(seeds)) != len(seeds):
         raise PosKernelsError(f"the seeds of a stack must be distinct; got {seeds!r}")
@@ -389,8 +361,8 @@ def train_many(
     -------
     list of TrainedHead, in the order of ``jobs``.
     """
-    jobs = _check_jobs(jobs)
-    cache_dir, sampler, log = _check_options(cache_dir, sampler, log)
+    jobs = check_jobs(jobs)
+    cache_dir, sampler, log = check_train_options(cache_dir, sampler, log)
     if workers is not None:
         check_positive_int("workers", workers)
     found: dict[tuple[TrainConfig, int], TrainedHead] = {}

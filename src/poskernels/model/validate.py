@@ -7,12 +7,23 @@ an argmax, so it scores 0 silently.  These validators refuse both with :class:`~
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-from ..errors import PosKernelsError, check_array, check_positive_int
+from ..errors import PosKernelsError, check_array, check_int, check_positive_int
+from .config import TrainConfig
 from .embedding import token_table
 
-__all__ = ["check_params", "check_positions", "check_stack_targets", "check_targets"]
+__all__ = [
+    "check_jobs",
+    "check_params",
+    "check_positions",
+    "check_sequence",
+    "check_stack_targets",
+    "check_targets",
+    "check_train_options",
+]
 
 
 def check_positions(positions, n: int) -> np.ndarray:
@@ -125,3 +136,51 @@ def check_params(params, cfg) -> dict:
             f"this head needs float ({V}, {d})"
         )
     return params
+
+
+def check_sequence(name: str, value) -> list:
+    """``value`` as a list, if it is an iterable other than a string or a mapping, else raise naming ``name``.
+
+    >>> check_sequence("seeds", range(3))
+    [0, 1, 2]
+    >>> check_sequence("seeds", "012")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: seeds must be a sequence; got str '012'
+    """
+    if isinstance(value, str | bytes | dict) or not hasattr(value, "__iter__"):
+        raise PosKernelsError(f"{name} must be a sequence; got {type(value).__name__} {value!r:.80}")
+    return list(value)
+
+
+def check_jobs(jobs) -> list[tuple[TrainConfig, int]]:
+    """The trainer's jobs: ``(TrainConfig, seed)`` pairs, each checked, else an error naming the entry.
+
+    >>> check_jobs([(TrainConfig(), 0)])[0][1]
+    0
+    >>> check_jobs([("cue", 0)])
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: jobs[0] must be a (TrainConfig, seed) pair; got (str, int)
+    """
+    out = []
+    for i, job in enumerate(check_sequence("jobs", jobs)):
+        if not isinstance(job, tuple | list) or len(job) != 2 or not isinstance(job[0], TrainConfig):
+            shown = f"({', '.join(type(j).__name__ for j in job)})" if isinstance(job, tuple | list) else repr(job)
+            raise PosKernelsError(f"jobs[{i}] must be a (TrainConfig, seed) pair; got {shown:.120}")
+        out.append((job[0], check_int("seed", job[1], 0, None)))
+    return out
+
+
+def check_train_options(cache_dir, sampler, log):
+    """The trainer's optional arguments: a folder path (or None), a callable sampler and log (or None).
+
+    >>> check_train_options(None, None, print)[2] is print
+    True
+    """
+    if cache_dir is not None and not isinstance(cache_dir, str | os.PathLike):
+        raise PosKernelsError(f"cache_dir must be a folder path (str or Path) or None; got {type(cache_dir).__name__}")
+    for name, fn in (("sampler", sampler), ("log", log)):
+        if fn is not None and not callable(fn):
+            raise PosKernelsError(f"{name} must be a function or None; got {type(fn).__name__} {fn!r:.60}")
+    return cache_dir, sampler, log
