@@ -23,7 +23,7 @@ L3 = ("32", "1000", "100000")
 
 
 def _numbers() -> dict:
-    # shaped like numbers.json (DESIGN.md); the accuracies are the article's tournament and re-read tables
+    # shaped like numbers.json (ARCHITECTURE.md); the accuracies are the article's tournament and re-read tables
     rope = {"32": 1.0, "64": 0.947, "128": 0.872, "256": 0.466}
     case = {
         "tokens": ["Marrow Freight", "grew", "Fenwick Logistics", "and", "the", "company"],
@@ -42,6 +42,7 @@ def _numbers() -> dict:
                 "first_trough": [34, 5.91],
                 "deepest": [90, -55.86],
                 "peak": [181, 84.14],
+                "curve": (100 * np.cos(np.arange(256) / 30)).tolist(),  # RoPE's score at offsets 0..255
             }
         },  # fmt: skip
         "filings": {"case": case},

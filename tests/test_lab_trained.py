@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from poskernels.encodings import omega
 from poskernels.experiments.curves import marked_key_scores
+from poskernels.experiments.rebound import rebound_summary
 from poskernels.extension import extend
 from poskernels.model.config import preset
 from poskernels.model.head import Reading, init_params, query_forward, token_table
@@ -97,17 +98,20 @@ def test_payload_draws_these_curves_for_every_reader(monkeypatch, tmp_path):
 
     schemes = ["nope", "sinusoidal", "learned", "rope", "alibi"]
     monkeypatch.setattr(trained, "_tournament_heads", lambda src, names: {s: _head(s, 0) for s in names})
+    summary = rebound_summary(_head("rope", 0))  # what numbers.json's rebound section carries
+    curve = summary["curve"]
     numbers = {
         "tournament": {"accuracy": {s: {} for s in schemes}},
         "rescaled": {"accuracy": {r: {} for r in ("rope_pi", "rope_ntk", "rope_yarn")}},
+        "rebound": {"0": summary},
     }
     p = viz_payload(numbers, cache_dir=tmp_path)
     sc, dr = p["scores"], p["drift"]
     assert [r["key"] for r in sc["readers"]] == schemes + ["rope_pi", "rope_ntk", "rope_yarn"]
     r = np.arange(256)
     t = np.full(256, 255)
-    want = common.rnd(marked_key_scores(_head("rope", 0), t, t - r), "score")
-    assert sc["scores"]["rope"] == want
+    assert sc["scores"]["rope"] == common.rnd(curve, "score")  # read from numbers.json
+    np.testing.assert_allclose(sc["scores"]["rope"], marked_key_scores(_head("rope", 0), t, t - r), atol=0.006)
     ntk = marked_key_scores(_head("rope", 0), t, t - r, _reading("ntk", 256))
     assert sc["scores"]["rope_ntk"] == common.rnd(ntk, "score")
     learned = sc["scores"]["learned"]
@@ -116,3 +120,20 @@ def test_payload_draws_these_curves_for_every_reader(monkeypatch, tmp_path):
     assert sc["y"]["min"] <= min(values) and max(values) <= sc["y"]["max"]
     assert len(set(dr["scores"]["rope"])) == 1 and len(set(dr["scores"]["sinusoidal"])) > 1  # flat, and drifting
     assert dr["positions"][0] == dr["offset"] and dr["window"] == 32
+
+
+def test_ropes_curve_is_the_rebound_curve_of_numbers_json(monkeypatch, tmp_path):
+    # RoPE's score against offset is read from numbers.json (rebound.<seed>.curve), never recomputed from the head
+    from poskernels.errors import PosKernelsError
+    from poskernels.lab import trained, viz_payload
+
+    monkeypatch.setattr(trained, "_tournament_heads", lambda src, names: {s: _head(s, 0) for s in names})
+    marked = [1000.0 + k for k in range(256)]  # no head gives this curve
+    summary = {**rebound_summary(_head("rope", 0)), "curve": marked}
+    numbers = {"tournament": {"accuracy": {"rope": {}}, "seeds": [7]}, "rebound": {"7": summary}}
+    assert viz_payload(numbers, cache_dir=tmp_path)["scores"]["scores"]["rope"] == marked
+    absent = viz_payload({"tournament": numbers["tournament"]}, cache_dir=tmp_path)["scores"]
+    assert "rebound" in absent["absent"]
+    numbers["rebound"]["7"]["curve"] = marked[:10]
+    with pytest.raises(PosKernelsError, match="10 offsets"):
+        viz_payload(numbers, cache_dir=tmp_path)

@@ -2,10 +2,12 @@
 
 Each :class:`~poskernels.claims.record.Claim` names the article's sentence it stands for, where the article says
 it, the statistic (a share of seeds, a mean with ``k`` standard errors, a gap in joined standard errors, a median,
-a mode), its threshold and the null under which it would be false.  :data:`CLAIMS` is the only place a threshold
-is written: the test files (``tests/test_tournament.py``, ``tests/test_filings.py``, ``tests/test_long_context.py``)
-parametrize over it, and the calibration (:mod:`poskernels.claims.calibrate`) reads it to measure each claim's size
-and how often it passes when false.
+a mode), its threshold and the null under which it would be false.  The claims of the papers beyond the article
+(Kerple, FIRE: :mod:`poskernels.claims.beyond`) are records of the same table, each naming the paper's sentence.
+:data:`CLAIMS` is the only place a threshold is written: the test files (``tests/test_tournament.py``,
+``tests/test_filings.py``, ``tests/test_long_context.py``, ``tests/test_beyond_schemes.py``) parametrize over it,
+and the calibration (:mod:`poskernels.claims.calibrate`) reads it to measure each claim's size and how often it
+passes when false.
 
 ``python -m poskernels.claims NUMBERS.json [--json PATH|-]`` prints every claim with its statistic, threshold and
 verdict, and exits 1 if one fails (2 for a file that is not a ``numbers.json``): a reproduction is checked on the
@@ -16,7 +18,7 @@ Examples
 >>> len({c.id for c in CLAIMS}) == len(CLAIMS)
 True
 >>> sorted({c.suite for c in CLAIMS})
-['filings', 'long_context', 'tournament']
+['beyond', 'filings', 'long_context', 'tournament']
 >>> by_id("tournament.alibi_median_head_holds_0.95_at_256").threshold
 'median - 2.5 SE > 0.95'
 """
@@ -24,6 +26,7 @@ True
 from __future__ import annotations
 
 from ..errors import PosKernelsError
+from .beyond import BEYOND_CLAIMS
 from .filings import FILINGS_CLAIMS
 from .long_context import LONG_CLAIMS
 from .record import SUITES, Claim, Verdict
@@ -31,8 +34,8 @@ from .tournament import TOURNAMENT_CLAIMS
 
 __all__ = ["CLAIMS", "SUITES", "Claim", "Verdict", "by_id", "check_all", "of_suite"]
 
-#: Every trained claim, in the order of the article.
-CLAIMS: tuple[Claim, ...] = TOURNAMENT_CLAIMS + FILINGS_CLAIMS + LONG_CLAIMS
+#: Every trained claim, in the order of the article, then the claims of the papers beyond it (Kerple, FIRE).
+CLAIMS: tuple[Claim, ...] = TOURNAMENT_CLAIMS + FILINGS_CLAIMS + LONG_CLAIMS + BEYOND_CLAIMS
 
 
 def of_suite(suite: str) -> tuple[Claim, ...]:

@@ -77,6 +77,12 @@ def _upper(v, p):
     return stat, bool(stat <= p["c"])
 
 
+def _exceeds(v, p):  # the complement of _upper: the rule "mean + k SE <= c" fails
+    m, se = mean_se(v["x"])
+    stat = m + p.get("k", K) * se
+    return stat, bool(stat > p["c"])
+
+
 def _to_mean(v, p, rng):  # the mean moved onto the bound
     x = np.asarray(v["x"], dtype=float)
     return {**v, "x": x - np.nanmean(x) + p["c"]}
@@ -247,6 +253,7 @@ def _near_text(p) -> str:
 KINDS: dict[str, Kind] = {
     "lower": Kind(_lower, _to_mean, lambda p: f"mean - {_k(p)} SE >= {p['c']:g}", "mean at the bound"),
     "upper": Kind(_upper, _to_mean, lambda p: f"mean + {_k(p)} SE <= {p['c']:g}", "mean at the bound"),
+    "exceeds": Kind(_exceeds, _to_mean, lambda p: f"mean + {_k(p)} SE > {p['c']:g}", "mean at the bound"),
     "gap": Kind(
         _gap,
         _gap_null,

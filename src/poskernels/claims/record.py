@@ -23,6 +23,7 @@ SUITES = {
     "tournament": "tests/test_tournament.py",
     "filings": "tests/test_filings.py",
     "long_context": "tests/test_long_context.py",
+    "beyond": "tests/test_beyond_schemes.py",
 }
 
 
@@ -67,9 +68,9 @@ class Claim:
     suite : str
         A key of :data:`SUITES`: the test file that asserts it.
     sentence : str
-        The article's words it stands for.
+        The article's words it stands for (or the paper's, for a scheme beyond the article).
     where : str
-        Where the article says it (section, paragraph or table).
+        Where the article says it (section, paragraph or table), or the paper and its section.
     kind : str
         A key of :data:`~poskernels.claims.kinds.KINDS`.
     params : dict

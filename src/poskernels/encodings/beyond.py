@@ -8,18 +8,22 @@ the properties the papers state, are in :mod:`poskernels.theory.beyond`.
 
 * Kerple (Chi et al. 2022, "KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation"):
   the logarithmic bias ``-r1 log(1 + r2 r)`` and the power bias ``-r1 r^r2`` (``0 < r2 <= 2``), ``r1, r2 > 0``.
-* FIRE (Li et al. 2023, "Functional Interpolation for Relative Positional Encoding Improves Long Context
+* FIRE (Li et al. 2023, "Functional Interpolation for Relative Positions Improves Long Context
   Transformers"): ``f(psi(r) / psi(max(L, t)))`` with ``psi(x) = log(c x + 1)`` and ``f`` a small MLP.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+#: A parameter given as one number or as one per head (an array broadcast against the offsets).
+Scalars = np.ndarray | float
 
 __all__ = ["fire_bias", "fire_features", "kerple_log_bias", "kerple_power_bias"]
 
 
-def kerple_log_bias(r, r1, r2) -> np.ndarray:
+def kerple_log_bias(r: ArrayLike, r1: Scalars, r2: Scalars) -> np.ndarray:
     """Kerple's logarithmic bias ``-r1 log(1 + r2 max(r, 0))`` (broadcast over ``r``, ``r1``, ``r2``).
 
     >>> kerple_log_bias([0, 1, 3], 2.0, 1.0).round(4).tolist()
@@ -29,7 +33,7 @@ def kerple_log_bias(r, r1, r2) -> np.ndarray:
     return -r1 * np.log1p(r2 * rho)
 
 
-def kerple_power_bias(r, r1, r2) -> np.ndarray:
+def kerple_power_bias(r: ArrayLike, r1: Scalars, r2: Scalars) -> np.ndarray:
     """Kerple's power bias ``-r1 max(r, 0)^r2`` (broadcast over ``r``, ``r1``, ``r2``).
 
     >>> kerple_power_bias([0, 1, 4], 0.5, 1.5).tolist()
@@ -39,7 +43,7 @@ def kerple_power_bias(r, r1, r2) -> np.ndarray:
     return -r1 * rho**r2
 
 
-def fire_features(r, t, c, L) -> np.ndarray:
+def fire_features(r: ArrayLike, t: Scalars, c: Scalars, L: Scalars) -> np.ndarray:
     """FIRE's input to its MLP: ``u = psi(max(r, 0)) / psi(max(L, t))``, ``psi(x) = log(c x + 1)``.
 
     ``u`` lies in ``[0, 1]`` for every causal offset ``0 <= r <= t`` once ``t >= L`` (the progressive
@@ -52,7 +56,7 @@ def fire_features(r, t, c, L) -> np.ndarray:
     return np.log1p(c * rho) / np.log1p(c * np.maximum(L, t))
 
 
-def fire_bias(u, w1, b1, w2) -> np.ndarray:
+def fire_bias(u: ArrayLike, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray) -> np.ndarray:
     """FIRE's MLP ``f(u) = sum_h w2_h relu(w1_h u + b1_h)`` at inputs ``u``, shape ``u.shape``.
 
     The weights are ``(..., H)``, with the leading axes of ``u``'s leading axes (one MLP per head); the output

@@ -291,7 +291,7 @@ class Fire(Scheme):
     """
 
     name, title = "fire", "FIRE"
-    article = "Li et al. 2023, Functional Interpolation for Relative Positional Encoding Improves Long Context"
+    article = "Li et al. 2023, Functional Interpolation for Relative Positions Improves Long Context Transformers"
     where, relative, defined_everywhere, in_article = "score", False, True, False
     H = 32
 

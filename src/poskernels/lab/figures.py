@@ -237,6 +237,6 @@ def write_figures(ctx, out_dir) -> list[Path]:
     written, skipped = draw_figures(viz_payload(ctx), Path(out_dir) / "figures")
     for name, why in skipped.items():
         print(f"[figures] skipped {name}.png: {why}")
-    if written:
-        print(f"[figures] wrote {', '.join(str(p) for p in written)}")
+    if written:  # a progress line (stderr; none with --quiet), not part of the report
+        ctx.log(f"[figures] wrote {', '.join(str(p) for p in written)}")
     return written

@@ -59,13 +59,31 @@ def drift(src: Sources) -> dict:
 
 def scores_against_offset(src: Sources, readers: list[str]) -> dict:
     """Each reader's learned score of a marked key against its offset r (Figure B); see
-    :func:`poskernels.experiments.curves.scores_against_offset`."""
-    schemes = [r for r in readers if not r.startswith("rope_")]
-    if len(schemes) < len(readers) and "rope" not in schemes:
-        schemes.append("rope")  # the re-read readers read the RoPE head
-    part = curves.scores_against_offset(_tournament_heads(src, schemes), readers)
+    :func:`poskernels.experiments.curves.scores_against_offset`.
+
+    RoPE's own curve is the rebound's, read from ``numbers.json`` (``rebound.<seed>.curve``, the score at offsets
+    ``0..255`` that :func:`poskernels.experiments.rebound.rebound_summary` writes and the readouts' landmarks are
+    read off), not recomputed here; the other readers, and RoPE re-read through each map, from the cached heads.
+    """
     seed = shown_seed(src.numbers)
-    return {"offsets": part["offsets"], "query_length": part["query_length"], "seed": seed, "scores": part["scores"]}
+    rope_curve = None
+    if "rope" in readers:
+        rope_curve = need(src.numbers, "rebound", str(seed), "curve")
+    others = [r for r in readers if r != "rope"]
+    schemes = [r for r in others if not r.startswith("rope_")]
+    if len(schemes) < len(others):
+        schemes.append("rope")  # the re-read readers read the RoPE head
+    part = curves.scores_against_offset(_tournament_heads(src, schemes), others)
+    scores = dict(part["scores"])
+    if rope_curve is not None:
+        if len(rope_curve) != len(part["offsets"]):
+            raise PosKernelsError(
+                f"numbers.json's rebound.{seed}.curve has {len(rope_curve)} offsets; the scores view reads"
+                f" {len(part['offsets'])} (0..{part['offsets'][-1]})"
+            )
+        scores["rope"] = np.asarray(rope_curve, dtype=float)
+    ordered = {r: scores[r] for r in readers if r in scores}  # (offsets,) each, in the readers' order
+    return {"offsets": part["offsets"], "query_length": part["query_length"], "seed": seed, "scores": ordered}
 
 
 def filing_case(case: dict) -> dict:

@@ -59,7 +59,7 @@ def _md_table(part: dict, axis: str, keep) -> list[str]:
 
 
 def markdown(data: dict) -> str:
-    """The README's tables of this section, generated from ``numbers.json``'s ``long`` (mean ± standard error).
+    """The documentation's tables of this section, generated from ``numbers.json``'s ``long`` (mean ± standard error).
 
     Examples
     --------

@@ -1,14 +1,16 @@
-"""The README's tables of trained results, rendered from ``numbers.json``: no trained figure is typed by hand.
+"""The tables of trained results in the README and the documentation, rendered from ``numbers.json``: no trained
+figure is typed by hand.
 
-Each table lives in the README between two marker lines, ``<!-- numbers:NAME begin -->`` and
-``<!-- numbers:NAME end -->``; :func:`rewrite` replaces what lies between them with :data:`REGIONS` ``[NAME]``
-rendered from a ``numbers.json``.  The package ships the ``numbers.json`` the README was made from
-(:data:`REFERENCE_NUMBERS`, a full ``poskernels reproduce`` with seeds 0-9); ``tests/test_readme.py`` checks that
-the README equals its rendering and that a fresh run agrees with it within the seeds' error.
+Each table lives in a Markdown page (:data:`DOCUMENTS`: the README's headline table, the documentation's pages of
+the article) between two marker lines, ``<!-- numbers:NAME begin -->`` and ``<!-- numbers:NAME end -->``;
+:func:`rewrite` replaces what lies between them with :data:`REGIONS` ``[NAME]`` rendered from a ``numbers.json``.
+The package ships the ``numbers.json`` the pages were made from (:data:`REFERENCE_NUMBERS`, a full
+``poskernels reproduce`` with seeds 0-9); ``tests/test_readme.py`` checks that every page equals its rendering,
+that every region is on some page, and that a fresh run agrees with the shipped numbers within the seeds' error.
 
-Usage::
+Usage (from the repository's root; with no page named, every page of :data:`DOCUMENTS`)::
 
-    python -m poskernels.page.readme results/numbers.json README.md          # rewrite the regions
+    python -m poskernels.page.readme results/numbers.json                  # rewrite the regions
     python -m poskernels.page.readme --check results/numbers.json README.md  # exit 1 if a region is stale
 
 Examples
@@ -25,6 +27,7 @@ b
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -36,7 +39,7 @@ import numpy as np
 from ..atomic import write_text_atomic
 from ..errors import PosKernelsError
 from . import beyond as pb
-from . import fidelity
+from . import fidelity, printed
 from . import filings as pf
 from . import window as pt
 from .claims_page import claims_markdown, unresolved_markdown
@@ -44,7 +47,7 @@ from .clocks import ARTICLE_DEFECT
 from .long_context import markdown as long_markdown
 from .registry import READER_LABELS, cell, cell_se, differs_se
 
-__all__ = ["DOC_REGIONS", "REFERENCE_NUMBERS", "REGIONS", "main", "regions_in", "render", "rewrite"]
+__all__ = ["DOCUMENTS", "DOC_REGIONS", "REFERENCE_NUMBERS", "REGIONS", "main", "regions_in", "render", "rewrite"]
 
 #: The ``numbers.json`` (trained sections and the rest) the README's tables were rendered from.
 REFERENCE_NUMBERS = Path(__file__).parent / "reference_numbers.json"
@@ -68,6 +71,30 @@ def _seeds(seeds) -> str:
 
 
 # --------------------------------------------------------------------------- the single-head laboratory
+
+
+def _headline(n: dict) -> str:
+    """The article's opening table (accuracy at 32 and 256), ours beside it."""
+    t, r = n["tournament"], n["rescaled"]
+    rows = []
+    for key in ("nope", "sinusoidal", "rope", "rope_pi", "alibi"):
+        art = pt.ARTICLE_TOURNAMENT.get(key) or {"32": pt.ARTICLE_TOURNAMENT["rope"]["32"], **pt.ARTICLE_RESCALED[key]}
+        # RoPE + PI reads length 32 at kappa = 32/32 = 1: the plain RoPE reading of the same heads
+        src = t if key in t["accuracy"] else r
+        at32 = (t["accuracy"]["rope"]["32"], t["stderr"]["rope"]["32"]) if src is r else None
+        m32, s32 = at32 or (src["accuracy"][key]["32"], src["stderr"][key]["32"])
+        m256, s256 = src["accuracy"][key]["256"], src["stderr"][key]["256"]
+        rows.append(
+            [
+                READER_LABELS[key],
+                *_pair(m32, s32, art["32"], pt.TEST_COUNT),
+                *_pair(m256, s256, art["256"], pt.TEST_COUNT),
+            ]
+        )
+    return (
+        f"Accuracy of single heads trained at length 32 and read at 32 and 256 (mean ± SE over {_seeds(t['seeds'])}; "
+        "* = more than 3 SE from the article).\n\n" + _md(["scheme", "at 32", "article", "at 256", "article"], rows)
+    )
 
 
 def _tournament(n: dict) -> str:
@@ -353,6 +380,7 @@ def _printed_differences(n: dict) -> list[str]:
 
 #: Region name -> renderer of the README's markdown from ``numbers.json``.
 REGIONS: dict[str, Callable[[dict], str]] = {
+    "headline": _headline,
     "tournament": _tournament,
     "rescaled": _rescaled,
     "rebound": _rebound,
@@ -370,12 +398,41 @@ REGIONS: dict[str, Callable[[dict], str]] = {
 }
 
 
+def _section_table(key: str) -> Callable[[dict], str]:
+    """A deterministic section's table, exactly as ``poskernels reproduce`` prints it, from ``numbers[key]``."""
+    from . import SECTIONS  # the page package imports this module's siblings; read its registry when called
+
+    def render_section(numbers: dict) -> str:
+        (section,) = [s for s in SECTIONS if s.key == key and not s.trained]
+        return f"```text\n{section.render(numbers[key]).rstrip()}\n```"
+
+    return render_section
+
+
+for _key in ("prop1", "thm1", "thm2", "def3", "thm3", "prop4", "thm5"):
+    REGIONS[f"section-{_key}"] = _section_table(_key)
+for _part in printed.PARTS:  # the article's printed figures of each part, ours beside them
+    REGIONS[f"printed-{_part}"] = functools.partial(printed.markdown, part=_part)
+
+
 #: The regions rendered into a documentation page rather than the README: page (from the repository root) -> names.
-#: ``filings-gaps`` of the filings page is written by ``examples/filings_gaps.py``, not from ``numbers.json``.
+#: Every other region of :data:`REGIONS` is the README's.
 DOC_REGIONS: dict[str, tuple[str, ...]] = {
-    "docs/guide/claims.md": ("claims-all",),
+    "docs/article/order.md": ("printed-order", "section-prop1"),
+    "docs/article/clocks.md": ("printed-clocks", "section-thm1", "section-thm2"),
+    "docs/article/relative.md": ("printed-relative", "section-def3", "section-thm3"),
+    "docs/article/rotations.md": ("printed-rotations", "section-prop4", "section-thm5"),
+    "docs/article/window.md": ("tournament", "rescaled", "rebound", "sinusoidal", "kernels", "differences"),
+    "docs/article/filings.md": ("filings-accuracy", "filings-horizon", "filings-case"),
+    "docs/article/long-context.md": ("long",),
+    "docs/guide/beyond.md": ("beyond",),
+    "docs/guide/claims.md": ("claims-unresolved", "claims-all"),
+    # ``filings-gaps`` of this page is written by ``examples/filings_gaps.py``, not from ``numbers.json``
     "docs/guide/filings.md": ("filings-distance",),
 }
+
+#: Every page that holds generated regions, relative to the repository's root.
+DOCUMENTS: tuple[str, ...] = ("README.md", *DOC_REGIONS)
 
 
 def render(numbers: dict) -> dict[str, str]:
@@ -421,28 +478,37 @@ def rewrite(text: str, regions: dict[str, str], partial: bool = False) -> str:
 
 
 def main(argv=None) -> int:
-    """Rewrite (or, with ``--check``, verify) the README's regions from a ``numbers.json``."""
+    """Rewrite (or, with ``--check``, verify) the generated regions of the pages from a ``numbers.json``."""
     p = argparse.ArgumentParser(prog="python -m poskernels.page.readme", description=__doc__.split("\n")[0])
     p.add_argument(
         "numbers", type=Path, nargs="?", default=REFERENCE_NUMBERS, help="numbers.json (default: the shipped one)"
     )
-    p.add_argument("readme", type=Path, nargs="?", default=Path("README.md"))
+    p.add_argument("pages", type=Path, nargs="*", help="Markdown pages (default: DOCUMENTS, from the current folder)")
     p.add_argument("--check", action="store_true", help="exit 1 if a region differs from its rendering")
     p.add_argument("--partial", action="store_true", help="leave regions without a renderer here as they are")
     args = p.parse_args(argv)
+    pages = args.pages or [Path(d) for d in DOCUMENTS]
     try:
-        text = args.readme.read_text(encoding="utf-8")
-        new = rewrite(text, render(json.loads(args.numbers.read_text(encoding="utf-8"))), partial=args.partial)
+        rendered = render(json.loads(args.numbers.read_text(encoding="utf-8")))
+        texts = {page: page.read_text(encoding="utf-8") for page in pages}
+        new = {page: rewrite(text, rendered, partial=args.partial) for page, text in texts.items()}
     except (OSError, ValueError, PosKernelsError) as err:
         print(f"readme: error: {err}", file=sys.stderr)
         return 2
     if args.check:
-        stale = [k for k, v in regions_in(new).items() if regions_in(text).get(k) != v]
+        stale = [
+            f"{page}:{k}"
+            for page in pages
+            for k, v in regions_in(new[page]).items()
+            if regions_in(texts[page]).get(k) != v
+        ]
         print(f"readme: stale regions {stale}" if stale else "readme: up to date")
         return 1 if stale else 0
-    if new != text:
-        write_text_atomic(args.readme, new)
-    print(f"readme: {len(regions_in(new))} regions rendered from {args.numbers}")
+    for page in pages:
+        if new[page] != texts[page]:
+            write_text_atomic(page, new[page])
+    count = sum(len(regions_in(t)) for t in new.values())
+    print(f"readme: {count} regions in {len(pages)} pages rendered from {args.numbers}")
     return 0
 
 

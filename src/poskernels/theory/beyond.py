@@ -22,8 +22,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import gammaincc
 
 from ..encodings.beyond import fire_bias, fire_features, kerple_log_bias, kerple_power_bias
@@ -40,14 +42,14 @@ __all__ = [
 ]
 
 
-def _offsets(r) -> np.ndarray:
+def _offsets(r: ArrayLike) -> np.ndarray:
     r = check_array("offsets r", r)
     if r.size and r.min() < 0:
         raise PosKernelsError(f"offsets r must be >= 0 (causal: r = t - j); got a minimum of {r.min()!r}")
     return r
 
 
-def kerple_log_kernel(r, r1: float, r2: float) -> np.ndarray:
+def kerple_log_kernel(r: ArrayLike, r1: float, r2: float) -> np.ndarray:
     """Kerple's logarithmic bias ``-r1 log(1 + r2 r)`` at offsets ``r >= 0`` (Chi et al. 2022).
 
     Parameters
@@ -65,7 +67,7 @@ def kerple_log_kernel(r, r1: float, r2: float) -> np.ndarray:
     return kerple_log_bias(_offsets(r), check_positive_real("r1", r1), check_positive_real("r2", r2))
 
 
-def kerple_power_kernel(r, r1: float, r2: float) -> np.ndarray:
+def kerple_power_kernel(r: ArrayLike, r1: float, r2: float) -> np.ndarray:
     """Kerple's power bias ``-r1 r^r2`` at offsets ``r >= 0`` (Chi et al. 2022; CPD for ``0 < r2 <= 2``).
 
     Examples
@@ -80,7 +82,7 @@ def kerple_power_kernel(r, r1: float, r2: float) -> np.ndarray:
 KERPLE_KERNELS = {"kerple_log": kerple_log_kernel, "kerple_power": kerple_power_kernel}
 
 
-def offset_gram(kernel, positions) -> np.ndarray:
+def offset_gram(kernel: Callable[[np.ndarray], np.ndarray], positions: ArrayLike) -> np.ndarray:
     """The matrix ``K_ij = kernel(|m_i - m_j|)`` of a kernel over offsets at positions ``m``, shape ``(N, N)``.
 
     Examples
@@ -93,7 +95,7 @@ def offset_gram(kernel, positions) -> np.ndarray:
     return np.asarray(kernel(np.abs(m[:, None] - m[None, :])), dtype=float)
 
 
-def conditional_min_eigenvalue(K) -> float:
+def conditional_min_eigenvalue(K: ArrayLike) -> float:
     """The least value of ``c^T K c`` over unit ``c`` with ``sum(c) = 0``: ``>= 0`` exactly when ``K`` is CPD.
 
     ``K`` is symmetrized and restricted to the subspace ``sum(c) = 0`` through an orthonormal basis of it (the
@@ -169,7 +171,7 @@ def kerple_tail_bound(kind: str, W: float, r1: float, r2: float, D: float) -> fl
     return math.exp(W + log_tail)
 
 
-def fire_kernel(r, t: float, c: float, L: float, w1, b1, w2) -> np.ndarray:
+def fire_kernel(r: ArrayLike, t: float, c: float, L: float, w1: ArrayLike, b1: ArrayLike, w2: ArrayLike) -> np.ndarray:
     """FIRE's bias ``f(psi(r) / psi(max(L, t)))`` for a query at position ``t`` and offsets ``0 <= r <= t``.
 
     ``psi(x) = log(c x + 1)``; ``f(u) = sum_h w2_h relu(w1_h u + b1_h)`` with weights of shape ``(H,)``.
