@@ -193,7 +193,8 @@ def test_a_head_cache_entry_that_is_not_a_file_is_rebuilt_not_waited_on(tmp_path
         assert load_head(tmp_path, TINY, 0) is None
     with time_limit(LIMIT):
         head = train(TINY, 0, tmp_path)  # retrains and writes a real file where the entry was
-    assert path.is_file() and not path.is_symlink()
+    assert path.is_file()  # a real file there (a dangling symlink is written through, by the one output writer)
+    assert kind == "dangling symlink" or not path.is_symlink()
     assert load_head(tmp_path, TINY, 0).key == head.key
     if kind == "folder":  # moved aside, not deleted: what it held is not ours to remove
         (aside,) = [p for p in path.parent.iterdir() if ".not-a-cache-file-" in p.name]
