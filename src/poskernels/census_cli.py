@@ -298,6 +298,8 @@ def census_all(spec, target_length: int | None = None, layer_type: str | None = 
     >>> sorted(census_all("mistral-7b"))[:3]
     ['config', 'interpolation_bound', 'kappa']
     """
+    if layer_type is not None and not isinstance(layer_type, str):  # a list is unhashable: no lookup, a refusal
+        raise PosKernelsError(f"layer_type must be a layer type's name (a str) or None; got {layer_type!r:.80}")
     cfgs = load_layer_configs(spec)
     if layer_type is not None:
         if layer_type not in cfgs:

@@ -32,6 +32,7 @@ __all__ = [
     "check_kappa",
     "check_length",
     "check_name",
+    "check_open_unit",
     "check_positive_int",
     "check_positive_real",
     "did_you_mean",
@@ -236,6 +237,22 @@ def check_real(
         )
         raise PosKernelsError(f"{name} must be a finite number{span}; got {_show(value)}")
     return x
+
+
+def check_open_unit(name: str, value: Any, why: str = "") -> float:
+    """Return ``value`` as ``float`` if it is a finite number strictly between 0 and 1, else raise (``why`` explains).
+
+    >>> check_open_unit("eps", 1e-12)
+    1e-12
+    >>> check_open_unit("eps", 1, "the weight a cut may drop")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: eps must be a finite number in (0, 1) (the weight a cut may drop); got 1
+    """
+    if not _is_finite_real(value) or not 0 < float(value) < 1:
+        reason = f" ({why})" if why else ""
+        raise PosKernelsError(f"{name} must be a finite number in (0, 1){reason}; got {_show(value)}")
+    return float(value)
 
 
 def check_bool(name: str, value: Any) -> bool:

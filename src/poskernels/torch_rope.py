@@ -12,8 +12,16 @@ Definition 2 and GPT-J's); ``"half"`` rotates ``j`` with ``j + r/2`` inside the 
 :func:`~poskernels.encodings.to_half_split`, gets the same scores in the second.
 
 Angles ``m theta_j`` are computed in float32 (float64 for float64 input) and cos and sin cast to the
-input's dtype before the rotation, as transformers does.  This module imports torch when it is imported:
-``import poskernels`` does not.
+input's dtype before the rotation, as transformers does; an angle (or a frequency) that overflows that working
+dtype is refused, never turned into NaN.  Only floating tensors are rotated (float16, bfloat16, float32, float64):
+an integer tensor would truncate cos and sin, a complex or bool one is not a vector of reals.
+
+**Where the positions go.**  ``seq_dim`` is the axis of ``x`` that holds the ``n`` positions (default ``-2``:
+``(..., n, d)``; rotary-embedding-torch's argument of the same name).  Positions ``(n,)`` apply along it for every
+other axis; positions ``(batch, n)`` pair their rows with ``x``'s first axis (the batch, as transformers passes
+``position_ids``; ``batch`` may be 1) and apply to every axis between (the heads).  So ``(batch, heads, n, d)``,
+``(batch, n, heads, d)`` with ``seq_dim=1``, ``(batch, n, d)`` and any higher rank follow one rule.  This module
+imports torch when it is imported: ``import poskernels`` does not.
 
 Examples
 --------
@@ -33,35 +41,107 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .errors import PosKernelsError
+from .errors import PosKernelsError, check_array, check_int, check_positive_real
 
-__all__ = ["LAYOUTS", "apply_rope", "cos_sin"]
+__all__ = ["DTYPES", "LAYOUTS", "apply_rope", "cos_sin"]
 
 #: Where plane ``j`` lives in the rotated width ``r``: consecutive pairs, or first half with second half.
 LAYOUTS = ("pairs", "half")
 
+#: The dtypes rotated: the floating ones a model holds queries and keys in.
+DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def _check_dtype(what: str, dtype) -> torch.dtype:
+    if dtype not in DTYPES:
+        accepted = ", ".join(str(t).removeprefix("torch.") for t in DTYPES)
+        raise PosKernelsError(
+            f"{what} must be a floating dtype ({accepted}): integers would truncate cos and sin, complex and bool "
+            f"are not real vectors; got {dtype}"
+        )
+    return dtype
+
+
+def _as_numpy(name: str, value) -> np.ndarray:
+    """A tensor or array_like as a finite float64 NumPy array (bool, complex, NaN and infinities refused)."""
+    if torch.is_tensor(value):
+        if value.dtype == torch.bool or value.is_complex():
+            raise PosKernelsError(f"{name} must be real numbers; got a tensor of dtype {value.dtype}")
+        value = value.detach().to("cpu", torch.float64).numpy()
+    return check_array(name, value)
+
 
 def _frequencies(inv_freq, device) -> torch.Tensor:
-    theta = torch.as_tensor(np.asarray(inv_freq.detach().cpu() if torch.is_tensor(inv_freq) else inv_freq))
-    if theta.ndim != 1 or theta.numel() == 0 or not bool(torch.all(torch.isfinite(theta) & (theta >= 0))):
-        raise PosKernelsError(f"inv_freq must be a non-empty 1-d array of finite frequencies >= 0; got {inv_freq!r}")
-    return theta.to(device=device, dtype=torch.float64)
+    theta = _as_numpy("inv_freq", inv_freq)
+    if theta.ndim != 1 or theta.size == 0 or np.any(theta < 0):
+        raise PosKernelsError(
+            f"inv_freq must be a non-empty 1-d array of finite frequencies >= 0; got shape {theta.shape}: "
+            f"{np.array2string(theta, threshold=6)}"
+        )
+    return torch.from_numpy(theta).to(device)
+
+
+def _positions(positions, device) -> torch.Tensor:
+    """Positions as a tensor on ``device``: integer tensors as they are, anything else finite float64."""
+    if torch.is_tensor(positions) and not positions.is_floating_point() and positions.dtype != torch.bool:
+        if positions.is_complex():
+            raise PosKernelsError(f"positions must be real numbers; got a tensor of dtype {positions.dtype}")
+        return positions.to(device)
+    if torch.is_tensor(positions) and positions.is_floating_point():
+        bad = ~torch.isfinite(positions)
+        if bool(bad.any()):
+            at = tuple(int(i) for i in bad.nonzero()[0])
+            raise PosKernelsError(f"positions must be finite; got {positions[at].item()!r} at index {at}")
+        return positions.to(device)
+    return torch.from_numpy(_as_numpy("positions", positions)).to(device)
 
 
 def cos_sin(positions, inv_freq, dtype=torch.float32, device=None, attention_factor: float = 1.0):
     """``cos(m theta_j)`` and ``sin(m theta_j)`` times ``attention_factor``, shape ``positions.shape + (P,)``.
 
+    The angles are computed in float32 (float64 when ``dtype`` is float64) and refused if one overflows it.
+
     >>> c, s = cos_sin(torch.arange(3), [1.0, 0.5])
     >>> c.shape, round(float(s[2, 0]), 4)
     (torch.Size([3, 2]), 0.9093)
+    >>> cos_sin(torch.arange(3), [1e39], torch.bfloat16)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: inv_freq overflows float32, the working dtype of bfloat16 input: ...
     """
-    pos = torch.as_tensor(positions, device=device)
-    if pos.is_floating_point() and not bool(torch.all(torch.isfinite(pos))):
-        raise PosKernelsError(f"positions must be finite; got {positions!r}")
+    dtype = _check_dtype("dtype", dtype)
+    factor = check_positive_real("attention_factor", attention_factor)
+    pos = _positions(positions, device)
+    return _cos_sin(pos, _frequencies(inv_freq, pos.device), dtype, factor)
+
+
+def _cos_sin(pos: torch.Tensor, theta: torch.Tensor, dtype, factor: float):
+    """:func:`cos_sin` of checked arguments (``theta`` float64 on ``pos``'s device, possibly empty)."""
     work = torch.float64 if dtype == torch.float64 else torch.float32  # transformers: float32 angles
-    theta = _frequencies(inv_freq, pos.device).to(work)  # (P,)
-    ang = pos.to(work)[..., None] * theta  # (..., n, P)
-    return (ang.cos() * attention_factor).to(dtype), (ang.sin() * attention_factor).to(dtype)
+    where = f"{str(work).removeprefix('torch.')}, the working dtype of {str(dtype).removeprefix('torch.')} input"
+    top = f"{torch.finfo(work).max:.3g}"
+    th = theta.to(work)  # (P,)
+    if not bool(torch.isfinite(th).all()):
+        raise PosKernelsError(f"inv_freq overflows {where}: largest {float(theta.max())!r}; it must stay below {top}")
+    m = pos.to(work)
+    if not bool(torch.isfinite(m).all()):
+        raise PosKernelsError(f"positions overflow {where}: largest |m| {float(pos.abs().max())!r}; below {top}")
+    ang = m[..., None] * th  # (..., P)
+    if not bool(torch.isfinite(ang).all()):  # finite m and theta, an infinite product
+        raise PosKernelsError(
+            f"the angles m theta overflow {where}: largest |m| {float(pos.abs().max())!r}, largest theta "
+            f"{float(theta.max())!r}; positions times frequencies must stay below {top}"
+        )
+    return (ang.cos() * factor).to(dtype), (ang.sin() * factor).to(dtype)
+
+
+def _seq_axis(seq_dim, ndim: int) -> int:
+    """The axis (``0..ndim-2``) that ``seq_dim`` names; the last axis holds the coordinates, never positions."""
+    why = f"an axis of the {ndim}-d x other than the last, which holds d; -{ndim}..-2 count from the end"
+    seq_dim = check_int("seq_dim", seq_dim, -ndim, ndim - 2, why)
+    if seq_dim == -1:
+        raise PosKernelsError(f"seq_dim must name an axis of x other than the last (which holds d); got {seq_dim}")
+    return seq_dim % ndim
 
 
 def apply_rope(
@@ -71,27 +151,33 @@ def apply_rope(
     rotated_planes: int | None = None,
     attention_factor: float = 1.0,
     layout: str = "pairs",
+    seq_dim: int = -2,
 ) -> torch.Tensor:
     """Rotate ``x`` by its positions: ``x_m -> a R_theta(m) x_m`` on the first ``rotated_planes`` planes.
 
     Parameters
     ----------
-    x : torch.Tensor, shape (..., n, d)
-        Queries or keys; for ``(batch, heads, n, d)`` positions of shape ``(batch, n)`` apply to every head.
+    x : torch.Tensor, shape (..., n, d) (``n`` on axis ``seq_dim``)
+        Queries or keys, of a floating dtype; for ``(batch, heads, n, d)`` positions of shape ``(batch, n)`` apply
+        to every head.
     positions : tensor or array_like, shape (n,) or (batch, n)
-        Integer or real positions (position interpolation reads fractional ones).
+        Integer or real positions (position interpolation reads fractional ones).  ``(n,)`` applies along
+        ``seq_dim`` for every other axis; ``(batch, n)`` pairs row ``b`` with ``x[b]`` (``batch`` is ``x.shape[0]``
+        or 1) and applies along ``seq_dim`` for every axis between.
     inv_freq : array_like or torch.Tensor, shape (P,)
         Per-plane frequencies.
     rotated_planes : int, optional
         Planes rotated (partial rotary embeddings); default ``P``.  The rest of ``x`` passes unchanged.
     attention_factor : float, default 1.0
-        Multiplies cos and sin (transformers' ``attention_scaling``: YaRN, LongRoPE).
+        Multiplies cos and sin (transformers' ``attention_scaling``: YaRN, LongRoPE); finite and positive.
     layout : {"pairs", "half"}
         Consecutive pairs (this library) or ``rotate_half`` halves (transformers).
+    seq_dim : int, default -2
+        The axis of ``x`` holding the positions (``1`` for ``(batch, n, heads, d)``); never the last.
 
     Returns
     -------
-    torch.Tensor, shape (..., n, d), the dtype and device of ``x``
+    torch.Tensor, the shape, dtype and device of ``x``
 
     Notes
     -----
@@ -105,34 +191,49 @@ def apply_rope(
     >>> torch.allclose(apply_rope(x, torch.arange(5), omega(8)),
     ...                torch.from_numpy(apply_rope_np(x.numpy(), range(5), omega(8))))
     True
+    >>> y = torch.randn(2, 5, 3, 8, dtype=torch.float64)  # (batch, n, heads, d): positions on axis 1
+    >>> pos = torch.tensor([[0, 1, 2, 3, 4], [7, 8, 9, 10, 11]])  # (batch, n)
+    >>> torch.allclose(apply_rope(y, pos, omega(8), seq_dim=1).transpose(1, 2),
+    ...                apply_rope(y.transpose(1, 2), pos, omega(8)))
+    True
     """
     if not torch.is_tensor(x):
         raise PosKernelsError(
             f"x must be a torch tensor (use poskernels.encodings.apply_rope for arrays); got {type(x)}"
         )
+    _check_dtype("x", x.dtype)
+    bad = ~torch.isfinite(x.detach())
+    if bool(bad.any()):  # an infinite coordinate turns into NaN (inf * 0) as the NumPy side refuses it
+        at = tuple(int(i) for i in bad.nonzero()[0])
+        raise PosKernelsError(f"x must be finite; got {x[at].item()!r} at index {at}")
     if layout not in LAYOUTS:
         raise PosKernelsError(f"unknown layout {layout!r}; accepted: {', '.join(LAYOUTS)}")
     if x.ndim < 2 or x.shape[-1] % 2:
         raise PosKernelsError(f"x must have shape (..., n, d) with d even; got shape {tuple(x.shape)}")
-    d, n = x.shape[-1], x.shape[-2]
+    axis = _seq_axis(seq_dim, x.ndim)
+    d, n = x.shape[-1], x.shape[axis]
     theta = _frequencies(inv_freq, x.device)
+    top = min(theta.numel(), d // 2)
     planes = theta.numel() if rotated_planes is None else rotated_planes
-    if isinstance(planes, bool) or not isinstance(planes, int) or not 0 <= planes <= min(theta.numel(), d // 2):
+    planes = check_int("rotated_planes", planes, 0, top, f"for d = {d} and {theta.numel()} frequencies")
+    pos = _positions(positions, x.device)
+    shape = [1] * (x.ndim - 1)  # every axis of x but d: n on the positions' axis, the batch on the first
+    shape[axis] = n
+    if pos.ndim == 2 and axis > 0 and pos.shape[1] == n and pos.shape[0] in (1, x.shape[0]):
+        shape[0] = pos.shape[0]
+    elif pos.shape != (n,):
+        batch = f"(batch, {n}) with batch = {x.shape[0]} (x's axis 0) or 1" if axis > 0 else "no batch form"
         raise PosKernelsError(
-            f"rotated_planes must be a whole number in [0, {min(theta.numel(), d // 2)}] for d = {d} and "
-            f"{theta.numel()} frequencies; got {rotated_planes!r}"
+            f"positions must have shape ({n},) or {batch}, to match x of shape {tuple(x.shape)} whose axis {axis} "
+            f"(seq_dim = {seq_dim}) holds the positions; got {tuple(pos.shape)}"
         )
-    pos = torch.as_tensor(positions, device=x.device)
-    if pos.ndim not in (1, 2) or pos.shape[-1] != n:
-        raise PosKernelsError(f"positions must have shape ({n},) or (batch, {n}) to match x; got {tuple(pos.shape)}")
-    if pos.ndim == 2 and x.ndim == 4:
-        pos = pos[:, None, :]  # (batch, 1, n): the same positions for every head
-    c, s = cos_sin(pos, theta[:planes], x.dtype, x.device, attention_factor)  # (..., n, P) each
+    factor = check_positive_real("attention_factor", attention_factor)
+    c, s = _cos_sin(pos.reshape(shape), theta[:planes], x.dtype, factor)  # (..., P) each
     r = 2 * planes
     if layout == "pairs":
-        a, b = x[..., 0:r:2], x[..., 1:r:2]  # (..., n, P) each
-        rotated = torch.stack((c * a - s * b, s * a + c * b), dim=-1).flatten(-2)  # (..., n, r)
+        a, b = x[..., 0:r:2], x[..., 1:r:2]  # (..., P) each
+        rotated = torch.stack((c * a - s * b, s * a + c * b), dim=-1).flatten(-2)  # (..., r)
     else:
-        a, b = x[..., :planes], x[..., planes:r]  # (..., n, P) each
-        rotated = torch.cat((c * a - s * b, s * a + c * b), dim=-1)  # (..., n, r)
+        a, b = x[..., :planes], x[..., planes:r]  # (..., P) each
+        rotated = torch.cat((c * a - s * b, s * a + c * b), dim=-1)  # (..., r)
     return torch.cat((rotated, x[..., r:]), dim=-1) if r < d else rotated

@@ -19,23 +19,27 @@ values.  The result is cached as JSON under ``cache_dir/results`` keyed by every
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ..encodings import SCHEMES
+from ..errors import PosKernelsError, check_budget, check_int, check_name, check_positive_int
 from ..model.cache import cache_key, cached_or_build
 from ..model.config import TrainConfig, preset
 from ..model.engine.cut import certified_cut, has_cut
 from ..model.engine.stream import stream_many
 from ..model.head import PLAIN
 from ..model.train import head_path, train_many
+from ..model.trained import check_trained
 from ..pool import available_cpus, run_jobs
 from ..seeds import seed_block, stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
 from ..tasks.needle import needle_batch
+from ..tasks.validate import MAX_CUE_TOKENS
 from .readers import READERS, all_readers
 from .tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, defined_at, rescaled_reading
 
@@ -77,19 +81,27 @@ def default_seeds() -> tuple[int, ...]:
     return seed_block()
 
 
-def sequences(task: str, x: int, count: int = COUNT, seed: int = TEST_SEED) -> tuple[np.ndarray, np.ndarray]:
+def sequences(
+    task: str, x: int, count: int = COUNT, seed: int = TEST_SEED, n_train: int = 32
+) -> tuple[np.ndarray, np.ndarray]:
     """The test sequences of one point: ``(tokens uint8 (count, n), targets (count,))``.
 
-    ``x`` is the length ``n`` (``"length"``) or the offset ``r`` (``"distance"``, length ``max(32, r + 1)``);
-    ``seed`` is the test stream's (default :data:`TEST_SEED`).
+    ``x`` is the length ``n`` (``"length"``, at least 2) or the offset ``r`` (``"distance"``, at least 1, in a
+    sequence of ``max(n_train, r + 1)`` tokens: the training length while the needle fits in it); ``seed`` is the
+    test stream's (default :data:`TEST_SEED`).
     Drawn in blocks so a long set never holds more than about ``2^22`` int64 tokens at once.
 
     >>> t, y = sequences("distance", 5, 4)
     >>> t.shape, t.dtype.name, bool((t[:, 32 - 1 - 5] >= 8).all())
     ((4, 32), 'uint8', True)
+    >>> sequences("distance", 5, 4, n_train=8)[0].shape  # a head trained at 8 reads its needle at length 8
+    (4, 8)
     """
+    task, x, count, seed = _check_point(task, x, count, seed)
+    n_train = check_int("n_train", n_train, 1, MAX_LENGTH)
     rng = np.random.default_rng(np.random.SeedSequence([seed, _TASK_IDS[task], x]))
-    n = x if task == "length" else max(32, x + 1)
+    n = x if task == "length" else max(n_train, x + 1)
+    check_budget(f"the test set of {count} sequences of {n} tokens", count * n, MAX_CUE_TOKENS)  # uint8 tokens
     step = max(1, (1 << 22) // n)
     blocks = []
     for i in range(0, count, step):
@@ -99,6 +111,42 @@ def sequences(task: str, x: int, count: int = COUNT, seed: int = TEST_SEED) -> t
         else:
             blocks.append(needle_batch(rng, b, x, n))
     return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
+
+
+#: Longest sequence (and farthest needle) a point reads: 2**24 tokens, about 170 times the article's longest.
+MAX_LENGTH = 2**24
+
+
+def _check_point(task, x, count, seed) -> tuple[str, int, int, int]:
+    """One point's ``task``, ``x`` (a length >= 2, or an offset >= 1), ``count`` (>= 1) and ``seed``, else raise."""
+    task = check_name("long-context task", task, _TASK_IDS)
+    lo, what = (2, "length n (the query and at least one key)") if task == "length" else (1, "needle offset r")
+    x = check_int(f"the {what}", x, lo, MAX_LENGTH, "a point reads count sequences that long")
+    count = check_int("count (sequences a point)", count, 1, MAX_CUE_TOKENS)
+    seed = check_int("the test seed", seed, 0, 2**63 - 1)
+    return task, x, count, seed
+
+
+def _check_grid(lengths, offsets, count) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """The grids of :func:`run_long_context`, each point checked as :func:`sequences` would, before any training."""
+    out = []
+    for name, task, values in (("lengths", "length", lengths), ("offsets", "distance", offsets)):
+        if isinstance(values, str | bytes | dict) or not isinstance(values, Sequence):
+            raise PosKernelsError(f"{name} must be a sequence of whole numbers; got {type(values).__name__}")
+        out.append(tuple(_check_point(task, x, count, TEST_SEED)[1] for x in values))
+    if not out[0] and not out[1]:
+        raise PosKernelsError("lengths and offsets are both empty: nothing to read")
+    return out[0], out[1], check_int("count (sequences a point)", count, 1, MAX_CUE_TOKENS)
+
+
+def _check_seeds(seeds) -> tuple[int, ...]:
+    """Seeds given to :func:`run_long_context`: distinct non-negative whole numbers, at least one."""
+    if isinstance(seeds, str | bytes | dict) or not hasattr(seeds, "__iter__"):
+        raise PosKernelsError(f"seeds must be an iterable of whole numbers >= 0; got {type(seeds).__name__}")
+    out = tuple(check_int("a seed", s, 0, 2**63 - 1) for s in seeds)
+    if not out or len(set(out)) != len(out):
+        raise PosKernelsError(f"seeds must be distinct and at least one; got {list(out)!r}")
+    return out
 
 
 def _chunk(B: int) -> int:
@@ -112,6 +160,9 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
     ``heads`` maps a scheme to its trained heads (:class:`~poskernels.model.train.TrainedHead`, in seed order).
     A reader whose code is undefined at the point's length (the learned table past 32) gets None.
     """
+    for hs in heads.values():
+        for h in hs:
+            check_trained(h)  # a diverged head's NaN logits would score as class 0
     tokens, targets = sequences(task, x, count)
     n = tokens.shape[1]
     triples, owners = [], []
@@ -135,7 +186,8 @@ def read_head(head, reader_map: str | None, task: str, x: int, count: int = COUN
 
     ``reader_map`` is an extension map name for a RoPE head (None or ``"none"``: as trained).
     """
-    tokens, targets = sequences(task, x, count, seed)
+    check_trained(head)  # a diverged head's NaN logits would score as class 0
+    tokens, targets = sequences(task, x, count, seed, head.head.n_train)  # the needle at the head's own length
     n = tokens.shape[1]
     if not defined_at(head.head.scheme, head.head.n_train, n):
         return None
@@ -254,8 +306,19 @@ def run_long_context(
         "seeds", "count", "eps", "readers"}``; lengths and offsets as decimal strings.
     """
     config = preset("tournament") if config is None else config
-    seeds = default_seeds() if seeds is None else tuple(int(s) for s in seeds)
+    if not isinstance(config, TrainConfig):
+        raise PosKernelsError(f"config must be a TrainConfig; got {type(config).__name__}")
+    lengths, offsets, count = _check_grid(lengths, offsets, count)
+    if workers is not None:
+        check_positive_int("workers", workers)
+    if log is not None and not callable(log):
+        raise PosKernelsError(f"log must be a function or None; got {type(log).__name__}")
+    if cache_dir is not None and not isinstance(cache_dir, str | os.PathLike):
+        raise PosKernelsError(f"cache_dir must be a folder path (str or Path) or None; got {type(cache_dir).__name__}")
+    seeds = default_seeds() if seeds is None else _check_seeds(seeds)
     schemes = ARTICLE_SCHEMES + EXTRA_SCHEMES if schemes is None else tuple(schemes)
+    for scheme in schemes:
+        check_name("scheme", scheme, SCHEMES)
     jobs = [(config.with_scheme(s), seed) for s in schemes for seed in seeds]
     description = _description(jobs, lengths, offsets, count)
     path = None if cache_dir is None else Path(cache_dir) / "results" / f"long-{cache_key(description)}.json"

@@ -19,7 +19,7 @@ from ..encodings import SCHEMES
 from ..errors import PosKernelsError, check_name
 from ..model.config import TrainConfig, preset
 from ..model.head import PLAIN, Reading, accuracy, token_table
-from ..model.train import TrainedHead
+from ..model.trained import TrainedHead, check_trained
 from ..seeds import seed_block, stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
 from .readers import READERS
@@ -103,7 +103,7 @@ def head_accuracy(head: TrainedHead, n: int, reading: Reading = PLAIN) -> float 
     A learned table has no row past its training length, so a learned head has no reading at
     ``n > L`` (the article's dash), rather than a wrapped or clipped one (:func:`defined_at`).
     """
-    if not defined_at(head.head.scheme, head.head.n_train, n):
+    if not defined_at(check_trained(head).head.scheme, head.head.n_train, n):  # a diverged head has no accuracy
         return None
     return accuracy(head.params, head.head, *heldout(n), reading=reading)
 

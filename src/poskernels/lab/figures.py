@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import savefig_atomic, write_text_atomic
+from ..model.cache import CacheError, read_regular
 from .payload import viz_payload
 
 __all__ = ["FIGURES", "draw_figures", "write_figures"]
@@ -208,9 +209,9 @@ def draw_figures(payload: dict, out_dir) -> tuple[list[Path], dict[str, str]]:
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        stamps = json.loads((out_dir / STAMP).read_text())
-    except (OSError, ValueError):
+    try:  # a cache of what was drawn: read only from a regular file (a FIFO there would block the run)
+        stamps = json.loads(read_regular(out_dir / STAMP))
+    except (OSError, ValueError, RecursionError, CacheError):
         stamps = {}
     stamps = stamps if isinstance(stamps, dict) else {}
     written, skipped, new = [], {}, {}

@@ -4,13 +4,18 @@ A file holds the head's arrays, its loss curve and one string entry, ``__meta__`
 configuration, the seed, :data:`CODE_VERSION` and the SHA-256 of every array.  Reading checks all
 of it, so a truncated, corrupt or stale file is reported and never trusted (the caller retrains).
 Writes go through :mod:`poskernels.atomic` (a temporary file and :func:`os.replace`), so no reader sees half a file.
+Reads open only regular files (:func:`read_regular`): a FIFO or a device where an entry should be is refused, not
+waited on, and moved out of the way (:func:`discard`) like any other untrusted entry.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import os
 import secrets
+import stat
 import zipfile
 from pathlib import Path
 
@@ -23,10 +28,12 @@ __all__ = [
     "CacheError",
     "cached_json",
     "array_digest",
+    "discard",
     "cache_key",
     "cached_or_build",
     "load_arrays",
     "load_json",
+    "read_regular",
     "save_arrays",
     "save_json",
 ]
@@ -110,10 +117,9 @@ def load_arrays(path: Path, expect: dict | None = None) -> tuple[dict, dict]:
         If the file is unreadable, truncated, altered, or describes another run.
     """
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(path)
+    blob = read_regular(path)
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with np.load(io.BytesIO(blob), allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, RuntimeError, MemoryError) as err:
         raise CacheError(f"{path.name}: unreadable ({type(err).__name__}: {err})") from None
@@ -131,6 +137,72 @@ def load_arrays(path: Path, expect: dict | None = None) -> tuple[dict, dict]:
         if meta.get(k) != v:
             raise CacheError(f"{path.name}: stored {k} differs from the requested one")
     return arrays, meta
+
+
+#: Largest cache file read (a head is kilobytes, a result megabytes): a bigger one is not ours and is not read.
+MAX_CACHE_BYTES = 2**30
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of the cache file at ``path``, which must be a regular file (or a symlink to one).
+
+    A FIFO, a device or a folder at a cache path is a :class:`CacheError`, found without reading from it: the file
+    is opened non-blocking (opening a FIFO with no writer would wait forever) and checked on the open descriptor,
+    so nothing swapped in between the check and the read is trusted.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> os.mkfifo(d / "x.npz")
+    >>> read_regular(d / "x.npz")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.model.cache.CacheError: x.npz: not a regular file (a FIFO); a cache entry is a file ...
+
+    Raises
+    ------
+    FileNotFoundError
+        If nothing is at ``path``.
+    CacheError
+        If what is there is not a regular file, is larger than :data:`MAX_CACHE_BYTES`, or cannot be read.
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise FileNotFoundError(path) from None
+    except OSError as err:
+        raise CacheError(f"{path.name}: cannot be opened ({err.strerror or err})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a file")
+            raise CacheError(f"{path.name}: not a regular file ({kind}); a cache entry is a file this library wrote")
+        if info.st_size > MAX_CACHE_BYTES:
+            raise CacheError(f"{path.name}: {info.st_size} bytes, past {MAX_CACHE_BYTES}; not a cache entry of ours")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read()
+    except OSError as err:
+        raise CacheError(f"{path.name}: unreadable ({err.strerror or err})") from None
+    finally:
+        os.close(fd)
+
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFDIR: "a folder",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def discard(path: Path) -> None:
+    """Remove an untrusted cache entry so it is rebuilt: a file (or FIFO, link) is unlinked, a folder moved aside."""
+    path = Path(path)
+    if path.is_dir() and not path.is_symlink():
+        _clear(path)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _clear(path: Path) -> None:
@@ -164,10 +236,9 @@ def save_json(path: Path, data, meta: dict) -> None:
 def load_json(path: Path, expect: dict | None = None):
     """Read and verify a file written by :func:`save_json`; raises as :func:`load_arrays` does."""
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(path)
+    raw = read_regular(path)
     try:
-        blob = json.loads(path.read_text(encoding="utf-8"))
+        blob = json.loads(raw.decode("utf-8"))
         meta, data = blob["meta"], blob["data"]
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
         raise CacheError(f"{path.name}: unreadable ({type(err).__name__}: {str(err)[:200]})") from None
@@ -206,7 +277,7 @@ def cached_json(path: Path | None, key: str, log=None, tag: str = "cache"):
     except CacheError as err:
         if log is not None:
             log(f"[{tag}] discarding {err}; recomputing")
-        Path(path).unlink(missing_ok=True)
+        discard(path)
         return None
 
 

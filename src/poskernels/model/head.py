@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..encodings import SCHEMES, Scheme, rotate
+from ..errors import PosKernelsError, check_array
 from .config import HeadConfig
 from .embedding import init_embedding, token_table, token_table_backward
 from .engine.reductions import stack_cross_entropy
@@ -311,7 +312,11 @@ def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:
     >>> round(loss, 4), float(abs(g.sum()).round(12))
     (1.3863, 0.0)
     """
-    loss, grad = stack_cross_entropy(np.asarray(logits, dtype=float)[None], np.asarray(targets)[None])
+    logits = check_array("logits", logits)  # finite real numbers: inf - inf would make the loss NaN
+    if logits.ndim != 2:
+        raise PosKernelsError(f"logits must have shape (batch, classes); got {logits.shape}")
+    targets = check_targets(targets, logits.shape[1], logits.shape[0])  # (B,) in [0, C): never another row's logit
+    loss, grad = stack_cross_entropy(logits[None], targets[None])
     return float(loss[0]), grad[0]
 
 

@@ -13,13 +13,14 @@ weights do not depend on what it was stacked with.  With a ``cache_dir`` each he
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import PosKernelsError
+from ..errors import PosKernelsError, check_int, check_positive_int
 from ..pool import available_cpus, run_jobs
 from ..tasks.registry import Sampler, get_task
 from .cache import cache_key
@@ -39,6 +40,7 @@ from .trained import (  # the trained head and its cache file, importable from h
     head_path,
     load_head,
 )
+from .validate import check_jobs, check_sequence, check_train_options
 
 __all__ = [
     "TrainedHead",
@@ -114,12 +116,26 @@ def _draw(config: TrainConfig, sampler: Sampler, rngs, count: int):
     return tokens, targets
 
 
+#: A head has diverged when its loss is not finite or exceeds this many times a uniform guess's, ``ln C``
+#: (the article's heads start at ``ln 8 = 2.08`` and end below it): it stops there, and is kept as diverged.
+DIVERGED_FACTOR = 100.0
+
+
 def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log | None, progress_every: int):
     """Train the heads of ``seeds`` as one stack: the only trainer (a single head is the stack of one).
 
     Each seed has its own initialization and data streams (:func:`_streams`), every per-head
     quantity of the step is its own (:func:`~poskernels.model.head.stack_forward`), and Adam is
-    elementwise, so a head's weights do not depend on the heads stacked with it.
+    elementwise, so a head's weights do not depend on the heads stacked with it.  A head whose loss at step ``k``
+    is not finite or past :data:`DIVERGED_FACTOR` ``ln C`` stops there (its weights as they were at that step, its
+    later losses NaN) and leaves the stack; the others go on, with the same bits they have alone.
+
+    Returns
+    -------
+    params : list of dict, one per seed
+    losses : ndarray, shape (len(seeds), steps)
+    diverged : dict
+        ``{index into seeds: step k (1-based)}`` for the heads that diverged.
     """
     streams = [_streams(seed) for seed in seeds]
     head, M = config.head, len(seeds)
@@ -127,25 +143,60 @@ def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log |
     data_rngs = [data_rng for _, data_rng in streams]
     flat, views = flatten(params)  # parameter-major: each name's (M, ...) block is contiguous
     state = adam_init(flat.size)
-    losses = np.empty((M, config.steps))
+    losses = np.full((M, config.steps), np.nan)
+    live = list(range(M))  # the stack's rows: which of the seeds each still is
+    stopped: dict[int, dict] = {}  # index into seeds -> its weights when it stopped
+    diverged: dict[int, int] = {}
+    bound = DIVERGED_FACTOR * math.log(head.n_classes) if head.n_classes > 1 else DIVERGED_FACTOR
     start = time.perf_counter()
     per_draw = max(1, DRAW_SEQUENCES // config.batch)  # steps per call of the sampler
     for step in range(config.steps):
         k = step % per_draw
         if k == 0:  # one call per head draws the fresh batches of the next steps (one per step, never reused)
             all_tokens, all_targets = _draw(config, sampler, data_rngs, min(per_draw, config.steps - step))
-        logits, cache = stack_forward(views, head, all_tokens[k], validate=False)
-        losses[:, step], dlogits = stack_cross_entropy(logits, all_targets[k])
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a diverging head: caught just below
+            logits, cache = stack_forward(views, head, all_tokens[k], validate=False)
+            loss, dlogits = stack_cross_entropy(logits, all_targets[k], finite=False)
+        losses[live, step] = loss
+        bad = ~(loss <= bound)  # NaN compares False: not finite or too large
+        if bad.any():
+            for row in np.flatnonzero(bad):
+                i = live[row]
+                stopped[i], diverged[i] = {name: v[row].copy() for name, v in views.items()}, step + 1
+                if log is not None:
+                    log(f"[train] {config.task}/{head.scheme} seed {seeds[i]}: diverged at step {step + 1} "
+                        f"(loss {loss[row]:.4g}, past {bound:.4g}); stopped")  # fmt: skip
+            if bad.all():
+                live = []
+                break
+            keep = ~bad
+            flat, views, state = _drop_rows(views, state, keep)
+            live = [i for i, ok in zip(live, keep) if ok]
+            data_rngs = [r for r, ok in zip(data_rngs, keep) if ok]
+            all_tokens, all_targets = all_tokens[:, keep], all_targets[:, keep]
+            logits, cache = stack_forward(views, head, all_tokens[k], validate=False)  # the same bits, fewer rows
+            loss, dlogits = stack_cross_entropy(logits, all_targets[k], finite=False)
         grads = stack_backward(views, head, cache, dlogits)
         g = np.concatenate([grads[name].ravel() for name in views])  # the layout of flat
         adam_step(flat, g, state, config.lr, config.beta1, config.beta2, config.eps)
         if log is not None and progress_every and ((step + 1) % progress_every == 0 or step + 1 == config.steps):
-            tail = losses[:, max(0, step - 49) : step + 1].mean()
+            tail = np.nanmean(losses[live, max(0, step - 49) : step + 1])
             log(
                 f"[train] {config.task}/{head.scheme} seeds {_seed_list(seeds)}: step {step + 1}/{config.steps}, "
                 f"loss {tail:.4f} ({time.perf_counter() - start:.1f} s)"
             )
-    return [{k: v[i].copy() for k, v in views.items()} for i in range(M)], losses
+    for row, i in enumerate(live):
+        stopped[i] = {name: v[row].copy() for name, v in views.items()}
+    return [stopped[i] for i in range(M)], losses, diverged
+
+
+def _drop_rows(views: dict, state, keep: np.ndarray):
+    """The stack without its rows where ``keep`` is False: weights and Adam's moments sliced alike (same step count)."""
+    flat, new_views = flatten({name: v[keep] for name, v in views.items()})
+    mask = np.concatenate([np.repeat(keep, v[0].size) for v in views.values()])  # each name's block is row-major
+    new_state = adam_init(flat.size)
+    new_state.m[:], new_state.v[:], new_state.t = state.m[mask], state.v[mask], state.t
+    return flat, new_views, new_state
 
 
 def _seed_list(seeds) -> str:
@@ -188,18 +239,20 @@ def train_stack(
     >>> bool(np.array_equal(heads[1].params["W_Q"], alone.params["W_Q"]))
     True
     """
-    seeds = [_check_seed(seed) for seed in seeds]
     if not isinstance(config, TrainConfig):
         raise PosKernelsError(f"config must be a TrainConfig; got {type(config).__name__}")
+    seeds = [_check_seed(seed) for seed in check_sequence("seeds", seeds)]
+    cache_dir, sampler, log = check_train_options(cache_dir, sampler, log)
+    check_int("progress_every", progress_every, 0, None)
     if len(set(seeds)) != len(seeds):
         raise PosKernelsError(f"the seeds of a stack must be distinct; got {seeds!r}")
     out = {seed: None if cache_dir is None else load_head(cache_dir, config, seed, log) for seed in seeds}
     todo = [seed for seed in seeds if out[seed] is None]
     if todo:
         sampler = get_task(config.task) if sampler is None else sampler
-        params, losses = _fit(config, todo, sampler, log, progress_every)
-        for seed, p, loss in zip(todo, params, losses):
-            out[seed] = TrainedHead(config, seed, p, loss, cache_key(_description(config, seed)))
+        params, losses, diverged = _fit(config, todo, sampler, log, progress_every)
+        for i, (seed, p, loss) in enumerate(zip(todo, params, losses)):
+            out[seed] = TrainedHead(config, seed, p, loss, cache_key(_description(config, seed)), diverged.get(i))
             if cache_dir is not None:
                 _save(cache_dir, out[seed])
     return [out[seed] for seed in seeds]
@@ -310,6 +363,10 @@ def train_many(
     -------
     list of TrainedHead, in the order of ``jobs``.
     """
+    jobs = check_jobs(jobs)
+    cache_dir, sampler, log = check_train_options(cache_dir, sampler, log)
+    if workers is not None:
+        check_positive_int("workers", workers)
     found: dict[tuple[TrainConfig, int], TrainedHead] = {}
     missing = []
     for config, seed in jobs:

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import PosKernelsError
-from .cache import CODE_VERSION, CacheError, cache_key, load_arrays, save_arrays
+from ..errors import PosKernelsError, check_int
+from .cache import CODE_VERSION, CacheError, cache_key, discard, load_arrays, save_arrays
 from .config import TrainConfig
 from .head import PLAIN, Reading, accuracy, init_params
 from .scheme_file import scheme_digest
 
-__all__ = ["TrainedHead", "evaluate", "head_key", "head_path", "load_head"]
+__all__ = ["TrainedHead", "check_trained", "evaluate", "head_key", "head_path", "load_head"]
 
 Log = Callable[[str], None]
 
@@ -41,6 +41,10 @@ class TrainedHead:
         Training loss at each step.
     key : str
         Cache key of ``(config, seed)``.
+    diverged : int or None
+        The step ``k`` (1-based) whose loss was not finite or past the trainer's bound: training stopped there,
+        ``params`` are the weights at that step and the losses after it NaN.  None for a head trained to the end.
+        A diverged head is a result (cached as such, so it is not retrained), but it has no accuracy.
     """
 
     config: TrainConfig
@@ -48,6 +52,7 @@ class TrainedHead:
     params: dict
     losses: np.ndarray
     key: str
+    diverged: int | None = None
 
     @property
     def head(self):
@@ -83,9 +88,7 @@ def head_path(cache_dir: Path, config: TrainConfig, seed: int) -> Path:
 
 
 def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise PosKernelsError(f"seed must be a non-negative integer; got {seed!r}")
-    return int(seed)
+    return check_int("seed", seed, 0, None)  # a bool, a float, a string or a negative seed refused, quoted
 
 
 def load_head(cache_dir: Path, config: TrainConfig, seed: int, log: Log | None = None) -> TrainedHead | None:
@@ -94,7 +97,7 @@ def load_head(cache_dir: Path, config: TrainConfig, seed: int, log: Log | None =
     path = head_path(cache_dir, config, seed)
     description = _description(config, seed)
     try:
-        arrays, _ = load_arrays(path, expect={**description, "code": CODE_VERSION})
+        arrays, meta = load_arrays(path, expect={**description, "code": CODE_VERSION})
         losses = arrays.pop("__losses__", None)
         if losses is None or set(arrays) != set(init_params(config.head, np.random.default_rng(0))):
             raise CacheError(f"{path.name}: the stored arrays are not this head's")
@@ -105,15 +108,23 @@ def load_head(cache_dir: Path, config: TrainConfig, seed: int, log: Log | None =
         if log is not None:
             log(message)
         warnings.warn(message, RuntimeWarning, stacklevel=2)
-        path.unlink(missing_ok=True)
+        discard(path)
         return None
-    return TrainedHead(config, seed, arrays, losses, cache_key(description))
+    diverged = meta.get("diverged")
+    if diverged is not None and (not isinstance(diverged, int) or isinstance(diverged, bool) or diverged < 1):
+        message = f"[cache] discarding {path.name}: its diverged step {diverged!r} is not a step; retraining"
+        if log is not None:
+            log(message)
+        discard(path)
+        return None
+    return TrainedHead(config, seed, arrays, losses, cache_key(description), diverged)
 
 
 def _save(cache_dir, head: TrainedHead) -> None:
     description = _description(head.config, head.seed)
     path = head_path(cache_dir, head.config, head.seed)
-    save_arrays(path, {**head.params, "__losses__": head.losses}, {**description, "code": CODE_VERSION})
+    meta = {**description, "code": CODE_VERSION, **({"diverged": head.diverged} if head.diverged else {})}
+    save_arrays(path, {**head.params, "__losses__": head.losses}, meta)
 
 
 def evaluate(head: TrainedHead, tokens, targets, positions=None, reading: Reading = PLAIN) -> float:
@@ -126,4 +137,25 @@ def evaluate(head: TrainedHead, tokens, targets, positions=None, reading: Readin
     >>> 0.3 < evaluate(h, *cue_batch(np.random.default_rng(1), 400, 32)) < 0.8
     True
     """
+    check_trained(head)
     return accuracy(head.params, head.head, tokens, targets, positions, reading)
+
+
+def check_trained(head: TrainedHead) -> TrainedHead:
+    """``head`` if it trained to the end; a diverged head is refused (its weights give no accuracy, only NaN).
+
+    >>> from poskernels.model.config import preset
+    >>> h = TrainedHead(preset("quick"), 0, {}, np.zeros(3), "", diverged=2)
+    >>> check_trained(h)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the nope head of seed 0 diverged at step 2 (of 200; lr 0.01): it has no accuracy
+    """
+    if not isinstance(head, TrainedHead):
+        raise PosKernelsError(f"head must be a TrainedHead; got {type(head).__name__}")
+    if head.diverged is not None:
+        raise PosKernelsError(
+            f"the {head.head.scheme} head of seed {head.seed} diverged at step {head.diverged} "
+            f"(of {head.config.steps}; lr {head.config.lr:g}): it has no accuracy"
+        )
+    return head

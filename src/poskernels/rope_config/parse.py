@@ -212,6 +212,8 @@ def parse_config(
     """
     if not isinstance(raw, dict):
         raise PosKernelsError(f"a config must be a JSON object; got {reprlib.repr(raw)}")
+    if layer_type is not None and not isinstance(layer_type, str):  # a list is unhashable: no lookup, a refusal
+        raise PosKernelsError(f"layer_type must be a layer type's name (a str) or None; got {reprlib.repr(layer_type)}")
     raw, part = text_part(raw)
     scaling, scope = rope_dict(raw)
     layers = layer_dicts(scaling, raw, scope)

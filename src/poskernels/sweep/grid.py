@@ -396,9 +396,11 @@ def _span(axes: dict) -> int:
 
 def _check_point(r: _Reader, point: dict, axes: dict, index: int) -> None:
     """Cross-setting checks of one combination; the error names one of the settings involved."""
+    longest = max(point["test_lengths"])  # a needle at offset r is read in max(n_train, r + 1) tokens
+    longest = max(point["n_train"], longest + 1) if point["test_task"] == "needle" else longest
     try:  # the test set of the longest length: (test_size, n) tokens, before a worker allocates it
-        check_budget(f"the test set (test_size {point['test_size']} x length {max(point['test_lengths'])})",
-                     point["test_size"] * max(point["test_lengths"]))  # fmt: skip
+        check_budget(f"the test set (test_size {point['test_size']} x length {longest})",
+                     point["test_size"] * longest)  # fmt: skip
     except PosKernelsError as err:
         key = next((k for k in ("test_size", "test_lengths") if k in axes), None)
         r.fail(str(err), "grid" if key else "fixed", key or "test_size", index if key else 0)

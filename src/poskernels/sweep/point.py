@@ -138,7 +138,8 @@ def run_job(job: dict) -> dict:
         ``results`` {key: {"accuracy": {str(n): float or None}, "eval_seconds": float,
         "final_loss": float (mean of the last 50 steps), "trained": bool (False when the head came
         from the cache), "training": key of the training the point reads, "train_seconds": the
-        stack's training time shared among its heads}}, ``trained`` (heads trained), ``worker``
+        stack's training time shared among its heads}, or {"failed": "diverged at step k of S (loss x)"}
+        for a point whose head diverged}, ``trained`` (heads trained), ``worker``
         (host:pid), ``started_at``, ``finished_at`` (epoch s).  Only plain JSON types, so the
         result crosses any executor unchanged.
 
@@ -175,6 +176,10 @@ def run_job(job: dict) -> dict:
         t1 = time.perf_counter()
         tkey = _training_key(point)
         head = heads[tkey]
+        if head.diverged is not None:  # a result, not a crash: the point fails with the step, and stays failed
+            loss = head.losses[head.diverged - 1]
+            results[key] = {"failed": f"diverged at step {head.diverged} of {head.config.steps} (loss {loss:.4g})"}
+            continue
         accuracy = {}
         for n in point["test_lengths"]:
             if not defined_at(point["scheme"], point["n_train"], n):  # Definition 1: a learned table past L

@@ -333,14 +333,12 @@ def run_sweep(
                         jobs.append(j)
                 else:
                     trained += int(out["trained"])
-                    store.finish(_rows(j, out), run_id, CODE_VERSION)
-                    c["done"] += len(j)
+                    _record(store, j, out, run_id, c)
             if broken:  # a local worker died: every job in flight is lost with the pool, and each is charged
                 for future, j in list(in_flight.items()):
                     if future.done() and future.exception() is None:
                         trained += int(future.result()["trained"])
-                        store.finish(_rows(j, future.result()), run_id, CODE_VERSION)
-                        c["done"] += len(j)
+                        _record(store, j, future.result(), run_id, c)
                     else:
                         broken.append(j)
                 in_flight.clear()
@@ -377,6 +375,18 @@ def run_sweep(
     progress.close()
     seconds = time.perf_counter() - start
     return SweepSummary(run_id, len(keys), done_before, c["done"], c["failed"], stale, trained, seconds)
+
+
+def _record(store: Store, j, out: dict, run_id: int, c: dict) -> None:
+    """Store a finished job: its points done, and those whose head diverged failed with the step (no retry)."""
+    failed = {key: out["results"][key]["failed"] for key, _ in j if "failed" in out["results"][key]}
+    done = [(key, point) for key, point in j if key not in failed]
+    if done:
+        store.finish(_rows(done, out), run_id, CODE_VERSION)
+    for key, why in failed.items():
+        store.fail([key], why, True, run_id)
+    c["done"] += len(done)
+    c["failed"] += len(failed)
 
 
 def _rows(j, out: dict) -> dict:

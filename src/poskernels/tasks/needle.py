@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_positive_int
+from ..errors import PosKernelsError, check_budget, check_positive_int
 from .cue import N_SYMBOLS
+from .validate import MAX_CUE_TOKENS
 
 __all__ = ["needle_batch"]
 
@@ -60,6 +61,7 @@ def needle_batch(
     n = r + 1 if n is None else check_positive_int("n", n)
     if n < r + 1:
         raise PosKernelsError(f"n must be >= r + 1 = {r + 1} (the needle sits r positions before the query); got {n}")
+    check_budget(f"a needle batch of {batch} x {n} tokens", batch * n, MAX_CUE_TOKENS)  # the cue sampler's budget
     tokens = rng.integers(0, n_symbols, size=(batch, n), dtype=np.uint8)  # (batch, n) unmarked symbols
     tokens[:, n - 1] = 2 * n_symbols  # the query
     tokens[:, n - 1 - r] += n_symbols  # the needle, marked

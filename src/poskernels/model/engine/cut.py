@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from ...encodings import SCHEMES
-from ...errors import PosKernelsError, check_positive_real
-from ...theory.alibi import alibi_tail_bound
+from ...errors import PosKernelsError, check_array, check_open_unit, check_positive_real, check_real
 from ..config import HeadConfig
 from ..embedding import token_table
 from ..reading import PLAIN
+from ..validate import check_params
 
-__all__ = ["MAX_CUT", "Cut", "certified_cut", "content_width", "has_cut"]
+__all__ = ["MAX_CUT", "Cut", "certified_cut", "check_eps", "content_width", "cut_offset", "has_cut"]
 
 
 #: Farthest cut searched for a tail bound: a head that needs more is read in full.
@@ -41,8 +42,8 @@ class Cut:
     ----------
     W : float
         Content width: the range of ``q_u k_v^T / tau`` over every key token ``v`` (worst query token ``u``).
-    s : float
-        The slope (NaN for a head cut by its scheme's ``tail_bound``).
+    s : float or None
+        The slope (None for a head cut by its scheme's ``tail_bound``, which has none).
     D : int
         Largest offset kept: the smallest ``D >= 0`` with ``e^W e^{-s (D + 1)} / (1 - e^{-s}) <= eps``.
     tail_bound : float
@@ -52,7 +53,7 @@ class Cut:
     """
 
     W: float
-    s: float
+    s: float | None
     D: int
     tail_bound: float
     logit_bound: float
@@ -75,17 +76,36 @@ def content_width(params: dict, cfg: HeadConfig, query_tokens) -> float:
     >>> bool(np.isclose(content_width(p, cfg, [16]), c.max() - c.min()))
     True
     """
+    if not isinstance(cfg, HeadConfig):
+        raise PosKernelsError(f"cfg must be a HeadConfig; got {type(cfg).__name__}")
+    check_params(params, cfg)
     scheme = SCHEMES[cfg.scheme]
     if scheme.rotary or scheme.code(params, cfg, np.zeros(1)) is not None:
         raise PosKernelsError(f"the content width is defined for heads without a code or rotation; got {cfg.scheme!r}")
-    uq = np.unique(np.asarray(query_tokens, dtype=np.int64).ravel())
+    uq = np.unique(check_array("query_tokens", query_tokens, integer=True).ravel())  # 16.5, NaN, "a": refused
     if uq.size == 0 or uq.min() < 0 or uq.max() >= cfg.vocab:
-        raise PosKernelsError(f"query_tokens must be token ids in [0, {cfg.vocab - 1}]; got {uq.tolist()}")
-    tok = token_table(params, cfg)  # (V, d)
-    c = (tok[uq] @ params["W_Q"]) @ (tok @ params["W_K"]).T / cfg.tau  # (U, V)
+        raise PosKernelsError(f"query_tokens must be token ids in [0, {cfg.vocab - 1}]; got {uq.tolist()[:20]}")
     lam = scheme.logit_scale(cfg, PLAIN)  # the scheme's logit scale lambda, as trained
-    c = c if lam == 1.0 else c * lam
-    return float((c.max(axis=1) - c.min(axis=1)).max())
+    with np.errstate(over="ignore", invalid="ignore"):  # weights past float64 make W inf or NaN: refused below
+        tok = token_table(params, cfg)  # (V, d)
+        c = (tok[uq] @ params["W_Q"]) @ (tok @ params["W_K"]).T / cfg.tau  # (U, V)
+        c = c if lam == 1.0 else c * lam
+        W = float((c.max(axis=1) - c.min(axis=1)).max())
+    if not math.isfinite(W):
+        raise PosKernelsError(
+            f"the head's content width W is {W!r}: its embedding, query and key weights overflow float64 (or hold "
+            "NaN, as a diverged head's do); W, the horizon and the certified cut need finite scores"
+        )
+    return W
+
+
+def check_eps(eps) -> float:
+    """The dropped weight a cut allows: a number in ``(0, 1)``, else :class:`PosKernelsError` quoting it.
+
+    >>> check_eps(1e-12)
+    1e-12
+    """
+    return check_open_unit("eps", eps, "the weight the cut may drop")
 
 
 def has_cut(params: dict, cfg: HeadConfig) -> bool:
@@ -102,6 +122,8 @@ def has_cut(params: dict, cfg: HeadConfig) -> bool:
     >>> has_cut({}, HeadConfig(scheme="nope")), has_cut({}, HeadConfig(scheme="t5"))
     (False, False)
     """
+    if not isinstance(cfg, HeadConfig):
+        raise PosKernelsError(f"cfg must be a HeadConfig; got {type(cfg).__name__}")
     scheme = SCHEMES[cfg.scheme]
     s = scheme.linear_slope(cfg)
     if s is not None:
@@ -121,6 +143,9 @@ def certified_cut(params: dict, cfg: HeadConfig, query_tokens, eps: float) -> Cu
     >>> cut.tail_bound <= 1e-12, cut.D == math.ceil((cut.W - math.log(1e-12 * -math.expm1(-0.5))) / 0.5) - 1
     (True, True)
     """
+    if not isinstance(cfg, HeadConfig):
+        raise PosKernelsError(f"cfg must be a HeadConfig; got {type(cfg).__name__}")
+    check_params(params, cfg)  # before a tail bound reads them
     scheme = SCHEMES[cfg.scheme]
     s = scheme.linear_slope(cfg)
     if not (s is not None and s > 0) and (s is not None or scheme.tail_bound(params, cfg) is None):
@@ -128,19 +153,67 @@ def certified_cut(params: dict, cfg: HeadConfig, query_tokens, eps: float) -> Cu
             f"a certified cut exists for a head whose bias is exactly -s r with s > 0 (ALiBi) or whose tail bound is "
             f"finite (Kerple); got {cfg.scheme!r}"
         )
-    eps = check_positive_real("eps", eps)
-    if eps >= 1:
-        raise PosKernelsError(f"eps must lie in (0, 1); got {eps!r}")
+    eps = check_eps(eps)
     W = content_width(params, cfg, query_tokens)
     if s is None:  # a tail bound (a heavy tail is refused there, saying so)
         return _tail_cut(params, cfg, W, eps)
-    # e^W e^{-s (D+1)} / (1 - e^{-s}) <= eps  <=>  D + 1 >= (W - ln(eps (1 - e^{-s}))) / s
-    D = max(0, math.ceil((W - math.log(eps * -math.expm1(-s))) / s) - 1)
-    while alibi_tail_bound(W, s, D + 1) > eps:  # guard the rounding of the closed form
-        D += 1
-    tail = alibi_tail_bound(W, s, D + 1)
-    G = token_table(params, cfg) @ params["W_V"] @ params["W_O"]  # (V, C)
-    return Cut(W, s, D, tail, 2.0 * tail * float(np.abs(G).max()))
+    D, tail = cut_offset(W, s, eps)
+    return Cut(W, s, D, tail, _logit_bound(params, cfg, tail))
+
+
+def _logit_bound(params: dict, cfg: HeadConfig, tail: float) -> float:
+    """``2 tail max_v |v W_O|``: how far a logit of the cut reading is from the exact one (0 for no tail)."""
+    with np.errstate(over="ignore", invalid="ignore"):  # refused below when past float64
+        G = token_table(params, cfg) @ params["W_V"] @ params["W_O"]  # (V, C)
+    g = float(np.abs(G).max())
+    if not math.isfinite(g):
+        raise PosKernelsError(f"the head's values E W_V W_O are {g!r}: its weights overflow float64 (or hold NaN)")
+    return 2.0 * tail * g if tail else 0.0
+
+
+def cut_offset(W: float, s: float, eps: float) -> tuple[int, float]:
+    """The cut of Theorem 3 (ii) in closed form: the smallest ``D >= 0`` whose tail bound at ``D + 1`` is ``<= eps``.
+
+    With ``m = 1 - e^{-s}`` and ``L = -ln(eps m)``, the bound ``e^W e^{-s (D + 1)} / m <= eps`` holds exactly when
+    ``s (D + 1) >= W + L``: ``D = ceil((W + L) / s) - 1`` (at least 0).  No search, so no loop to hang: the quotient
+    and the exponent ``W - s (D + 1)`` are computed in exact rational arithmetic (``W / s`` may be ``10^300``, where
+    ``D + 1`` and ``D`` are the same float), and ``W + L`` is raised by ``2^-48 (L + 1)``, many times the rounding of
+    ``L``, of the exponent and of ``exp`` (about ``4 (L + 1) 2^-52``), so the float bound returned is ``<= eps``
+    whatever the inputs, and ``D`` is the smallest such offset but within ``2^-48`` of a whole step.
+
+    Parameters
+    ----------
+    W : float
+        Content width, finite and ``>= 0``.
+    s : float
+        Slope, finite and ``> 0``.
+    eps : float
+        Dropped weight allowed, in ``(0, 1)``.
+
+    Returns
+    -------
+    D : int
+        The largest offset kept (a Python int: ``10^300`` is returned exactly).
+    tail : float
+        ``e^W e^{-s (D + 1)} / (1 - e^{-s})``, the weight beyond ``D``, at most ``eps``.
+
+    Examples
+    --------
+    >>> D, tail = cut_offset(20.0, 0.5, 1e-12)
+    >>> D, tail <= 1e-12, cut_offset(20.0, 0.5, tail * 1.000001)[0]  # a looser eps gives the same cut
+    (97, True, 97)
+    >>> D, tail = cut_offset(1e20, 0.5, 1e-12)  # W - s (D + 1) cancels in floats; here it is exact
+    >>> D, tail <= 1e-12
+    (200000000000000000057, True)
+    """
+    W = check_real("the content width W", W, 0)
+    s, eps = check_positive_real("the slope s", s), check_eps(eps)
+    m = -math.expm1(-s)  # 1 - e^{-s} in (0, 1]
+    L = -(math.log(eps) + math.log(m))  # > 0; the sum of logs, since eps m may underflow to 0
+    need = Fraction(W) + Fraction(L) + Fraction(L + 1.0) / 2**48  # s (D + 1) must reach it
+    D = max(0, math.ceil(need / Fraction(s)) - 1)
+    exponent = float(Fraction(W) - Fraction(s) * (D + 1))  # exact, then rounded once
+    return D, math.exp(exponent - math.log(m))  # e^x / m without the underflow of e^x when m is tiny
 
 
 def _tail_cut(params: dict, cfg: HeadConfig, W: float, eps: float) -> Cut:
@@ -153,13 +226,12 @@ def _tail_cut(params: dict, cfg: HeadConfig, W: float, eps: float) -> Cut:
             "(a heavy tail: a logarithmic Kerple head with r1 <= 1 has none); read it in full"
         )
     hi = 1
-    while bound(W, hi) > eps:
+    while hi < MAX_CUT and bound(W, hi) > eps:  # at most 53 doublings: MAX_CUT = 2^53 passed the check above
         hi *= 2
     lo = hi // 2 if hi > 1 else 0  # bound(lo) > eps or lo == 0
-    while hi - lo > 1:
+    while hi - lo > 1:  # at most 53 halvings
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if bound(W, mid) > eps else (lo, mid)
     D = hi - 1  # the kept offsets 0..D: D + 1 = hi is the first offset whose bound is <= eps
     tail = bound(W, D + 1)
-    G = token_table(params, cfg) @ params["W_V"] @ params["W_O"]  # (V, C)
-    return Cut(W, math.nan, D, tail, 2.0 * tail * float(np.abs(G).max()))
+    return Cut(W, None, D, tail, _logit_bound(params, cfg, tail))

@@ -13,6 +13,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from ...errors import PosKernelsError, check_array
+from ..validate import check_stack_targets
+
 __all__ = ["grid", "per_model_max", "row_sum", "stack_cross_entropy", "stack_params"]
 
 
@@ -58,23 +61,28 @@ def per_model_max(x: np.ndarray) -> np.ndarray:
     return x.reshape(x.shape[0], -1).max(axis=1).reshape((-1,) + (1,) * (x.ndim - 1))
 
 
-def stack_cross_entropy(logits: np.ndarray, targets) -> tuple[np.ndarray, np.ndarray]:
+def stack_cross_entropy(logits: np.ndarray, targets, finite: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Each model's mean softmax cross-entropy and its gradient, logits ``(M, B, C)``, targets ``(M, B)``.
 
     The softmax is shifted by each model's largest logit (one reduction per model, not per row); a
     model with a row so far below it that the row's sum underflows is shifted row by row instead.
+    Logits must be finite; the trainer passes ``finite=False``, and a model whose logits overflowed then gets a
+    NaN (or infinite) loss, its divergence signal, without changing the others' bits.
 
     >>> loss, g = stack_cross_entropy(np.zeros((2, 2, 4)), [[0, 3], [1, 1]])
     >>> loss.round(4).tolist(), g.shape
     ([1.3863, 1.3863], (2, 2, 4))
     """
-    logits = np.asarray(logits, dtype=float)
+    logits = check_array("logits", logits) if finite else np.asarray(logits, dtype=float)
+    if logits.ndim != 3 or 0 in logits.shape:
+        raise PosKernelsError(f"logits must have shape (models, batch, classes), none empty; got {logits.shape}")
     M, B, C = logits.shape
-    pick = grid(M * B, 1, C).ravel() + np.asarray(targets).ravel()  # (M B,) flat index of each target
+    targets = check_stack_targets(targets, (M, B), C)  # (M, B): one out of range would read another row
+    pick = grid(M * B, 1, C).ravel() + targets.ravel()  # (M B,) flat index of each target
     shifted = logits - per_model_max(logits)  # (M, B, C)
     p = np.exp(shifted)
     Z = p @ _ones(C)  # (M, B)
-    for m in np.flatnonzero(Z.min(axis=1) < 1e-250) if Z.min() < 1e-250 else ():  # rare: rows far below the max
+    for m in np.flatnonzero(Z.min(axis=1) < 1e-250):  # rare: rows far below the max (a NaN model is not one)
         shifted[m] = logits[m] - logits[m].max(axis=-1, keepdims=True)
         p[m] = np.exp(shifted[m])
         Z[m] = p[m] @ _ones(C)

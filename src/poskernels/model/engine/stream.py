@@ -42,7 +42,8 @@ from ...errors import PosKernelsError, check_positive_int
 from ..config import HeadConfig
 from ..embedding import token_table
 from ..reading import PLAIN, Reading, check_tokens, frequencies, read_positions
-from .cut import certified_cut, has_cut
+from ..validate import check_params
+from .cut import certified_cut, check_eps, has_cut
 from .key_chunks import KeyChunk, token_rows
 
 __all__ = [
@@ -295,6 +296,20 @@ def _counts(tokens: np.ndarray, lo: int, hi: int, V: int, chunk: int) -> np.ndar
     return counts
 
 
+def _check_heads(heads) -> list:
+    """``heads`` as a list of ``(params, HeadConfig, Reading)`` triples, else an error naming the entry."""
+    if isinstance(heads, str | bytes | dict) or not isinstance(heads, Sequence):
+        raise PosKernelsError(f"heads must be a sequence of (params, cfg, reading) triples; got {type(heads).__name__}")
+    for i, head in enumerate(heads):
+        ok = isinstance(head, tuple | list) and len(head) == 3
+        if not (ok and isinstance(head[0], dict) and isinstance(head[1], HeadConfig) and isinstance(head[2], Reading)):
+            kinds = f"({', '.join(type(h).__name__ for h in head)})" if isinstance(head, tuple | list) else None
+            shown = kinds or type(head).__name__
+            raise PosKernelsError(f"heads[{i}] must be a (params dict, HeadConfig, Reading) triple; got {shown}")
+        check_params(head[0], head[1])
+    return list(heads)
+
+
 def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps: float | None = None) -> list:
     """Logits at the last position of each sequence, for several heads sharing one pass over the tokens.
 
@@ -318,33 +333,46 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     list of ndarray, shape (B, C) each
     """
     chunk = check_positive_int("chunk", chunk)
+    if eps is not None:
+        check_eps(eps)
+    heads = _check_heads(heads)
     if not heads:
         return []
     cfg0 = heads[0][1]
     tokens = np.asarray(tokens)
     if tokens.ndim != 2 or tokens.shape[1] < 1 or not np.issubdtype(tokens.dtype, np.integer):
         raise PosKernelsError(f"tokens must be a 2-d integer array (batch, n); got {tokens.dtype} {tokens.shape}")
+    if tokens.shape[0] == 0:
+        raise PosKernelsError(f"tokens must hold at least one sequence (batch >= 1); got shape {tokens.shape}")
     check_tokens(cfg0, tokens[:, -1:])  # the queries; every other column is checked as its chunk is read
     B, n = tokens.shape
+    chunk = min(chunk, n)  # a step never holds more than the sequence (chunk = 10**12 would size tables by it)
     default_pos = positions is None
     pos = _Arange(n) if default_pos else read_positions(positions, n)
     xq = tokens[:, -1].astype(np.int64)
     uq, iq = (xq[:1], None) if (xq == xq[0]).all() else np.unique(xq, return_inverse=True)
-    plans = []
-    for params, cfg, reading in heads:
-        if cfg.vocab != cfg0.vocab:
-            raise PosKernelsError(f"heads read together must share a vocabulary; got {cfg0.vocab} and {cfg.vocab}")
-        cut_eps = eps if has_cut(params, cfg) else None
-        plans.append(_plan(params, cfg, reading, uq, pos, cut_eps, default_pos, chunk))
-    out = []
-    for p, st in zip(plans, _read(plans, tokens, pos, iq, chunk, rowwise=False)):
-        Z = st.mass.sum(axis=1)  # (B,)
-        bad = np.flatnonzero(~(Z > _TINY))
-        if bad.size:  # every key of these rows scored far below the chunk maxima: redo them with per-row maxima
-            exact = _read([p], tokens[bad], pos, None if iq is None else iq[bad], chunk, rowwise=True)[0]
-            st.mass[bad], st.code[bad] = exact.mass, exact.code
-            Z = st.mass.sum(axis=1)
-        out.append((st.mass @ p.G + st.code) / Z[:, None])  # (B, C)
+    plans, out = [], []
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # weights past float64: refused below
+        for params, cfg, reading in heads:
+            if cfg.vocab != cfg0.vocab:
+                raise PosKernelsError(f"heads read together must share a vocabulary; got {cfg0.vocab} and {cfg.vocab}")
+            cut_eps = eps if has_cut(params, cfg) else None
+            plans.append(_plan(params, cfg, reading, uq, pos, cut_eps, default_pos, chunk))
+        for p, st in zip(plans, _read(plans, tokens, pos, iq, chunk, rowwise=False)):
+            Z = st.mass.sum(axis=1)  # (B,)
+            bad = np.flatnonzero(~(Z > _TINY))
+            if bad.size:  # every key of these rows scored far below the chunk maxima: redo them with per-row maxima
+                exact = _read([p], tokens[bad], pos, None if iq is None else iq[bad], chunk, rowwise=True)[0]
+                st.mass[bad], st.code[bad] = exact.mass, exact.code
+                Z = st.mass.sum(axis=1)
+            out.append((st.mass @ p.G + st.code) / Z[:, None])  # (B, C)
+    for i, (logits, (params, cfg, _)) in enumerate(zip(out, heads)):
+        if not np.isfinite(logits).all():  # a NaN logit is an argmax of class 0: a wrong accuracy, silently
+            top = max((float(np.abs(v).max()) for v in params.values() if np.size(v)), default=0.0)
+            raise PosKernelsError(
+                f"heads[{i}] ({cfg.scheme}): its scores or values overflow float64 (largest |weight| {top:.3g}), "
+                "or its weights hold NaN: no finite logits to read"
+            )
     return out
 
 
@@ -382,9 +410,11 @@ def recent_weights(params: dict, cfg: HeadConfig, tokens, k: int, reading: Readi
     >>> bool(np.allclose(recent_weights(p, cfg, x, 10, chunk=16), a[:, ::-1][:, :10]))
     True
     """
+    _check_heads([(params, cfg, reading)])
     tokens = check_tokens(cfg, tokens)
     B, n = tokens.shape
     k = min(check_positive_int("k", k), n)
+    chunk = min(check_positive_int("chunk", chunk), n)  # chunk <= 0 would read no key at all
     pos = _Arange(n)
     xq = tokens[:, -1].astype(np.int64)
     uq, iq = np.unique(xq, return_inverse=True)

@@ -61,6 +61,11 @@ MAX_FILINGS = 100_000
 #: Companies per filing are capped so their first-appearance labels fit the 8 symbols of the cue task.
 MAX_COMPANIES = 8
 
+#: Longest filing (tokens) and most bursts a plan may ask for: every loop that fills a filing is bounded by them
+#: (the default plan's filings are 100 to 330 tokens in 2 bursts).
+MAX_FILING_TOKENS = 2**16
+MAX_BURSTS = 64
+
 #: A word: letters and digits, with inner ``. , ' & -`` kept ("8-K", "1,250", "99.1"); or one punctuation mark.
 WORD_RE = re.compile(r"[A-Za-z0-9]+(?:[.,'\u2019&-][A-Za-z0-9]+)*|[^\sA-Za-z0-9]")
 
@@ -149,6 +154,12 @@ class FilingPlan:
             bad("competitors", f"small enough that at most {MAX_COMPANIES} companies are cast")
         if not (0 < self.length_min <= self.length_max) or not self.length_sd >= 0:
             bad("length_min", "positive and at most length_max, with length_sd >= 0")
+        if not (isinstance(self.length_max, int) and self.length_max <= MAX_FILING_TOKENS):  # the filler loop's bound
+            bad("length_max", f"a whole number of tokens, at most {MAX_FILING_TOKENS}")
+        if not (np.isfinite(self.length_mean) and np.isfinite(self.length_sd)):
+            bad("length_mean", "a finite mean with a finite length_sd")
+        if self.bursts[1] > MAX_BURSTS:
+            bad("bursts", f"a range (lo, hi) with hi at most {MAX_BURSTS}")
         p = np.asarray(self.burst_sentences, dtype=float)
         if p.ndim != 1 or p.size == 0 or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
             bad("burst_sentences", "probabilities of 1, 2, ... sentences, non-negative, summing to 1")
