@@ -24,6 +24,7 @@ import numpy as np
 from ..encodings import DEFAULT_BASE, omega
 from ..errors import MAX_D, PosKernelsError, did_you_mean
 from ..extension import Extension, extend
+from .defaults import fill_defaults
 from ..rope_keys import (
     base_key,
     count,
@@ -188,6 +189,13 @@ def _rope_type(scaling: dict, scope: str) -> str:
     return "longrope" if rope_type == "su" else rope_type
 
 
+def _text(raw: dict) -> tuple[dict, str, dict]:
+    """The language model's keys with the class defaults the file leaves out, its path, and what was assumed."""
+    text, part, assumed = fill_defaults(raw)
+    text, inner = text_part(text)
+    return text, part or inner, assumed
+
+
 def parse_config(
     raw: dict, name: str = "config", source: str | None = None, layer_type: str | None = None
 ) -> RopeConfig:
@@ -212,7 +220,7 @@ def parse_config(
     """
     if not isinstance(raw, dict):
         raise PosKernelsError(f"a config must be a JSON object; got {reprlib.repr(raw)}")
-    raw, part = text_part(raw)
+    raw, part, assumed = _text(raw)
     scaling, scope = rope_dict(raw)
     layers = layer_dicts(scaling, raw, scope)
     if layers is None and layer_type is not None:
@@ -250,15 +258,22 @@ def parse_config(
     base, base_from = base_key(raw, scaling, scope, DEFAULT_BASE, per_layer=layer_type is not None)
     max_pos = count(raw, "max_position_embeddings")
     rope_type = _rope_type(scaling, scope)
-    L = count(raw, "original_max_position_embeddings", required=False)
+    L, L_from = count(raw, "original_max_position_embeddings", required=False), "original_max_position_embeddings"
     if L is None:
-        L = count(scaling, "original_max_position_embeddings", scope, required=False) or max_pos
+        L, L_from = count(scaling, "original_max_position_embeddings", scope, required=False), where(
+            "original_max_position_embeddings", scope
+        )
     # Options the type needs, checked now so nothing downstream sees a bad value
     clean = {k: v for k, v in scaling.items() if k != "mrope_section"}
     if rope_type in ("linear", "dynamic", "yarn", "llama3") or "factor" in scaling:
         factor = number(scaling, "factor", scope, required=rope_type != "longrope")
         if factor is not None and factor < 1:
             raise PosKernelsError(f"config key {where('factor', scope)!r} must be >= 1; got {scaling['factor']!r}")
+    if L is None and rope_type == "linear":  # linear stretches the trained positions factor-fold up to max_pos
+        L = max(1, int(max_pos // number(scaling, "factor", scope)))
+        L_from = "max_position_embeddings / factor (linear scaling without original_max_position_embeddings)"
+    elif L is None:
+        L, L_from = max_pos, "max_position_embeddings"
     for key in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor"):
         if rope_type in ("yarn", "longrope") and key in scaling:
             number(scaling, key, scope, required=False)
@@ -273,9 +288,11 @@ def parse_config(
     if rope_type == "longrope":
         for key in ("short_factor", "long_factor"):
             clean[key] = factor_list(scaling, key, scope, rotary_dim // 2)
-    notes = {"width": width_from, "partial_rotation": prf_from, "base": base_from}
+    notes = {"width": width_from, "partial_rotation": prf_from, "base": base_from, "training_length": L_from}
     if part:
         notes["part"] = part
+    if assumed:
+        notes["defaults"] = assumed
     if "mrope_section" in scaling:  # Qwen2-VL: planes split among (t, h, w) position ids, equal on text
         notes["mrope_section"] = scaling["mrope_section"]
     return RopeConfig(
@@ -309,7 +326,7 @@ def parse_layer_configs(raw: dict, name: str = "config", source: str | None = No
     """
     if not isinstance(raw, dict):
         raise PosKernelsError(f"a config must be a JSON object; got {reprlib.repr(raw)}")
-    part, _ = text_part(raw)
+    part, _, _ = _text(raw)
     scaling, scope = rope_dict(part)
     layers = layer_dicts(scaling, part, scope)
     if layers is None:
