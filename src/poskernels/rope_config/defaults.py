@@ -51,6 +51,8 @@ READ_KEYS = (
     "attn_temperature_tuning",
     "floor_scale",
     "attn_scale",
+    "per_layer_config",
+    "sliding_window_pattern",
 )
 
 #: Where a wrapper keeps its language model, in transformers' order (``get_text_config``).
@@ -99,6 +101,8 @@ def _entry(mapping, model_type: str) -> dict | None:
     except Exception:  # noqa: BLE001 - a config class this installation cannot build
         return None
     part = ""
+    if text is not cfg and any(k in cfg.to_dict() for k in ATTENTION_KEYS):  # the wrapper has attention keys
+        text = cfg
     if text is not cfg:
         part = next((k for k, v in vars(cfg).items() if v is text), None)
         if part is None:
