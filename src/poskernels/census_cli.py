@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import sys
 from pathlib import Path
@@ -32,8 +33,16 @@ from .atomic import savefig_atomic, write_json_atomic
 from .errors import PosKernelsError, check_positive_int, did_you_mean
 from .extension import MAPS, extend
 from .extension.ecosystem import compare_yarn_ramps
-from .rope_config import RopeConfig, bundled_configs, config_extension, load_layer_configs
+from .rope_config import ROPE_TYPES, RopeConfig, bundled_configs, config_extension, load_layer_configs
 from .theory.census import chen_constant, sum_theta_sq, wavelength_census
+from .theory.context import (
+    MAX_SCAN,
+    critical_dimension,
+    extrapolation_bound,
+    first_negative_offset,
+    smallest_nonnegative_base,
+    unseen_planes,
+)
 
 __all__ = ["add_arguments", "census", "census_all", "plot_census", "render_census", "run", "terminal_width"]
 
@@ -57,9 +66,15 @@ def census(cfg: RopeConfig, target_length: int | None = None) -> dict:
     kappa = N / L
     theta = cfg.theta  # (d/2,)
     d, b = cfg.rotary_dim, cfg.base
-    maps = {}
+    maps, not_applicable = {}, {}
     for name in MAPS:
-        ext = extend(name, theta, kappa, L, **cfg.map_options(name))
+        try:
+            ext = extend(name, theta, kappa, L, **cfg.map_options(name))
+        except PosKernelsError as err:  # a map the config did not ask for that cannot apply (NTK-aware at d = 2)
+            if name == ROPE_TYPES[cfg.rope_type]:
+                raise
+            not_applicable[name] = str(err)
+            continue
         maps[name] = {
             "inv_freq": ext.inv_freq.tolist(),
             "attention_factor": ext.attention_factor,
@@ -101,15 +116,109 @@ def census(cfg: RopeConfig, target_length: int | None = None) -> dict:
         ramps["truncated" if truncate else "untruncated"] = {k: c[k] for k in ("max_gap", "plane", "factor_gap")} | {
             "planes_differing": c["planes_differing"]
         }
+    return json_safe(
+        {
+            "config": cfg.summary(),
+            "target_length": N,
+            "kappa": kappa,
+            "context": context_census(cfg, N, maps),
+            "logit_multiplier": logit_multiplier(cfg, maps["config"]["attention_factor"], N),
+            "planes": planes,
+            "maps": maps,
+            "not_applicable": not_applicable,
+            "interpolation_bound": bound,
+            "yarn_ramps": ramps,
+            "null": NULL_MEANS,
+        }
+    )
+
+
+#: What ``null`` stands for in the census JSON (JSON has no infinity; ``jq`` and ``JSON.parse`` refuse it).
+NULL_MEANS = (
+    "infinite or absent: a wavelength of a plane whose frequency underflows to 0 (it never turns), an "
+    "extrapolation bound no plane limits, a kernel that stays nonnegative through the target length, a base "
+    "not found or not scanned"
+)
+
+
+def json_safe(value):
+    """``value`` with every non-finite float replaced by None (see :data:`NULL_MEANS`).
+
+    >>> json_safe({"a": [1.0, float("inf")], "b": float("nan")})
+    {'a': [1.0, None], 'b': None}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+#: Largest target length whose smallest nonnegative base is scanned by the census (a few seconds at d = 128),
+#: and the scan's grid (bases per decade; a finer grid can find a smaller base: the passing set has islands).
+BASE_SCAN_MAX = 1 << 17
+BASE_GRID = 50
+
+
+def context_census(cfg: RopeConfig, N: int, maps: dict) -> dict:
+    """What the frequencies mean for a context of ``N`` tokens (:mod:`poskernels.theory.context`), JSON-ready.
+
+    ``critical_dimension`` and ``extrapolation_bound`` (Liu et al. 2023) at the training length;
+    ``first_negative_offset`` of the kernel ``sum_j cos(Delta f_j)`` up to ``N - 1`` (None: nonnegative
+    throughout) for the native frequencies and after each map (Men et al. 2024); ``smallest_base``: the smallest
+    base, on a grid of :data:`BASE_GRID` per decade, whose native kernel stays nonnegative on ``0..N-1`` (scanned up to
+    :data:`BASE_SCAN_MAX`); ``unseen_planes``: Theorem 5 (i)'s planes that see angles training never produced.
+    """
+    L, d, b, theta = cfg.training_length, cfg.rotary_dim, cfg.base, cfg.theta
+    last = min(N - 1, MAX_SCAN)
+    freqs = {"native": theta} | {name: np.asarray(m["inv_freq"]) for name, m in maps.items() if name != "none"}
+    base = smallest_nonnegative_base(d, N, steps_per_decade=BASE_GRID) if N <= BASE_SCAN_MAX else None
     return {
-        "config": cfg.summary(),
-        "target_length": N,
-        "kappa": kappa,
-        "planes": planes,
-        "maps": maps,
-        "interpolation_bound": bound,
-        "yarn_ramps": ramps,
+        "critical_dimension": critical_dimension(L, d, b),
+        "extrapolation_bound": extrapolation_bound(L, d, b),
+        "kernel_scanned_to": last,
+        "first_negative_offset": {name: first_negative_offset(f, last) for name, f in freqs.items()},
+        "smallest_base": base,
+        "smallest_base_grid_per_decade": BASE_GRID if N <= BASE_SCAN_MAX else None,
+        "unseen_planes": {name: unseen_planes(theta, f, L, N).tolist() for name, f in freqs.items()},
     }
+
+
+def logit_multiplier(cfg: RopeConfig, attention_factor: float, N: int) -> dict:
+    """The factor the model's attention logits carry beyond ``q.k / sqrt(head_dim)``, with its parts.
+
+    Parts: the rotary attention factor on cos and sin, squared in the logits; YaRN's
+    ``mscale(factor, mscale_all_dim)**2`` where the family's attention applies it (DeepSeek); Gemma's
+    ``sqrt(head_dim / query_pre_attn_scalar)``; Llama 4's attention-temperature tuning at the target length,
+    ``1 + attn_scale log1p(floor(N / floor_scale))``, on its layers without RoPE only (not in the total).
+
+    >>> from poskernels.rope_config import load_config
+    >>> logit_multiplier(load_config("llama-2-7b"), 1.0, 8192)["total"]
+    1.0
+    """
+    att = cfg.attention
+    parts = {"rotary attention factor squared": attention_factor**2}
+    factor = cfg.scaling.get("factor")
+    mscale_all = cfg.scaling.get("mscale_all_dim")
+    if att.get("mscale_all_dim_in_attention") and cfg.rope_type != "default" and mscale_all and factor:
+        m = 0.1 * float(mscale_all) * math.log(float(factor)) + 1.0 if factor > 1 else 1.0
+        parts["attention mscale(factor, mscale_all_dim)^2"] = m * m
+    if "query_pre_attn_scalar" in att:
+        parts["query_pre_attn_scalar: sqrt(head_dim / query_pre_attn_scalar)"] = math.sqrt(
+            cfg.head_dim / att["query_pre_attn_scalar"]
+        )
+    total = math.prod(parts.values())
+    out = {"total": total, "parts": parts}
+    tuning = att.get("attn_temperature_tuning")
+    if tuning:
+        out["layers_without_rope"] = {
+            "count": att["layers_without_rope"],
+            "of": att["layers"],
+            "temperature_at_target": 1 + tuning["attn_scale"] * math.log1p(math.floor(N / tuning["floor_scale"])),
+        }
+    return out
 
 
 def _table(headers: list[str], rows: list[list[str]], width: int | None = None, keep: int = 1) -> str:

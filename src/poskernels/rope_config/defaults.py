@@ -26,7 +26,7 @@ from importlib import resources
 from ..errors import PosKernelsError
 from ..rope_keys import ATTENTION_KEYS
 
-__all__ = ["READ_KEYS", "class_defaults", "defaults_table", "fill_defaults", "use_transformers"]
+__all__ = ["READ_KEYS", "attention_keys", "class_defaults", "defaults_table", "fill_defaults", "use_transformers"]
 
 #: The keys of a text config the census reads (and the family's own names for them, per attribute map).
 READ_KEYS = (
@@ -332,3 +332,35 @@ def _nested_from_flat(text: dict, default_rope: dict, flat_to: dict, assumed: di
     text.pop("rope_local_base_freq", None)
     assumed["rope_parameters"] = f"{source} default per layer type" + (", with the file's keys placed" if placed else "")
     return rope
+
+
+def attention_keys(text: dict, head_dim: int) -> dict:
+    """What the family's attention module adds to the logit scale, read from the text config (JSON-ready).
+
+    ``query_pre_attn_scalar`` (Gemma: logits scaled by ``query_pre_attn_scalar**-0.5`` instead of
+    ``head_dim**-0.5``), whether the attention multiplies by YaRN's ``mscale(factor, mscale_all_dim)**2``
+    (DeepSeek V2/V3 and the families whose modeling module does, enumerated from transformers), and Llama 4's
+    attention-temperature tuning on its layers without RoPE (``no_rope_layers`` entries 0).
+
+    >>> attention_keys({"model_type": "deepseek_v3"}, 64)["mscale_all_dim_in_attention"]
+    True
+    >>> attention_keys({"query_pre_attn_scalar": 144}, 128)["query_pre_attn_scalar"]
+    144
+    """
+    out: dict = {"head_dim": head_dim}
+    model_type = text.get("model_type")
+    entry = class_defaults(model_type)[0] if isinstance(model_type, str) else None
+    out["mscale_all_dim_in_attention"] = bool(entry and entry.get("mscale_all_dim_in_attention"))
+    scalar = text.get("query_pre_attn_scalar")
+    if isinstance(scalar, (int, float)) and not isinstance(scalar, bool) and scalar > 0:
+        out["query_pre_attn_scalar"] = scalar
+    nope = text.get("no_rope_layers")
+    if isinstance(nope, list) and nope and all(v in (0, 1) for v in nope):
+        out["layers"] = len(nope)
+        out["layers_without_rope"] = sum(1 for v in nope if not v)
+        if out["layers_without_rope"] and text.get("attn_temperature_tuning"):
+            out["attn_temperature_tuning"] = {
+                "floor_scale": text.get("floor_scale", 8192),
+                "attn_scale": text.get("attn_scale", 0.1),
+            }
+    return out

@@ -24,7 +24,7 @@ import numpy as np
 from ..encodings import DEFAULT_BASE, omega
 from ..errors import MAX_D, PosKernelsError, did_you_mean
 from ..extension import Extension, extend
-from .defaults import fill_defaults
+from .defaults import attention_keys, fill_defaults
 from ..rope_keys import (
     base_key,
     count,
@@ -118,6 +118,7 @@ class RopeConfig:
     source: str | None = None
     layer_type: str | None = None
     read_from: dict = field(default_factory=dict, repr=False, compare=False)
+    attention: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def theta(self) -> np.ndarray:
@@ -163,6 +164,7 @@ class RopeConfig:
             "source": self.source,
             "layer_type": self.layer_type,
             "read_from": self.read_from,
+            "attention": self.attention,
         }
 
 
@@ -296,6 +298,7 @@ def parse_config(
     if "mrope_section" in scaling:  # Qwen2-VL: planes split among (t, h, w) position ids, equal on text
         notes["mrope_section"] = scaling["mrope_section"]
     return RopeConfig(
+        attention=attention_keys(raw, head_dim),
         name=name,
         head_dim=head_dim,
         rotary_dim=rotary_dim,

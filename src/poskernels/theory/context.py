@@ -172,11 +172,23 @@ def smallest_nonnegative_base(
     if not low < high:
         raise PosKernelsError(f"need low < high; got low = {low!r}, high = {high!r}")
     n = math.ceil(steps_per_decade * math.log10(high / low))
-    for k in range(n + 1):
-        b = low * 10 ** (k / steps_per_decade)
-        if first_negative_offset(omega(d, b), length - 1) is None:
-            return b
+    bases = low * 10 ** (np.arange(n + 1) / steps_per_decade)  # (n + 1,) the grid, ascending
+    for start in range(0, bases.size, 32):
+        batch = bases[start : start + 32]  # (B,) tried together on the first offsets, where most fail
+        for b in batch[_nonnegative_on(batch, d, min(length, 512))]:
+            if first_negative_offset(omega(d, float(b)), length - 1) is None:
+                return float(b)
     return None
+
+
+def _nonnegative_on(bases: np.ndarray, d: int, n: int) -> np.ndarray:
+    """Which of ``bases`` (B,) keep the kernel nonnegative on offsets ``0..n-1`` (a mask (B,))."""
+    if bases.size == 0:
+        return np.zeros(0, dtype=bool)
+    theta = bases[:, None] ** (-np.arange(0, d, 2) / d)[None, :]  # (B, d/2): omega(d, b) per base
+    offsets = np.arange(n, dtype=np.float64)  # (n,)
+    kernel = np.cos(offsets[None, :, None] * theta[:, None, :]).sum(axis=2)  # (B, n)
+    return (kernel >= 0).all(axis=1)
 
 
 def unseen_planes(theta, inv_freq, L: int, N: int) -> np.ndarray:
