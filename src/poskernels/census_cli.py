@@ -112,6 +112,8 @@ def census(cfg: RopeConfig, target_length: int | None = None) -> dict:
     }
     ramps = {}
     for truncate in (True, False):
+        if "yarn_hf" in not_applicable:  # one plane: no ramp to compare
+            break
         c = compare_yarn_ramps(theta, kappa, L, truncate=truncate)
         ramps["truncated" if truncate else "untruncated"] = {k: c[k] for k in ("max_gap", "plane", "factor_gap")} | {
             "planes_differing": c["planes_differing"]
@@ -255,8 +257,50 @@ def terminal_width() -> int:
     return max(80, min(120, shutil.get_terminal_size((100, 24)).columns))
 
 
-def _g(x: float) -> str:
-    return f"{x:.4g}"
+def _g(x: float | None) -> str:
+    return "inf" if x is None else f"{x:.4g}"
+
+
+def _planes(planes: list[int]) -> str:
+    if not planes:
+        return "none"
+    return f"{len(planes)} ({planes[0]}..{planes[-1]})" if planes == list(range(planes[0], planes[-1] + 1)) else (
+        f"{len(planes)} {planes}"
+    )
+
+
+def _context_lines(data: dict, names: list[str]) -> list[str]:
+    """The few lines above the plane table: what the frequencies mean for the target length."""
+    c, cfg, N = data["context"], data["config"], data["target_length"]
+    first = c["first_negative_offset"]
+    shown = ["native"] + [n for n in names if n in first]
+    base = c["smallest_base"]
+    scanned = (
+        f"{base:.3g} (grid of {c['smallest_base_grid_per_decade']} per decade)"
+        if base is not None
+        else ("none up to 1e12" if c["smallest_base_grid_per_decade"] else f"not scanned past N = {BASE_SCAN_MAX}")
+    )
+    lm = data["logit_multiplier"]
+    lines = [
+        f"critical dimension (Liu et al. 2023): {c['critical_dimension']} of d = {cfg['rotary_dim']} dimensions turn "
+        f"a whole circle in L; extrapolation bound T_extra = {_g(c['extrapolation_bound'])} tokens",
+        f"kernel sum_j cos(Delta f_j), first negative offset up to N - 1 (Men et al. 2024; none = nonnegative): "
+        + ", ".join(f"{n} {first[n] if first[n] is not None else 'none'}" for n in shown),
+        f"smallest base whose native kernel stays nonnegative on 0..N-1: {scanned}; this config's base {cfg['rope_theta']:g}",
+        "planes reading angles training never produced at N (Theorem 5 (i)): "
+        + ", ".join(f"{n} {_planes(c['unseen_planes'][n])}" for n in shown),
+        f"logit multiplier {lm['total']:.4g} = "
+        + " x ".join(f"{k} {v:.4g}" for k, v in lm["parts"].items()),
+    ]
+    if "layers_without_rope" in lm:
+        nope = lm["layers_without_rope"]
+        lines.append(
+            f"{nope['count']} of {nope['of']} layers have no RoPE; their queries are scaled by "
+            f"{nope['temperature_at_target']:.4g} at N = {N} (attention-temperature tuning)"
+        )
+    for name, why in data.get("not_applicable", {}).items():
+        lines.append(f"map {name} not applicable: {why}")
+    return lines
 
 
 def _read_from(cfg: dict) -> list[str]:
@@ -272,6 +316,17 @@ def _read_from(cfg: dict) -> list[str]:
         notes.append("rope_theta is absent from the config: b = 10000 assumed (transformers' common default)")
     elif read.get("base") == "transformers default":
         notes.append(f"rope_theta is absent: b = {cfg['rope_theta']:g}, the default of transformers' config class")
+    if read.get("defaults"):
+        by_source: dict[str, list[str]] = {}
+        for key, where in read["defaults"].items():
+            by_source.setdefault(where, []).append(key)
+        for where, keys in by_source.items():
+            notes.append(f"absent from the file, taken as the model class's ({where}): {', '.join(keys)}")
+    if str(read.get("training_length", "")).startswith("max_position_embeddings / factor"):
+        notes.append(
+            f"training length L = max_position_embeddings / factor = {cfg['training_length']} (linear scaling "
+            "without original_max_position_embeddings: the factor is read as the extension ratio)"
+        )
     if read.get("mrope_section"):
         notes.append(f"mrope_section {read['mrope_section']}: on text all three position ids coincide, as read here")
     return notes
@@ -299,6 +354,7 @@ def render_census(data: dict, width: int | None = 100) -> str:
         f"target length N = {data['target_length']}, kappa = N / L = {data['kappa']:.4g}; "
         f"config's own map: {maps['config']['map']} at kappa = {maps['config']['kappa']:.4g}",
         *_read_from(cfg),
+        *_context_lines(data, names),
         "turns = (L - 1) / lambda_j over the training offsets; turn = a whole turn completes (Theorem 5 (i));",
         "map columns: factor = inv_freq / theta (1 = unchanged, 1/kappa = interpolated); yarn_hf_untr = "
         "yarn_hf_untruncated",
@@ -397,6 +453,10 @@ def census_all(spec, target_length: int | None = None, layer_type: str | None = 
     ['config', 'interpolation_bound', 'kappa']
     """
     cfgs = load_layer_configs(spec)
+    if layer_type is not None and list(cfgs) == [None]:
+        raise PosKernelsError(
+            f"--layer-type {layer_type!r} was given, but this config has no layer types: one RoPE for all layers"
+        )
     if layer_type is not None:
         if layer_type not in cfgs:
             accepted = ", ".join(str(k) for k in cfgs)

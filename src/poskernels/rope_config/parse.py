@@ -133,10 +133,20 @@ class RopeConfig:
         return float(self.scaling.get("factor", 1.0))
 
     def default_target_length(self) -> int:
-        """The length the config extends to, ``max(max_position_embeddings, factor L)``; ``4 L`` for plain RoPE."""
+        """The length the config extends to, ``max(max_position_embeddings, factor L)``; ``4 L`` for plain RoPE.
+
+        A factor whose ``factor L`` passes ``2**53`` (``factor: 1e308``) is refused, naming the key.
+        """
         if self.rope_type == "default":
             return 4 * self.training_length
-        return max(self.max_position_embeddings, round(self.factor * self.training_length))
+        extended = self.factor * self.training_length
+        if not extended <= 2**53:  # also NaN
+            raise PosKernelsError(
+                f"config key 'factor' = {self.scaling.get('factor', self.factor)!r} gives the extended length "
+                f"factor * L = {extended:.3g} (L = {self.training_length}), past 2**53; the factor must keep it "
+                "within 2**53, or give --target-length"
+            )
+        return max(self.max_position_embeddings, round(extended))
 
     def map_options(self, name: str) -> dict:
         """Keyword options the config supplies for the registry map ``name`` (empty unless it is the config's own)."""
