@@ -21,6 +21,7 @@ map columns to ``--width`` (default: the terminal's, within 80..120 columns).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import shutil
@@ -164,6 +165,12 @@ BASE_SCAN_MAX = 1 << 17
 BASE_GRID = 50
 
 
+@functools.lru_cache(maxsize=64)
+def _smallest_base(d: int, N: int) -> float | None:
+    """The scan depends on ``(d, N)`` alone: one per pair per process (``advise`` reads five maps at one ``N``)."""
+    return smallest_nonnegative_base(d, N, steps_per_decade=BASE_GRID)
+
+
 def context_census(cfg: RopeConfig, N: int, maps: dict) -> dict:
     """What the frequencies mean for a context of ``N`` tokens (:mod:`poskernels.theory.context`), JSON-ready.
 
@@ -176,7 +183,7 @@ def context_census(cfg: RopeConfig, N: int, maps: dict) -> dict:
     L, d, b, theta = cfg.training_length, cfg.rotary_dim, cfg.base, cfg.theta
     last = min(N - 1, MAX_SCAN)
     freqs = {"native": theta} | {name: np.asarray(m["inv_freq"]) for name, m in maps.items() if name != "none"}
-    base = smallest_nonnegative_base(d, N, steps_per_decade=BASE_GRID) if N <= BASE_SCAN_MAX else None
+    base = _smallest_base(d, N) if N <= BASE_SCAN_MAX else None
     return {
         "critical_dimension": critical_dimension(L, d, b),
         "extrapolation_bound": extrapolation_bound(L, d, b),

@@ -282,8 +282,8 @@ def fill_defaults(raw: dict) -> tuple[dict, str, dict]:
     assumed = {}
     default_rope = defaults.pop("rope_parameters", None)
     for key, value in defaults.items():
-        if key == "layer_types" or key in given:
-            continue
+        if key == "layer_types" or key in given or (key == "num_hidden_layers" and "layer_types" in given):
+            continue  # a file's own layer_types give its layer count
         text[key] = value
         assumed[key] = f"{source} default"
     if isinstance(default_rope, dict) and default_rope:

@@ -16,6 +16,7 @@ Where a config comes from (a bundled name, a file, a transformers object) is :mo
 
 from __future__ import annotations
 
+import math
 import reprlib
 from dataclasses import dataclass, field
 
@@ -282,7 +283,8 @@ def parse_config(
         if factor is not None and factor < 1:
             raise PosKernelsError(f"config key {where('factor', scope)!r} must be >= 1; got {scaling['factor']!r}")
     if L is None and rope_type == "linear":  # linear stretches the trained positions factor-fold up to max_pos
-        L = max(1, int(max_pos // number(scaling, "factor", scope)))
+        ratio = max_pos / number(scaling, "factor", scope)
+        L = max(1, round(ratio) if abs(ratio - round(ratio)) < 1e-9 * ratio else math.floor(ratio))
         L_from = "max_position_embeddings / factor (linear scaling without original_max_position_embeddings)"
     elif L is None:
         L, L_from = max_pos, "max_position_embeddings"
