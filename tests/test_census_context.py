@@ -259,8 +259,8 @@ BAD = [
     ({"head_dim": 64, "max_position_embeddings": 4096, "layer_types": ["full_attention", "slidng_attention"]},
      "did you mean 'sliding_attention'"),
     ({"head_dim": 64, "max_position_embeddings": 4096, "layer_types": ["full_attention"],
-      "rope_parameters": {"full_attention": {"rope_theta": 1e4}, "sliding_attention": {"rope_theta": 1e4}}},
-     "sliding_attention"),
+      "rope_parameters": {"chunked_attention": {"rope_theta": 1e4}, "sliding_attention": {"rope_theta": 1e4}}},
+     "only for layer types the config does not list"),
     ({"model_type": "gemma3", "text_config": 5}, "'text_config' must be an object"),
 ]
 

@@ -177,14 +177,13 @@ def layer_dicts(scaling: dict, raw: dict, scope: str) -> dict[str, dict | None] 
     nested = [k for k, v in scaling.items() if isinstance(v, dict) or (v is None and k in labels)]
     if not nested:
         return None
-    if labels and not set(nested) <= labels:
-        extra = sorted(set(nested) - labels)
+    if labels and set(nested) & labels:  # transformers reads the layer types the layers use, and ignores the rest
+        return {k: scaling[k] for k in nested if k in labels}
+    if labels and all(k in layer_type_names() for k in nested):
         raise PosKernelsError(
-            f"config key {scope!r} has RoPE dicts for layer types the config does not list ({', '.join(extra)}); "
-            f"its layer_types: {', '.join(sorted(labels))}"
+            f"config key {scope!r} has RoPE dicts only for layer types the config does not list "
+            f"({', '.join(nested)}); its layer_types: {', '.join(sorted(labels))}"
         )
-    if labels:
-        return {k: scaling[k] for k in nested}
     flat = sorted(set(scaling) - set(nested))
     if flat:
         raise PosKernelsError(
