@@ -21,8 +21,9 @@ def _rotary(model_type: str):
 
     from transformers.models.auto.configuration_auto import model_type_to_module_name
 
-    mod = importlib.import_module(f"transformers.models.{model_type_to_module_name(model_type)}.modeling_"
-                                  f"{model_type_to_module_name(model_type)}")
+    mod = importlib.import_module(
+        f"transformers.models.{model_type_to_module_name(model_type)}.modeling_{model_type_to_module_name(model_type)}"
+    )
     return next(v for k, v in vars(mod).items() if k.endswith("RotaryEmbedding") and v.__module__ == mod.__name__)
 
 

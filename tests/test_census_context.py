@@ -22,6 +22,7 @@ from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
 from poskernels.rope_config import config_extension, load_layer_configs
 from poskernels.rope_config.defaults import use_transformers
+from poskernels.theory.census import wavelengths
 from poskernels.theory.context import (
     _kernel,
     _kernel_blocks,
@@ -31,7 +32,6 @@ from poskernels.theory.context import (
     smallest_nonnegative_base,
     unseen_planes,
 )
-from poskernels.theory.census import wavelengths
 
 #: Gemma-3-4b-it's config.json as the hub holds it: the text config lists only what differs from the class.
 GEMMA3_HUB = {
@@ -247,20 +247,47 @@ def test_a_map_that_cannot_apply_is_shown_not_applicable(tmp_path, capsys):
 
 
 BAD = [
-    ({"head_dim": 64, "max_position_embeddings": 4096, "rope_scaling": {"rope_type": "dynamic", "factor": 1e308}},
-     "1e+308"),
-    ({"head_dim": 64, "max_position_embeddings": 4096,
-      "rope_scaling": {"rope_type": "longrope", "factor": 1e308, "short_factor": [1.0] * 32,
-                       "long_factor": [1.0] * 32}}, "1e+308"),
+    (
+        {"head_dim": 64, "max_position_embeddings": 4096, "rope_scaling": {"rope_type": "dynamic", "factor": 1e308}},
+        "1e+308",
+    ),
+    (
+        {
+            "head_dim": 64,
+            "max_position_embeddings": 4096,
+            "rope_scaling": {
+                "rope_type": "longrope",
+                "factor": 1e308,
+                "short_factor": [1.0] * 32,
+                "long_factor": [1.0] * 32,
+            },
+        },
+        "1e+308",
+    ),
     ({"head_dim": 64, "max_position_embeddings": 4096, "per_layer_config": 5}, "got 5"),
     ({"head_dim": 64, "max_position_embeddings": 4096, "layer_types": [["full_attention"]]}, "[['full_attention']]"),
-    ({"head_dim": 64, "max_position_embeddings": 4096, "num_hidden_layers": 3,
-      "layer_types": ["full_attention", "sliding_attention"]}, "2 entries but 'num_hidden_layers' = 3"),
-    ({"head_dim": 64, "max_position_embeddings": 4096, "layer_types": ["full_attention", "slidng_attention"]},
-     "did you mean 'sliding_attention'"),
-    ({"head_dim": 64, "max_position_embeddings": 4096, "layer_types": ["full_attention"],
-      "rope_parameters": {"chunked_attention": {"rope_theta": 1e4}, "sliding_attention": {"rope_theta": 1e4}}},
-     "only for layer types the config does not list"),
+    (
+        {
+            "head_dim": 64,
+            "max_position_embeddings": 4096,
+            "num_hidden_layers": 3,
+            "layer_types": ["full_attention", "sliding_attention"],
+        },
+        "2 entries but 'num_hidden_layers' = 3",
+    ),
+    (
+        {"head_dim": 64, "max_position_embeddings": 4096, "layer_types": ["full_attention", "slidng_attention"]},
+        "did you mean 'sliding_attention'",
+    ),
+    (
+        {
+            "head_dim": 64,
+            "max_position_embeddings": 4096,
+            "layer_types": ["full_attention"],
+            "rope_parameters": {"chunked_attention": {"rope_theta": 1e4}, "sliding_attention": {"rope_theta": 1e4}},
+        },
+        "only for layer types the config does not list",
+    ),
     ({"model_type": "gemma3", "text_config": 5}, "'text_config' must be an object"),
 ]
 

@@ -6,9 +6,9 @@ with ``max_position_embeddings``), the config with it is read back by the census
 (:func:`~poskernels.census_cli.census` at ``N``), and its verdicts are printed: the planes reading angles
 training never produced (Theorem 5 (i)), the kernel's first negative offset up to ``N - 1`` (Men et al. 2024)
 and the logit multiplier.  One map is recommended, with its reason: the fewest unseen planes, then the kernel
-that stays nonnegative longest (through ``N`` best), then the order yarn, llama3, longrope, linear, dynamic (the maps that
-keep the fast planes unchanged first).  A block the installed transformers' config class refuses (Phi-3 accepts LongRoPE only) is listed as refused, with
-transformers' reason.  ``--json PATH`` writes every block and verdict (``-``: standard output).
+that stays nonnegative longest (through ``N`` best), then the order yarn, llama3, longrope, linear, dynamic
+(the maps that keep the fast planes unchanged first).  A block the installed transformers' config class refuses
+(Phi-3 accepts LongRoPE only) is listed as refused, with transformers' reason.  ``--json PATH`` writes every block and verdict (``-``: standard output).
 """
 
 from __future__ import annotations
@@ -114,11 +114,14 @@ def advised_config(raw: dict, block: dict, max_pos: int) -> dict:
 
 def _reason(rows: dict, best: str) -> str:
     r = rows[best]["verdicts"]
-    zero = "reaches no angle training never produced" if not r["unseen_planes"] else (
-        f"leaves {len(r['unseen_planes'])} planes with angles training never produced (the fewest)"
+    zero = (
+        "reaches no angle training never produced"
+        if not r["unseen_planes"]
+        else (f"leaves {len(r['unseen_planes'])} planes with angles training never produced (the fewest)")
     )
     kernel = (
-        "and its kernel stays nonnegative through N" if r["first_negative_offset"] is None
+        "and its kernel stays nonnegative through N"
+        if r["first_negative_offset"] is None
         else f"and its kernel stays nonnegative longest, to offset {r['first_negative_offset'] - 1}"
     )
     return f"{best} {zero}, {kernel}; ties go to {', '.join(ADVISED_TYPES)} in that order"
@@ -205,7 +208,9 @@ def render(data: dict) -> str:
         first = v["first_negative_offset"]
         lines += [
             f"{rope_type}{'  (recommended)' if rope_type == data['recommended'] else ''}: paste into config.json",
-            json.dumps({"max_position_embeddings": row["max_position_embeddings"], "rope_parameters": row["rope_parameters"]}),
+            json.dumps(
+                {"max_position_embeddings": row["max_position_embeddings"], "rope_parameters": row["rope_parameters"]}
+            ),
             f"  planes reading angles training never produced: {len(v['unseen_planes'])}; kernel first negative at "
             f"{first if first is not None else 'none up to N - 1'}; logit multiplier {v['logit_multiplier']:.4g}",
             "",

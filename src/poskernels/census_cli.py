@@ -271,8 +271,10 @@ def _g(x: float | None) -> str:
 def _planes(planes: list[int]) -> str:
     if not planes:
         return "none"
-    return f"{len(planes)} ({planes[0]}..{planes[-1]})" if planes == list(range(planes[0], planes[-1] + 1)) else (
-        f"{len(planes)} {planes}"
+    return (
+        f"{len(planes)} ({planes[0]}..{planes[-1]})"
+        if planes == list(range(planes[0], planes[-1] + 1))
+        else (f"{len(planes)} {planes}")
     )
 
 
@@ -291,13 +293,13 @@ def _context_lines(data: dict, names: list[str]) -> list[str]:
     lines = [
         f"critical dimension (Liu et al. 2023): {c['critical_dimension']} of d = {cfg['rotary_dim']} dimensions turn "
         f"a whole circle in L; extrapolation bound T_extra = {_g(c['extrapolation_bound'])} tokens",
-        f"kernel sum_j cos(Delta f_j), first negative offset up to N - 1 (Men et al. 2024; none = nonnegative): "
+        "kernel sum_j cos(Delta f_j), first negative offset up to N - 1 (Men et al. 2024; none = nonnegative): "
         + ", ".join(f"{n} {first[n] if first[n] is not None else 'none'}" for n in shown),
-        f"smallest base whose native kernel stays nonnegative on 0..N-1: {scanned}; this config's base {cfg['rope_theta']:g}",
+        f"smallest base whose native kernel stays nonnegative on 0..N-1: {scanned}; "
+        f"this config's base {cfg['rope_theta']:g}",
         "planes reading angles training never produced at N (Theorem 5 (i)): "
         + ", ".join(f"{n} {_planes(c['unseen_planes'][n])}" for n in shown),
-        f"logit multiplier {lm['total']:.4g} = "
-        + " x ".join(f"{k} {v:.4g}" for k, v in lm["parts"].items()),
+        f"logit multiplier {lm['total']:.4g} = " + " x ".join(f"{k} {v:.4g}" for k, v in lm["parts"].items()),
     ]
     if "layers_without_rope" in lm:
         nope = lm["layers_without_rope"]

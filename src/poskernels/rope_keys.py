@@ -201,7 +201,8 @@ def layer_types(raw: dict) -> list[str]:
     >>> layer_types({"layer_types": [["full_attention"]]})
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: config key 'layer_types' must be a list of layer-type names (strings); got [['full_attention']]
+    poskernels.errors.PosKernelsError: config key 'layer_types' must be a list of layer-type names (strings); \
+got [['full_attention']]
     """
     value = raw.get("layer_types")
     if value is None:

@@ -46,7 +46,8 @@ __all__ = [
 
 
 def main(argv=None) -> int:
-    """``python -m poskernels.hf_families [--markdown] [--json PATH] [--attribute-map PATH] [--defaults PATH] [--readme README]``."""
+    """``python -m poskernels.hf_families [--markdown] [--json PATH] [--attribute-map PATH] [--defaults PATH]
+    [--readme README]``."""
     p = argparse.ArgumentParser(prog="python -m poskernels.hf_families", description=__doc__.splitlines()[0])
     p.add_argument("--markdown", action="store_true", help="print the summary as the README's Markdown")
     p.add_argument("--json", type=Path, help="also write every case as JSON")

@@ -235,7 +235,9 @@ def _layer_types(entry: dict, text: dict, source: str) -> tuple[list | None, str
     if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern > 0:
         made = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
         return made, f"assumed: sliding_window_pattern = {pattern} (every {pattern}th layer full attention)"
-    period = next(p for p in range(1, len(default) + 1) if all(default[i] == default[i % p] for i in range(len(default))))
+    period = next(
+        p for p in range(1, len(default) + 1) if all(default[i] == default[i % p] for i in range(len(default)))
+    )
     made = [default[i % period] for i in range(n)]
     return made, f"assumed: the default's pattern of {period} layers repeated to num_hidden_layers = {n}"
 
@@ -326,11 +328,15 @@ def _nested_from_flat(text: dict, default_rope: dict, flat_to: dict, assumed: di
         value = text.get(key)
         if value is not None and flat_to.get(key):
             for lt in flat_to[key]:
-                if not (isinstance(given, dict) and "rope_theta" in given and lt in (flat_to.get("rope_scaling") or [])):
+                if not (
+                    isinstance(given, dict) and "rope_theta" in given and lt in (flat_to.get("rope_scaling") or [])
+                ):
                     rope[lt] = {**rope[lt], "rope_theta": value}
             placed = True
     text.pop("rope_local_base_freq", None)
-    assumed["rope_parameters"] = f"{source} default per layer type" + (", with the file's keys placed" if placed else "")
+    assumed["rope_parameters"] = f"{source} default per layer type" + (
+        ", with the file's keys placed" if placed else ""
+    )
     return rope
 
 

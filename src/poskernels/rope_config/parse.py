@@ -25,7 +25,6 @@ import numpy as np
 from ..encodings import DEFAULT_BASE, omega
 from ..errors import MAX_D, PosKernelsError, did_you_mean
 from ..extension import Extension, extend
-from .defaults import attention_keys, fill_defaults
 from ..rope_keys import (
     base_key,
     count,
@@ -38,6 +37,7 @@ from ..rope_keys import (
     where,
     width_keys,
 )
+from .defaults import attention_keys, fill_defaults
 
 __all__ = [
     "REFUSED_TYPES",
