@@ -8,7 +8,8 @@ training never produced (Theorem 5 (i)), the kernel's first negative offset up t
 and the logit multiplier.  One map is recommended, with its reason: the fewest unseen planes, then the kernel
 that stays nonnegative longest (through ``N`` best), then the order yarn, llama3, longrope, linear, dynamic
 (the maps that keep the fast planes unchanged first).  A block the installed transformers' config class refuses
-(Phi-3 accepts LongRoPE only) is listed as refused, with transformers' reason.  ``--json PATH`` writes every block and verdict (``-``: standard output).
+(Phi-3 accepts LongRoPE only) is listed as refused, with transformers' reason.  ``--json PATH`` writes every
+block and verdict (``-``: standard output).
 """
 
 from __future__ import annotations

@@ -459,7 +459,7 @@ def census_all(spec, target_length: int | None = None, layer_type: str | None = 
     """The census of every RoPE of a config: one census, or ``{"layer_types": {name: census}}``.
 
     >>> sorted(census_all("mistral-7b"))[:3]
-    ['config', 'interpolation_bound', 'kappa']
+    ['config', 'context', 'interpolation_bound']
     """
     cfgs = load_layer_configs(spec)
     if layer_type is not None and list(cfgs) == [None]:
