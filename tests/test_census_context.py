@@ -305,3 +305,18 @@ def test_layer_type_option_says_did_you_mean_or_that_there_are_none(tmp_path, ca
     assert code == 2 and "did you mean 'full_attention'" in err
     code, _, err = _run(capsys, "llama-2-7b", "--layer-type", "full_attention")
     assert code == 2 and "has no layer types" in err
+
+
+def test_census_page_is_generated_and_current():
+    """docs/guide/census.md is the generator's output (regenerate: python -m poskernels.census_table PATH)."""
+    from pathlib import Path
+
+    from poskernels.census_table import render, rows
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "guide" / "census.md"
+    table = rows()
+    assert page.read_text() == render(table), "stale: python -m poskernels.census_table docs/guide/census.md"
+    deepseek = next(r for r in table if r["model"].startswith("deepseek-v3"))
+    assert deepseek["logit_multiplier"] == pytest.approx((0.1 * math.log(40) + 1) ** 2)
+    gemma = {r["model"].split(", ")[-1]: r for r in table if r["model"].startswith("gemma-3")}
+    assert gemma["full_attention"]["base"] == 1e6 and gemma["sliding_attention"]["base"] == 1e4
