@@ -9,7 +9,7 @@ TSTAMP := $(VENV)/.installed-test
 # constraints.txt pins the numeric stack (numpy, scipy, mpmath, matplotlib) the published numbers were made with.
 PIN    := -c constraints.txt
 
-.PHONY: reproduce test lint bench clean reference-payload
+.PHONY: reproduce test lint docs bench clean reference-payload
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -n "$(PYTHON)" || { echo "make: needs Python >= 3.11 (python3.11, python3.12, python3.13 or python3)" >&2; exit 1; }
@@ -30,17 +30,26 @@ reproduce: $(STAMP)
 	$(BLAS1) $(VENV)/bin/poskernels reproduce --out results
 
 # Maintainers: after a full `make reproduce` with the default seeds (0-9), ship its payload as the lab's reference
-# and regenerate the README's tables from its numbers.json.
+# and regenerate the tables of the README and the docs (poskernels.page.readme.DOCUMENTS) from its numbers.json.
 reference-payload: results/payload.json
 	test -z "$$POSKERNELS_FIRST_SEED" || test "$$POSKERNELS_FIRST_SEED" = 0
 	cp results/payload.json src/poskernels/lab/static/payload.json
 	cp results/numbers.json src/poskernels/page/reference_numbers.json
-	$(PY) -m poskernels.page.readme src/poskernels/page/reference_numbers.json README.md
+	$(PY) -m poskernels.page.readme --partial src/poskernels/page/reference_numbers.json
 
-# ruff, then the layers of DESIGN.md as a contract ([tool.importlinter] in pyproject.toml; ARCHITECTURE.md).
+# ruff, then the layers of ARCHITECTURE.md as a contract ([tool.importlinter] in pyproject.toml; ARCHITECTURE.md).
 lint: $(TSTAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+
+# The documentation site (docs/, Sphinx + MyST + numpydoc, the PyData theme) into docs/_build/html, offline:
+# every warning is an error (-W --keep-going), and -n makes every unresolved reference one; the tutorial notebook is
+# executed during the build (tests/test_docs.py builds it too, so `make test` fails if the docs do not build).
+docs: $(TSTAMP)
+	rm -rf docs/_build
+	$(BLAS1) $(VENV)/bin/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html"
 
 test: $(TSTAMP) lint
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
@@ -50,4 +59,4 @@ bench: $(TSTAMP)
 	for f in benchmarks/bench_*.py; do $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) results .cache
+	rm -rf $(VENV) results .cache docs/_build docs/api/generated

@@ -2,7 +2,7 @@
 
 Usage: ``python examples/lr_criterion.py lr.sqlite|examples/lr_sweep_results.csv [--markdown] [--plot PNG]``
 
-``--markdown`` prints the summary the README shows (between its ``lr-sweep`` markers); ``--plot`` draws the
+``--markdown`` prints the summary docs/article/window.md shows (between its ``lr-sweep`` markers); ``--plot`` draws the
 criterion and RoPE's accuracy past the window against the learning rate.
 """
 
@@ -54,7 +54,7 @@ def criterion(per_cell: dict, test_size: int = 2000) -> tuple[float, dict]:
 
 
 def markdown(data: dict) -> str:
-    """The README's table: each learning rate's criterion and RoPE's cells past the window (mean ± SE, article)."""
+    """The docs' table: each learning rate's criterion and RoPE's cells past the window (mean ± SE, article)."""
     article = ARTICLE_TOURNAMENT["rope"]
     head = "| lr | criterion (17 cells) | " + " | ".join(f"RoPE at {n} (article {article[n]:.3f})" for n in LONG) + " |"
     lines = [head, "|" + "---|" * (2 + len(LONG))]
@@ -103,7 +103,7 @@ LONG = ("64", "128", "256")
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="The learning-rate sweep's table and criterion.")
     parser.add_argument("store", help="the sweep's SQLite store, or its results exported as CSV")
-    parser.add_argument("--markdown", action="store_true", help="print the README's summary table only")
+    parser.add_argument("--markdown", action="store_true", help="print the documentation's summary table only")
     parser.add_argument("--plot", metavar="PNG", help="draw the criterion and RoPE's accuracy against lr")
     args = parser.parse_args(argv)
     data = cells(args.store)

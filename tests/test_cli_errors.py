@@ -103,13 +103,19 @@ def test_a_bug_exits_1_with_one_line_and_a_traceback_only_on_request(capsys, mon
 
 
 def test_a_write_that_fails_while_running_exits_1(capsys, monkeypatch, tmp_path):
-    def full_disk(path, data):
+    from contextlib import contextmanager
+
+    @contextmanager
+    def full_disk(path, **kwargs):  # the temporary file fills the disk as it is written
+        yield tmp_path / "tmp"
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr("poskernels.census_cli.write_json_atomic", full_disk)
+    monkeypatch.setattr("poskernels.atomic.output.replacing", full_disk)
+    (tmp_path / "c.json").write_text("old")
     status, _, err = _run(capsys, "census", "llama-2-7b", "--json", str(tmp_path / "c.json"))
     line = _one_line_error(err)
-    assert status == 1 and "No space left on device" in line
+    assert status == 1 and "disk full (No space left on device)" in line
+    assert (tmp_path / "c.json").read_text() == "old"
 
 
 def _failing_job(job):

@@ -14,10 +14,17 @@ from hypothesis import strategies as st
 from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.filings_reader import (
+    BAND_TOLERANCE,
     FILING_READERS,
+    KAPPA_RULES,
+    band_kappas,
     content_width,
     filing_kappa,
+    kappa_bands,
+    question_kappas,
     read_filing,
+    read_filing_as,
+    read_filing_as_loop,
     read_filing_loop,
     reader_reading,
 )
@@ -176,3 +183,64 @@ def test_methods_are_checked():
     params, cfg = _random_head("alibi", 0)
     with pytest.raises(PosKernelsError, match="RoPE heads only"):
         read_filing(params, cfg, np.arange(4), reader_reading("rope_pi", HeadConfig(scheme="rope"), 100))
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 2**31), st.integers(1, 90), st.sampled_from(sorted(KAPPA_RULES)))
+def test_each_question_at_its_own_kappa_in_one_banded_pass_equals_the_forward_pass(seed, n, rule):
+    # the banded one-pass reader against n separate forward passes, question t at its own kappa
+    params, cfg = _random_head("rope", seed)
+    ids = np.random.default_rng(seed + 1).integers(0, QUERY, size=n)  # (n,)
+    for reader in ("rope", "rope_pi", "rope_ntk", "rope_yarn"):
+        for tol in (0.0, BAND_TOLERANCE):  # each question at its own kappa, or at its band's
+            fast = read_filing_as(params, cfg, ids, reader, rule, tol)  # (n, C)
+            slow = read_filing_as_loop(params, cfg, ids, reader, rule, tol)  # (n, C)
+            np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-10)
+    if rule == "filing":  # one band: the per-filing reading of read_filing
+        reading = reader_reading("rope_pi", cfg, n)
+        np.testing.assert_allclose(
+            read_filing_as(params, cfg, ids, "rope_pi", rule), read_filing(params, cfg, ids, reading)
+        )
+
+
+def test_the_question_rule_is_the_tournaments_rule_at_each_question():
+    # the question at t is a sequence of t + 2 tokens (prefix and query): the tournament reads n tokens at n / 32
+    k = question_kappas(100)
+    assert k[:31].tolist() == [1.0] * 31 and k[31] == 33 / 32 and k[99] == 101 / 32
+    assert np.all(question_kappas(100, rule="filing") == filing_kappa(100))
+    bands = kappa_bands(k)  # tol = 0: one band for the window, then one per question
+    assert bands[0] == (1.0, 0, 31) and len(bands) == 1 + 69 and all(b - a == 1 for _, a, b in bands[1:])
+    # the default bands: each question read at a kappa no smaller than its own and at most 1/16 larger
+    k = question_kappas(400)
+    banded = band_kappas(k, BAND_TOLERANCE)
+    assert np.all(banded >= k) and np.all(banded <= k * (1 + BAND_TOLERANCE) + 1e-12)
+    assert len(kappa_bands(k, BAND_TOLERANCE)) < 50 < len(kappa_bands(k))  # a tenth of the blocks
+    # the question rule reads a near pair of mentions at the trained scale where the filing rule compresses it:
+    # the answers of the first 31 questions do not depend on the filing's length under the question rule
+    params, cfg = _random_head("rope", 3)
+    ids = np.random.default_rng(4).integers(0, QUERY, size=200)
+    short = read_filing_as(params, cfg, ids[:31], "rope_pi", tol=0)
+    long = read_filing_as(params, cfg, ids, "rope_pi", tol=0)
+    np.testing.assert_allclose(long[:31], short, atol=1e-12)
+    np.testing.assert_allclose(long[:31], read_filing(params, cfg, ids[:31]), atol=1e-12)  # as trained
+    filing = read_filing_as(params, cfg, ids, "rope_pi", "filing")
+    assert not np.allclose(filing[:31], short)
+
+
+def test_the_banded_reader_refuses_bad_input():
+    params, cfg = _random_head("rope", 0)
+    with pytest.raises(PosKernelsError, match="kappa rule.*'window'"):
+        read_filing_as(params, cfg, np.arange(5), "rope_pi", "window")
+    with pytest.raises(PosKernelsError, match="reads 'alibi' heads"):
+        read_filing_as(params, cfg, np.arange(5), "alibi")
+    with pytest.raises(PosKernelsError, match="unknown reader"):
+        read_filing_as(params, cfg, np.arange(5), "rope_xpos")
+    with pytest.raises(PosKernelsError, match=r"start must be an integer in \[0, 4\].*got 5"):
+        read_filing(params, cfg, np.arange(5), start=5)
+    with pytest.raises(PosKernelsError, match="start"):
+        read_filing(params, cfg, np.arange(5), start=-1)
+    for tol in (-0.1, float("nan"), float("inf")):
+        with pytest.raises(PosKernelsError, match="band tolerance"):
+            read_filing_as(params, cfg, np.arange(40) % QUERY, "rope_pi", tol=tol)
+    with pytest.raises(PosKernelsError, match="must not decrease"):
+        kappa_bands(np.array([2.0, 1.0]))

@@ -18,7 +18,7 @@ import transformers  # noqa: E402
 from poskernels import hf_families  # noqa: E402
 from poskernels.rope_keys import attribute_map, default_theta  # noqa: E402
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "guide" / "census.md"  # the page that holds the block
 
 
 @pytest.fixture(scope="module")
@@ -70,10 +70,12 @@ def test_variants_are_read(cases):
 def test_readme_statement_is_the_enumerators_output(cases):
     text = README.read_text()
     block = re.search(r"<!-- hf-families:start -->\n(.*?)<!-- hf-families:end -->", text, re.S)
-    assert block, "README lacks the generated block of transformers families"
+    assert block, "docs/guide/census.md lacks the generated block of transformers families"
     stated = re.search(r"transformers (\S+):", block.group(1)).group(1)
     # constraints.txt pins transformers, so the version the README states is the one installed
-    assert stated == transformers.__version__, "regenerate: python -m poskernels.hf_families --readme README.md"
+    assert stated == transformers.__version__, (
+        "regenerate: python -m poskernels.hf_families --readme docs/guide/census.md"
+    )
     rendered = hf_families.render(hf_families.summarize(cases), markdown=True)
     assert block.group(1).strip() == rendered.strip()
 

@@ -204,6 +204,38 @@ def test_reader_toggles_show_and_hide_curves(open_page, sites):
     assert problems == []
 
 
+def test_long_view_toggles_hide_a_readers_curves_in_both_panels(open_page, sites):
+    pg, problems = open_page(sites["real"])
+    readers = sites["payload"]["long"]["readers"]
+    toggles = pg.locator("#view-long button.toggle")
+    assert toggles.count() == len(readers) >= 3  # chips that look like buttons are buttons
+    key = readers[0]["key"]
+    curves = pg.locator(f"#view-long path.curve[data-key='{key}']")
+    assert curves.count() == 2 and all(_shown(curves.nth(i)) for i in range(2))
+    pg.locator(f"#view-long button.toggle[data-key='{key}']").click()
+    assert not any(_shown(curves.nth(i)) for i in range(2))
+    assert pg.locator(f"#view-long button.toggle[data-key='{key}']").get_attribute("aria-pressed") == "false"
+    pg.locator(f"#view-long button.toggle[data-key='{key}']").click()
+    assert all(_shown(curves.nth(i)) for i in range(2))
+    assert problems == []
+
+
+@pytest.mark.parametrize("width", [480, 820, 1280, 1920])
+def test_every_axis_tick_label_is_whole_at_every_width(open_page, sites, width):
+    # the long view's 10^5 tick read "10000" when its label was centred on the plot's right edge and clipped
+    pg, problems = open_page(sites["real"], width=width)
+    clipped = pg.evaluate(
+        """() => [...document.querySelectorAll("svg.plot text.tick")].filter((t) => {
+             const box = t.getBoundingClientRect(), svg = t.ownerSVGElement.getBoundingClientRect();
+             return box.width > 0 && (box.left < svg.left - 0.5 || box.right > svg.right + 0.5);
+           }).map((t) => t.ownerSVGElement.closest(".view").id + ": " + t.textContent)"""
+    )
+    assert clipped == []
+    ticks = pg.locator("#view-long svg.plot text.tick").evaluate_all("ts => ts.map((t) => t.textContent)")
+    assert "100000" in ticks  # the length the section is about, whole
+    assert problems == []
+
+
 def test_census_kappa_changes_the_bars(open_page, sites, committed):
     pg, problems = open_page(sites["real"])
     bar = pg.locator("#view-census rect.bar[data-key='pi'][data-plane='0']")

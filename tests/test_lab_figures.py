@@ -23,7 +23,7 @@ L3 = ("32", "1000", "100000")
 
 
 def _numbers() -> dict:
-    # shaped like numbers.json (DESIGN.md); the accuracies are the article's tournament and re-read tables
+    # shaped like numbers.json (ARCHITECTURE.md); the accuracies are the article's tournament and re-read tables
     rope = {"32": 1.0, "64": 0.947, "128": 0.872, "256": 0.466}
     case = {
         "tokens": ["Marrow Freight", "grew", "Fenwick Logistics", "and", "the", "company"],

@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md as a contract: import-linter's contracts of pyproject.toml hold (``make lint`` runs the
+"""The layers of ARCHITECTURE.md as a contract: import-linter's contracts of pyproject.toml hold (``make lint`` runs the
 same check as ``lint-imports``), and they do fail on an upward import (checked on a copy of the package)."""
 
 import shutil

@@ -92,3 +92,34 @@ def test_notebook_prints_every_registered_section(run):
             assert s.render(s.compute(page.Context(log=lambda m: None))) in text
         else:
             assert f"[section {s.key!r}: trained part skipped" in text
+
+
+def test_notebook_computes_at_once_and_writes_only_under_its_folder(run):
+    nb, _, text, _, out = run
+    first_image = next(
+        i for i, cell in enumerate(nb.cells) if any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+    )
+    assert first_image <= 3  # the fourth cell (the second code cell) draws a figure; the first has computed
+    assert "scores unchanged" in "".join(o.get("text", "") for o in nb.cells[1].get("outputs", []))
+    assert f"figures and caches go to {out}" in text
+    for line in text.splitlines():
+        if line.startswith("figure: "):
+            assert Path(line.removeprefix("figure: ")).resolve().is_relative_to(out.resolve()), line
+    assert (out / "cache").is_dir()  # the tutorial's head is cached under the notebook's folder
+
+
+def test_the_census_cell_says_the_kappa_it_plots(run):
+    _, _, text, _, _ = run
+    assert "census at N = 131072 tokens: kappa = N / L = 16, the kappa of the plot" in text
+    assert "the config's own map, llama3: kappa = its factor = 8, slowest plane's factor 0.1250" in text
+
+
+def test_each_article_section_computes_in_the_open(run):
+    _, _, text, _, _ = run
+    assert "best bag reader at n = 32, exactly: 0.546631" in text  # Proposition 1 (ii), the article's 0.547
+    assert "T5 bucket of offsets [0, 15, 16, 112, 113, 1000] : [0, 15, 16, 30, 31, 31]" in text  # from 113 on
+    assert "at offset 256: d = 8192 gives 0.335 | I_b 0.335 | ruler 0.335" in text  # Theorem 1
+    assert "Chen's constant d/(4 ln b) too small by, d = 16 / 128: 2.56 / 1.15" in text  # Theorem 5 (iv)
+    for scheme in ("nope", "sinusoidal", "rope", "alibi"):  # the small tournament, one row per scheme
+        assert any(line.startswith(scheme + " ") and line.count(".") == 5 for line in text.splitlines()), scheme
+    assert "rope + PI at 256:" in text and "ALiBi, needle at offset r =  1024:" in text

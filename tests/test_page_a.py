@@ -33,7 +33,7 @@ def test_sections_are_registered_in_article_order():
 
 
 def test_every_design_key_is_there_and_json_ready(numbers):
-    # DESIGN.md, "Contracts": prop1.bag_reader[n]; thm1.kernel[d][delta], limit, ruler, octave_cost,
+    # ARCHITECTURE.md: prop1.bag_reader[n]; thm1.kernel[d][delta], limit, ruler, octave_cost,
     # max_column_cosine[W]; thm2.random_defect, numerical_rank_64, condition_number[W]
     offsets = {"1", "4", "16", "64", "256", "1024"}
     assert set(numbers["prop1"]["bag_reader"]) == {"32", "64", "128", "256"}

@@ -37,7 +37,7 @@ def test_sections_are_registered_in_article_order():
 
 
 def test_every_design_key_is_there_and_json_ready(numbers):
-    # DESIGN.md, "Contracts": def3.t5_last_bucket_first_offset, def3.t5_log_reach; thm3.alibi_tail_bound[D] for D in
+    # ARCHITECTURE.md: def3.t5_last_bucket_first_offset, def3.t5_log_reach; thm3.alibi_tail_bound[D] for D in
     # 40, 60, 80; prop4.envelope_octave_mean[start] for 1, 2, 4, ..., 2048; thm5.wavelengths, full_turn_planes,
     # ntk_factors, yarn_factors, chen_ratio[d] for 16, 128, chen_counterexample.error / .stated / .corrected
     assert type(numbers["def3"]["t5_last_bucket_first_offset"]) is int

@@ -173,7 +173,7 @@ def test_untrained_payload_marks_trained_parts_absent(untrained):
 
 
 def _article_numbers() -> dict:
-    # The article's printed values, shaped as numbers.json holds them (DESIGN.md), to test the plumbing
+    # The article's printed values, shaped as numbers.json holds them (ARCHITECTURE.md), to test the plumbing
     # independently of training: tournament table ("Past the training window"), the re-read table, and
     # seed 0's rebound ("falls from 114.10 at r = 1 to a first trough of 5.91 at r = 34 ... -55.86 at r = 90
     # ... 84.14 at r = 181"; Figure B: "score at r = 31, the window's edge 7.70").

@@ -23,7 +23,8 @@ def test_one_registry_under_both_names():
 
     assert HEAD_SCHEMES is SCHEMES
     assert HeadScheme is Scheme
-    assert list(SCHEMES) == ["nope", "sinusoidal", "learned", "rope", "alibi", "t5", "shaw"]
+    article, beyond = ["nope", "sinusoidal", "learned", "rope", "alibi"], ["t5", "shaw", "kerple_log", "kerple_power"]
+    assert list(SCHEMES) == [*article, *beyond, "fire"]
     with pytest.raises(PosKernelsError, match="unknown scheme 'xpos'"):
         HeadConfig(scheme="xpos")
 
@@ -39,7 +40,7 @@ def test_every_entry_has_metadata_and_the_hooks_of_where_it_acts(name):
     r = pos[::-1].copy()  # (n,) the keys' offsets from the last position
     q = np.random.default_rng(1).normal(size=(2, 3, cfg.d))  # (M, U, d)
     stacked = {k: np.stack([v, v]) for k, v in params.items()}  # a stack of two heads
-    code, bias = s.code(params, cfg, pos), s.bias(stacked, cfg, q, r)
+    code, bias = s.code(params, cfg, pos), s.bias_at(stacked, cfg, q, r, pos[-1])
     assert (code is not None) == (s.where == "input")
     assert (bias is not None) == (s.where == "score")
     if code is not None:
@@ -47,7 +48,7 @@ def test_every_entry_has_metadata_and_the_hooks_of_where_it_acts(name):
         grads = s.code_backward(np.ones((2, cfg.n_train, cfg.d)), stacked, cfg, pos)
         assert sorted(grads) == sorted(params)  # every parameter gets its gradient, and nothing else
     if bias is not None:
-        _, grads = s.bias_backward(np.ones((2, 3, cfg.n_train)), stacked, cfg, q, r)
+        _, grads = s.bias_backward_at(np.ones((2, 3, cfg.n_train)), stacked, cfg, q, r, pos[-1])
         assert sorted(grads) == sorted(params)
     if s.where in ("none", "rotation"):
         assert params == {}
@@ -57,7 +58,7 @@ def test_the_article_tournament_and_beyond_come_from_the_registry():
     from poskernels.experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES
 
     assert ARTICLE_SCHEMES == ("nope", "sinusoidal", "learned", "rope", "alibi")  # the article's table, in order
-    assert EXTRA_SCHEMES == ("t5", "shaw")
+    assert EXTRA_SCHEMES == ("t5", "shaw", "kerple_log", "kerple_power", "fire")
     assert {n for n, s in SCHEMES.items() if s.offset_kernel is not None} == {"sinusoidal", "rope", "alibi"}
 
 

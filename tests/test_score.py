@@ -61,6 +61,14 @@ def _oracle(params, cfg, tokens, positions, reading):
         z = z + params["beta"][t5_bucket(-np.rint(r).astype(int), cfg.t5_buckets, cfg.t5_max_distance)]
     if cfg.scheme == "shaw":
         z = z + params["A"][shaw_clip(np.rint(r).astype(int), cfg.shaw_clip)] @ Q[-1] / cfg.tau
+    if cfg.scheme == "kerple_log":  # Chi et al. 2022: -r1 log(1 + r2 r), r1 = e^a1, r2 = e^a2
+        z = z - np.exp(params["kerple_a1"]) * np.log(1 + np.exp(params["kerple_a2"]) * r)
+    if cfg.scheme == "kerple_power":  # -r1 r^r2, r1 = e^a1, r2 = 2 / (1 + e^-a2)
+        z = z - np.exp(params["kerple_a1"]) * r ** (2 / (1 + np.exp(-params["kerple_a2"])))
+    if cfg.scheme == "fire":  # Li et al. 2023: f(log(c r + 1) / log(c max(L, t) + 1)), the query at t
+        c, L = 0.1 * np.exp(params["fire_ac"]), cfg.n_train * np.exp(params["fire_aL"])
+        u = np.log(c * r + 1) / np.log(c * max(L[0], positions[-1]) + 1)
+        z = z + np.maximum(u[:, None] * params["fire_w1"] + params["fire_b1"], 0) @ params["fire_w2"]
     return z
 
 
@@ -125,7 +133,7 @@ def test_pairs_are_the_matrix_diagonal_and_rope_is_relative(scheme, seed, shift)
     tk = np.sort(rng.integers(0, 32, size=12)).astype(float)
     Z = score(params, cfg, q, tq, k, tk)  # (12, 12)
     assert np.allclose(score(params, cfg, q, tq, k, tk, pairwise=True), np.diagonal(Z), rtol=1e-12, atol=1e-12)
-    if scheme != "sinusoidal" and scheme != "learned":  # without an absolute code the score sees only t - j
+    if HEAD_SCHEMES[scheme].relative:  # no absolute code, no query position (FIRE's normaliser): only t - j
         assert np.allclose(score(params, cfg, q, tq + shift, k, tk + shift), Z, rtol=1e-9, atol=1e-9)
 
 

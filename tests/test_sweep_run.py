@@ -161,8 +161,10 @@ def test_the_cli_runs_on_a_dask_scheduler(tmp_path, cluster, small_reference, ca
     assert "10/10 points done (10 this run, 8 heads trained" in capsys.readouterr().err
     with Store(path) as store:
         assert _metrics(store) == small_reference and store.runs()[0]["executor"] == f"dask:{address}"
-    with pytest.raises(PosKernelsError, match="cannot reach the Dask scheduler"):
+    with pytest.raises(ConnectionError, match="cannot reach the Dask scheduler"):  # the network's failure: exit 1
         dask_backend("tcp://127.0.0.1:9", timeout=1)
+    with pytest.raises(PosKernelsError, match="not a Dask scheduler address"):  # the user's: exit 2
+        dask_backend("garbage://x", timeout=1)
 
 
 def test_a_point_that_raises_is_retried_once_then_recorded(tmp_path, capsys):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
+import json
 import sqlite3
 import sys
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -14,7 +16,7 @@ from poskernels.cli import main
 from poskernels.errors import PosKernelsError
 from poskernels.sweep.export import export, records
 from poskernels.sweep.grid import parse_grid
-from poskernels.sweep.plot import curves, plot_store
+from poskernels.sweep.plot import curves, facets, parse_where, plot_store, select
 from poskernels.sweep.point import point_key
 from poskernels.sweep.store import Store
 
@@ -136,3 +138,74 @@ def test_plot_and_export_commands(tmp_path, capsys):
     assert "no sweep store" in capsys.readouterr().err
     with Store(tmp_path / "empty.sqlite") as empty, pytest.raises(PosKernelsError, match="no finished point"):
         plot_store(empty, png)
+
+
+def test_parquet_keeps_lists_as_lists_and_csv_writes_them_as_json(tmp_path):
+    s, _ = _filled(tmp_path / "s.sqlite", np.random.default_rng(5))
+    export(s, tmp_path / "s.parquet", "parquet")
+    table = pq.read_table(tmp_path / "s.parquet")
+    kind = table.schema.field("test_lengths").type
+    assert pa.types.is_list(kind) and pa.types.is_integer(kind.value_type)
+    assert table.to_pydict()["test_lengths"][0] == [32, 64]
+    export(s, tmp_path / "s.csv", "csv")
+    with open(tmp_path / "s.csv", newline="") as fh:
+        assert json.loads(next(csv.DictReader(fh))["test_lengths"]) == [32, 64]
+
+
+def _two_widths(path) -> Store:
+    grid = parse_grid(
+        '[grid]\nscheme = ["rope", "alibi"]\nd = [16, 32]\nseed = [0, 1]\n[fixed]\ntest_lengths = [32, 64]'
+    )
+    s = Store(path)
+    pairs = [(point_key(p), p) for p in grid.points]
+    s.add_points(pairs, "v1")
+    s.submit([k for k, _ in pairs])
+    accuracy = {k: {"32": 1.0 - 0.01 * p["d"] / 16, "64": 0.5 + 0.1 * p["seed"]} for k, p in pairs}
+    s.finish({k: {"metrics": {"accuracy": a}} for k, a in accuracy.items()}, run_id=1)
+    return s
+
+
+def test_plot_where_keeps_the_matching_points_and_facet_draws_a_panel_per_value(tmp_path, capsys):
+    s = _two_widths(tmp_path / "s.sqlite")
+    rows = s.rows("done")
+    assert sorted(curves(rows)) == ["alibi (d=16)", "alibi (d=32)", "rope (d=16)", "rope (d=32)"]
+    assert sorted(curves(select(rows, parse_where(["d=32"])))) == ["alibi", "rope"]
+    assert sorted(curves(select(rows, parse_where(["d=32", "scheme=rope"])))) == ["rope"]
+    assert list(facets(rows, "d")) == ["d=16", "d=32"]
+    png = tmp_path / "f.png"
+    _, data = plot_store(s, png, facet="d")
+    assert sorted(data) == ["d=16 | alibi", "d=16 | rope", "d=32 | alibi", "d=32 | rope"]
+    assert data["d=32 | rope"][64] == (0.55, 0.5, 0.6, 2)  # the mean over the two seeds, its band
+    s.close()
+    assert main(["plot", str(tmp_path / "s.sqlite"), "--out", str(png), "--where", "scheme=alibi", "--facet", "d"]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "2 curve(s)" in capsys.readouterr().out
+    for bad, message in (
+        (["--where", "width=32"], "unknown setting 'width'"),
+        (["--where", "scheme"], "expected KEY=VALUE"),
+        (["--where", "d=64"], "no finished point of the store has d=64"),
+        (["--facet", "colour"], "--facet 'colour': unknown setting"),
+        (["--where", "d=16", "--where", "d=32"], "already required to be '16'"),
+    ):
+        assert main(["plot", str(tmp_path / "s.sqlite"), "--out", str(png), *bad]) == 2, bad
+        assert message in capsys.readouterr().err, bad
+
+
+def test_the_plot_legend_sits_outside_the_data(tmp_path):
+    import matplotlib.figure
+
+    s = _two_widths(tmp_path / "s.sqlite")
+    seen = {}
+    real = matplotlib.figure.Figure.savefig
+
+    def spy(fig, *args, **kwargs):
+        fig.canvas.draw()
+        legend = fig.legends[0].get_window_extent()
+        seen["overlaps"] = [ax.get_window_extent().overlaps(legend) for ax in fig.axes]
+        return real(fig, *args, **kwargs)
+
+    matplotlib.figure.Figure.savefig = spy
+    try:
+        plot_store(s, tmp_path / "p.png", facet="d")
+    finally:
+        matplotlib.figure.Figure.savefig = real
+    assert seen["overlaps"] == [False, False]

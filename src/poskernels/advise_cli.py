@@ -19,8 +19,9 @@ import copy
 import json
 import math
 import sys
+from pathlib import Path
 
-from .atomic import write_json_atomic
+from .atomic import check_outputs
 from .census_cli import census
 from .errors import PosKernelsError, check_positive_int
 from .rope_config import load_layer_configs, parse_config, raw_config
@@ -232,11 +233,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``poskernels advise``: every check happens before anything is printed or written."""
     data = advise(args.config, args.target_length)
-    if args.json == "-":
-        json.dump(data, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-        return 0
-    if args.json is not None:
-        write_json_atomic(args.json, data)
-    print(render(data))
+    config = args.config if Path(args.config).is_file() else None  # a bundled name is not a file
+    outs = check_outputs({"--json": args.json}, inputs=[config])
+    if "--json" in outs:
+        outs["--json"].write(json.dumps(data, indent=1) + "\n")
+    if not any(out.is_stdout for out in outs.values()):
+        print(render(data))
+    for label, out in outs.items():
+        if not out.is_stdout and not getattr(args, "quiet", False):
+            print(f"wrote {label.lstrip('-')}: {out.given}", file=sys.stderr)
     return 0

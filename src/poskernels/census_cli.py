@@ -14,7 +14,8 @@ For a model's RoPE (:mod:`poskernels.rope_config`) at a target length ``N`` (``k
 "yarn_ramps"}``; ``maps[NAME]`` is ``{"inv_freq", "attention_factor", "kappa", "L"}``; ``--json -`` writes
 the JSON alone to standard output.  A config with one RoPE per layer type (Gemma 3's sliding and full
 attention) gets one census per layer type: ``{"layer_types": {NAME: census}}`` in JSON, one section each in
-text (``--layer-type NAME`` picks one).  ``--plot PNG`` draws the factors per plane.  The table wraps its
+text (``--layer-type NAME`` picks one).  ``--plot PNG`` draws the factors per plane (``-``: the PNG alone on
+standard output).  Every output goes through :mod:`poskernels.atomic` and may not be the config.  The table wraps its
 map columns to ``--width`` (default: the terminal's, within 80..120 columns).
 """
 
@@ -30,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import savefig_atomic, write_json_atomic
+from .atomic import Output, check_output, check_outputs, save_figure
 from .errors import PosKernelsError, check_positive_int, did_you_mean
 from .extension import MAPS, extend
 from .extension.ecosystem import compare_yarn_ramps
@@ -403,14 +404,20 @@ def _wrap(line: str, width: int | None) -> str:
     return "\n".join(textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False))
 
 
-def plot_census(data: dict, path) -> Path:
-    """Write a PNG of every map's factor per plane (log scale), with the full-turn boundary marked."""
+def plot_census(data: dict, path) -> Path | str:
+    """Draw every map's factor per plane (log scale), with the full-turn boundary marked; returns the path.
+
+    ``path`` is a path (its suffix names the format; PNG without one), ``"-"`` (a PNG on standard output) or a
+    checked :class:`~poskernels.atomic.Output`.
+    """
+    out = path if isinstance(path, Output) else check_output(path, "--plot", figure=True)
+    if "layer_types" in data:
+        raise PosKernelsError("--plot draws one RoPE; choose one with --layer-type")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    path = Path(path)
     planes = [p["plane"] for p in data["planes"]]
     fig, ax = plt.subplots(figsize=(9, 5), dpi=120)
     dashes = ["-", "--", "-.", ":"]  # maps that coincide (PI and LongRoPE without lists, say) stay visible
@@ -428,9 +435,11 @@ def plot_census(data: dict, path) -> Path:
     ax.set_title(f"{cfg['name']}: factors per plane at N = {data['target_length']} (kappa = {data['kappa']:.3g})")
     ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
-    savefig_atomic(fig, path)  # the format from the suffix, as fig.savefig(path) chose it
-    plt.close(fig)
-    return path
+    try:
+        save_figure(fig, out)  # the format from the suffix, as fig.savefig(path) chose it
+    finally:
+        plt.close(fig)
+    return out.given if out.is_stdout else Path(out.given)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -448,7 +457,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--json", default=None, metavar="PATH", help="also write the census as JSON ('-': JSON alone on stdout)"
     )
-    p.add_argument("--plot", type=Path, default=None, metavar="PNG", help="also draw the factors per plane")
+    p.add_argument(
+        "--plot", default=None, metavar="PNG", help="also draw the factors per plane ('-': the PNG alone on stdout)"
+    )
     p.add_argument("--layer-type", default=None, metavar="NAME", help="one layer type of a per-layer-type config")
     p.add_argument(
         "--width", type=int, default=None, metavar="COLUMNS", help="wrap the table to this width (default: terminal)"
@@ -485,19 +496,17 @@ def run(args: argparse.Namespace) -> int:
     if args.width is not None:
         check_positive_int("--width", args.width)
     text = render_census(data, args.width or terminal_width())
-    to_stdout = args.json == "-"
-    if args.json is not None and not to_stdout:
-        write_json_atomic(Path(args.json), data)
-    if args.plot is not None:
-        if "layer_types" in data:
-            raise PosKernelsError("--plot draws one RoPE; choose one with --layer-type")
-        plot_census(data, args.plot)
-    if to_stdout:
-        json.dump(data, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
+    config = args.config if Path(args.config).is_file() else None  # a bundled name is not a file
+    outs = check_outputs({"--json": args.json, "--plot": (args.plot, "figure")}, inputs=[config])
+    if "--plot" in outs and "layer_types" in data:
+        raise PosKernelsError("--plot draws one RoPE; choose one with --layer-type")
+    if "--json" in outs:
+        outs["--json"].write(json.dumps(data, indent=1) + "\n")
+    if "--plot" in outs:
+        plot_census(data, outs["--plot"])
+    if not any(out.is_stdout for out in outs.values()):
         print(text)
-    for label, path in (("json", None if to_stdout else args.json), ("plot", args.plot)):
-        if path is not None:
-            print(f"wrote {label}: {path}", file=sys.stderr)
+    for label, out in outs.items():
+        if not out.is_stdout and not getattr(args, "quiet", False):
+            print(f"wrote {label.lstrip('-')}: {out.given}", file=sys.stderr)
     return 0

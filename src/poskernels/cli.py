@@ -4,15 +4,19 @@ Subcommands live in :data:`COMMANDS` (name -> (help, add_arguments, run)); ``mai
 the parser from it, so adding a command is one entry.  The paths a command writes are named in
 :data:`OUTPUTS` and checked before its work starts.
 
-The error contract: bad usage or input (a :class:`~poskernels.errors.PosKernelsError`) prints one line on stderr
-and exits 2; a failure while running (a write that fails, a point of a sweep that fails, a bug) prints one line
-and exits 1; Ctrl-C exits 130.  A traceback is printed only with ``--debug`` or ``POSKERNELS_DEBUG=1``.
+The error contract, one rule for every command: what the user gave (an argument, an environment variable, a file
+read, a store row) that cannot be used is bad input (a :class:`~poskernels.errors.PosKernelsError`): one line on
+stderr, exit 2.  What the machine or the network does while running (a full disk: "disk full", an I/O error, a
+scheduler that does not answer, a sweep point that fails) and a bug are failures: one line, exit 1.  Ctrl-C exits
+130; a reader that leaves early (``| head``) ends the command quietly with 0.  A traceback is printed only with
+``--debug`` or ``POSKERNELS_DEBUG=1``; ``--quiet`` drops the progress and "wrote" lines, never an error.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import errno
 import os
 import sys
 import threading
@@ -25,8 +29,9 @@ from tqdm import tqdm
 
 from . import advise_cli as _advise_cli
 from . import census_cli as _census_cli
-from .atomic import check_figure_path, check_writable, write_json_atomic
-from .errors import PosKernelsError
+from .atomic import check_outputs as _check_outputs
+from .atomic import check_writable, write_json_atomic
+from .errors import PosKernelsError, did_you_mean
 from .lab import figures as _lab_figures
 from .lab import payload as _lab_payload
 from .lab import server as _lab_server
@@ -60,20 +65,27 @@ def _reproduce(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     from .seeds import first_seed
 
-    log = {"log": lambda msg: tqdm.write(msg, file=sys.stderr)}  # around the progress bar, never through it
+    quiet = getattr(args, "quiet", False)
+    log = {"log": (lambda msg: None) if quiet else (lambda msg: tqdm.write(msg, file=sys.stderr))}  # around the bar
     ctx = page.Context(first_seed=first_seed(args.first_seed), **log)
     if args.cache is not None:
         ctx.cache_dir = args.cache
-    known = {s.key for s in page.SECTIONS}
-    if args.only:
-        unknown = sorted(set(args.only) - known)
-        if unknown:
-            raise PosKernelsError(f"unknown section(s) {unknown}; accepted: {', '.join(sorted(known))}")
+    known = list(dict.fromkeys(s.key for s in page.SECTIONS))  # thm2 has two sections, one key
+    for key in args.only or ():
+        if key not in known:
+            raise PosKernelsError(
+                f"--only: unknown section {key!r}{did_you_mean(key, known)}; accepted: {', '.join(sorted(known))}"
+            )
     chosen = page.choose(args.only, include_trained=not args.no_train)
+    if not chosen:
+        trained = ", ".join(s.key for s in page.SECTIONS if s.trained and s.key in args.only)
+        raise PosKernelsError(f"--only {' '.join(args.only)} --no-train computes nothing: {trained} train heads; "
+                              "drop --no-train, or add a section that does not train")  # fmt: skip
     # A progress bar on stderr when it is a terminal (tqdm); the tables go to stdout, written around the bar.
     out = Path(args.out)
     early: list[threading.Thread] = []
-    with tqdm(total=len(chosen), desc="reproduce", unit="section", disable=None, leave=False) as progress:
+    with tqdm(total=len(chosen), desc="reproduce", unit="section", disable=True if quiet else None,
+              leave=False) as progress:  # fmt: skip
         t0 = time.perf_counter()
 
         def show(section, data):  # after each section: its table, its time, one step of the bar
@@ -95,7 +107,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     write_json_atomic(out / "numbers.json", ctx.numbers)
     for hook in _REPRODUCE_WRITERS:
         hook(ctx, out)
-    print(f"\nwrote {out / 'numbers.json'} in {time.perf_counter() - start:.1f} s")
+    if not quiet:
+        print(f"\nwrote {out / 'numbers.json'} in {time.perf_counter() - start:.1f} s")
     return 0
 
 
@@ -132,8 +145,9 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "plot": (_sweep_cli.PLOT_HELP, _sweep_cli.add_plot_arguments, _sweep_cli.plot),
 }
 
-#: What each command writes: option (its ``dest``) -> ``"file"``, ``"folder"`` or ``"figure"`` (a file whose suffix
-#: names a matplotlib format).  Each given path is checked before the command starts (``-`` is standard output).
+#: What each command writes: option (its ``dest``) -> ``"file"``, ``"folder"`` (created, with its parents, as
+#: ``reproduce --out`` and the caches are) or ``"figure"`` (a file whose suffix names a matplotlib format).  Each given
+#: path is checked before the command starts, by :func:`poskernels.atomic.check_outputs` (``-`` is standard output).
 OUTPUTS: dict[str, dict[str, str]] = {
     "reproduce": {"out": "folder", "cache": "folder"},
     "census": {"json": "file", "plot": "figure"},
@@ -142,26 +156,54 @@ OUTPUTS: dict[str, dict[str, str]] = {
     "plot": {"out": "figure"},
 }
 
+#: Files a command writes inside an output folder (``dest`` -> names): checked with the folder, before the work.
+FOLDER_FILES: dict[str, dict[str, tuple[str, ...]]] = {"reproduce": {"out": ("numbers.json", "payload.json")}}
+
+#: What each command reads (its ``dest``s): no output may be one of these files (a sweep store with the files SQLite
+#: keeps beside it).  A value that is not an existing file (a bundled config's name, ``export``) is no input.
+INPUTS: dict[str, tuple[str, ...]] = {"census": ("config",), "sweep": ("grid", "export_store"), "plot": ("store",)}
+
 #: Environment variable that turns ``--debug`` on.
 DEBUG_ENV = "POSKERNELS_DEBUG"
 
 
 def check_outputs(command: str, args: argparse.Namespace) -> None:
-    """Refuse, before any work, an output path of ``command`` that cannot be written (see :data:`OUTPUTS`)."""
+    """Refuse, before any work, an output path of ``command`` that cannot be written (see :data:`OUTPUTS`), one that
+    is an input (:data:`INPUTS`), and two outputs that are one file."""
+    from .sweep.store import store_files
+
+    inputs = []
+    for dest in INPUTS.get(command, ()):
+        value = getattr(args, dest, None)
+        if value is not None and Path(value).is_file():
+            inputs += store_files(value) if dest in ("store", "export_store") else [Path(value)]
+    files = {}
     for dest, kind in OUTPUTS.get(command, {}).items():
         path = getattr(args, dest, None)
-        if path is None or str(path) == "-":
-            continue
         option = "--" + dest.replace("_", "-")
-        if kind == "figure":
-            check_figure_path(path, option)
+        if path is None:
+            continue
+        if kind == "folder":
+            check_writable(path, "folder", option)
+            for name in FOLDER_FILES.get(command, {}).get(dest, ()):
+                _check_outputs({f"{option} {name}": Path(path) / name}, parents=True)
         else:
-            check_writable(path, kind, option)
+            files[option] = (path, kind)
+    _check_outputs(files, inputs=inputs)
 
 
 def _one_line(err: BaseException) -> str:
     text = str(err).strip() or type(err).__name__
     return " / ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device, so Python's own flush at exit cannot fail on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a test's captured stream has no file descriptor
+        pass
 
 
 def _version() -> str:
@@ -170,21 +212,32 @@ def _version() -> str:
     return __version__
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the error contract's one line: ``poskernels COMMAND: error: ...`` and exit 2 (no usage block)."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv=None) -> int:
     """Entry point of the ``poskernels`` command; returns the exit status (0, 1, 2 or 130)."""
     debug_help = f"print the traceback of an error (also: {DEBUG_ENV}=1)"
-    parser = argparse.ArgumentParser(
+    quiet_help = "print no progress and no 'wrote' lines on stderr (errors are still printed)"
+    parser = _Parser(
         prog="poskernels",
         description="Every positional encoding is a kernel over offsets. "
         "Reproduce the article's numbers, inspect real RoPE configs, run sweeps, open the laboratory.",
     )
     parser.add_argument("--version", action="version", version=f"poskernels {_version()}")
     parser.add_argument("--debug", action="store_true", help=debug_help)
+    parser.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, add_args, _) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         add_args(p)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help)
+        p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=quiet_help)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
@@ -193,19 +246,23 @@ def main(argv=None) -> int:
     prefix = f"poskernels {args.command}"
     try:
         check_outputs(args.command, args)
-        return COMMANDS[args.command][2](args)
+        status = COMMANDS[args.command][2](args)
+        sys.stdout.flush()  # here, so that a reader gone early is met inside this try, not at exit
+        return status
     except KeyboardInterrupt:
         print(f"{prefix}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # the reader of our output left (`| head`): stop quietly, as a filter does
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail again
-        return 1
+    except BrokenPipeError:  # the reader of our output left (`| head`): stop quietly with 0, as a filter does
+        _silence_stdout()
+        return 0
     except PosKernelsError as err:  # bad usage or input
         failure, status, line = err, 2, f"{prefix}: error: {_one_line(err)}"
     except OSError as err:  # a write or read that failed while running (disk full, permissions changed)
         where = f" ({err.filename})" if getattr(err, "filename", None) else ""
-        failure, status, line = err, 1, f"{prefix}: error: {err.strerror or _one_line(err)}{where}"
+        what = err.strerror or _one_line(err)
+        if err.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)) and "disk full" not in what:
+            what = f"disk full ({what})"
+        failure, status, line = err, 1, f"{prefix}: error: {what}{where}"
     except Exception as err:  # noqa: BLE001 - a bug: one line, the traceback on request
         failure, status = err, 1
         line = f"{prefix}: internal error: {type(err).__name__}: {_one_line(err)}"

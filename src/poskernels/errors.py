@@ -11,6 +11,9 @@ import json
 import math
 import numbers
 import os
+import stat
+from collections.abc import Collection, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -89,7 +92,7 @@ def _show(value) -> str:
     return text if len(text) <= 80 else f"{text[:60]}...{text[-15:]}"
 
 
-def check_positive_int(name: str, value) -> int:
+def check_positive_int(name: str, value: Any) -> int:
     """Return ``value`` as ``int`` if it is a positive integer, else raise.
 
     >>> check_positive_int("n", 32)
@@ -100,7 +103,7 @@ def check_positive_int(name: str, value) -> int:
     return int(value)
 
 
-def check_length(name: str, value) -> int:
+def check_length(name: str, value: Any) -> int:
     """Return a length (a positive integer at most 2**53, so float64 holds it and every offset below it exactly).
 
     >>> check_length("the training length L", 4096)
@@ -109,7 +112,7 @@ def check_length(name: str, value) -> int:
     return check_int(name, value, 1, 2**53, "float64 holds every offset below it exactly")
 
 
-def check_positive_real(name: str, value) -> float:
+def check_positive_real(name: str, value: Any) -> float:
     """Return ``value`` as ``float`` if it is a finite positive number, else raise.
 
     >>> check_positive_real("s", 0.5)
@@ -120,7 +123,7 @@ def check_positive_real(name: str, value) -> float:
     return float(value)
 
 
-def check_even_dimension(d, name: str = "d") -> int:
+def check_even_dimension(d: Any, name: str = "d") -> int:
     """Return ``d`` if it is a positive even integer (a whole number of planes), else raise.
 
     >>> check_even_dimension(16)
@@ -136,7 +139,7 @@ def check_even_dimension(d, name: str = "d") -> int:
     return int(d)
 
 
-def check_base(b) -> float:
+def check_base(b: Any) -> float:
     """Return the frequency base ``b`` if it is a finite number above 1, else raise.
 
     >>> check_base(10_000)
@@ -147,7 +150,7 @@ def check_base(b) -> float:
     return float(b)
 
 
-def check_kappa(kappa) -> float:
+def check_kappa(kappa: Any) -> float:
     """Return the extension ratio ``kappa = L'/L`` if it is a finite number >= 1, else raise.
 
     >>> check_kappa(4)
@@ -158,7 +161,7 @@ def check_kappa(kappa) -> float:
     return float(kappa)
 
 
-def did_you_mean(name, names) -> str:
+def did_you_mean(name: Any, names: Iterable[Any]) -> str:
     """``" (did you mean 'x'?)"`` for the closest of ``names`` to a misspelt ``name``, else ``""``.
 
     >>> did_you_mean("lama3", ["llama3", "yarn"])
@@ -172,7 +175,7 @@ def did_you_mean(name, names) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def check_name(kind: str, name, registry) -> str:
+def check_name(kind: str, name: Any, registry: Collection[str]) -> str:
     """Return ``name`` if it is a key of ``registry``, else raise listing the accepted names.
 
     >>> check_name("scheme", "rope", {"rope": 1, "alibi": 2})
@@ -188,7 +191,7 @@ def check_name(kind: str, name, registry) -> str:
     return name
 
 
-def check_int(name: str, value, lo: int | None = None, hi: int | None = None, why: str = "") -> int:
+def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None, why: str = "") -> int:
     """Return ``value`` as ``int`` if it is an integer in ``[lo, hi]`` (a bound None is open), else raise.
 
     ``why`` (the reason for ``hi``) is added to the message, so a refused size says its limit and the reason.
@@ -208,7 +211,9 @@ def check_int(name: str, value, lo: int | None = None, hi: int | None = None, wh
     return int(value)
 
 
-def check_real(name: str, value, lo: float | None = None, hi: float | None = None, *, open_lo: bool = False) -> float:
+def check_real(
+    name: str, value: Any, lo: float | None = None, hi: float | None = None, *, open_lo: bool = False
+) -> float:
     """Return ``value`` as ``float`` if it is a finite real in ``[lo, hi]`` (``(lo, hi]`` with ``open_lo``), else raise.
 
     >>> check_real("beta1", 0.9, 0, 1)
@@ -233,7 +238,7 @@ def check_real(name: str, value, lo: float | None = None, hi: float | None = Non
     return x
 
 
-def check_bool(name: str, value) -> bool:
+def check_bool(name: str, value: Any) -> bool:
     """Return ``value`` if it is ``True`` or ``False`` (a NumPy bool too), else raise: ``"no"`` is not False.
 
     >>> check_bool("truncate", "no")
@@ -247,7 +252,7 @@ def check_bool(name: str, value) -> bool:
 
 
 def check_array(
-    name: str, value, *, ndim: int | None = None, integer: bool = False, complex_ok: bool = False
+    name: str, value: Any, *, ndim: int | None = None, integer: bool = False, complex_ok: bool = False
 ) -> np.ndarray:
     """Return ``value`` as a finite float64 (int64 with ``integer``, complex128 with ``complex_ok``) array, else raise.
 
@@ -291,7 +296,7 @@ def check_array(
     return out
 
 
-def check_frequencies(name: str, value) -> np.ndarray:
+def check_frequencies(name: str, value: Any) -> np.ndarray:
     """Return per-plane frequencies as a non-empty 1-d float64 array of finite positive numbers, else raise.
 
     >>> check_frequencies("theta", [1.0, 0.1]).tolist()
@@ -307,7 +312,7 @@ def check_frequencies(name: str, value) -> np.ndarray:
     return w
 
 
-def check_finite_result(what: str, value, accepted: str, **inputs):
+def check_finite_result(what: str, value: Any, accepted: str, **inputs: Any) -> Any:
     """Return ``value``, computed from finite ``inputs``, if it is finite; else raise, quoting the inputs.
 
     The edge of float64: a result whose true value lies past float64's largest (or the NaN of ``inf - inf`` such
@@ -332,7 +337,7 @@ def check_finite_result(what: str, value, accepted: str, **inputs):
     raise PosKernelsError(f"{what} overflows float64; got {', '.join(got)} ({accepted})")
 
 
-def check_budget(what: str, elements, limit: int = MAX_ELEMENTS) -> int:
+def check_budget(what: str, elements: Any, limit: int = MAX_ELEMENTS) -> int:
     """Refuse, before it is allocated, an array of ``elements`` entries past ``limit`` (:data:`MAX_ELEMENTS`).
 
     >>> check_budget("omega(d)", 8)
@@ -377,7 +382,7 @@ def decode_text(data: bytes, name: str) -> str:
     return text
 
 
-def parse_json(text: str, where: str):
+def parse_json(text: str, where: str) -> Any:
     """The JSON value of ``text``; anything else is a :class:`PosKernelsError` that says where (``where``) and why.
 
     Refused as well as malformed JSON: an integer of more digits than Python converts (5,000-digit literals) and
@@ -398,20 +403,33 @@ def parse_json(text: str, where: str):
         raise PosKernelsError(f"{where}: cannot be read ({type(err).__name__}: {str(err)[:120]})") from None
 
 
-def read_text(path, what: str, limit: int = 64 * 2**20) -> str:
+def read_text(path: str | os.PathLike[str], what: str, limit: int = 64 * 2**20) -> str:
     """The UTF-8 text of the file at ``path`` (``what`` names it in errors), at most ``limit`` bytes.
 
     Every failure (missing, a folder, unreadable, too large, not UTF-8) is a :class:`PosKernelsError`.
     """
     shown = str(path)
     try:
-        size = os.stat(path).st_size
-        if size > limit:
-            raise PosKernelsError(f"the {what} {shown!r} is {size} bytes; the limit is {limit} bytes")
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+        # O_NONBLOCK: opening a FIFO no process writes to would wait forever; opened so, it reads as empty (a pipe
+        # with a writer, such as the shell's <(...), is read to its end as usual).
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except IsADirectoryError:
         raise PosKernelsError(f"the {what} {shown!r} is a folder, not a file") from None
     except OSError as err:
         raise PosKernelsError(f"cannot read the {what} {shown!r}: {err.strerror or err}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise PosKernelsError(f"the {what} {shown!r} is a folder, not a file")
+        if st.st_size > limit:
+            raise PosKernelsError(f"the {what} {shown!r} is {st.st_size} bytes; the limit is {limit} bytes")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    except OSError as err:
+        raise PosKernelsError(f"cannot read the {what} {shown!r}: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # a pipe or a device has no size to stat: counted as read
+        raise PosKernelsError(f"the {what} {shown!r} is more than {limit} bytes; the limit is {limit} bytes")
     return decode_text(data, shown)

@@ -31,6 +31,7 @@ __all__ = [
     "ARTICLE_COUNT",
     "DEFAULT_COUNT",
     "ENV",
+    "MAX_SEED",
     "first_seed",
     "mean_stderr",
     "seed_block",
@@ -43,13 +44,16 @@ ENV = "POSKERNELS_FIRST_SEED"
 DEFAULT_COUNT = 10
 #: The article's seeds per cell.
 ARTICLE_COUNT = 3
+#: Largest seed: caches, stores and file names keep seeds as signed 64-bit integers (SQLite's).
+MAX_SEED = 2**63 - 1
 
 
 def _check_first(value, source: str) -> int:
-    return check_int(source, value, 0)
+    check_int(source, value, 0)
+    return check_int(source, value, 0, MAX_SEED, "seeds are kept as signed 64-bit integers, below 2**63")
 
 
-def first_seed(value=None) -> int:
+def first_seed(value: int | None = None) -> int:
     """The first seed of the block: ``value`` if given, else ``$POSKERNELS_FIRST_SEED``, else 0.
 
     >>> first_seed(7)
@@ -64,12 +68,15 @@ def first_seed(value=None) -> int:
     raw = os.environ.get(ENV, "").strip()
     if not raw:
         return 0
+    shown = repr(raw) if len(raw) <= 40 else f"{raw[:20]!r}... ({len(raw)} characters)"
     if not (raw.isascii() and raw.isdigit()):  # ASCII digits only: no sign, no point, no base prefix
-        raise PosKernelsError(f"{ENV} must be a non-negative integer; got {raw!r}")
-    return int(raw)
+        raise PosKernelsError(f"{ENV} must be a non-negative integer; got {shown}")
+    if len(raw.lstrip("0")) > len(str(MAX_SEED)):  # before int(): Python refuses to convert 4,300 digits or more
+        raise PosKernelsError(f"{ENV} must be an integer in [0, {MAX_SEED}] (64-bit seeds); got {shown}")
+    return _check_first(int(raw.lstrip("0") or "0"), ENV)  # zeros first do not count toward Python's limit
 
 
-def seed_block(count: int = DEFAULT_COUNT, first=None) -> tuple[int, ...]:
+def seed_block(count: int = DEFAULT_COUNT, first: int | None = None) -> tuple[int, ...]:
     """``count`` consecutive seeds from :func:`first_seed` (``first`` overrides the environment).
 
     >>> seed_block(3, first=5)
@@ -77,10 +84,12 @@ def seed_block(count: int = DEFAULT_COUNT, first=None) -> tuple[int, ...]:
     >>> seed_block(0)
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: the seed count must be an integer >= 1; got 0
+    poskernels.errors.PosKernelsError: the seed count must be an integer in [1, 1048576]; got 0
     """
-    check_int("the seed count", count, 1)
+    check_int("the seed count", count, 1, 2**20)
     start = first_seed(first)
+    if start + int(count) - 1 > MAX_SEED:
+        raise PosKernelsError(f"the seed block {start}..{start + count - 1} passes the largest seed {MAX_SEED}")
     return tuple(range(start, start + int(count)))
 
 
@@ -107,7 +116,8 @@ def stat_table(per_seed: dict) -> tuple[dict, dict]:
     >>> round(mean["rope"]["64"], 6), round(stderr["rope"]["64"], 6)
     (0.8, 0.1)
     """
-    mean, stderr = {}, {}
+    mean: dict = {}
+    stderr: dict = {}
     for key, value in per_seed.items():
         if isinstance(value, dict):
             mean[key], stderr[key] = stat_table(value)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import (
     PosKernelsError,
@@ -68,7 +69,7 @@ def omega(d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     return b ** (-2.0 * j / d)  # (d/2,)
 
 
-def sinusoidal_code(m, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+def sinusoidal_code(m: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     """The sinusoidal code ``p(m)`` of Definition 2, cosine first in each plane.
 
     Parameters
@@ -98,7 +99,7 @@ def sinusoidal_code(m, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     return _code(m[..., None] * omega(d, b))  # (..., d)
 
 
-def clock_code(m, w) -> np.ndarray:
+def clock_code(m: ArrayLike, w: ArrayLike) -> np.ndarray:
     """The code ``(cos m w_0, sin m w_0, ...)`` at arbitrary frequencies ``w`` (Definition 2 with any clocks).
 
     :func:`sinusoidal_code` is this code at ``w = omega(d, b)``.
@@ -123,7 +124,7 @@ def clock_code(m, w) -> np.ndarray:
     return _code(_plane_angles("the clock code", m, w))  # (..., d)
 
 
-def plane_angles(what: str, m, w) -> np.ndarray:
+def plane_angles(what: str, m: ArrayLike, w: ArrayLike) -> np.ndarray:
     """The angles ``m w_p`` of every plane, ``m[..., None] * w`` of shape ``(..., P)``, refused when one overflows.
 
     An infinite angle has no cosine: :class:`PosKernelsError` (``what`` names the caller), never a NaN downstream.
@@ -138,7 +139,7 @@ def plane_angles(what: str, m, w) -> np.ndarray:
     return _plane_angles(what, m, w)
 
 
-def _plane_angles(what: str, m: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _plane_angles(what: str, m: ArrayLike, w: np.ndarray) -> np.ndarray:
     """:func:`plane_angles` of arrays already checked (the codes and the rotation call it once per use)."""
     with np.errstate(over="ignore"):
         angles = np.asarray(m)[..., None] * w  # (..., P)
@@ -162,7 +163,7 @@ def _code(angles: np.ndarray) -> np.ndarray:
     return out
 
 
-def rotate(x, angles) -> np.ndarray:
+def rotate(x: ArrayLike, angles: ArrayLike) -> np.ndarray:
     """Turn plane ``p`` of ``x`` by ``angles[..., p]``: the one rotation of the library (Definitions 2 and 4).
 
     In complex form plane ``p`` is ``x_{2p} + i x_{2p+1}`` and is multiplied by ``e^{i angle_p}``; the planes past
@@ -200,7 +201,7 @@ def _rotate(x: np.ndarray, angles: np.ndarray) -> np.ndarray:
     return out
 
 
-def rotation(phi) -> np.ndarray:
+def rotation(phi: ArrayLike) -> np.ndarray:
     """The plane rotation ``R(phi) = [[cos, -sin], [sin, cos]]``, broadcast over ``phi``.
 
     >>> rotation(np.pi / 2).round(12)
@@ -212,7 +213,7 @@ def rotation(phi) -> np.ndarray:
     return np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)  # (..., 2, 2)
 
 
-def R_omega(k, w: np.ndarray) -> np.ndarray:
+def R_omega(k: float, w: np.ndarray) -> np.ndarray:
     """Block rotation ``R_omega(k) = (+)_j R(k w_j)`` turning plane ``j`` by ``k w_j``.
 
     Parameters
@@ -279,7 +280,7 @@ def _rotation_inputs(x, angles) -> tuple[np.ndarray, np.ndarray]:
     return x, angles
 
 
-def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = None) -> np.ndarray:
+def apply_rope(x: ArrayLike, positions: ArrayLike, theta: np.ndarray, rotated_planes: int | None = None) -> np.ndarray:
     """Rotate queries or keys by their positions (Definition 4): ``x_m -> R_theta(m) x_m``.
 
     Parameters
@@ -316,7 +317,7 @@ def apply_rope(x, positions, theta: np.ndarray, rotated_planes: int | None = Non
     if type(x).__module__.startswith("torch"):  # torch.Tensor or Parameter: stay in torch, keep the graph
         from ..torch_rope import apply_rope as apply_rope_torch
 
-        return apply_rope_torch(x, positions, theta, rotated_planes)
+        return apply_rope_torch(x, positions, theta, rotated_planes)  # type: ignore[arg-type, return-value]  # a Tensor
     x, pos, theta, planes = _rope_inputs(x, positions, theta, rotated_planes)
     angles = _plane_angles("apply_rope", pos, theta[:planes])  # (n, planes): position m turns plane p by m theta_p
     return _rotate(x, angles)  # (..., n, d)
@@ -338,7 +339,7 @@ def _rope_inputs(x, positions, theta, rotated_planes) -> tuple[np.ndarray, np.nd
     return x, pos, theta, planes
 
 
-def to_half_split(x) -> np.ndarray:
+def to_half_split(x: ArrayLike) -> np.ndarray:
     """Reorder the last axis from consecutive pairs ``(2j, 2j+1)`` to halves ``(j, j + d/2)``.
 
     Hugging Face's ``rotate_half`` RoPE pairs coordinate ``j`` with ``j + d/2``.  A vector in
@@ -355,7 +356,7 @@ def to_half_split(x) -> np.ndarray:
     return x[..., order]
 
 
-def from_half_split(x) -> np.ndarray:
+def from_half_split(x: ArrayLike) -> np.ndarray:
     """Inverse of :func:`to_half_split`.
 
     >>> from_half_split(to_half_split(np.arange(6)))

@@ -7,6 +7,7 @@ logit of query ``t`` and key ``j``.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import (
     PosKernelsError,
@@ -55,7 +56,9 @@ def alibi_bias(n: int, s: float) -> np.ndarray:
         return np.where(r >= 0, -s * r, -np.inf)
 
 
-def t5_bucket(relative_position, num_buckets: int = 32, max_distance: int = 128, bidirectional: bool = False):
+def t5_bucket(
+    relative_position: ArrayLike, num_buckets: int = 32, max_distance: int = 128, bidirectional: bool = False
+) -> np.ndarray:
     """T5's relative-position bucket (Raffel et al. 2020, Mesh TensorFlow's definition).
 
     Parameters
@@ -115,7 +118,7 @@ def t5_bucket(relative_position, num_buckets: int = 32, max_distance: int = 128,
     return ret + np.where(is_small, n, large)
 
 
-def shaw_clip(r, K: int) -> np.ndarray:
+def shaw_clip(r: ArrayLike, K: int) -> np.ndarray:
     """Shaw et al.'s clipped offset ``min(r, K)`` for causal offsets ``r >= 0`` (Definition 3).
 
     >>> shaw_clip([0, 3, 9], 4)

@@ -15,7 +15,9 @@ A scheme touches the head in at most three places, chosen by :attr:`Scheme.where
   (Definition 5's maps), so the scheme writes no hook.
 * ``"score"``: a term added to the logits that depends on the offset ``r = t - j`` (and, for Shaw, on the
   query), hooks ``bias`` and ``bias_backward``: ALiBi's ``-s r``, T5's learned ``beta_bucket(r)``, Shaw's
-  ``q a_min(r,K) / tau`` (Definition 3).
+  ``q a_min(r,K) / tau`` (Definition 3).  A bias that also reads the query's position ``t`` (FIRE's
+  normaliser) takes it as a keyword ``t`` of both hooks; the head calls every bias through :meth:`Scheme.bias_at`
+  and :meth:`Scheme.bias_backward_at`, which pass ``t`` only to a hook that names it.
 
 Shapes: ``positions`` is ``(n,)``.  The query-only path trains a *stack* of ``M`` heads: every parameter has a
 leading model axis, it passes the queries of its ``U`` distinct query tokens, ``q`` of shape ``(M, U, d)``, and
@@ -132,6 +134,27 @@ class Scheme:
         """``(dL/dq or None, grads)`` from ``dL/dbias`` of the query-only path, ``dz`` shape ``(M, U, n)``."""
         return None, {}
 
+    def bias_at(self, params: dict, cfg, q: np.ndarray, r: np.ndarray, t):
+        """:meth:`bias` at offsets ``r`` of queries at positions ``t`` (a scalar, or broadcast against ``r``).
+
+        ``t`` reaches the hook only when it names a keyword ``t``; a bias of the offset alone never sees it.
+        """
+        if _reads_t(type(self).bias):
+            return self.bias(params, cfg, q, r, t=t)
+        return self.bias(params, cfg, q, r)
+
+    def bias_backward_at(self, dz: np.ndarray, params: dict, cfg, q: np.ndarray, r: np.ndarray, t):
+        """:meth:`bias_backward` with the query's position ``t``, passed as :meth:`bias_at` passes it."""
+        if _reads_t(type(self).bias_backward):
+            return self.bias_backward(dz, params, cfg, q, r, t=t)
+        return self.bias_backward(dz, params, cfg, q, r)
+
+
+@lru_cache(maxsize=256)
+def _reads_t(hook) -> bool:
+    """Whether a bias hook takes the query's position as a keyword ``t``."""
+    return "t" in inspect.signature(hook).parameters
+
 
 def _writes(cls, hook: str) -> bool:
     return getattr(cls, hook) is not getattr(Scheme, hook)
@@ -171,6 +194,8 @@ def _check(cls) -> None:
                 f"scheme {name!r} writes {forward} but not its backward {backward}; every forward comes with its "
                 "hand-written gradient (a fixed term with no parameters returns no gradient, explicitly)"
             )
+    if own == ("bias", "bias_backward") and _reads_t(cls.bias) != _reads_t(cls.bias_backward):
+        raise PosKernelsError(f"scheme {name!r}: bias and bias_backward must both take the keyword t, or neither")
     if _writes(cls, "init") and own is None:
         raise PosKernelsError(f"scheme {name!r} has parameters (init) but no hook that uses them (where={cls.where!r})")
 

@@ -4,8 +4,10 @@ Four schemes (no position, the sinusoidal code, RoPE, ALiBi), ten seeds each (:f
 the article trains three), are trained afresh with the
 tournament's head and trainer (:func:`poskernels.model.config.preset`, 1,500 Adam steps at length 32) on windows
 of the training filings (:func:`poskernels.tasks.filings.filings_sampler`).  The RoPE heads are re-read with PI,
-NTK-aware and YaRN at ``kappa = max(1, (n + 1) / 32)`` for a filing of ``n`` tokens
-(:func:`~poskernels.experiments.filings_reader.filing_kappa`): seven readers.  Each reads the 100 held-out filings
+NTK-aware and YaRN, each question at its own ``kappa = max(1, (t + 2) / 32)``: the tournament's rule for the
+``t + 2`` tokens of the question at ``t`` (its prefix and the query;
+:data:`~poskernels.experiments.filings_reader.KAPPA_RULES`, where ``"filing"`` reads every question of a filing of
+``n`` tokens at ``max(1, (n + 1) / 32)`` instead): seven readers.  Each reads the 100 held-out filings
 in one pass per filing and answers "which company was named last?" at every position after the first mention.
 
 Results (:func:`filings_results`, the ``filings`` key of ``numbers.json``):
@@ -18,6 +20,8 @@ Results (:func:`filings_results`, the ``filings`` key of ``numbers.json``):
   query token (inside half the horizon) and ``r > W / s`` (beyond it), for the filing heads and for the
   tournament's ALiBi heads (trained on the cue stream), one row per head; ``horizon_stats[trained_on]`` the mean
   and standard error of each column over the seeds;
+- ``by_distance``: each reader's accuracy per seed by the answer's distance (:data:`DISTANCE_BINS`), with the
+  queries in each bin and the filer's share among their answers;
 - ``case``: the laboratory's filing with every reader's answer at every position for the first three seeds, and
   per seed of the block the count of right answers.
 
@@ -31,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import check_name
 from ..model.cache import CODE_VERSION, cache_key, cached_json, save_json
 from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, head_key, train_many
@@ -48,7 +53,7 @@ from ..tasks.filings import (
     filings_task_name,
     laboratory_filing,
 )
-from .filings_reader import FILING_READERS, content_width, read_filing, reader_reading
+from .filings_reader import DEFAULT_KAPPA_RULE, FILING_READERS, KAPPA_RULES, content_width, read_filing_as
 from .tournament import tournament_jobs
 
 __all__ = [
@@ -70,7 +75,12 @@ __all__ = [
 #: The schemes trained on filings; the seven readers are these and RoPE's three re-readings.
 TRAINED_SCHEMES = ("nope", "sinusoidal", "rope", "alibi")
 #: Bump when the readers or the results' layout change, so cached results are recomputed.
-RESULTS_VERSION = "filings-5"
+RESULTS_VERSION = "filings-6"
+#: How the results name each rule of ``kappa`` (``numbers.json``'s ``filings.kappa``).
+KAPPA_TEXT = {
+    "question": "max(1, (t + 2) / 32) per question at t (its prefix and the query)",
+    "filing": "max(1, (n + 1) / 32) per filing of n tokens",
+}
 
 
 def filings_config(scheme: str) -> TrainConfig:
@@ -106,8 +116,8 @@ def prepare_filings(cache_dir, log=None, seeds=None) -> None:
         train_filing_heads(cache_dir, log, seeds=seeds)
 
 
-def _results_path(cache_dir, seeds) -> Path:
-    return Path(cache_dir) / "filings" / f"results-{cache_key(_results_description(seeds))}.json"
+def _results_path(cache_dir, seeds, kappa: str = DEFAULT_KAPPA_RULE) -> Path:
+    return Path(cache_dir) / "filings" / f"results-{cache_key(_results_description(seeds, kappa))}.json"
 
 
 def tournament_alibi_heads(cache_dir=None, log=None, workers=None, seeds=None) -> list[TrainedHead]:
@@ -124,22 +134,26 @@ def _alibi_jobs(seeds=None) -> list:
     return [(c, s) for c, s in tournament_jobs(extra=False, seeds=seeds) if c.head.scheme == "alibi"]
 
 
-def answer_filings(head: TrainedHead, reader: str, docs: list[FilingTokens]) -> np.ndarray:
-    """The reader's answer at every query position of every filing, concatenated in order, shape (Q,)."""
+def answer_filings(
+    head: TrainedHead, reader: str, docs: list[FilingTokens], kappa: str = DEFAULT_KAPPA_RULE
+) -> np.ndarray:
+    """The reader's answer at every query position of every filing, concatenated in order, shape (Q,).
+
+    ``kappa`` is the rule of :data:`~poskernels.experiments.filings_reader.KAPPA_RULES` a map reads with."""
     out = []
     for doc in docs:
         q = filing_queries(doc)
-        logits = read_filing(head.params, head.head, doc.ids, reader_reading(reader, head.head, len(doc)))  # (n, C)
+        logits = read_filing_as(head.params, head.head, doc.ids, reader, kappa)  # (n, C)
         out.append(np.argmax(logits, axis=1)[q.positions])  # (q,)
     return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
 def _answers_job(args) -> list[np.ndarray]:
-    head, readers, docs = args
-    return [answer_filings(head, reader, docs) for reader in readers]
+    head, readers, docs, kappa = args
+    return [answer_filings(head, reader, docs, kappa) for reader in readers]
 
 
-def answer_all(pairs, docs: list[FilingTokens], workers: int | None = None) -> dict:
+def answer_all(pairs, docs: list[FilingTokens], workers: int | None = None, kappa: str = DEFAULT_KAPPA_RULE) -> dict:
     """:func:`answer_filings` for every ``(head, reader)`` of ``pairs``, one pool job per head (its readers together).
 
     Returns
@@ -152,7 +166,7 @@ def answer_all(pairs, docs: list[FilingTokens], workers: int | None = None) -> d
         by_head.setdefault((head.config, head.seed), (head, []))[1].append(reader)
     jobs = list(by_head.values())
     out = {}
-    for i, answers in run_jobs(_answers_job, [(h, rs, docs) for h, rs in jobs], workers or available_cpus()):
+    for i, answers in run_jobs(_answers_job, [(h, rs, docs, kappa) for h, rs in jobs], workers or available_cpus()):
         head, readers = jobs[i]
         out.update({(head.config, head.seed, r): a for r, a in zip(readers, answers)})
     return out
@@ -182,20 +196,58 @@ def reader_table(heads: dict[str, list[TrainedHead]], docs: list[FilingTokens], 
     """
     answers, r = _truth(docs)
     far = r - 1 > FAR  # (Q,) the answer more than 32 tokens back from the asked position
-    per_seed = {}
+    bins = distance_bins(r)  # (Q,) the bin of each query's answer distance
+    per_seed, by_distance = {}, {}
     for reader, (scheme, _) in FILING_READERS.items():
         rows = []
+        by_distance[reader] = {name: [] for name in DISTANCE_BINS}
         for head in heads[scheme]:
             ok = _answer(head, reader, docs, known) == answers  # (Q,)
             rows.append((float(ok.mean()), float(ok[far].mean())))
+            for i, name in enumerate(DISTANCE_BINS):
+                by_distance[reader][name].append(float(ok[bins == i].mean()) if np.any(bins == i) else None)
         per_seed[reader] = {"all": [a for a, _ in rows], "far": [f for _, f in rows]}
     accuracy, stderr = stat_table(per_seed)
     first = {r: {k: mean_stderr(v[:ARTICLE_COUNT])[0] for k, v in t.items()} for r, t in per_seed.items()}
-    return {"accuracy": accuracy, "stderr": stderr, "first_three": first, "per_seed": per_seed}
+    filer = answers == FILER  # (Q,) the answer is the filer, the first company named
+    distance = {
+        "bins": {name: [lo, hi] for name, (lo, hi) in DISTANCE_BINS.items()},
+        "queries": {name: int(np.sum(bins == i)) for i, name in enumerate(DISTANCE_BINS)},
+        "filer_share": {
+            name: float(filer[bins == i].mean()) if np.any(bins == i) else None for i, name in enumerate(DISTANCE_BINS)
+        },
+        "per_seed": by_distance,
+    }
+    return {"accuracy": accuracy, "stderr": stderr, "first_three": first, "per_seed": per_seed, "by_distance": distance}
+
+
+#: The answer distances ``back = r - 1`` (tokens between the asked position and the last mention) the accuracy is
+#: broken down by: name -> ``[lo, hi]``, inclusive.
+DISTANCE_BINS = {
+    "0-3": (0, 3),
+    "4-15": (4, 15),
+    "16-32": (16, 32),
+    "33-64": (33, 64),
+    "65-128": (65, 128),
+    "129+": (129, 10**9),
+}
+#: The label of the filer, the first company a filing names (labels are orders of first appearance).
+FILER = 0
+
+
+def distance_bins(r: np.ndarray) -> np.ndarray:
+    """The bin of :data:`DISTANCE_BINS` of each offset ``r = back + 1``, shape of ``r``.
+
+    >>> distance_bins(np.array([1, 4, 5, 17, 34, 200])).tolist()
+    [0, 0, 1, 2, 3, 5]
+    """
+    back = np.asarray(r) - 1
+    edges = np.array([hi for lo, hi in DISTANCE_BINS.values()][:-1])  # upper ends, inclusive
+    return np.searchsorted(edges, back, side="left")
 
 
 #: Columns of the horizon table summarized over seeds.
-HORIZON_COLUMNS = ("W", "horizon", "inside_half", "between", "beyond")
+HORIZON_COLUMNS = ("W", "horizon", "inside_half", "between", "beyond", "beyond_not_filer")
 
 
 def horizon_stats(rows: list[dict]) -> dict:
@@ -210,7 +262,7 @@ def horizon_stats(rows: list[dict]) -> dict:
     out = {}
     for trained_on in dict.fromkeys(r["trained_on"] for r in rows):
         mine = [r for r in rows if r["trained_on"] == trained_on]
-        per_seed = {c: [r[c] for r in mine] for c in HORIZON_COLUMNS}
+        per_seed = {c: [r.get(c) for r in mine] for c in HORIZON_COLUMNS}
         # a head with no query beyond its horizon reads None there: the statistic is over those that have one
         present = {c: [v for v in vs if v is not None] for c, vs in per_seed.items()}
         stats = {c: mean_stderr(vs) for c, vs in present.items()}
@@ -230,7 +282,8 @@ def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens], kn
     -------
     dict
         ``trained_on``, ``seed``, ``W``, ``horizon``, ``inside_half``, ``beyond``, ``inside_queries``,
-        ``beyond_queries``, ``between`` (accuracy for ``W / (2 s) < r <= W / s``).
+        ``beyond_queries``, ``between`` (accuracy for ``W / (2 s) < r <= W / s``), ``beyond_not_filer`` (beyond the
+        horizon, on the queries whose answer is not the filer: a head that falls back on the filer scores 0 there).
     """
     W = content_width(head.params, head.head)
     horizon = W / head.head.alibi_slope  # Theorem 3 (iii): past W / s a key weighs less than the query itself
@@ -238,6 +291,7 @@ def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens], kn
     ok = _answer(head, "alibi", docs, known) == answers  # (Q,)
     inside, beyond = r <= horizon / 2, r > horizon
     between = ~inside & ~beyond
+    not_filer = answers != FILER  # (Q,) queries a head that falls back on the filer cannot answer that way
 
     def acc(mask):
         return float(ok[mask].mean()) if mask.any() else None
@@ -250,6 +304,7 @@ def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens], kn
         "inside_half": acc(inside),
         "beyond": acc(beyond),
         "between": acc(between),
+        "beyond_not_filer": acc(beyond & not_filer),
         "inside_queries": int(inside.sum()),
         "beyond_queries": int(beyond.sum()),
     }
@@ -306,7 +361,7 @@ def case_study(heads: dict[str, list[TrainedHead]], known: dict | None = None) -
     }
 
 
-def _results_description(seeds) -> dict:
+def _results_description(seeds, kappa: str = DEFAULT_KAPPA_RULE) -> dict:
     """What the results are a function of: the heads' and the tournament heads' keys, the filings read, the version.
 
     The keys come from the jobs (:func:`poskernels.model.train.head_key`), so a warm run finds its results without
@@ -314,6 +369,7 @@ def _results_description(seeds) -> dict:
     """
     return {
         "version": RESULTS_VERSION,
+        "kappa": kappa,
         "heads": sorted(head_key(c, s) for c, s in _filing_jobs(seeds)),
         "tournament": sorted(head_key(c, s) for c, s in _alibi_jobs(seeds)),
         "test": corpus_digest(case_corpus().test),
@@ -321,7 +377,7 @@ def _results_description(seeds) -> dict:
     }
 
 
-def filings_results(cache_dir=None, log=None, workers=None, seeds=None) -> dict:
+def filings_results(cache_dir=None, log=None, workers=None, seeds=None, kappa: str = DEFAULT_KAPPA_RULE) -> dict:
     """Every number of the case study (the ``filings`` key of ``numbers.json``).
 
     Trained heads come from (and go to) ``cache_dir``; the results themselves are cached there as verified JSON
@@ -333,12 +389,14 @@ def filings_results(cache_dir=None, log=None, workers=None, seeds=None) -> dict:
     -------
     dict
         ``corpus``, ``accuracy``, ``stderr``, ``first_three``, ``per_seed``, ``seeds``, ``horizon`` (list of rows),
-        ``horizon_stats``, ``case``, ``kappa`` (how it is chosen).
+        ``horizon_stats``, ``case``, ``kappa`` (how it is chosen: ``kappa`` names a rule of
+        :data:`~poskernels.experiments.filings_reader.KAPPA_RULES`, default per question).
     """
+    kappa = check_name("kappa rule", kappa, KAPPA_RULES)
     seeds = seed_block() if seeds is None else tuple(seeds)
-    description = _results_description(seeds)
+    description = _results_description(seeds, kappa)
     key = cache_key(description)
-    path = None if cache_dir is None else _results_path(cache_dir, seeds)
+    path = None if cache_dir is None else _results_path(cache_dir, seeds, kappa)
     cached = cached_json(path, key, log, "filings")
     if cached is not None:
         return cached
@@ -347,14 +405,14 @@ def filings_results(cache_dir=None, log=None, workers=None, seeds=None) -> dict:
     corpus = case_corpus()
     docs = [encode_filing(f) for f in corpus.test]
     pairs = [(h, reader) for reader, (scheme, _) in FILING_READERS.items() for h in heads[scheme]]
-    known = answer_all(pairs + [(h, "alibi") for h in tournament], docs, workers)  # on the pool
+    known = answer_all(pairs + [(h, "alibi") for h in tournament], docs, workers, kappa)  # on the pool
     out = {"corpus": corpus_stats(corpus), **reader_table(heads, docs, known)}
     out["horizon"] = [horizon_row(h, "filings", docs, known) for h in heads["alibi"]]
     out["horizon"] += [horizon_row(h, "synthetic", docs, known) for h in tournament]
     out["horizon_stats"] = horizon_stats(out["horizon"])
     out["seeds"] = list(seeds)
-    out["case"] = case_study(heads, answer_all(pairs, [encode_filing(laboratory_filing())], workers))
-    out["kappa"] = "max(1, (n + 1) / 32) per filing of n tokens"
+    out["case"] = case_study(heads, answer_all(pairs, [encode_filing(laboratory_filing())], workers, kappa))
+    out["kappa"] = KAPPA_TEXT[kappa]
     out["code"] = CODE_VERSION
     if path is not None:
         save_json(path, out, {"key": key, **description})

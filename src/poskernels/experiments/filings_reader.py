@@ -12,9 +12,15 @@ an ``(n, n + 1)`` score matrix instead of ``n`` forward passes, every score the 
 (:func:`poskernels.model.score.score`); the tests check it equals the loop at every position for every scheme
 and every reading.
 
-Readers: the four trained schemes, and the RoPE heads re-read through the context-extension maps with
-``kappa = max(1, (n + 1) / L)`` for a filing of ``n`` tokens (``n + 1`` with the query: the longest sequence the
-filing asks about), one ``kappa`` per filing, the same at every position.
+Readers: the four trained schemes, and the RoPE heads re-read through the context-extension maps.  Which
+``kappa`` a map reads a question with is a rule of :data:`KAPPA_RULES`: by default the tournament's rule applied
+to each question (``"question"``: the question at ``t`` is a sequence of ``t + 2`` tokens, the prefix and the
+query, read at ``kappa_t = max(1, (t + 2) / L)``), or one ``kappa = max(1, (n + 1) / L)`` for every question of a
+filing of ``n`` tokens (``"filing"``: its longest question's).  :func:`read_filing_as` stays one pass: runs of
+consecutive questions form bands whose ``kappa`` lie within :data:`BAND_TOLERANCE` (1/16) of each other, each
+band is read at its longest question's ``kappa`` as one block of the score matrix (its questions against the keys
+they see), so the scores computed are those of one pass, cut into bands (``tol=0``: a band per ``kappa``, each
+question at exactly its own, at ~10x the cost).
 
 Examples
 --------
@@ -26,6 +32,12 @@ Examples
 True
 >>> filing_kappa(209), filing_kappa(20)
 (6.5625, 1.0)
+>>> question_kappas(36).tolist()[29:]  # the questions at t = 29 .. 35: sequences of 31 .. 37 tokens
+[1.0, 1.0, 1.03125, 1.0625, 1.09375, 1.125, 1.15625]
+>>> cfg = HeadConfig(scheme="rope")
+>>> rope = init_params(cfg, np.random.default_rng(0))
+>>> np.allclose(read_filing_as(rope, cfg, ids, "rope_yarn"), read_filing_as_loop(rope, cfg, ids, "rope_yarn"))
+True
 """
 
 from __future__ import annotations
@@ -36,7 +48,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_name
+from ..errors import PosKernelsError, check_int, check_name
 from ..model.config import HeadConfig
 from ..model.cut import content_width as stream_content_width
 from ..model.head import Reading, query_forward, token_table
@@ -46,12 +58,20 @@ from ..tasks.filings.tokens import QUERY
 from .readers import pick
 
 __all__ = [
+    "BAND_TOLERANCE",
+    "DEFAULT_KAPPA_RULE",
     "FILING_READERS",
+    "KAPPA_RULES",
     "RECURSIVE_DECAY",
+    "band_kappas",
     "content_width",
     "filing_kappa",
+    "kappa_bands",
+    "question_kappas",
     "reader_reading",
     "read_filing",
+    "read_filing_as",
+    "read_filing_as_loop",
     "read_filing_loop",
 ]
 
@@ -77,6 +97,70 @@ def filing_kappa(n_tokens: int, L: int = 32) -> float:
     window is read as trained.
     """
     return max(1.0, (int(n_tokens) + 1) / L)
+
+
+#: How a map's ``kappa`` is chosen for the questions of a filing of ``n`` tokens: name -> ``(n, L) -> (n,)``.
+KAPPA_RULES: dict[str, Callable[[int, int], np.ndarray]] = {
+    # the tournament's rule, question by question: the question at t reads t + 2 tokens (prefix and query)
+    "question": lambda n, L: np.maximum(1.0, (np.arange(n) + 2.0) / L),
+    # one kappa for the whole filing, its longest question's (n + 1 tokens)
+    "filing": lambda n, L: np.full(n, filing_kappa(n, L)),
+}
+#: The rule the case study reads with.
+DEFAULT_KAPPA_RULE = "question"
+
+
+def question_kappas(n_tokens: int, L: int = 32, rule: str = DEFAULT_KAPPA_RULE) -> np.ndarray:
+    """The ``kappa`` of each question of a filing of ``n_tokens`` under ``rule`` (:data:`KAPPA_RULES`), shape (n,).
+
+    >>> [float(question_kappas(40, rule=r)[t]) for r in ("filing", "question") for t in (0, 39)]
+    [1.28125, 1.28125, 1.0, 1.28125]
+    """
+    rule = check_name("kappa rule", rule, KAPPA_RULES)
+    return KAPPA_RULES[rule](int(n_tokens), int(L))
+
+
+#: The default width of a band: its questions' ``kappa`` lie within this ratio of the first one's (1/16: a question
+#: is read at most 6.25% more compressed than at its own ``kappa``); 0 reads each question at exactly its own.
+BAND_TOLERANCE = 1 / 16
+
+
+def kappa_bands(kappas: np.ndarray, tol: float = 0.0) -> list[tuple[float, int, int]]:
+    """The bands of a filing's questions (non-decreasing ``kappas``): ``(kappa, first, stop)``, in order.
+
+    A band runs from question ``a`` while ``kappa_t <= kappa_a (1 + tol)`` and is read at the largest ``kappa`` of its
+    questions (its longest question's, so no question is read at a scale past its own length); ``tol = 0``: each
+    run of equal ``kappa``.
+
+    >>> kappa_bands(np.array([1.0, 1.0, 1.5, 2.0, 2.0]))
+    [(1.0, 0, 2), (1.5, 2, 3), (2.0, 3, 5)]
+    >>> kappa_bands(np.array([1.0, 1.0, 1.04, 1.1, 1.12]), tol=1 / 16)
+    [(1.04, 0, 3), (1.12, 3, 5)]
+    """
+    kappas = np.asarray(kappas, dtype=float)
+    tol = float(tol)
+    if not (tol >= 0 and np.isfinite(tol)):
+        raise PosKernelsError(f"the band tolerance must be a finite number >= 0; got {tol!r}")
+    if kappas.size and np.any(np.diff(kappas) < 0):
+        raise PosKernelsError("kappa_bands reads the questions of a filing in order: kappas must not decrease")
+    out, a = [], 0
+    while a < kappas.size:
+        b = int(np.searchsorted(kappas, kappas[a] * (1 + tol) * (1 + 1e-12), side="right"))  # first past the band
+        out.append((float(kappas[b - 1]), a, b))
+        a = b
+    return out
+
+
+def band_kappas(kappas: np.ndarray, tol: float = 0.0) -> np.ndarray:
+    """The ``kappa`` each question is read at: its band's (:func:`kappa_bands`), shape of ``kappas``.
+
+    >>> band_kappas(np.array([1.0, 1.0, 1.04, 1.1, 1.12]), tol=1 / 16).tolist()
+    [1.04, 1.04, 1.04, 1.12, 1.12]
+    """
+    out = np.empty(np.shape(kappas))
+    for kappa, a, b in kappa_bands(kappas, tol):
+        out[a:b] = kappa
+    return out
 
 
 def reader_reading(reader: str, cfg: HeadConfig, n_tokens: int) -> Reading:
@@ -119,7 +203,9 @@ def _causal_mask(n: int) -> np.ndarray:
     return mask
 
 
-def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, method: str = "auto") -> np.ndarray:
+def read_filing(
+    params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, method: str = "auto", start: int = 0
+) -> np.ndarray:
     """Answer the question at every position of a filing in one pass.
 
     Parameters
@@ -134,11 +220,14 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, m
     method : str
         ``"matrix"``: the ``(n, n + 1)`` score matrix, for every scheme.  ``"recursive"``: the ``O(n d)`` filter of
         :data:`RECURSIVE_DECAY`, for the schemes listed there.  ``"auto"`` (default): recursive where it applies.
+    start : int
+        Ask only the questions ``t >= start`` (the rows ``start ..`` of the score matrix: a band of
+        :func:`read_filing_as`).
 
     Returns
     -------
-    ndarray, shape (n, C)
-        Row ``t``: the logits of the head asked at ``t`` (query token at position ``t + 1``).
+    ndarray, shape (n - start, C)
+        Row ``t - start``: the logits of the head asked at ``t`` (query token at position ``t + 1``).
 
     Notes
     -----
@@ -149,6 +238,7 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, m
     first-order recursive filter, one pass over the filing (``rho = 1`` without position: a running sum).
     """
     ids = _check_ids(cfg, ids)
+    start = check_int("start", start, 0, ids.size - 1, f"the questions of a filing of {ids.size} tokens")
     if method not in ("auto", "matrix", "recursive"):
         raise PosKernelsError(f"unknown method {method!r}; accepted: auto, matrix, recursive")
     if method == "recursive" and cfg.scheme not in RECURSIVE_DECAY:
@@ -158,26 +248,97 @@ def read_filing(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN, m
     if method != "matrix" and cfg.scheme in RECURSIVE_DECAY:
         if not reading.is_plain:
             raise PosKernelsError(f"a rescaled reading applies to RoPE heads only; this head is {cfg.scheme!r}")
-        return _read_recursive(params, cfg, ids, RECURSIVE_DECAY[cfg.scheme](cfg))
-    n = ids.size
+        return _read_recursive(params, cfg, ids, RECURSIVE_DECAY[cfg.scheme](cfg))[start:]
+    n, a = ids.size, start
     pos = default_positions(n + 1)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
     code = HEAD_SCHEMES[cfg.scheme].code(params, cfg, pos)  # (n + 1, d) or None, computed once for both
     E = token_table(params, cfg)  # (V, d)
-    H, Hq = E[ids], np.broadcast_to(E[QUERY], (n, cfg.d))  # (n, d) each: the filing's tokens, one query per question
+    # (n, d) and (n - a, d): the filing's tokens, one query per question asked
+    H, Hq = E[ids], np.broadcast_to(E[QUERY], (n - a, cfg.d))
     if code is not None:
-        H, Hq = H + code[:n], Hq + code[1:]
-    Q, K, V = Hq @ params["W_Q"], H @ params["W_K"], H @ params["W_V"]  # (n, d) each
-    Ks, Vs = Hq @ params["W_K"], Hq @ params["W_V"]  # (n, d) each: the query token's own key and value
-    Z = score(params, cfg, Q, pos[1:], K, pos[:n], reading)  # (n, n): query t + 1 against key j
-    Z += _causal_mask(n)
-    z_self = score(params, cfg, Q, pos[1:], Ks, pos[1:], reading, pairwise=True)  # (n,) the query's own key
-    m = np.maximum(Z.max(axis=1), z_self)  # (n,)
+        H, Hq = H + code[:n], Hq + code[a + 1 :]
+    Q, K, V = Hq @ params["W_Q"], H @ params["W_K"], H @ params["W_V"]  # (n - a, d), (n, d), (n, d)
+    Ks, Vs = Hq @ params["W_K"], Hq @ params["W_V"]  # (n - a, d) each: the query token's own key and value
+    Z = score(params, cfg, Q, pos[a + 1 :], K, pos[:n], reading)  # (n - a, n): query t + 1 against key j
+    if a == 0:
+        Z += _causal_mask(n)
+    else:  # a band's rows only: question t sees the keys j <= t
+        Z[np.arange(n)[None, :] > np.arange(a, n)[:, None]] = -np.inf
+    z_self = score(params, cfg, Q, pos[a + 1 :], Ks, pos[a + 1 :], reading, pairwise=True)  # (n - a,) own key
+    m = np.maximum(Z.max(axis=1), z_self)  # (n - a,)
     Z -= m[:, None]
-    np.exp(Z, out=Z)  # (n, n) unnormalized weights, 0 above the diagonal
-    w_self = np.exp(z_self - m)  # (n,)
-    out = Z @ V + w_self[:, None] * Vs  # (n, d)
+    np.exp(Z, out=Z)  # (n - a, n) unnormalized weights, 0 past each question's prefix
+    w_self = np.exp(z_self - m)  # (n - a,)
+    out = Z @ V + w_self[:, None] * Vs  # (n - a, d)
     out /= (Z.sum(axis=1) + w_self)[:, None]
-    return out @ params["W_O"]  # (n, C)
+    return out @ params["W_O"]  # (n - a, C)
+
+
+@lru_cache(maxsize=4096)
+def _map_reading(cfg: HeadConfig, name: str, kappa: float) -> Reading:
+    """``Reading.through``, kept: the questions of every filing share their ``kappa`` values ((t + 2) / L)."""
+    reading = Reading.through(cfg, name, kappa)
+    reading.inv_freq.setflags(write=False)  # shared by every caller
+    return reading
+
+
+def read_filing_as(
+    params: dict, cfg: HeadConfig, ids, reader: str, rule: str = DEFAULT_KAPPA_RULE, tol: float = BAND_TOLERANCE
+) -> np.ndarray:
+    """Every question of a filing answered by ``reader``, each read at its ``kappa`` under ``rule``.
+
+    One pass cut into bands (:func:`kappa_bands`): the questions ``a .. b - 1`` of a band are one call of
+    :func:`read_filing` on the prefix ``ids[:b]`` from ``start = a``, the block of the score matrix with their rows,
+    read through the map at the band's ``kappa``.  A plain reader (no map) is one call.
+
+    Parameters
+    ----------
+    params, cfg
+        A head of the reader's scheme.
+    ids : ndarray of int, shape (n,)
+    reader : str
+        A key of :data:`FILING_READERS`.
+    rule : str
+        A key of :data:`KAPPA_RULES` (default :data:`DEFAULT_KAPPA_RULE`).
+    tol : float
+        How wide a band may be (:data:`BAND_TOLERANCE`; 0: each question at exactly its own ``kappa``).
+
+    Returns
+    -------
+    ndarray, shape (n, C)
+    """
+    ids = _check_ids(cfg, ids)
+    kappas = question_kappas(ids.size, cfg.n_train, rule)  # (n,) checks the rule
+    scheme, name = FILING_READERS[check_name("reader", reader, FILING_READERS)]
+    if cfg.scheme != scheme:
+        raise PosKernelsError(f"reader {reader!r} reads {scheme!r} heads; got a {cfg.scheme!r} head")
+    if name == "none":
+        return read_filing(params, cfg, ids)
+    blocks = [
+        read_filing(params, cfg, ids[:b], _map_reading(cfg, name, kappa), start=a)  # (b - a, C)
+        for kappa, a, b in kappa_bands(kappas, tol)
+    ]
+    return np.concatenate(blocks)  # (n, C)
+
+
+def read_filing_as_loop(
+    params: dict, cfg: HeadConfig, ids, reader: str, rule: str = DEFAULT_KAPPA_RULE, tol: float = BAND_TOLERANCE
+) -> np.ndarray:
+    """The same answers by the plain forward pass, each question on its own at its band's ``kappa`` (the reference).
+
+    Returns
+    -------
+    ndarray, shape (n, C)
+    """
+    ids = _check_ids(cfg, ids)
+    kappas = band_kappas(question_kappas(ids.size, cfg.n_train, rule), tol)  # (n,)
+    scheme, name = FILING_READERS[check_name("reader", reader, FILING_READERS)]
+    rows = []
+    for t in range(ids.size):
+        reading = _PLAIN if name == "none" else _map_reading(cfg, name, float(kappas[t]))
+        seq = np.append(ids[: t + 1], QUERY)[None, :]  # (1, t + 2): the prefix and the query
+        rows.append(query_forward(params, cfg, seq, reading=reading)[0][0])
+    return np.stack(rows)  # (n, C)
 
 
 def _read_recursive(params: dict, cfg: HeadConfig, ids: np.ndarray, rho: float) -> np.ndarray:

@@ -44,9 +44,13 @@ from .tournament import (
 __all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "result_path", "run_laboratory"]
 
 #: Bump when what is computed from the trained heads changes.
-LAB_VERSION = "lab-4"
+LAB_VERSION = "lab-5"
 #: Offsets at which the learned offset kernels (T5, Shaw) are reported beside ALiBi's.
 KERNEL_OFFSETS = (0, 1, 8, 16, 24, 31, 32, 48, 64, 128, 255)
+
+
+#: How far apart the sinusoidal head's two spreads may be (as a ratio) to count as "within 6%", the article's words.
+SPREAD_TOLERANCE = 0.06
 
 
 def _description(jobs) -> dict:
@@ -129,6 +133,13 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
     tour["offset_kernel"], tour["offset_kernel_stderr"] = stat_table(kernels)
     tour["final_loss"] = {s: [readings[s, seed]["final_loss"] for seed in seeds] for s in schemes}
     tour["settings"] = _settings(config)
+    # the article: "at 256 its three seeds range from about 0.31 to 0.68"; every seed's range and the first three's
+    tour["seed_range"] = {
+        "rope": {
+            n: {"all": [min(v), max(v)], "first_three": [min(v[:ARTICLE_COUNT]), max(v[:ARTICLE_COUNT])]}
+            for n, v in tour["per_seed"]["rope"].items()
+        }
+    }
 
     rescaled = rescaled_table(readings, seeds)
     rescaled["first_three"] = _first_three(rescaled["per_seed"])
@@ -152,6 +163,9 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
         "spreads": {k: [r["spreads"][k] for r in sin] for k in ("pos_pos", "pos_content", "content_pos")},
     }
     sinusoidal["spread_ratio_mean"], sinusoidal["spread_ratio_stderr"] = mean_stderr(sinusoidal["spread_ratio"])
+    # the article: the two terms' spreads across keys "are within 6% of each other in every seed"
+    within = [abs(x - 1.0) <= SPREAD_TOLERANCE for x in sinusoidal["spread_ratio"]]
+    sinusoidal["spread_within_6pct"] = float(np.mean(within))
     return {
         "tournament": tour,
         "rescaled": rescaled,
@@ -222,7 +236,7 @@ def run_laboratory(
     config : TrainConfig, optional
         The run (default :func:`poskernels.model.config.preset` ``"tournament"``).
     extra : bool
-        Also train the schemes beyond the article, T5 and Shaw (seven schemes in all); False trains the
+        Also train the schemes beyond the article (T5, Shaw, Kerple's two, FIRE); False trains the
         article's five.
     seeds : sequence of int, optional
         The seeds of every scheme (default :func:`poskernels.seeds.seed_block`: ten from

@@ -1,7 +1,8 @@
 """Far past the window: the tournament's heads read at 32 to 10^5 tokens, in bounded memory.
 
 Every head is read by the streaming reader (:func:`poskernels.model.stream.stream_many`), ALiBi back to its
-certified cut (Theorem 3 (ii), dropped weight ``<= EPS``), the RoPE heads also re-read through PI, NTK-aware and
+certified cut (Theorem 3 (ii), dropped weight ``<= EPS``), a Kerple head back to the cut of its own tail bound
+where it has one (:data:`poskernels.model.cut.CUT_TAILS`), the RoPE heads also re-read through PI, NTK-aware and
 YaRN at ``kappa = n / 32`` (the tournament's :func:`~poskernels.experiments.tournament.rescaled_reading`).
 
 * **Length**: the cue task (:func:`poskernels.tasks.cue.cue_batch`) at each of :data:`LENGTHS`.
@@ -26,7 +27,7 @@ import numpy as np
 
 from ..model.cache import cache_key, cached_json, save_json
 from ..model.config import TrainConfig, preset
-from ..model.cut import certified_cut
+from ..model.cut import CUT_TAILS, certified_cut, has_cut
 from ..model.head import PLAIN
 from ..model.stream import stream_many
 from ..model.train import head_path, train_many
@@ -46,6 +47,7 @@ __all__ = [
     "TEST_SEED",
     "default_seeds",
     "horizon_rows",
+    "tail_cut_rows",
     "read_head",
     "read_point",
     "run_long_context",
@@ -170,6 +172,28 @@ def horizon_rows(alibi_heads, distance: dict) -> dict:
     return rows
 
 
+def tail_cut_rows(heads) -> dict:
+    """For each head cut by its learned tail (:data:`poskernels.model.cut.CUT_TAILS`, Kerple): its parameters, its
+    content width ``W`` and its certified cut ``D`` at :data:`EPS` (None: a heavy tail, read in full).
+
+    ``{scheme: {seed: {"r1", "r2", "W", "cut_D"}}}``.
+    """
+    rows: dict = {}
+    for h in heads:
+        if h.head.scheme not in CUT_TAILS:
+            continue
+        cut = certified_cut(h.params, h.head, [query_token(N_SYMBOLS)], EPS) if has_cut(h.params, h.head) else None
+        a1, a2 = float(h.params["kerple_a1"][0]), float(h.params["kerple_a2"][0])
+        r2 = float(np.exp(a2)) if h.head.scheme == "kerple_log" else float(2.0 / (1.0 + np.exp(-a2)))
+        rows.setdefault(h.head.scheme, {})[str(h.seed)] = {
+            "r1": float(np.exp(a1)),
+            "r2": r2,
+            "W": None if cut is None else cut.W,
+            "cut_D": None if cut is None else cut.D,
+        }
+    return rows
+
+
 def _stats(points: dict) -> dict:
     """``accuracy[reader][x]`` (mean), ``stderr`` (standard error of the mean over seeds), ``per_seed``."""
     per_seed = {r: {x: points[x][r] for x in points} for r in LONG_READERS}  # None: not read there
@@ -186,6 +210,7 @@ def _description(jobs, lengths, offsets, count) -> dict:
         "count": count,
         "seed": TEST_SEED,
         "eps": EPS,
+        "readers": list(LONG_READERS),  # a reader added to the registry changes the result's layout
     }
 
 
@@ -218,7 +243,7 @@ def run_long_context(
     workers : int, optional
         Processes reading the points (default: the CPUs available).
     schemes : sequence of str, optional
-        Read only the heads of these schemes (default all seven); the readers of the others are None.
+        Read only the heads of these schemes (default every scheme of the registry); the readers of the others are None.
 
     Returns
     -------
@@ -259,6 +284,9 @@ def run_long_context(
     }
     alibi = [h for h in heads if h.head.scheme == "alibi"]
     data["distance"]["horizon"] = horizon_rows(alibi, distance) if alibi else {}
+    tails = tail_cut_rows(heads)
+    if tails:  # Kerple's heads: the tail bound's cut (a key only where such heads were read)
+        data["distance"]["tail_cut"] = tails
     if log is not None:
         log(f"[long] read {len(heads)} heads at {len(points)} points in {time.perf_counter() - start:.1f} s")
     if path is not None:

@@ -77,7 +77,8 @@ def rebound_summary(head: TrainedHead, max_offset: int = MAX_OFFSET) -> dict:
         ``score_r1``, ``score_r31`` (the window's edge ``L - 1``), ``first_trough`` ``[r, score]`` (the first
         local minimum at ``r >= 1``, else the minimum), ``deepest`` ``[r, score]`` (the minimum over
         ``0..max_offset``), ``peak`` ``[r, score]`` (the maximum past the window, ``r >= L``), ``amplitudes``
-        (``rho_j / tau`` per plane) and ``top_plane`` (the plane with the largest amplitude).
+        (``rho_j / tau`` per plane), ``top_plane`` (the plane with the largest amplitude) and ``curve`` (the score
+        at every offset ``0..max_offset``, the curve the landmarks are read off).
     """
     s = offset_scores(head, max_offset)  # (R,)
     L = head.head.n_train
@@ -94,4 +95,5 @@ def rebound_summary(head: TrainedHead, max_offset: int = MAX_OFFSET) -> dict:
         "peak": [peak, float(s[peak])],
         "amplitudes": rho.tolist(),
         "top_plane": int(np.argmax(rho)),
+        "curve": s.tolist(),
     }

@@ -1,12 +1,12 @@
 """The length tournament: heads trained at 32 tokens, read at 32, 64, 128 and 256.
 
-Five schemes of the article (``nope``, ``sinusoidal``, ``learned``, ``rope``, ``alibi``) and two beyond
-it (``t5``, ``shaw``), ten seeds each (the block of :func:`poskernels.seeds.seed_block`; the article trains
-three), 1,500 Adam steps at length 32 (:func:`poskernels.model.config.preset`).  Every head is read on the
-same 2,000 fresh test sequences per length (:func:`heldout`, seeded apart from training); each cell is the
-mean over the seeds with its standard error.  Each trained RoPE head is also re-read, with no further
-training, through PI, NTK-aware and YaRN at ``kappa = n / 32``
-(Definition 5, :data:`poskernels.extension.MAPS`).
+Five schemes of the article (``nope``, ``sinusoidal``, ``learned``, ``rope``, ``alibi``) and those beyond
+it (``t5``, ``shaw``, Kerple's ``kerple_log`` and ``kerple_power``, ``fire``), ten seeds each (the block of
+:func:`poskernels.seeds.seed_block`; the article trains three), 1,500 Adam steps at length 32
+(:func:`poskernels.model.config.preset`).  Every head is read on the same 2,000 fresh test sequences per
+length (:func:`heldout`, seeded apart from training); each cell is the mean over the seeds with its standard
+error.  Each trained RoPE head is also re-read, with no further training, through PI, NTK-aware and YaRN at
+``kappa = n / 32`` (Definition 5, :data:`poskernels.extension.MAPS`).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ __all__ = [
 ARTICLE_SCHEMES = tuple(name for name, s in SCHEMES.items() if s.in_article)
 EXTRA_SCHEMES = tuple(name for name, s in SCHEMES.items() if not s.in_article)
 TEST_LENGTHS = (32, 64, 128, 256)
-RESCALED_LENGTHS = (64, 128, 256)
+RESCALED_LENGTHS = (32, 64, 128, 256)  # at 32 kappa = 1: each map reads the head as trained (the lab's curves)
 TEST_COUNT = 2000
 TEST_SEED = 31_415_926  # test sequences are drawn from SeedSequence([TEST_SEED, n]), apart from any training seed
 
@@ -75,7 +75,7 @@ def tournament_jobs(config: TrainConfig | None = None, extra: bool = True, seeds
 
     >>> jobs = tournament_jobs(seeds=range(10))
     >>> len(jobs), sorted({c.head.scheme for c, _ in jobs})[:3]
-    (70, ['alibi', 'learned', 'nope'])
+    (100, ['alibi', 'fire', 'kerple_log'])
     >>> len(tournament_jobs(extra=False, seeds=(0, 1, 2)))
     15
     """
@@ -167,7 +167,9 @@ def offset_kernel(head: TrainedHead, r) -> np.ndarray:
     """The bias a relative-bias head adds to a key ``r`` positions behind the query token (its kernel).
 
     ALiBi's ``-s r``; T5's learned ``beta`` of ``r``'s bucket (a bucket training never reached keeps
-    its initial 0); Shaw's ``q a_min(r, K) / tau`` for the cue task's query token.  Same shape as ``r``.
+    its initial 0); Shaw's ``q a_min(r, K) / tau`` for the cue task's query token; Kerple's and FIRE's learned
+    functions.  A bias that reads the query's position (FIRE) is read with the query at the end of the training
+    window, ``t = n_train - 1``, or at ``t = r`` for an offset past it.  Same shape as ``r``.
 
     >>> from poskernels.model.config import preset
     >>> from poskernels.model.head import init_params
@@ -180,7 +182,8 @@ def offset_kernel(head: TrainedHead, r) -> np.ndarray:
     scheme = SCHEMES[cfg.scheme]
     r = np.asarray(r, dtype=float)
     q = token_table(head.params, cfg)[[query_token(N_SYMBOLS)]] @ head.params["W_Q"]  # (1, d)
-    bias = scheme.bias(head.params, cfg, q, r.reshape(-1))
+    flat = r.reshape(-1)
+    bias = scheme.bias_at(head.params, cfg, q, flat, np.maximum(cfg.n_train - 1, flat))
     if bias is None:
         raise PosKernelsError(f"scheme {cfg.scheme!r} adds no bias over offsets")
     return np.asarray(bias, dtype=float).reshape(r.shape)

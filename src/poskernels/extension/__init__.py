@@ -22,6 +22,9 @@ signature above in one of them and one entry in its dict.
 from __future__ import annotations
 
 import inspect
+from typing import Any
+
+from numpy.typing import ArrayLike
 
 from ..errors import PosKernelsError, check_name
 from .article import ARTICLE_MAPS, Extension, MapFn, ntk_aware, position_interpolation, yarn, yarn_ramp_turns
@@ -50,7 +53,7 @@ MAPS: dict[str, MapFn] = {**ARTICLE_MAPS, **ECOSYSTEM_MAPS}
 MAP_ALIASES: dict[str, str] = {"linear": "pi", "default": "none"}
 
 
-def extend(name: str, theta, kappa, L, **options) -> Extension:
+def extend(name: str, theta: ArrayLike, kappa: float, L: int, **options: Any) -> Extension:
     """Apply the map ``name`` of :data:`MAPS`.
 
     >>> from poskernels.encodings import omega

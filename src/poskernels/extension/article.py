@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import PosKernelsError, check_finite_result, check_frequencies, check_kappa, check_length, check_real
 
@@ -86,7 +87,7 @@ def _check_turns(name: str, value) -> float:
         raise PosKernelsError(f"YaRN's {name} must be a finite real number of turns; got {value!r}") from None
 
 
-def position_interpolation(theta, kappa, L) -> Extension:
+def position_interpolation(theta: ArrayLike, kappa: float, L: int) -> Extension:
     """Position interpolation (Chen et al. 2023): ``m -> m/kappa`` in every plane.
 
     >>> position_interpolation(np.array([1.0, 0.1]), 4, 32).factors
@@ -96,7 +97,7 @@ def position_interpolation(theta, kappa, L) -> Extension:
     return Extension("pi", theta / kappa, 1.0, theta)
 
 
-def ntk_aware(theta, kappa, L) -> Extension:
+def ntk_aware(theta: ArrayLike, kappa: float, L: int) -> Extension:
     """NTK-aware scaling (bloc97 2023): base ``b -> b * kappa**(d/(d-2))``.
 
     Theorem 5 (iii): plane ``j`` gets ``theta_j * kappa**(-2j/(d-2))``, so plane 0 is unchanged and
@@ -116,7 +117,7 @@ def ntk_aware(theta, kappa, L) -> Extension:
     return Extension("ntk", theta * kappa ** (-2.0 * j / (d - 2)), 1.0, theta)
 
 
-def yarn_ramp_turns(theta, L, alpha: float = 1.0, beta: float = 32.0) -> np.ndarray:
+def yarn_ramp_turns(theta: ArrayLike, L: int, alpha: float = 1.0, beta: float = 32.0) -> np.ndarray:
     """YaRN's ramp ``gamma_j`` as the paper and the article define it: linear in turns per window.
 
     ``gamma_j`` rises linearly from 0 to 1 as ``L / lambda_j`` (turns of plane ``j`` within the
@@ -139,7 +140,7 @@ def yarn_ramp_turns(theta, L, alpha: float = 1.0, beta: float = 32.0) -> np.ndar
         return np.clip((turns - alpha) / (beta - alpha), 0.0, 1.0)
 
 
-def yarn(theta, kappa, L, alpha: float = 1.0, beta: float = 32.0) -> Extension:
+def yarn(theta: ArrayLike, kappa: float, L: int, alpha: float = 1.0, beta: float = 32.0) -> Extension:
     """YaRN (Peng et al. 2024) as Definition 5 states it.
 
     Plane ``j`` gets ``(1 - gamma_j) theta_j / kappa + gamma_j theta_j`` with ``gamma_j`` from

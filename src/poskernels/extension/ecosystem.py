@@ -33,8 +33,10 @@ the census prints it per config (see :func:`compare_yarn_ramps`).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import (
     PosKernelsError,
@@ -71,7 +73,7 @@ def _log_step(theta: np.ndarray) -> float:
     return float(-steps[0])
 
 
-def dynamic_ntk(theta, kappa, L, factor: float = 1.0) -> Extension:
+def dynamic_ntk(theta: ArrayLike, kappa: float, L: int, factor: float = 1.0) -> Extension:
     """Dynamic NTK scaling at sequence length ``kappa L`` (transformers' ``"dynamic"``).
 
     The base becomes ``b * (factor * kappa - (factor - 1))**(d/(d-2))``: at ``factor = 1`` it is
@@ -104,7 +106,9 @@ def dynamic_ntk(theta, kappa, L, factor: float = 1.0) -> Extension:
     return Extension("dynamic", theta * ratio ** (-2.0 * j / (d - 2)), 1.0, theta)
 
 
-def yarn_ramp_index(theta, L, beta_fast: float = 32.0, beta_slow: float = 1.0, truncate: bool = True) -> np.ndarray:
+def yarn_ramp_index(
+    theta: ArrayLike, L: int, beta_fast: float = 32.0, beta_slow: float = 1.0, truncate: bool = True
+) -> np.ndarray:
     """YaRN's ramp ``gamma_j`` as the reference code computes it: linear in the plane index.
 
     ``find_correction_dim(r)`` is the (real) plane index whose turns ``L theta_j / (2 pi)`` equal ``r``,
@@ -168,9 +172,9 @@ def _check_factor(name: str, value, minimum: float = 1.0) -> float:
 
 
 def yarn_hf(
-    theta,
-    kappa,
-    L,
+    theta: ArrayLike,
+    kappa: float,
+    L: int,
     beta_fast: float = 32.0,
     beta_slow: float = 1.0,
     mscale: float | None = None,
@@ -209,7 +213,7 @@ def yarn_hf(
     return Extension("yarn_hf" if truncate else "yarn_hf_untruncated", inv_freq, attention_factor, theta)
 
 
-def yarn_hf_untruncated(theta, kappa, L, **options) -> Extension:
+def yarn_hf_untruncated(theta: ArrayLike, kappa: float, L: int, **options: Any) -> Extension:
     """:func:`yarn_hf` with ``truncate=False``: the ramp ends stay at the real correction dimensions.
 
     >>> from poskernels.encodings import omega
@@ -228,7 +232,9 @@ def yarn_hf_untruncated(theta, kappa, L, **options) -> Extension:
     return yarn_hf(theta, kappa, L, truncate=False, **options)
 
 
-def llama3(theta, kappa, L, low_freq_factor: float = 1.0, high_freq_factor: float = 4.0) -> Extension:
+def llama3(
+    theta: ArrayLike, kappa: float, L: int, low_freq_factor: float = 1.0, high_freq_factor: float = 4.0
+) -> Extension:
     """Llama 3.1's frequency smoothing (``rope_type = "llama3"``), ``kappa`` being its ``factor``.
 
     With ``lambda_j = 2 pi / theta_j``: planes with ``lambda_j < L / high_freq_factor`` are kept, planes
@@ -257,11 +263,11 @@ def llama3(theta, kappa, L, low_freq_factor: float = 1.0, high_freq_factor: floa
 
 
 def longrope(
-    theta,
-    kappa,
-    L,
-    short_factor=None,
-    long_factor=None,
+    theta: ArrayLike,
+    kappa: float,
+    L: int,
+    short_factor: ArrayLike | None = None,
+    long_factor: ArrayLike | None = None,
     factor: float | None = None,
     attention_factor: float | None = None,
 ) -> Extension:
@@ -314,7 +320,7 @@ def yarn_ramp_gap_max() -> float:
     return math.log(t) / math.log(32) - (t - 1) / 31
 
 
-def compare_yarn_ramps(theta, kappa, L, truncate: bool = True) -> dict:
+def compare_yarn_ramps(theta: ArrayLike, kappa: float, L: int, truncate: bool = True) -> dict:
     """Where and by how much the reference YaRN (:func:`yarn_hf`) departs from the article's (Definition 5).
 
     Returns

@@ -18,7 +18,7 @@ rotaries built from ``(dim, theta)`` are not read from a config and are left out
 Each case ends ``agrees``, ``refused`` (the census raised :class:`~poskernels.errors.PosKernelsError`:
 one line, nothing printed as if read) or ``wrong`` (read, and read differently): the test requires no
 ``wrong``.  Run ``python -m poskernels.hf_families`` for the summary (``--markdown`` for the README's form,
-``--readme README.md`` to rewrite the README's generated block with it).
+``--readme docs/guide/census.md`` to rewrite the generated block of that page with it).
 Needs ``torch`` and ``transformers`` (the ``test`` extra); imports them only when called.
 """
 

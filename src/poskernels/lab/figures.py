@@ -32,6 +32,7 @@ __all__ = ["FIGURES", "draw_figures", "write_figures"]
 _COLORS = {
     "nope": "#7f7f7f", "sinusoidal": "#e69f00", "learned": "#cc79a7", "rope": "#0072b2", "alibi": "#009e73",
     "rope_pi": "#56b4e9", "rope_ntk": "#d55e00", "rope_yarn": "#7a5195", "t5": "#999933", "shaw": "#444444",
+    "kerple_log": "#882255", "kerple_power": "#44aa99", "fire": "#ddcc77",
 }  # fmt: skip
 _DIM_COLORS = ["#e69f00", "#009e73", "#0072b2"]
 
@@ -235,6 +236,6 @@ def write_figures(ctx, out_dir) -> list[Path]:
     written, skipped = draw_figures(viz_payload(ctx), Path(out_dir) / "figures")
     for name, why in skipped.items():
         print(f"[figures] skipped {name}.png: {why}")
-    if written:
-        print(f"[figures] wrote {', '.join(str(p) for p in written)}")
+    if written:  # a progress line (stderr; none with --quiet), not part of the report
+        ctx.log(f"[figures] wrote {', '.join(str(p) for p in written)}")
     return written

@@ -6,10 +6,11 @@ when there is one, else the reference payload shipped beside the page.  Browsers
 from ``file://`` URLs, hence a
 small local server.  It listens on 127.0.0.1 unless another address is asked for explicitly.
 
-The server's bounds: a connection idle for :attr:`_Handler.timeout` seconds is closed; at most
-:attr:`_Server.max_threads` connections are served at once (the next ones wait in a listen backlog of
-:attr:`_Server.request_queue_size`); a path with a NUL byte or that cannot be decoded gets 400; a folder is never
-listed (404); nothing outside the static folder is served.
+The server under abuse (:mod:`poskernels.lab.gate`): one gate thread reads every connection's request head with a
+deadline for the whole head (:attr:`_Handler.timeout`), connections still sending are capped in total and per
+client address (the oldest closed to make room), and only whole requests reach the few worker threads.  A path
+with a NUL byte or that cannot be decoded gets 400; a folder is never listed (404); nothing outside the static
+folder is served.
 
 Examples
 --------
@@ -29,13 +30,12 @@ import errno
 import functools
 import ipaddress
 import socket
-import sys
-import threading
 from http import HTTPStatus
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import HTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
 
 from ..errors import PosKernelsError, check_int
+from .gate import GatedServer, Ready, Writer, prefixed
 
 __all__ = ["DEFAULT_PAYLOAD", "STATIC_DIR", "add_arguments", "choose_payload", "is_loopback", "make_server", "run"]
 
@@ -65,8 +65,18 @@ class _Handler(SimpleHTTPRequestHandler):
             return str(self.payload)
         return super().translate_path(path)
 
-    #: Seconds a connection may stay silent (reading the request, or a client that stops reading) before it is closed.
+    #: Seconds a connection has to send its whole request head (the gate's deadline), and that one write of the
+    #: answer may wait on a client that stops reading.
     timeout = 10.0
+
+    def setup(self):
+        ready = self.request
+        if not isinstance(ready, Ready):  # a socket given directly (the base class's way)
+            return super().setup()
+        self.request = self.connection = ready.sock
+        self.connection.settimeout(self.timeout)
+        self.rfile = prefixed(ready.head, self.connection)  # the head the gate read, then the rest
+        self.wfile = Writer(self.connection)
 
     def end_headers(self):
         self.send_header("Cache-Control", "no-store")
@@ -97,55 +107,6 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
 
-class _Server(ThreadingHTTPServer):
-    """A thread per connection, at most :attr:`max_threads` at once; errors of a client are not tracebacks.
-
-    When every thread is busy the accept loop waits for one to finish (connections idle past the handler's
-    ``timeout`` are closed, so one always does); meanwhile new connections wait in the kernel's listen backlog.
-    """
-
-    daemon_threads = True
-    #: Listen backlog (the kernel caps it at ``net.core.somaxconn``); 5, the default, made 200 requests wait.
-    request_queue_size = 1024
-    #: Connections served at once.
-    max_threads = 64
-
-    def __init__(self, *args, **kwargs):
-        # A plain semaphore, not a bounded one: Ctrl-C can land inside Thread.start() after the handler thread began
-        # (it waits on an Event there), and then both the handler's finally and our except release its slot.  A
-        # bounded semaphore raised ValueError on that second release, which the accept loop reports and survives,
-        # swallowing the KeyboardInterrupt: the server kept serving.  One extra slot while stopping is harmless.
-        self._slots = threading.Semaphore(self.max_threads)
-        self._stopping = False
-        super().__init__(*args, **kwargs)
-
-    def process_request(self, request, client_address):
-        while not self._slots.acquire(timeout=0.25):
-            if self._stopping:
-                self.shutdown_request(request)
-                return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._slots.release()
-            raise
-
-    def process_request_thread(self, request, client_address):
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
-
-    def shutdown(self):
-        self._stopping = True
-        super().shutdown()
-
-    def handle_error(self, request, client_address):
-        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
-            return
-        super().handle_error(request, client_address)
-
-
 def choose_payload(path=None) -> Path:
     """The payload to serve: ``path`` if given (it must exist), else ``results/payload.json`` if ``reproduce`` wrote
     one here, else the reference shipped with the package.
@@ -165,6 +126,10 @@ def choose_payload(path=None) -> Path:
             )
         return Path(path)
     return DEFAULT_PAYLOAD if DEFAULT_PAYLOAD.is_file() else STATIC_DIR / "payload.json"
+
+
+#: The server class (its bounds are :class:`~poskernels.lab.gate.GatedServer`'s attributes).
+_Server = GatedServer
 
 
 class _Server6(_Server):
@@ -187,8 +152,10 @@ def is_loopback(host: str) -> bool:
 
 def make_server(
     host: str = LOCALHOST, port: int = 8000, directory: Path = STATIC_DIR, payload: Path | None = None
-) -> ThreadingHTTPServer:
-    """A threading HTTP server for the page, bound to ``host:port`` (``port=0``: any free port).
+) -> HTTPServer:
+    """An HTTP server for the page, bound to ``host:port`` (``port=0``: any free port).
+
+    One gate thread reads the request heads, a few workers answer (see the module's docstring).
 
     ``payload`` is served at ``/payload.json`` in place of the directory's own (None: the directory's).
 
@@ -238,7 +205,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until Ctrl-C; print the URL first."""
+    """Serve until Ctrl-C (exit status 130, as every command interrupted); print the URL first."""
     payload = choose_payload(getattr(args, "payload", None))
     server = make_server(args.host, args.port, payload=payload.resolve())
     host, port = server.server_address[:2]
@@ -253,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
         server.serve_forever()
     except KeyboardInterrupt:
         print("\nposkernels lab: stopped")
+        return 130
     finally:
         server.server_close()
     return 0

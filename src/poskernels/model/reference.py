@@ -91,6 +91,36 @@ def _shaw_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
     return q @ a_r.transpose(1, 2) / cfg.tau  # (M, B, n)
 
 
+def _kerple_log_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
+    """Chi et al. 2022: ``-r1 log(1 + r2 r)`` with ``r1 = e^{a1}``, ``r2 = e^{a2}``."""
+    torch = _torch()
+    r1, r2 = torch.exp(tp["kerple_a1"])[:, :, None], torch.exp(tp["kerple_a2"])[:, :, None]  # (M, 1, 1) each
+    return -r1 * torch.log(1 + r2 * _tensor(r, dtype))  # (M, 1, n)
+
+
+def _kerple_power_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
+    """Chi et al. 2022: ``-r1 r^r2`` with ``r1 = e^{a1}``, ``r2 = 2 sigma(a2)``."""
+    torch = _torch()
+    r1, r2 = torch.exp(tp["kerple_a1"])[:, :, None], 2 * torch.sigmoid(tp["kerple_a2"])[:, :, None]  # (M, 1, 1)
+    rt = _tensor(r, dtype)  # (n,) offsets >= 0; at r = 0 the term is 0 and so is its gradient
+    safe = torch.where(rt > 0, rt, torch.ones_like(rt))
+    return torch.where(rt > 0, -r1 * torch.exp(r2 * torch.log(safe)), torch.zeros_like(rt))  # (M, 1, n)
+
+
+def _fire_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
+    """Li et al. 2023: ``f(log(c r + 1) / log(c max(L, t) + 1))``, ``f`` a ReLU MLP of one hidden layer.
+
+    ``c = 0.1 e^{a_c}``, ``L = n_train e^{a_L}``; the query sits at the last position, ``t = n - 1 = r[0]``.
+    """
+    torch = _torch()
+    rt = _tensor(r, dtype)  # (n,)
+    c, L = 0.1 * torch.exp(tp["fire_ac"]), cfg.n_train * torch.exp(tp["fire_aL"])  # (M, 1) each
+    t = torch.full_like(L, float(r[0]))  # (M, 1)
+    u = torch.log(c * rt + 1) / torch.log(c * torch.maximum(L, t) + 1)  # (M, n)
+    hidden = torch.relu(u[..., None] * tp["fire_w1"][:, None, :] + tp["fire_b1"][:, None, :])  # (M, n, H)
+    return (hidden @ tp["fire_w2"][..., None])[..., 0][:, None, :]  # (M, 1, n)
+
+
 @dataclass(frozen=True)
 class Terms:
     """How one scheme enters the reference head, written plainly for autograd (none of the NumPy head's hooks).
@@ -121,6 +151,9 @@ REFERENCE_TERMS: dict[str, Terms] = {
     "alibi": Terms(bias=_alibi_bias),
     "t5": Terms(bias=_t5_bias),
     "shaw": Terms(bias=_shaw_bias),
+    "kerple_log": Terms(bias=_kerple_log_bias),
+    "kerple_power": Terms(bias=_kerple_power_bias),
+    "fire": Terms(bias=_fire_bias),
 }
 
 

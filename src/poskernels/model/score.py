@@ -120,11 +120,11 @@ def score(
     if pairwise:  # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>, one turn per pair (none at j = t)
         kt = k if theta is None else rotate(k, (k_pos - q_pos)[:, None] * theta)  # (R, d)
         z = np.einsum("rd,rd->r", q, kt) * scale  # (R,)
-        bias = scheme.bias(params, cfg, q, (q_pos - k_pos)[:, None])  # (R, 1): pair i's query at its offset
+        bias = scheme.bias_at(params, cfg, q, (q_pos - k_pos)[:, None], q_pos[:, None])  # (R, 1): pair i's offset
         return z if bias is None else z + bias[..., 0]
     qt, kt = (q, k) if theta is None else (turn(q, q_pos, theta), turn(k, k_pos, theta))  # (..., Nq | Nk, d)
     z = (qt * scale) @ np.swapaxes(kt, -1, -2)  # (..., Nq, Nk) content scores
     if type(scheme).bias is HeadScheme.bias:  # no bias: skip the (Nq, Nk) offsets (a fresh array costs page faults)
         return z
-    bias = scheme.bias(params, cfg, q, q_pos[:, None] - k_pos[None, :])  # (..., Nq, Nk) or (Nq, Nk)
+    bias = scheme.bias_at(params, cfg, q, q_pos[:, None] - k_pos[None, :], q_pos[:, None])  # (..., Nq, Nk) or (Nq, Nk)
     return z if bias is None else z + bias

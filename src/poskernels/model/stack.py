@@ -169,7 +169,7 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         table = q @ np.swapaxes(EK, 1, 2) / tau  # (M, U, V): each query token against each token's key
         index = None  # built below when the path reads per key
     ptable = None if code is None else q @ np.swapaxes(PK, 1, 2) / tau  # (M, U, n): query tokens against positions
-    bias = scheme.bias(params, cfg, q, r)  # (M, U, n), (M, n), (n,) or None
+    bias = scheme.bias_at(params, cfg, q, r, pos[-1])  # (M, U, n), (M, n), (n,) or None
     if bias is not None:
         bias = bias[:, None, :] if bias.ndim == 2 else bias
         ptable = bias if ptable is None else ptable + bias
@@ -345,7 +345,7 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
                         M, U, n
                     )
     if dptable is not None and not cache["ptable_shared"]:
-        dq, scheme_grads = scheme.bias_backward(dptable, params, cfg, q, cache["r"])
+        dq, scheme_grads = scheme.bias_backward_at(dptable, params, cfg, q, cache["r"], cache["pos"][-1])
     else:
         dq, scheme_grads = None, {}
     dq = np.zeros_like(q) if dq is None else dq  # (M, U, d)

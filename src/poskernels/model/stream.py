@@ -14,7 +14,8 @@ Two shortcuts, each a registry by scheme name:
 
 * :data:`CONSTANT_PAST` (exact): past the offset ``R0`` where a relative bias stops changing (NoPE from 0, Shaw
   past its clip, T5 in its last bucket), keys differ only by their token, so they enter as token counts;
-* :data:`poskernels.model.cut.CUT_SLOPES` (certified, Theorem 3 (ii)): keys of an ALiBi head past its certified
+* :data:`poskernels.model.cut.CUT_SLOPES` and ``CUT_TAILS`` (certified, Theorem 3 (ii)): keys of an ALiBi (or a
+  Kerple) head past its certified
   cut ``D`` (:func:`poskernels.model.cut.certified_cut`) are dropped, ``O(D)`` per query whatever ``n``, with
   dropped weight ``<= eps``.
 
@@ -40,7 +41,7 @@ from ..errors import PosKernelsError, check_positive_int
 from ..theory.alibi import t5_last_bucket_first_offset
 from .chunk import KeyChunk, token_rows
 from .config import HeadConfig
-from .cut import CUT_SLOPES, certified_cut
+from .cut import certified_cut, has_cut
 from .head import PLAIN, Reading, _check_tokens, _positions, _theta, token_table
 from .schemes import HEAD_SCHEMES, HeadScheme
 
@@ -77,6 +78,7 @@ class _Plan:
     past: int | None  # columns [0, past) enter as token counts (CONSTANT_PAST), or None
     spin: np.ndarray | None  # (chunk, P) e^{i k theta} for k = 0..chunk-1 (rotary heads at integer positions)
     wcat: np.ndarray | None  # (U, 2P, V) Re and Im of conj(q_p) k_p for every key token (rotary heads), or None
+    t: float  # the query's position
 
 
 class _Arange:
@@ -117,7 +119,8 @@ def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
         kc = (tok @ params["W_K"]).view(np.complex128)  # (V, P)
         w = q.view(np.complex128).conj()[:, :, None] * kc.T[None]  # (U, P, V)
         wcat = np.concatenate([w.real, w.imag], axis=1)  # (U, 2P, V)
-    return _Plan(params, cfg, reading, theta, q, content, G, code_q is not None, start, past, spin, wcat)
+    t = float(pos[n - 1 :][0])
+    return _Plan(params, cfg, reading, theta, q, content, G, code_q is not None, start, past, spin, wcat, t)
 
 
 def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict | None = None):
@@ -157,7 +160,7 @@ def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict |
                     shared[key] = code
             table = table + (plan.q @ (code @ params["W_K"]).T / cfg.tau)[:, :, None]  # (U, c, V)
             pvo = code @ params["W_V"] @ params["W_O"]  # (c, C)
-    bias = scheme.bias(params, cfg, plan.q, r_c)  # (U, c) or (c,) or None
+    bias = scheme.bias_at(params, cfg, plan.q, r_c, plan.t)  # (U, c) or (c,) or None
     if bias is not None:
         table = table + np.broadcast_to(bias, (U, c))[:, :, None]
     return table, pvo
@@ -309,7 +312,8 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
         Key positions per step; a step holds ``(V, chunk, heads)`` weights and ``B chunk`` key indices, so keep
         ``B chunk`` near ``2^19`` for a large batch.
     eps : float, optional
-        Read the heads of :data:`CUT_SLOPES` only back to their certified cut (:func:`certified_cut`); the other
+        Read the heads that have a certified cut (:func:`poskernels.model.cut.has_cut`: ALiBi, Kerple with a light
+        tail) only back to it (:func:`certified_cut`); the other
         heads are read in full.
 
     Returns
@@ -333,7 +337,7 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     for params, cfg, reading in heads:
         if cfg.vocab != cfg0.vocab:
             raise PosKernelsError(f"heads read together must share a vocabulary; got {cfg0.vocab} and {cfg.vocab}")
-        cut_eps = eps if cfg.scheme in CUT_SLOPES else None
+        cut_eps = eps if has_cut(params, cfg) else None
         plans.append(_plan(params, cfg, reading, uq, pos, cut_eps, default_pos, chunk))
     out = []
     for p, st in zip(plans, _read(plans, tokens, pos, iq, chunk, rowwise=False)):

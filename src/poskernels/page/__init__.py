@@ -21,7 +21,7 @@ from contextlib import ExitStack
 
 from ..experiments.filings import prepare_filings
 from ..pool import available_cpus, sharing
-from . import clocks, filings, long_context, order, relative, rotations, window
+from . import clocks, fidelity, filings, long_context, order, relative, rotations, window
 from .registry import Context, Section, format_table
 
 __all__ = [
@@ -54,6 +54,7 @@ SECTIONS: tuple[Section, ...] = (
     clocks.THM2_TRAINED,
     filings.FILINGS,
     long_context.LONG,
+    fidelity.FIDELITY,
 )
 
 
@@ -67,7 +68,11 @@ PREPARE: dict[str, Callable[[Context], None]] = {
 #: Sections that may compute in the background once the sections listed are computed: the filings and the long
 #: context read the tournament's heads; the long context, the largest, also waits for the filings, whose short reads
 #: would otherwise queue behind its points (and whose table prints first).
-AFTER: dict[str, tuple[str, ...]] = {"filings": ("tournament",), "long": ("tournament", "filings")}
+AFTER: dict[str, tuple[str, ...]] = {
+    "filings": ("tournament",),
+    "long": ("tournament", "filings"),
+    "fidelity": ("tournament", "filings"),  # re-reads their heads on other test draws
+}
 
 
 def compute_section(ctx: Context, section: Section) -> dict:

@@ -5,7 +5,9 @@ Computed by :func:`poskernels.experiments.long_context.run_long_context` (cached
 - ``long.length.accuracy[reader][n]`` (mean over seeds), ``.stderr``, ``.per_seed``: the cue task at n = 32 … 10^5;
 - ``long.distance.accuracy[reader][r]``, ``.stderr``, ``.per_seed``: the needle ``r`` positions back, r = 1 … 10^5;
 - ``long.distance.horizon[seed]``: each ALiBi head's ``W``, horizon ``W / s``, certified cut ``D`` and its
-  accuracy inside half the horizon and beyond twice it (Theorem 3 (iii)).
+  accuracy inside half the horizon and beyond twice it (Theorem 3 (iii));
+- ``long.distance.tail_cut[scheme][seed]``: each Kerple head's learned ``r1``, ``r2``, content width ``W`` and the
+  certified cut ``D`` its tail bound allows (None where the tail is heavy; :mod:`poskernels.theory.beyond`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ def _curve_table(part: dict, axis: str, title: str) -> str:
 
 def _render(data: dict) -> str:
     k = len(data["seeds"])
-    note = f"mean of {k} seeds, {data['count']} sequences a point; ALiBi read to its cut, eps = {data['eps']:g}"
+    cut = "ALiBi and Kerple read to their cuts" if data["distance"].get("tail_cut") else "ALiBi read to its cut"
+    note = f"mean of {k} seeds, {data['count']} sequences a point; {cut}, eps = {data['eps']:g}"
     length = _curve_table(data["length"], "lengths", f"Cue task: accuracy against length n ({note})")
     distance = _curve_table(
         data["distance"], "offsets", "Needle: accuracy against its offset r (sequence length max(32, r + 1))"
@@ -56,7 +59,7 @@ def _md_table(part: dict, axis: str, keep) -> list[str]:
 
 
 def markdown(data: dict) -> str:
-    """The README's tables of this section, generated from ``numbers.json``'s ``long`` (mean ± standard error).
+    """The documentation's tables of this section, generated from ``numbers.json``'s ``long`` (mean ± standard error).
 
     Examples
     --------

@@ -1,14 +1,16 @@
-"""The README's tables of trained results, rendered from ``numbers.json``: no trained figure is typed by hand.
+"""The tables of trained results in the README and the documentation, rendered from ``numbers.json``: no trained
+figure is typed by hand.
 
-Each table lives in the README between two marker lines, ``<!-- numbers:NAME begin -->`` and
-``<!-- numbers:NAME end -->``; :func:`rewrite` replaces what lies between them with :data:`REGIONS` ``[NAME]``
-rendered from a ``numbers.json``.  The package ships the ``numbers.json`` the README was made from
-(:data:`REFERENCE_NUMBERS`, a full ``poskernels reproduce`` with seeds 0-9); ``tests/test_readme.py`` checks that
-the README equals its rendering and that a fresh run agrees with it within the seeds' error.
+Each table lives in a Markdown page (:data:`DOCUMENTS`: the README's headline table, the documentation's pages of
+the article) between two marker lines, ``<!-- numbers:NAME begin -->`` and ``<!-- numbers:NAME end -->``;
+:func:`rewrite` replaces what lies between them with :data:`REGIONS` ``[NAME]`` rendered from a ``numbers.json``.
+The package ships the ``numbers.json`` the pages were made from (:data:`REFERENCE_NUMBERS`, a full
+``poskernels reproduce`` with seeds 0-9); ``tests/test_readme.py`` checks that every page equals its rendering,
+that every region is on some page, and that a fresh run agrees with the shipped numbers within the seeds' error.
 
-Usage::
+Usage (from the repository's root; with no page named, every page of :data:`DOCUMENTS`)::
 
-    python -m poskernels.page.readme results/numbers.json README.md          # rewrite the regions
+    python -m poskernels.page.readme results/numbers.json                  # rewrite the regions
     python -m poskernels.page.readme --check results/numbers.json README.md  # exit 1 if a region is stale
 
 Examples
@@ -25,6 +27,7 @@ b
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -35,13 +38,16 @@ import numpy as np
 
 from ..atomic import write_text_atomic
 from ..errors import PosKernelsError
+from . import beyond as pb
+from . import fidelity, printed
 from . import filings as pf
 from . import window as pt
+from .claims_page import claims_markdown, unresolved_markdown
 from .clocks import ARTICLE_DEFECT
 from .long_context import markdown as long_markdown
 from .registry import READER_LABELS, cell, cell_se, differs_se
 
-__all__ = ["REFERENCE_NUMBERS", "REGIONS", "main", "regions_in", "render", "rewrite"]
+__all__ = ["DOCUMENTS", "DOC_REGIONS", "REFERENCE_NUMBERS", "REGIONS", "main", "regions_in", "render", "rewrite"]
 
 #: The ``numbers.json`` (trained sections and the rest) the README's tables were rendered from.
 REFERENCE_NUMBERS = Path(__file__).parent / "reference_numbers.json"
@@ -65,6 +71,30 @@ def _seeds(seeds) -> str:
 
 
 # --------------------------------------------------------------------------- the single-head laboratory
+
+
+def _headline(n: dict) -> str:
+    """The article's opening table (accuracy at 32 and 256), ours beside it."""
+    t, r = n["tournament"], n["rescaled"]
+    rows = []
+    for key in ("nope", "sinusoidal", "rope", "rope_pi", "alibi"):
+        art = pt.ARTICLE_TOURNAMENT.get(key) or {"32": pt.ARTICLE_TOURNAMENT["rope"]["32"], **pt.ARTICLE_RESCALED[key]}
+        # RoPE + PI reads length 32 at kappa = 32/32 = 1: the plain RoPE reading of the same heads
+        src = t if key in t["accuracy"] else r
+        at32 = (t["accuracy"]["rope"]["32"], t["stderr"]["rope"]["32"]) if src is r else None
+        m32, s32 = at32 or (src["accuracy"][key]["32"], src["stderr"][key]["32"])
+        m256, s256 = src["accuracy"][key]["256"], src["stderr"][key]["256"]
+        rows.append(
+            [
+                READER_LABELS[key],
+                *_pair(m32, s32, art["32"], pt.TEST_COUNT),
+                *_pair(m256, s256, art["256"], pt.TEST_COUNT),
+            ]
+        )
+    return (
+        f"Accuracy of single heads trained at length 32 and read at 32 and 256 (mean ± SE over {_seeds(t['seeds'])}; "
+        "* = more than 3 SE from the article).\n\n" + _md(["scheme", "at 32", "article", "at 256", "article"], rows)
+    )
 
 
 def _tournament(n: dict) -> str:
@@ -290,31 +320,67 @@ def _filings_case(n: dict) -> str:
 
 
 def _differences(n: dict) -> str:
-    """Every cell more than 3 SE from the article's figure, listed."""
+    """Every trained cell more than 3 SE from the article's figure (seeds, binomial and, where ``numbers.json``
+    holds ``fidelity``, the test draw joined), with its cause where known; then the article's other figures."""
     out = []
-    for section, article in (("tournament", pt.ARTICLE_TOURNAMENT), ("rescaled", pt.ARTICLE_RESCALED)):
-        t = n[section]
-        for key, by_n in article.items():
-            if section == "rescaled" and key == "rope":  # the tournament's RoPE row, listed once
-                continue
-            for k, a in by_n.items():
-                mean, se = t["accuracy"][key][k], t["stderr"][key][k]
-                if a is not None and differs_se(mean, se, a, pt.TEST_COUNT):
-                    out.append(f"{READER_LABELS[key]} at {k}: {cell_se(mean, se)} against {cell(a)}")
-    f = n["filings"]
-    for reader, arts in pf.ARTICLE_ACCURACY.items():
-        for part, a, count in (
-            ("all", arts[0], pf.ARTICLE_CORPUS["queries"]),
-            ("far", arts[1], pf.ARTICLE_CORPUS["far_queries"]),
-        ):
-            mean, se = f["accuracy"][reader][part], f["stderr"][reader][part]
-            if differs_se(mean, se, a, count):
-                out.append(f"filings, {READER_LABELS[reader]}, {part} queries: {cell_se(mean, se)} against {cell(a)}")
+    for c in fidelity.cells(n):
+        if c["z"] <= fidelity.Z:
+            continue
+        where = "filings, " if c["section"] == "filings" else ""
+        what = f"{c['column']} queries" if c["section"] == "filings" else f"at {c['column']}"
+        draw = "" if c["draw"] is None else f", test draw {cell(c['draw'])}"
+        line = (
+            f"{where}{READER_LABELS[c['reader']]}, {what}: {cell_se(c['ours'], c['stderr'])} against"
+            f" {cell(c['article'])} ({c['z']:.1f} SE{draw})"
+        )
+        out.append(line + (f": {c['cause']}" if c["cause"] else ""))
+    out += _printed_differences(n)
     return "\n".join(f"- {line}" for line in out) if out else "- none"
+
+
+def _printed_differences(n: dict) -> list[str]:
+    """The article's figures that are not a mean over seeds (a range, a share of seeds, a count of answers), where
+    ours differ: a range end by more than 0.05 (the article says "about"), a share or a count at all."""
+    out = []
+    t, sin = n["tournament"], n["sinusoidal"]
+    for length, (lo, hi) in pt.ARTICLE_ROPE_RANGE.items():
+        ours = t.get("seed_range", {}).get("rope", {}).get(length)
+        if ours and max(abs(ours["first_three"][0] - lo), abs(ours["first_three"][1] - hi)) > 0.05:
+            a, b = ours["first_three"]
+            c, d = ours["all"]
+            out.append(
+                f"RoPE at {length}, range of the first three seeds: {cell(a)} to {cell(b)} (all {len(t['seeds'])}:"
+                f" {cell(c)} to {cell(d)}) against about {cell(lo, 2)} to {cell(hi, 2)}"
+            )
+    share = sin.get("spread_within_6pct")
+    if share is not None and share != pt.ARTICLE_SPREAD_WITHIN_6PCT:
+        k = round(share * len(sin["spread_ratio"]))
+        out.append(
+            f"sinusoidal head's two spreads within 6% of each other: {k} seeds of {len(sin['spread_ratio'])}"
+            " against every seed"
+        )
+    case = n["filings"]["case"]
+    names = case["companies"]
+    marrow, fenwick = names.index("Marrow Freight"), case["truth"][case["last_mention"]]
+    first = [case["at_the_company"][r][0] for r in pf.PLAIN_READERS]
+    twelve = [a for r in pf.PLAIN_READERS for a in case["at_the_company"][r][:3]]
+    plain, at = len(pf.PLAIN_READERS), case["the_company"]
+    if (m := sum(a == marrow for a in first)) != pf.ARTICLE_CASE["marrow_in_first_seed"]:
+        out.append(
+            f"laboratory filing at token {at}, plain heads answering Marrow Freight in seed {case['seeds'][0]}:"
+            f" {m} of {plain} against {pf.ARTICLE_CASE['marrow_in_first_seed']} of {plain}"
+        )
+    if (f := sum(a == fenwick for a in twelve)) != pf.ARTICLE_CASE["fenwick_of_twelve"]:
+        out.append(
+            f"laboratory filing at token {at}, plain heads' answers that are Fenwick Logistics over the first three"
+            f" seeds: {f} of {len(twelve)} against {pf.ARTICLE_CASE['fenwick_of_twelve']} of {len(twelve)}"
+        )
+    return out
 
 
 #: Region name -> renderer of the README's markdown from ``numbers.json``.
 REGIONS: dict[str, Callable[[dict], str]] = {
+    "headline": _headline,
     "tournament": _tournament,
     "rescaled": _rescaled,
     "rebound": _rebound,
@@ -325,7 +391,48 @@ REGIONS: dict[str, Callable[[dict], str]] = {
     "filings-case": _filings_case,
     "differences": _differences,
     "long": lambda numbers: long_markdown(numbers["long"]).strip("\n"),
+    "beyond": pb.markdown,
+    "claims-unresolved": unresolved_markdown,
+    "claims-all": claims_markdown,
+    "filings-distance": pf.distance_markdown,
 }
+
+
+def _section_table(key: str) -> Callable[[dict], str]:
+    """A deterministic section's table, exactly as ``poskernels reproduce`` prints it, from ``numbers[key]``."""
+    from . import SECTIONS  # the page package imports this module's siblings; read its registry when called
+
+    def render_section(numbers: dict) -> str:
+        (section,) = [s for s in SECTIONS if s.key == key and not s.trained]
+        return f"```text\n{section.render(numbers[key]).rstrip()}\n```"
+
+    return render_section
+
+
+for _key in ("prop1", "thm1", "thm2", "def3", "thm3", "prop4", "thm5"):
+    REGIONS[f"section-{_key}"] = _section_table(_key)
+for _part in printed.PARTS:  # the article's printed figures of each part, ours beside them
+    REGIONS[f"printed-{_part}"] = functools.partial(printed.markdown, part=_part)
+
+
+#: The regions rendered into a documentation page rather than the README: page (from the repository root) -> names.
+#: Every other region of :data:`REGIONS` is the README's.
+DOC_REGIONS: dict[str, tuple[str, ...]] = {
+    "docs/article/order.md": ("printed-order", "section-prop1"),
+    "docs/article/clocks.md": ("printed-clocks", "section-thm1", "section-thm2"),
+    "docs/article/relative.md": ("printed-relative", "section-def3", "section-thm3"),
+    "docs/article/rotations.md": ("printed-rotations", "section-prop4", "section-thm5"),
+    "docs/article/window.md": ("tournament", "rescaled", "rebound", "sinusoidal", "kernels", "differences"),
+    "docs/article/filings.md": ("filings-accuracy", "filings-horizon", "filings-case"),
+    "docs/article/long-context.md": ("long",),
+    "docs/guide/beyond.md": ("beyond",),
+    "docs/guide/claims.md": ("claims-unresolved", "claims-all"),
+    # ``filings-gaps`` of this page is written by ``examples/filings_gaps.py``, not from ``numbers.json``
+    "docs/guide/filings.md": ("filings-distance",),
+}
+
+#: Every page that holds generated regions, relative to the repository's root.
+DOCUMENTS: tuple[str, ...] = ("README.md", *DOC_REGIONS)
 
 
 def render(numbers: dict) -> dict[str, str]:
@@ -355,40 +462,53 @@ def regions_in(text: str) -> dict[str, str]:
     return out
 
 
-def rewrite(text: str, regions: dict[str, str]) -> str:
-    """``text`` with every marked region replaced by ``regions[name]`` (a region not in ``regions`` is an error)."""
+def rewrite(text: str, regions: dict[str, str], partial: bool = False) -> str:
+    """``text`` with every marked region replaced by ``regions[name]`` (a region not in ``regions`` is an error,
+    unless ``partial``: then it is left as it is, for another writer)."""
     unknown = sorted(set(regions_in(text)) - set(regions))
-    if unknown:
+    if unknown and not partial:
         raise PosKernelsError(f"README regions {unknown} have no renderer; accepted: {', '.join(sorted(regions))}")
 
     def sub(m):
+        if m.group(1) not in regions:
+            return m.group(0)
         return f"<!-- numbers:{m.group(1)} begin -->\n{regions[m.group(1)]}\n<!-- numbers:{m.group(1)} end -->"
 
     return re.sub(r"<!-- numbers:([a-z0-9_-]+) begin -->.*?<!-- numbers:\1 end -->", sub, text, flags=re.S)
 
 
 def main(argv=None) -> int:
-    """Rewrite (or, with ``--check``, verify) the README's regions from a ``numbers.json``."""
+    """Rewrite (or, with ``--check``, verify) the generated regions of the pages from a ``numbers.json``."""
     p = argparse.ArgumentParser(prog="python -m poskernels.page.readme", description=__doc__.split("\n")[0])
     p.add_argument(
         "numbers", type=Path, nargs="?", default=REFERENCE_NUMBERS, help="numbers.json (default: the shipped one)"
     )
-    p.add_argument("readme", type=Path, nargs="?", default=Path("README.md"))
+    p.add_argument("pages", type=Path, nargs="*", help="Markdown pages (default: DOCUMENTS, from the current folder)")
     p.add_argument("--check", action="store_true", help="exit 1 if a region differs from its rendering")
+    p.add_argument("--partial", action="store_true", help="leave regions without a renderer here as they are")
     args = p.parse_args(argv)
+    pages = args.pages or [Path(d) for d in DOCUMENTS]
     try:
-        text = args.readme.read_text(encoding="utf-8")
-        new = rewrite(text, render(json.loads(args.numbers.read_text(encoding="utf-8"))))
+        rendered = render(json.loads(args.numbers.read_text(encoding="utf-8")))
+        texts = {page: page.read_text(encoding="utf-8") for page in pages}
+        new = {page: rewrite(text, rendered, partial=args.partial) for page, text in texts.items()}
     except (OSError, ValueError, PosKernelsError) as err:
         print(f"readme: error: {err}", file=sys.stderr)
         return 2
     if args.check:
-        stale = [k for k, v in regions_in(new).items() if regions_in(text).get(k) != v]
+        stale = [
+            f"{page}:{k}"
+            for page in pages
+            for k, v in regions_in(new[page]).items()
+            if regions_in(texts[page]).get(k) != v
+        ]
         print(f"readme: stale regions {stale}" if stale else "readme: up to date")
         return 1 if stale else 0
-    if new != text:
-        write_text_atomic(args.readme, new)
-    print(f"readme: {len(regions_in(new))} regions rendered from {args.numbers}")
+    for page in pages:
+        if new[page] != texts[page]:
+            write_text_atomic(page, new[page])
+    count = sum(len(regions_in(t)) for t in new.values())
+    print(f"readme: {count} regions in {len(pages)} pages rendered from {args.numbers}")
     return 0
 
 

@@ -10,15 +10,17 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 
-from ..errors import PosKernelsError
+from ..atomic import check_output
+from ..errors import PosKernelsError, check_positive_int
 from .export import FORMATS, export
 from .grid import load_grid
-from .plot import plot_store
+from .plot import parse_where, plot_store
 from .runner import dask_backend, local_backend, run_sweep
-from .store import Store
+from .store import Store, store_files
 
 __all__ = ["add_plot_arguments", "add_sweep_arguments", "failure_reasons", "plot", "sweep"]
 
@@ -57,29 +59,39 @@ def sweep(args: argparse.Namespace) -> int:
     if args.grid == "export":
         if args.export_store is None or args.out is None:
             raise PosKernelsError("usage: poskernels sweep export STORE --format csv|parquet --out FILE")
+        out = check_output(args.out, "--out", inputs=store_files(args.export_store))
         with Store(args.export_store, create=False) as store:
-            n = export(store, args.out, args.format)
-        if args.out != "-":
+            n = export(store, out, args.format)
+        if not out.is_stdout and not getattr(args, "quiet", False):
             print(f"wrote {n} rows to {args.out}", file=sys.stderr)
         return 0
     if args.export_store is not None:
         raise PosKernelsError(f"unexpected argument {str(args.export_store)!r} (did you mean --store?)")
     if args.store is None:
         raise PosKernelsError("--store PATH is required: the SQLite file that keeps the results")
+    if check_output(args.store, "--store", inputs=[args.grid]).how != "replace":  # SQLite needs a regular file
+        what = "- (standard output)" if str(args.store) == "-" else f"{str(args.store)!r}, not a regular file,"
+        raise PosKernelsError(f"--store: {what} cannot hold a store; SQLite keeps it in a file")
     grid = load_grid(args.grid)
+    check_positive_int("--stack", args.stack)
+    if args.workers is not None:
+        check_positive_int("--workers", args.workers)
     backend = local_backend(args.workers) if args.scheduler is None else dask_backend(args.scheduler, args.workers)
     try:
         with Store(args.store) as store:
-            s = run_sweep(grid, store, backend, cache_dir=args.cache, retry_failed=args.retry_failed, stack=args.stack)
+            quiet = {"stream": io.StringIO()} if getattr(args, "quiet", False) else {}  # no progress lines
+            s = run_sweep(grid, store, backend, cache_dir=args.cache, retry_failed=args.retry_failed, stack=args.stack,
+                          **quiet)  # fmt: skip
             reasons = failure_reasons(store) if s.failed else []
     finally:
         backend.close()
     rate = (s.done - s.done_before) / s.seconds if s.seconds > 0 else 0.0
-    print(
-        f"sweep: {s.done}/{s.points} points done ({s.done - s.done_before} this run, {s.trained} heads trained, "
-        f"{rate:.2f} points/s), {s.failed} failed; store {args.store}",
-        file=sys.stderr,
-    )
+    if not getattr(args, "quiet", False):
+        print(
+            f"sweep: {s.done}/{s.points} points done ({s.done - s.done_before} this run, {s.trained} heads trained, "
+            f"{rate:.2f} points/s), {s.failed} failed; store {args.store}",
+            file=sys.stderr,
+        )
     for line in reasons:  # the reason of a failure, not only its count (the store keeps the whole traceback)
         print(line, file=sys.stderr)
     return 1 if s.failed else 0
@@ -110,11 +122,22 @@ def failure_reasons(store: Store, shown: int = 5) -> list[str]:
 
 def add_plot_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("store", type=Path, help="a sweep store (poskernels sweep ... --store PATH)")
-    p.add_argument("--out", type=Path, default=Path("sweep.png"), help="the PNG to write (default: sweep.png)")
+    p.add_argument("--out", default="sweep.png", help="the PNG to write (default: sweep.png; '-': standard output)")
+    p.add_argument(
+        "--where",
+        action="append",
+        metavar="KEY=VALUE",
+        help="keep the points whose setting KEY is VALUE (repeatable; e.g. --where d=16 --where extension=none)",
+    )
+    p.add_argument("--facet", metavar="KEY", help="one panel per value of the setting KEY (e.g. --facet d)")
 
 
 def plot(args: argparse.Namespace) -> int:
+    where = parse_where(args.where)
+    out = check_output(args.out, "--out", inputs=store_files(args.store), figure=True)
     with Store(args.store, create=False) as store:
-        path, data = plot_store(store, args.out)
-    print(f"wrote {path}: {len(data)} curve(s)")
+        path, data = plot_store(store, out, where=where, facet=args.facet)
+    if not getattr(args, "quiet", False):  # on standard output unless the figure itself goes there
+        print(f"wrote {'standard output' if out.is_stdout else path}: {len(data)} curve(s)",
+              file=sys.stderr if out.is_stdout else sys.stdout)  # fmt: skip
     return 0

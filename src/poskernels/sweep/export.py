@@ -1,23 +1,20 @@
 """Flatten a sweep's store into a table: CSV with the standard library, Parquet with pyarrow.
 
-One record per row of the store: the key, the status, the code version, every setting of the point
-as its own column (``test_lengths`` as text), ``acc_<n>`` per test length (empty where a head is
-undefined at that length, e.g. a learned table past its rows), ``final_loss``, and the bookkeeping
-columns (attempts, failures, timings, worker, error).
+One record per row of the store: the key, the status, the code version, every setting of the point as its
+own column (``test_lengths`` a list: a list column in Parquet, JSON text in CSV), ``acc_<n>`` per test length
+(empty where a head is undefined at that length, e.g. a learned table past its rows), ``final_loss``, and the
+bookkeeping columns (attempts, failures, timings, worker, error).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import sys
-import tempfile
-from pathlib import Path
 
-from ..atomic import replacing
+from ..atomic import Output, check_output
 from ..errors import PosKernelsError
 from .grid import SETTINGS
-from .store import Store
+from .store import Store, store_files
 
 __all__ = ["FORMATS", "export", "records"]
 
@@ -46,7 +43,7 @@ def records(store: Store) -> tuple[list[str], list[dict]]:
         rec = {"key": r["key"], "status": r["status"], "code_version": r["code_version"]}
         for name in SETTINGS:
             value = r["config"].get(name)
-            rec[name] = json.dumps(value) if isinstance(value, list) else value
+            rec[name] = value
         metrics = r["metrics"] or {}
         for n, acc in (metrics.get("accuracy") or {}).items():
             lengths.add(int(n))
@@ -59,14 +56,13 @@ def records(store: Store) -> tuple[list[str], list[dict]]:
     return names, [{n: rec.get(n) for n in names} for rec in out]
 
 
-def _write_csv(names, rows, path: Path) -> None:
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=names)
-        w.writeheader()
-        w.writerows(rows)
+def _write_csv(names, rows, fh) -> None:
+    w = csv.DictWriter(fh, fieldnames=names)
+    w.writeheader()
+    w.writerows({k: json.dumps(v) if isinstance(v, list) else v for k, v in r.items()} for r in rows)
 
 
-def _write_parquet(names, rows, path: Path) -> None:
+def _write_parquet(names, rows, fh) -> None:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -75,29 +71,24 @@ def _write_parquet(names, rows, path: Path) -> None:
             "Parquet export needs pyarrow: pip install 'poskernels[parquet]' (or use --format csv, which needs nothing)"
         ) from None
     table = pa.Table.from_pydict({n: [r[n] for r in rows] for n in names})
-    pq.write_table(table, path)
+    pq.write_table(table, fh)
 
 
-#: Writers by format name.
-FORMATS = {"csv": _write_csv, "parquet": _write_parquet}
+#: Writers by format name: the writer and the mode it writes in (text with no newline translation, or bytes).
+FORMATS = {"csv": (_write_csv, "w"), "parquet": (_write_parquet, "wb")}
 
 
 def export(store: Store, path, fmt: str = "csv") -> int:
-    """Write ``store`` to ``path`` as ``fmt`` (``csv`` or ``parquet``), atomically; returns the rows written.
+    """Write ``store`` to ``path`` as ``fmt`` (``csv`` or ``parquet``) through the one writer; returns the rows.
 
-    ``path`` ``"-"`` writes the table alone to standard output (bytes for Parquet).
+    ``path`` is a path, ``"-"`` (the table alone on standard output, bytes for Parquet) or a checked
+    :class:`~poskernels.atomic.Output`; a path that is one of the store's files is refused before anything is read.
     """
     if fmt not in FORMATS:
         raise PosKernelsError(f"unknown export format {fmt!r}; accepted: {', '.join(FORMATS)}")
+    out = path if isinstance(path, Output) else check_output(path, "--out", inputs=store_files(store.path))
     names, rows = records(store)
-    if str(path) == "-":
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / f"export.{fmt}"
-            FORMATS[fmt](names, rows, out)
-            sys.stdout.flush()
-            sys.stdout.buffer.write(out.read_bytes())
-            sys.stdout.buffer.flush()
-        return len(rows)
-    with replacing(path) as tmp:
-        FORMATS[fmt](names, rows, tmp)
+    write, mode = FORMATS[fmt]
+    with out.open(mode, newline="") as fh:
+        write(names, rows, fh)
     return len(rows)

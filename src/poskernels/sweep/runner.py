@@ -28,8 +28,10 @@ In every case a row is done only once its results are committed, and a done row 
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
+import socket
 import sys
 import time
 import traceback
@@ -130,10 +132,18 @@ def dask_backend(address: str, slots: int | None = None, timeout: float = 30.0) 
         raise PosKernelsError(
             "--scheduler needs Dask distributed; install it with: pip install 'poskernels[sweep]'"
         ) from None
+    shown = repr(address) if len(str(address)) <= 80 else f"{str(address)[:60]!r}... ({len(address)} characters)"
     try:
+        _knock(address, timeout)  # a refused port answers at once, not after Client's whole timeout
         client = Client(address, timeout=timeout)
-    except OSError as err:
-        raise PosKernelsError(f"cannot reach the Dask scheduler at {address!r}: {err}") from None
+    except (ValueError, TypeError) as err:  # a malformed address: bad input
+        why = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
+        raise PosKernelsError(f"--scheduler: {shown} is not a Dask scheduler address ({why}); "
+                              "give one such as tcp://HOST:8786") from None  # fmt: skip
+    except OSError as err:  # a well-formed address that does not answer: a failure while running (exit 1)
+        why = (str(err) or type(err).__name__).splitlines()[0][:160]
+        raise ConnectionError(errno.ECONNREFUSED, f"cannot reach the Dask scheduler at {shown} ({why}); "
+                              "is it running?") from None  # fmt: skip
     if slots is None:
         client.wait_for_workers(1, timeout=timeout)
         slots = max(1, sum(client.nthreads().values()))
@@ -142,6 +152,22 @@ def dask_backend(address: str, slots: int | None = None, timeout: float = 30.0) 
         new=lambda: client.get_executor(pure=False), halt=lambda ex: ex.shutdown(wait=False),  # cancels its futures
         close=client.close,
     )  # fmt: skip
+
+
+def _knock(address: str, timeout: float) -> None:
+    """Parse a scheduler address (ValueError if malformed) and, for TCP, open and close one connection to it."""
+    from distributed.comm import parse_address
+    from distributed.comm.addressing import parse_host_port
+
+    if not isinstance(address, str) or "\x00" in address:
+        raise ValueError("an address is text without NUL bytes")
+    scheme, location = parse_address(address)
+    if scheme not in ("tcp", "tls"):
+        return
+    host, port = parse_host_port(location)
+    if not 0 < port < 65536:
+        raise ValueError(f"port {port} is not in 1..65535")
+    socket.create_connection((host, port), timeout=min(timeout, 10.0)).close()
 
 
 class Progress:

@@ -23,13 +23,17 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from ..errors import PosKernelsError, check_int
+from .store_rows import check_row, store_failure, store_files
 
-__all__ = ["COLUMNS", "Store"]
+__all__ = ["COLUMNS", "Store", "store_failure", "store_files"]
 
 SCHEMA_VERSION = 1
 
@@ -74,19 +78,16 @@ COLUMNS = ("key", "config", "scheme", "seed", "status", "code_version", "metrics
 
 
 def _guarded(method):
-    """Turn SQLite's errors (a damaged page, a full disk, a locked file) into a PosKernelsError naming the store."""
+    """Turn SQLite's errors into :func:`store_failure`'s, and a row altered on disk into a damaged-row error."""
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
-            raise PosKernelsError(
-                f"the sweep store {str(self.path)!r} cannot be used (SQLite says: {err}); if it is damaged, move it "
-                "away and run the sweep again"
-            ) from None
-        except json.JSONDecodeError as err:  # a row whose JSON was altered on disk
-            raise PosKernelsError(f"the sweep store {str(self.path)!r} holds a damaged row ({err})") from None
+        except sqlite3.Error as err:
+            raise store_failure(err, self.path) from None
+        except UnicodeDecodeError as err:
+            raise PosKernelsError(f"the sweep store {str(self.path)!r} holds damaged text ({err})") from None
         except OverflowError as err:  # a value past SQLite's 64-bit integers
             raise PosKernelsError(f"the sweep store {str(self.path)!r} cannot hold a value: {err}") from None
 
@@ -117,48 +118,67 @@ class Store:
 
     def __init__(self, path, create: bool = True):
         self.path = Path(path)
+        self.readonly = not create
         self._lock = None
         try:
-            self.path.stat()
+            st = os.stat(self.path)
         except FileNotFoundError:
-            pass
-        except OSError as err:  # a name too long, a loop of links
+            st = None
+        except OSError as err:  # a name too long, a loop of links, a component that is a file
             if not isinstance(err, NotADirectoryError):
                 raise PosKernelsError(f"cannot use the sweep store path: {err.strerror or err}") from None
-        if self.path.is_dir():
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
             raise PosKernelsError(f"the sweep store {str(self.path)!r} is a folder; give a file path")
-        if not create and not self.path.is_file():
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise PosKernelsError(f"the sweep store {str(self.path)!r} is not a regular file (a device, a FIFO, a "
+                                  "socket); SQLite needs a file")  # fmt: skip
+        if st is None and not create:
             raise PosKernelsError(f"no sweep store at {str(self.path)!r}")
+        if st is None and not self.path.parent.is_dir():
+            raise PosKernelsError(
+                f"cannot create the sweep store {str(self.path)!r}: its folder {str(self.path.parent)!r} does not "
+                "exist (create it first)"
+            )
+        if st is not None:
+            _check_header(self.path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise PosKernelsError(f"cannot create the folder of the sweep store {str(self.path)!r}: {err}") from None
+            if self.readonly:  # export and plot: the file is opened read-only, so nothing is ever written to it
+                uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+                self.db = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
+            else:
+                self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        except sqlite3.Error as err:
+            raise store_failure(err, self.path) from None
         try:
-            self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
             tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:  # a damaged page may garble text, too
+        except (sqlite3.Error, UnicodeDecodeError) as err:  # a damaged page may garble text, too
+            self.db.close()
+            if isinstance(err, sqlite3.Error) and not isinstance(store_failure(err, self.path), PosKernelsError):
+                raise store_failure(err, self.path) from None
             raise PosKernelsError(f"{str(self.path)!r} is not a sweep store (SQLite says: {err})") from None
-        if tables and (version != SCHEMA_VERSION or "points" not in tables):
+        if (tables or self.readonly) and (version != SCHEMA_VERSION or "points" not in tables):
             self.db.close()
             raise PosKernelsError(
                 f"{str(self.path)!r} is not a sweep store of schema {SCHEMA_VERSION} (found version {version}, "
                 f"tables {sorted(tables)})"
             )
         try:
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = FULL")
-            if not tables:  # one script, one transaction: the tables and the schema version together
+            if not self.readonly:
+                self.db.execute("PRAGMA journal_mode = WAL")
+                self.db.execute("PRAGMA synchronous = FULL")
+            if not tables and not self.readonly:  # one script, one transaction: the tables and the schema version
                 self.db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
-            if not create:  # a reader checks every page now, so a damaged store is reported before any work
+            if self.readonly:  # a reader checks every page now, so a damaged store is reported before any work
                 problem = self.db.execute("PRAGMA quick_check").fetchone()[0]
                 if problem != "ok":
                     raise sqlite3.DatabaseError(problem)
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+        except (sqlite3.Error, UnicodeDecodeError) as err:
             self.db.close()
-            raise PosKernelsError(
-                f"the sweep store {str(self.path)!r} is damaged (SQLite says: {err}); move it away and run again"
-            ) from None
+            if isinstance(err, UnicodeDecodeError):
+                err = sqlite3.DatabaseError(str(err))
+            raise store_failure(err, self.path) from None
 
     # -- plumbing -------------------------------------------------------------------------------
     def _transaction(self):
@@ -328,13 +348,18 @@ class Store:
         """Every row (or those of one ``status``) as dicts, ``config`` and ``metrics`` decoded, by key."""
         where, args = ("WHERE status = ?", (status,)) if status else ("", ())
         cur = self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM points {where} ORDER BY rowid", args)
-        out = []
-        for row in cur.fetchall():
-            r = dict(zip(COLUMNS, row))
-            r["config"] = json.loads(r["config"])
-            r["metrics"] = None if r["metrics"] is None else json.loads(r["metrics"])
-            out.append(r)
-        return out
+        return [check_row(self.path, dict(zip(COLUMNS, row))) for row in cur.fetchall()]
+
+
+def _check_header(path: Path) -> None:
+    """Refuse, before SQLite opens it, a file that is empty or does not start as an SQLite database does."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError as err:
+        raise PosKernelsError(f"cannot read the sweep store {str(path)!r}: {err.strerror or err}") from None
+    if head and head != b"SQLite format 3\x00":
+        raise PosKernelsError(f"{str(path)!r} is not a sweep store (not an SQLite database: it starts {head[:8]!r})")
 
 
 class _Transaction:

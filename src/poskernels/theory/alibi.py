@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..encodings import t5_bucket
 from ..errors import (
@@ -142,7 +143,7 @@ def t5_bucket_ranges(num_buckets: int = 32, max_distance: int = 128) -> list[tup
     return [(int(b), int(r[f]), None if b == side - 1 else int(r[e])) for b, f, e in zip(present, first, last)]
 
 
-def t5_bias(n: int, beta, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+def t5_bias(n: int, beta: ArrayLike, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
     """Definition 3 (T5): the causal score bias ``beta[bucket(t - j)]``, ``-inf`` above the diagonal.
 
     Parameters
@@ -174,7 +175,7 @@ def t5_bias(n: int, beta, num_buckets: int = 32, max_distance: int = 128) -> np.
     return np.where(rel <= 0, bias, -np.inf)
 
 
-def shaw_scores(q, k, a, tau: float = 1.0) -> np.ndarray:
+def shaw_scores(q: ArrayLike, k: ArrayLike, a: ArrayLike, tau: float = 1.0) -> np.ndarray:
     """Definition 3 (Shaw et al. 2018): causal scores ``q_t (k_j + a_min(t-j, K))^T / tau``.
 
     Parameters
@@ -217,7 +218,7 @@ def shaw_scores(q, k, a, tau: float = 1.0) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 
 
-def alibi_weights(c, s: float) -> np.ndarray:
+def alibi_weights(c: ArrayLike, s: float) -> np.ndarray:
     """Theorem 3 (i): one causal ALiBi query's attention weights, the softmax of ``c_r - s r``.
 
     Parameters
@@ -251,7 +252,7 @@ def alibi_weights(c, s: float) -> np.ndarray:
     return w / w.sum()
 
 
-def alibi_time_kernel(positions, s: float) -> np.ndarray:
+def alibi_time_kernel(positions: ArrayLike, s: float) -> np.ndarray:
     """Theorem 3 (i): the bidirectional time kernel ``e^{-s |t - j|}`` (Matern, smoothness 1/2).
 
     Parameters
@@ -280,7 +281,7 @@ def alibi_time_kernel(positions, s: float) -> np.ndarray:
         return np.exp(-s * np.abs(x[:, None] - x[None, :]))  # (n, n)
 
 
-def alibi_tail_weight(alpha, D: int) -> float:
+def alibi_tail_weight(alpha: ArrayLike, D: float) -> float:
     """Total weight on offsets ``r >= D`` (the left side of Theorem 3 (ii)).
 
     >>> alibi_tail_weight([0.5, 0.25, 0.25], 1)
@@ -319,7 +320,7 @@ def alibi_tail_bound(W: float, s: float, D: float) -> float:
     return math.exp(exponent) / -math.expm1(-s)
 
 
-def alibi_offset_ratio_bound(W: float, s: float, r) -> np.ndarray:
+def alibi_offset_ratio_bound(W: float, s: float, r: ArrayLike) -> np.ndarray:
     """Theorem 3 (iii): ``alpha_r / alpha_0 <= e^{W - s r}`` for every offset ``r``.
 
     Examples

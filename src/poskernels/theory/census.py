@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..encodings import DEFAULT_BASE, omega
 from ..errors import (
@@ -172,7 +173,7 @@ def _check_interval(D1, D2, D) -> tuple[float, float, np.ndarray]:
     return D1, D2, D
 
 
-def interpolation_error(h, theta, D1: float, D2: float, D) -> np.ndarray:
+def interpolation_error(h: ArrayLike, theta: ArrayLike, D1: float, D2: float, D: ArrayLike) -> np.ndarray:
     """``|a(Delta) - l(Delta)|``: ``a = Re sum_j h_j e^{i Delta theta_j}`` against its chord between ``D1`` and ``D2``.
 
     Examples
@@ -186,7 +187,7 @@ def interpolation_error(h, theta, D1: float, D2: float, D) -> np.ndarray:
     return np.abs(aD - chord)
 
 
-def interpolation_bound(h, theta, D1: float, D2: float, D) -> np.ndarray:
+def interpolation_bound(h: ArrayLike, theta: ArrayLike, D1: float, D2: float, D: ArrayLike) -> np.ndarray:
     """Theorem 5 (iv): ``|a - l| <= (1/2) (Delta - D1)(D2 - Delta) sum_j |h_j| theta_j**2``.
 
     Examples
@@ -225,7 +226,7 @@ def chen_ratio(d: int, b: float = DEFAULT_BASE) -> float:
     return sum_theta_sq(d, b) / chen_constant(d, b)
 
 
-def chen_stated_bound(h_max: float, d: int, b: float, D1: float, D2: float, D) -> np.ndarray:
+def chen_stated_bound(h_max: float, d: int, b: float, D1: float, D2: float, D: ArrayLike) -> np.ndarray:
     """Chen et al.'s stated bound ``(1/2)(Delta - D1)(D2 - Delta) max_j |h_j| d / (4 ln b)``.
 
     >>> round(float(chen_stated_bound(1.0, 128, 1e4, 0, 1, 0.5)), 3)

@@ -14,6 +14,7 @@ computes them in 200-digit arithmetic (its names are re-exported here).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..encodings import DEFAULT_BASE, R_omega, clock_code, omega, plane_angles  # noqa: F401  (omega: the Examples; DEFAULT_BASE: as before)
 from ..errors import PosKernelsError, check_array, check_budget, check_even_dimension, check_finite_result, check_int
@@ -63,7 +64,7 @@ def _frequencies(w) -> np.ndarray:
 # --------------------------------------------------------------------------- Theorem 2 (c) and Pi
 
 
-def commutant_coefficients(M) -> tuple[np.ndarray, np.ndarray]:
+def commutant_coefficients(M: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """The coefficients ``(a_j, c_j)`` of ``Pi M = (+)_j (a_j I + c_j J)``.
 
     Parameters
@@ -92,7 +93,7 @@ def commutant_coefficients(M) -> tuple[np.ndarray, np.ndarray]:
     return a, c
 
 
-def commutant_matrix(a, c) -> np.ndarray:
+def commutant_matrix(a: ArrayLike, c: ArrayLike) -> np.ndarray:
     """``(+)_j (a_j I + c_j J)`` with ``J = R(pi/2)``: a score matrix that sees only offsets (Theorem 2 (c)).
 
     Parameters
@@ -126,7 +127,7 @@ def commutant_matrix(a, c) -> np.ndarray:
     return out
 
 
-def commutant_projection(M) -> np.ndarray:
+def commutant_projection(M: ArrayLike) -> np.ndarray:
     """The orthogonal (Frobenius) projection ``Pi M`` onto the commutant of ``R_omega(1)`` (Theorem 2).
 
     Keeps each diagonal block's ``(tr B/2) I + ((B_21 - B_12)/2) J`` and zeroes the rest.
@@ -147,7 +148,7 @@ def commutant_projection(M) -> np.ndarray:
     return commutant_matrix(*commutant_coefficients(M))
 
 
-def relativity_defect(M) -> np.ndarray:
+def relativity_defect(M: ArrayLike) -> np.ndarray:
     """The relativity defect ``delta(M) = ||M - Pi M||_F / ||M||_F`` (after Theorem 2).
 
     Zero exactly when ``p(m)^T M p(n)`` depends only on ``n - m``; one when ``M`` has no relative part.
@@ -193,7 +194,7 @@ def expected_random_defect(d: int) -> float:
     return float(np.sqrt(1.0 - 1.0 / d))
 
 
-def relative_score(a, c, delta, w) -> np.ndarray:
+def relative_score(a: ArrayLike, c: ArrayLike, delta: ArrayLike, w: ArrayLike) -> np.ndarray:
     """The trigonometric polynomial ``sum_j (a_j cos(Delta w_j) - c_j sin(Delta w_j))`` (Theorem 2).
 
     It equals ``p(m)^T M p(n)`` for ``M = (+)_j (a_j I + c_j J)`` and ``Delta = n - m``.
@@ -229,7 +230,7 @@ def relative_score(a, c, delta, w) -> np.ndarray:
 # --------------------------------------------------------------------------- Theorem 2 (a') and (b) as linear maps
 
 
-def shift_commutator_map(w) -> np.ndarray:
+def shift_commutator_map(w: ArrayLike) -> np.ndarray:
     """The linear map ``M -> R^T M R - M`` with ``R = R_omega(1)``, as a ``d^2 x d^2`` matrix (Theorem 2 (b)).
 
     Acts on ``M.ravel()`` (row-major).  Its null space is the commutant; Theorem 2 says it has dimension ``d``.
@@ -256,7 +257,7 @@ def shift_commutator_map(w) -> np.ndarray:
     return np.kron(R.T, R.T) - np.eye(R.size)  # (d^2, d^2)
 
 
-def window_map(w, start: int = 0) -> np.ndarray:
+def window_map(w: ArrayLike, start: int = 0) -> np.ndarray:
     """The map ``M -> [g(m+1, n+1) - g(m, n)]`` over a window of ``d + 1`` consecutive positions (Theorem 2 (a')).
 
     ``g(m, n) = p(m)^T M p(n)``; rows run over ``m, n`` in ``start .. start + d - 1``, so the window is

@@ -5,7 +5,7 @@ outputs ``o_t = e/(t+1)``, so ``t = 1/<o_t, e> - 1`` when ``||e|| = 1``: the mas
 layer sees its prefix only as a multiset, so a single head without positions reads the cue task from a bag
 of tokens.  The best bag reader's accuracy is computed here exactly, by counting, with no sampling.
 
-The cue task (DESIGN.md): ``n - 1`` content tokens, symbols uniform over ``n_symbols``, each marked with
+The cue task: ``n - 1`` content tokens, symbols uniform over ``n_symbols``, each marked with
 probability ``p_mark``; if none is marked, one uniformly random content token is marked; a query token ends
 the sequence; the target is the symbol on the most recent marked token.
 """
@@ -17,6 +17,7 @@ import numbers
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import PosKernelsError, check_array, check_budget, check_finite_result, check_int, check_positive_int
 
@@ -34,7 +35,7 @@ __all__ = [
 # --------------------------------------------------------------------------- Proposition 1 (i)
 
 
-def causal_uniform_attention(V) -> np.ndarray:
+def causal_uniform_attention(V: ArrayLike) -> np.ndarray:
     """Output of one causal attention layer whose scores are all equal: ``o_t = (v_0 + ... + v_t)/(t+1)``.
 
     Equal scores make the causal softmax weights uniform over positions ``0..t``.  Works on object
@@ -72,7 +73,7 @@ def causal_uniform_attention(V) -> np.ndarray:
 COUNTER_EXACT_BUDGET = 2**16 * 200
 
 
-def causal_counter(n: int, e) -> np.ndarray:
+def causal_counter(n: int, e: ArrayLike) -> np.ndarray:
     """Proposition 1 (i): equal scores, value ``e`` at position 0 and 0 elsewhere, give ``o_t = e/(t+1)``.
 
     Parameters
@@ -113,7 +114,7 @@ def causal_counter(n: int, e) -> np.ndarray:
     return causal_uniform_attention(V)
 
 
-def position_from_counter(o, e) -> np.ndarray:
+def position_from_counter(o: ArrayLike, e: ArrayLike) -> np.ndarray:
     """Recover positions from the counter's outputs: ``t = 1/<o_t, e> - 1`` (Proposition 1 (i), ``||e|| = 1``).
 
     Parameters
@@ -265,6 +266,7 @@ def expected_max_count(K: int, n_symbols: int = 8) -> np.ndarray:
         left >>= 1
         if left:
             power, power_s = merge(power, power_s, power, power_s), 2 * power_s
+    assert acc is not None  # n_symbols >= 1: the loop ran
     return (1.0 - acc).sum(axis=0)  # (K+1,): sum over m of P(max > m)
 
 
@@ -336,7 +338,7 @@ def bag_reader_accuracy(n: int, n_symbols: int = 8, p_mark: float = 0.1) -> floa
     return float(pk[0] + (pk[1:] * emax[1:] / k[1:]).sum())
 
 
-def bag_reader_accuracy_exact(n: int, n_symbols: int = 8, p_mark=Fraction(1, 10)) -> Fraction:
+def bag_reader_accuracy_exact(n: int, n_symbols: int = 8, p_mark: Fraction | float = Fraction(1, 10)) -> Fraction:
     """The same accuracy as :func:`bag_reader_accuracy`, as an exact rational (for small ``n``).
 
     Examples

@@ -11,6 +11,7 @@ planes are independent (the ``d = 4`` counterexample).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..encodings import DEFAULT_BASE, apply_rope, omega, plane_angles
 from ..errors import (
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 
-def offset_score_complex(h, Delta, theta) -> np.ndarray:
+def offset_score_complex(h: ArrayLike, Delta: ArrayLike, theta: ArrayLike) -> np.ndarray:
     """``sum_j h_j e^{i Delta theta_j}``; its real part is the offset score (Proposition 4).
 
     Parameters
@@ -77,7 +78,7 @@ def _check_planes(h, theta) -> tuple[np.ndarray, np.ndarray]:
     return h, theta
 
 
-def decay_envelope(Delta, theta) -> np.ndarray:
+def decay_envelope(Delta: ArrayLike, theta: ArrayLike) -> np.ndarray:
     """Proposition 4 (i): the envelope ``sum_{j=1}^{d/2} |S_j|`` with ``S_j = sum_{l<j} e^{i Delta theta_l}``.
 
     Parameters
@@ -104,7 +105,7 @@ def decay_envelope(Delta, theta) -> np.ndarray:
     return np.abs(S).sum(-1)
 
 
-def decay_bound(h, Delta, theta) -> np.ndarray:
+def decay_bound(h: ArrayLike, Delta: ArrayLike, theta: ArrayLike) -> np.ndarray:
     """Proposition 4 (i): ``(max_j |h_{j+1} - h_j|) * envelope(Delta)``, with ``h_{d/2} = 0``.
 
     >>> float(decay_bound([1.0, 1.0], 0.0, [1.0, 0.5]))  # max|diff| = 1, envelope = 1 + 2
@@ -151,7 +152,9 @@ def envelope_octave_means(d: int = 128, b: float = DEFAULT_BASE, max_octave_star
     return out
 
 
-def matched_scores(Delta, theta, sigma: float, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+def matched_scores(
+    Delta: ArrayLike, theta: ArrayLike, sigma: float, n_samples: int, rng: np.random.Generator
+) -> np.ndarray:
     """Proposition 4 (ii) by sampling: ``<q, R_theta(Delta) q>`` for random ``q`` with ``E|q_j|^2 = sigma^2``.
 
     Each plane of ``q`` is a Gaussian with its own random (non-isotropic) covariance of trace
@@ -188,7 +191,7 @@ def _rotate(x: np.ndarray, Delta: float, theta: np.ndarray) -> np.ndarray:
     return apply_rope(x[:, None, :], [Delta], theta)[:, 0, :]  # (N, d)
 
 
-def unmatched_scores(Delta: float, theta, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+def unmatched_scores(Delta: float, theta: ArrayLike, n_samples: int, rng: np.random.Generator) -> np.ndarray:
     """Proposition 4 (iii) by sampling: ``<q, R_theta(Delta) k>`` with ``k`` independent, rotation-invariant planes.
 
     ``q`` is Gaussian with a fixed full covariance (running means of white noise: its planes dependent);
@@ -217,7 +220,7 @@ def unmatched_scores(Delta: float, theta, n_samples: int, rng: np.random.Generat
     return (q * _rotate(k, Delta, theta)).sum(-1)
 
 
-def counterexample_scores(Delta: float, theta, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+def counterexample_scores(Delta: float, theta: ArrayLike, n_samples: int, rng: np.random.Generator) -> np.ndarray:
     """Proposition 4 (iii) needs independent planes: ``d = 4``, ``k_0 = k_1 = (cos b, sin b)``, ``q = (1, 0, 1, 0)``.
 
     Each plane of ``k`` is rotation-invariant but the two turn together.
@@ -244,7 +247,7 @@ def counterexample_scores(Delta: float, theta, n_samples: int, rng: np.random.Ge
     return _rotate(k, Delta, theta) @ q
 
 
-def counterexample_variance(Delta, theta) -> np.ndarray:
+def counterexample_variance(Delta: ArrayLike, theta: ArrayLike) -> np.ndarray:
     """Closed form: the counterexample's score has variance ``1 + cos(Delta (theta_0 - theta_1))``.
 
     >>> counterexample_variance([0.0, np.pi / 0.99], omega(4)).round(6).tolist()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import sici
 
 from ..encodings import DEFAULT_BASE, omega, rotate, sinusoidal_code
@@ -59,7 +60,7 @@ def _offsets(delta, *, nonzero: bool = False) -> np.ndarray:
 # --------------------------------------------------------------------------- Proposition 2
 
 
-def shift_code(p, k, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+def shift_code(p: ArrayLike, k: float, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     """Shift codes by ``k`` positions with the block rotation ``R_omega(k)`` (Proposition 2 (i)).
 
     Parameters
@@ -130,7 +131,7 @@ def min_code_distance(W: int, d: int, b: float = DEFAULT_BASE) -> float:
 # --------------------------------------------------------------------------- Theorem 1 (i)
 
 
-def kappa_d(delta, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+def kappa_d(delta: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     """The stationary kernel ``kappa_d(Delta) = sum_j cos(Delta omega_j)`` (Theorem 1 (i)).
 
     Parameters
@@ -158,7 +159,7 @@ def kappa_d(delta, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     return np.cos(delta[..., None] * w).sum(-1)  # (...,)
 
 
-def normalized_kernel(delta, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+def normalized_kernel(delta: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     """``(2/d) kappa_d(Delta)``, the similarity of positions ``Delta`` apart on a 0..1 scale (Theorem 1).
 
     This is the quantity the article's kernel table prints and ``numbers.json`` stores as ``thm1.kernel``.
@@ -191,7 +192,7 @@ def frequency_atoms(d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     return np.concatenate([w, -w])  # (d,)
 
 
-def gram_matrix(positions, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
+def gram_matrix(positions: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     """Gram matrix ``[kappa_d(m_k - m_i)]`` of the codes of some positions (Theorem 1 (i)).
 
     Parameters
@@ -224,7 +225,7 @@ def gram_matrix(positions, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
 # --------------------------------------------------------------------------- Theorem 1 (ii)
 
 
-def I_b(delta, b: float = DEFAULT_BASE) -> np.ndarray:
+def I_b(delta: ArrayLike, b: float = DEFAULT_BASE) -> np.ndarray:
     """The cosine-integral limit ``I_b(Delta) = (Ci(|Delta|) - Ci(|Delta|/b)) / ln b`` (Theorem 1 (ii)).
 
     Parameters
@@ -265,7 +266,7 @@ def _ci_series(x: np.ndarray) -> np.ndarray:
     return total
 
 
-def ruler(delta, b: float = DEFAULT_BASE) -> np.ndarray:
+def ruler(delta: ArrayLike, b: float = DEFAULT_BASE) -> np.ndarray:
     """The logarithmic ruler ``1 - (gamma + ln|Delta|)/ln b`` (Theorem 1 (ii)).
 
     Examples
@@ -278,7 +279,7 @@ def ruler(delta, b: float = DEFAULT_BASE) -> np.ndarray:
     return 1.0 - (np.euler_gamma + np.log(x)) / math.log(b)
 
 
-def ruler_error_bound(delta, b: float = DEFAULT_BASE) -> np.ndarray:
+def ruler_error_bound(delta: ArrayLike, b: float = DEFAULT_BASE) -> np.ndarray:
     """Bound on ``|I_b(Delta) - ruler(Delta)|``: ``(2/|Delta| + Delta^2/(4 b^2)) / ln b`` (Theorem 1 (ii)).
 
     Examples

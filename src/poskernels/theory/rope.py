@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+from numpy.typing import ArrayLike
 
 from ..encodings import R_omega, apply_rope
 from ..errors import PosKernelsError, check_array, check_even_dimension, check_finite_result, check_real
@@ -47,7 +48,7 @@ def _as_complex(x: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 
 
-def rope_score(q, k, m: float, n: float, theta) -> float:
+def rope_score(q: ArrayLike, k: ArrayLike, m: float, n: float, theta: ArrayLike) -> float:
     """Proposition 3 (i): the RoPE score ``<R_theta(m) q, R_theta(n) k>`` (before the temperature).
 
     Parameters
@@ -72,7 +73,7 @@ def rope_score(q, k, m: float, n: float, theta) -> float:
     return float(qm @ kn)
 
 
-def plane_products(q, k) -> np.ndarray:
+def plane_products(q: ArrayLike, k: ArrayLike) -> np.ndarray:
     """``h_j = conj(q_j) k_j``, plane by plane (Proposition 4's coefficients).
 
     >>> plane_products([1.0, 0.0], [0.0, 2.0]).tolist()
@@ -111,7 +112,7 @@ class TrigPolynomial:
         return (self.rho * np.cos(Delta[..., None] * self.theta + self.phi)).sum(-1)  # Delta.shape
 
 
-def rope_offset_score(q, k, theta) -> TrigPolynomial:
+def rope_offset_score(q: ArrayLike, k: ArrayLike, theta: ArrayLike) -> TrigPolynomial:
     """Proposition 3 (iii): the offset score ``<q, R_theta(Delta) k>`` as a trigonometric polynomial.
 
     Examples
@@ -177,7 +178,7 @@ def _check_orthogonal(U, atol: float) -> np.ndarray:
     return U
 
 
-def relative_encoding_normal_form(U, atol: float = 1e-8) -> RelativeNormalForm:
+def relative_encoding_normal_form(U: ArrayLike, atol: float = 1e-8) -> RelativeNormalForm:
     """Theorem 4 (b) => (c): the real normal form of an orthogonal ``U``, through scipy's real Schur form.
 
     Parameters
@@ -214,7 +215,10 @@ def relative_encoding_normal_form(U, atol: float = 1e-8) -> RelativeNormalForm:
     T, Z = scipy.linalg.schur(U, output="real")  # T: (d, d) quasi-triangular, Z: (d, d) orthogonal
     Z = Z.copy()
     d = U.shape[0]
-    rot_cols, angles, plus, minus = [], [], [], []
+    rot_cols: list[int] = []
+    angles: list[float] = []
+    plus: list[int] = []
+    minus: list[int] = []
     i = 0
     while i < d:
         if i + 1 < d and T[i + 1, i] != 0.0:  # 2x2 block: a complex pair e^{+-i t}
@@ -234,7 +238,7 @@ def relative_encoding_normal_form(U, atol: float = 1e-8) -> RelativeNormalForm:
     return nf
 
 
-def orthogonal_from_relative_family(L, atol: float = 1e-8) -> np.ndarray:
+def orthogonal_from_relative_family(L: ArrayLike, atol: float = 1e-8) -> np.ndarray:
     """Theorem 4 (a) => (b): from a relative family ``L_0 = I, L_1, ..., L_M`` return the orthogonal ``U = L_1``.
 
     Checks (a) on the family as given, ``L_m^T L_n = L_{n-m}`` for ``0 <= m <= n <= M`` (the proof's

@@ -7,6 +7,7 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 export const COLORS = {
   nope: "#7f7f7f", sinusoidal: "#e69f00", learned: "#cc79a7", rope: "#0072b2", alibi: "#009e73",
   rope_pi: "#56b4e9", rope_ntk: "#d55e00", rope_yarn: "#7a5195", t5: "#999933", shaw: "#444444",
+  kerple_log: "#882255", kerple_power: "#44aa99", fire: "#ddcc77",
   limit: "#000000", ruler: "#7f7f7f", pi: "#56b4e9", ntk: "#d55e00", yarn: "#7a5195", none: "#0072b2",
 };
 const DIM_COLORS = ["#e69f00", "#009e73", "#0072b2", "#cc79a7"];
@@ -56,7 +57,8 @@ export function axes(f, x, y) {
   for (const t of x.ticks) {
     const px = f.sx(t);
     svgEl("line", { x1: px, x2: px, y1: f.m.top, y2: yb, class: "grid" }, g);
-    svgEl("text", { x: px, y: yb + 16, class: "tick", "text-anchor": "middle" }, g, String(t));
+    const label = svgEl("text", { x: px, y: yb + 16, class: "tick", "text-anchor": "middle" }, g, String(t));
+    keepInside(label, px, f.width);
   }
   for (const t of y.ticks) {
     const py = f.sy(t);
@@ -68,6 +70,17 @@ export function axes(f, x, y) {
   svgEl("text", { x: 14, y: ly, class: "label", "text-anchor": "middle", transform: `rotate(-90 14 ${ly})` }, g,
     y.label);
   return g;
+}
+
+// A tick label centred on its tick unless that would cross the plot's edge (the viewBox clips it, so "100000"
+// at the right end read "10000"): then it is anchored at the edge side instead, whole at every width.  The
+// length is measured when the SVG is laid out, else estimated from the 11px tick font (0.62em a digit).
+function keepInside(label, px, width) {
+  let length = 0;
+  try { length = label.getComputedTextLength(); } catch (e) { length = 0; }
+  const half = (length || 0.62 * 11 * label.textContent.length) / 2;
+  if (px + half > width - 1) label.setAttribute("text-anchor", "end");
+  else if (px - half < 1) label.setAttribute("text-anchor", "start");
 }
 
 // A polyline through (xs[i], ys[i]); null values break the line (a scheme undefined there).

@@ -1,0 +1,1 @@
+../notebooks/positional_encodings.py

@@ -1,0 +1,55 @@
+"""The article's claims about trained heads, as one table, checked on any ``numbers.json``.
+
+Each :class:`~poskernels.claims.record.Claim` names the article's sentence it stands for, where the article says
+it, the statistic (a share of seeds, a mean with ``k`` standard errors, a gap in joined standard errors, a median,
+a mode), its threshold and the null under which it would be false.  :data:`CLAIMS` is the only place a threshold
+is written: the test files (``tests/test_tournament.py``, ``tests/test_filings.py``, ``tests/test_long_context.py``)
+parametrize over it, and the calibration (:mod:`poskernels.claims.calibrate`) reads it to measure each claim's size
+and how often it passes when false.
+
+``python -m poskernels.claims NUMBERS.json [--json PATH|-]`` prints every claim with its statistic, threshold and
+verdict, and exits 1 if one fails (2 for a file that is not a ``numbers.json``): a reproduction is checked on the
+machine that made it, and numbers in which a claim is false make it fail.
+
+Examples
+--------
+>>> len({c.id for c in CLAIMS}) == len(CLAIMS)
+True
+>>> sorted({c.suite for c in CLAIMS})
+['filings', 'long_context', 'tournament']
+>>> by_id("tournament.alibi_median_head_holds_0.95_at_256").threshold
+'median - 2.5 SE > 0.95'
+"""
+
+from __future__ import annotations
+
+from ..errors import PosKernelsError
+from .filings import FILINGS_CLAIMS
+from .long_context import LONG_CLAIMS
+from .record import SUITES, Claim, Verdict
+from .tournament import TOURNAMENT_CLAIMS
+
+__all__ = ["CLAIMS", "SUITES", "Claim", "Verdict", "by_id", "check_all", "of_suite"]
+
+#: Every trained claim, in the order of the article.
+CLAIMS: tuple[Claim, ...] = TOURNAMENT_CLAIMS + FILINGS_CLAIMS + LONG_CLAIMS
+
+
+def of_suite(suite: str) -> tuple[Claim, ...]:
+    """The claims one test file asserts."""
+    if suite not in SUITES:
+        raise PosKernelsError(f"unknown suite {suite!r}; accepted: {', '.join(SUITES)}")
+    return tuple(c for c in CLAIMS if c.suite == suite)
+
+
+def by_id(claim_id: str) -> Claim:
+    """The claim of that id."""
+    for c in CLAIMS:
+        if c.id == claim_id:
+            return c
+    raise PosKernelsError(f"no claim {claim_id!r}; the ids are listed by `python -m poskernels.claims --list`")
+
+
+def check_all(numbers: dict, claims=CLAIMS) -> list[Verdict]:
+    """Every claim's verdict on a ``numbers.json`` dict."""
+    return [c.check(numbers) for c in claims]

@@ -1,0 +1,84 @@
+"""The README's table "Beyond the article: the schemes models ship", rendered from ``numbers.json``.
+
+One row per scheme of :data:`poskernels.encodings.SCHEMES` the tournament trained (the article's five, T5 and
+Shaw, Kerple's two kernels, FIRE), side by side under identical conditions: the tournament's accuracy at
+32 to 256 (``tournament.accuracy``), the cue task and the needle at 10^5 tokens (``long.length`` and
+``long.distance``), each mean ± standard error over the seeds; then, for Kerple's heads, the certified cut their
+learned tail allows (``long.distance.tail_cut``).  The prose is ``docs/guide/beyond.md``.
+"""
+
+from __future__ import annotations
+
+from ..encodings import SCHEMES
+from .registry import READER_LABELS, cell, cell_se
+
+__all__ = ["markdown"]
+
+#: The long readings the table quotes: the cue task at its longest length, the needle just past the window and at
+#: its farthest offset.
+LONG_POINTS = (("length", "100000", "cue at 100,000"), ("distance", "64", "needle at 64"),
+               ("distance", "100000", "needle at 100,000"))  # fmt: skip
+
+
+def _md(headers, rows) -> str:
+    lines = ["| " + " | ".join(map(str, headers)) + " |", "|" + "---|" * len(headers)]
+    return "\n".join(lines + ["| " + " | ".join(map(str, row)) + " |" for row in rows])
+
+
+def _long_cell(long: dict, part: str, x: str, scheme: str) -> str:
+    p = long[part]
+    mean = p["accuracy"].get(scheme, {}).get(x)
+    return "—" if mean is None else cell_se(mean, p["stderr"][scheme][x])
+
+
+def markdown(numbers: dict) -> str:
+    """The table, and the Kerple heads' cuts, from a ``numbers.json`` dict.
+
+    Examples
+    --------
+    >>> acc = {"alibi": {"32": 1.0}}
+    >>> long = {"accuracy": {"alibi": {"100000": 0.9, "64": 0.5}}, "stderr": {"alibi": {"100000": 0.01, "64": 0.1}}}
+    >>> n = {"tournament": {"accuracy": acc, "stderr": {"alibi": {"32": 0.0}}, "seeds": [0]},
+    ...      "long": {"length": long, "distance": long}}
+    >>> print(markdown(n).splitlines()[4])
+    | ALiBi | Definition 3, Theorem 3 | 1.000 ± 0.000 | 0.900 ± 0.010 | 0.500 ± 0.100 | 0.900 ± 0.010 |
+    """
+    t, long = numbers["tournament"], numbers["long"]
+    lengths = list(next(iter(t["accuracy"].values())))
+    rows = []
+    for s, by_n in t["accuracy"].items():
+        tour = [cell_se(by_n[k], t["stderr"][s][k]) for k in lengths]
+        far = [_long_cell(long, p, x, s) for p, x, _ in LONG_POINTS]
+        rows.append([READER_LABELS[s], SCHEMES[s].article, *tour, *far])
+    k = len(t["seeds"])
+    out = [
+        f"Accuracy, mean ± standard error over {k} seeds: the tournament at n = {', '.join(lengths)} (2,000 test "
+        "sequences a length), the cue task and the needle read by the streaming reader (500 sequences a point).",
+        "",
+        _md(["scheme", "source", *(f"n = {n}" for n in lengths), *(label for _, _, label in LONG_POINTS)], rows),
+    ]
+    cuts = long["distance"].get("tail_cut", {})
+    if cuts:
+        lines = []
+        for s, by_seed in cuts.items():
+            D = [row["cut_D"] for row in by_seed.values() if row["cut_D"] is not None]
+            r1 = [row["r1"] for row in by_seed.values()]
+            r2 = [row["r2"] for row in by_seed.values()]
+            span = f"D from {min(D)} to {max(D)}" if D else "no cut"
+            lines.append(
+                [
+                    READER_LABELS[s],
+                    f"{cell(min(r1), 2)}–{cell(max(r1), 2)}",
+                    f"{cell(min(r2), 2)}–{cell(max(r2), 2)}",
+                    f"{len(D)} of {len(by_seed)}",
+                    span,
+                ]
+            )
+        out += [
+            "",
+            "Kerple's learned parameters over the seeds and the certified cut their tails allow (dropped weight "
+            f"<= {long['eps']:g} at every length; a logarithmic head with r1 <= 1 has none):",
+            "",
+            _md(["scheme", "r1", "r2", "heads with a cut", "cut"], lines),
+        ]
+    return "\n".join(out)

@@ -1,0 +1,76 @@
+"""The README's and the documentation's tables of trained claims, from the shipped calibration.
+
+``claims_calibration.json`` is written by ``examples/claim_calibration.py`` from seed blocks the tests do not run:
+for every claim of :data:`poskernels.claims.CLAIMS` its threshold, size (how often a fresh block of ten seeds fails
+it while it holds) and false-pass rate (how often it passes when false).  :func:`unresolved_markdown` lists the
+claims ten seeds do not resolve (false pass above 5%), :func:`claims_markdown` every claim.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+__all__ = ["CALIBRATION", "calibration", "claims_markdown", "unresolved_markdown"]
+
+#: The calibration the README's claim tables are rendered from.
+CALIBRATION = Path(__file__).parent / "claims_calibration.json"
+
+
+def calibration(path=CALIBRATION) -> dict | None:
+    """The shipped calibration, or None before one is made."""
+    path = Path(path)
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def _md(text: str) -> str:
+    """A table cell: a ``|`` of the text (an absolute value) escaped."""
+    return text.replace("|", "\\|")
+
+
+def _pct(x) -> str:
+    return "—" if x is None else f"{100 * x:.2f}%"
+
+
+def _summary(cal: dict) -> str:
+    rows = cal["claims"]
+    measured = [r for r in rows if r["size"] is not None]
+    weak = [r for r in measured if not r["resolved"]]
+    blocks = ", ".join(str(f) for f in cal.get("first_seeds", []))
+    return (
+        f"{len(rows)} claims; thresholds set and measured on {cal['seeds']} pooled seeds (blocks starting {blocks}),"
+        f" none of them a seed the tests run (0–9, 1000–1009); {cal['draws']} blocks of ten drawn for each rate."
+        f" Joint size (a fresh block fails at least one claim): {_pct(cal['joint_size'])}. Claims whose false-pass"
+        f" rate exceeds {_pct(cal['max_false_pass'])}: {len(weak)} of {len(measured)} measured"
+        f" ({len(rows) - len(measured)} not measured: the pool's numbers.json lacks what they read)."
+    )
+
+
+def unresolved_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
+    """The claims ten seeds do not resolve, with their false-pass rate (README region ``claims-unresolved``)."""
+    cal = calibration(path)
+    if cal is None:
+        return "- no calibration shipped"
+    lines = [_summary(cal), "", "| claim | statistic and threshold | size | passes when false |", "|---|---|---|---|"]
+    for r in cal["claims"]:
+        if r["resolved"] is False:
+            lines.append(f"| `{r['id']}` | {_md(r['threshold'])} | {_pct(r['size'])} | {_pct(r['false_pass'])} |")
+    return "\n".join(lines)
+
+
+def claims_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
+    """Every claim with its threshold, null, size and power (the documentation's region ``claims-all``)."""
+    cal = calibration(path)
+    if cal is None:
+        return "- no calibration shipped"
+    lines = [
+        _summary(cal),
+        "",
+        "| claim | statistic and threshold | null | size | power | resolved by ten seeds |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in cal["claims"]:
+        word = {True: "yes", False: "**no**", None: "not measured"}[r["resolved"]]
+        rates = f"{_pct(r['size'])} | {_pct(r['power'])}"
+        lines.append(f"| `{r['id']}` | {_md(r['threshold'])} | {r['null']} | {rates} | {word} |")
+    return "\n".join(lines)

@@ -1,0 +1,194 @@
+"""The kernels over offsets of the relative biases models ship beyond the article, and what their papers state.
+
+* **Kerple** (Chi et al. 2022): the bias ``b(r) = -r1 log(1 + r2 r)`` or ``b(r) = -r1 r^r2`` is a
+  *conditionally positive definite* (CPD) kernel of the distance ``|m - n|``: for any positions ``m_1..m_N`` and
+  any real ``c`` with ``sum_i c_i = 0``, ``sum_ij c_i c_j b(|m_i - m_j|) >= 0`` (the power form needs
+  ``0 < r2 <= 2``).  The sign convention: it is the bias itself, the term added to the logit, that is CPD; its
+  negation ``r1 log(1 + r2 r)`` (a distance-like penalty) is conditionally *negative* definite.  By Schoenberg's
+  theorem ``e^{b}`` is then a positive definite kernel, so a Kerple head's softmax weights are a content kernel
+  times a positive definite position kernel, as ALiBi's are (Theorem 3 (i)).
+* **The tail past an offset** (the certified cut of Theorem 3 (ii), carried to Kerple): a causal head with
+  content scores in an interval of width ``W`` and a bias with ``b(0) = 0`` that decreases in ``r`` puts weight
+  at most ``e^W sum_{r >= D} e^{b(r)}`` on the offsets ``r >= D``, at every length, and since ``e^{b}`` decreases,
+  ``sum_{r >= D} e^{b(r)} <= e^{b(D)} + int_D^inf e^{b(x)} dx``.  For the logarithmic bias the integral is
+  ``(1 + r2 D)^{1 - r1} / (r2 (r1 - 1))``, finite only when ``r1 > 1``: a head that learned ``r1 <= 1`` has heavy
+  tails and no cut valid at every length.  For the power bias it is ``Gamma(1/r2, r1 D^r2) / (r2 r1^{1/r2})``
+  (upper incomplete gamma), finite for every ``r1, r2 > 0``.
+* **FIRE** (Li et al. 2023): the bias ``f(psi(r) / psi(max(L, t)))`` with ``psi(x) = log(c x + 1)``; its input
+  lies in ``[0, 1]`` at every causal offset once ``t >= L``, so a query at any length reads the MLP only where
+  training taught it (:func:`fire_kernel`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import gammaincc
+
+from ..encodings.beyond import fire_bias, fire_features, kerple_log_bias, kerple_power_bias
+from ..errors import PosKernelsError, check_array, check_budget, check_positive_real
+
+__all__ = [
+    "KERPLE_KERNELS",
+    "conditional_min_eigenvalue",
+    "fire_kernel",
+    "kerple_log_kernel",
+    "kerple_power_kernel",
+    "kerple_tail_bound",
+    "offset_gram",
+]
+
+
+def _offsets(r: ArrayLike) -> np.ndarray:
+    r = check_array("offsets r", r)
+    if r.size and r.min() < 0:
+        raise PosKernelsError(f"offsets r must be >= 0 (causal: r = t - j); got a minimum of {r.min()!r}")
+    return r
+
+
+def kerple_log_kernel(r: ArrayLike, r1: float, r2: float) -> np.ndarray:
+    """Kerple's logarithmic bias ``-r1 log(1 + r2 r)`` at offsets ``r >= 0`` (Chi et al. 2022).
+
+    Parameters
+    ----------
+    r : array_like
+        Offsets ``r >= 0``.
+    r1, r2 : float
+        Its two positive parameters.
+
+    Examples
+    --------
+    >>> kerple_log_kernel([0, 1, 10], 1.0, 0.5).round(4).tolist()
+    [-0.0, -0.4055, -1.7918]
+    """
+    return kerple_log_bias(_offsets(r), check_positive_real("r1", r1), check_positive_real("r2", r2))
+
+
+def kerple_power_kernel(r: ArrayLike, r1: float, r2: float) -> np.ndarray:
+    """Kerple's power bias ``-r1 r^r2`` at offsets ``r >= 0`` (Chi et al. 2022; CPD for ``0 < r2 <= 2``).
+
+    Examples
+    --------
+    >>> kerple_power_kernel([0, 1, 4], 0.5, 1.0).tolist()  # r2 = 1: ALiBi's bias at slope r1
+    [-0.0, -0.5, -2.0]
+    """
+    return kerple_power_bias(_offsets(r), check_positive_real("r1", r1), check_positive_real("r2", r2))
+
+
+#: Kerple's two kernels, by the registry's scheme names.
+KERPLE_KERNELS = {"kerple_log": kerple_log_kernel, "kerple_power": kerple_power_kernel}
+
+
+def offset_gram(kernel: Callable[[np.ndarray], np.ndarray], positions: ArrayLike) -> np.ndarray:
+    """The matrix ``K_ij = kernel(|m_i - m_j|)`` of a kernel over offsets at positions ``m``, shape ``(N, N)``.
+
+    Examples
+    --------
+    >>> offset_gram(lambda r: -r, [0, 2, 5]).tolist()
+    [[-0.0, -2.0, -5.0], [-2.0, -0.0, -3.0], [-5.0, -3.0, -0.0]]
+    """
+    m = check_array("positions", positions, ndim=1)
+    check_budget(f"a ({m.size}, {m.size}) Gram matrix", m.size * m.size)
+    return np.asarray(kernel(np.abs(m[:, None] - m[None, :])), dtype=float)
+
+
+def conditional_min_eigenvalue(K: ArrayLike) -> float:
+    """The least value of ``c^T K c`` over unit ``c`` with ``sum(c) = 0``: ``>= 0`` exactly when ``K`` is CPD.
+
+    ``K`` is symmetrized and restricted to the subspace ``sum(c) = 0`` through an orthonormal basis of it (the
+    Householder reflection taking ``1 / sqrt(N)`` to the first axis); the result is the least eigenvalue there.
+
+    Examples
+    --------
+    >>> K = offset_gram(lambda r: -r, [0.0, 1.3, 2.0, 7.5])  # -|m - n| is CPD
+    >>> conditional_min_eigenvalue(K) >= 0
+    True
+    >>> conditional_min_eigenvalue(-K) < 0  # its negation is not
+    True
+    """
+    K = check_array("K", K, ndim=2)
+    N = K.shape[0]
+    if N < 2 or K.shape[1] != N:
+        raise PosKernelsError(f"K must be a square matrix of size >= 2; got shape {K.shape}")
+    v = np.full(N, 1.0 / math.sqrt(N))
+    v[0] -= 1.0  # Householder vector taking e_0 to the unit all-ones direction
+    H = np.eye(N) - 2.0 * np.outer(v, v) / (v @ v)  # (N, N) orthogonal; column 0 is the all-ones direction
+    B = H[:, 1:]  # (N, N-1) orthonormal basis of sum(c) = 0
+    S = B.T @ (0.5 * (K + K.T)) @ B  # (N-1, N-1)
+    return float(np.linalg.eigvalsh(S)[0])
+
+
+def kerple_tail_bound(kind: str, W: float, r1: float, r2: float, D: float) -> float:
+    """At every length, the weight a Kerple head puts on offsets ``r >= D``, at most (see the module's text).
+
+    ``e^W (e^{b(D)} + int_D^inf e^{b(x)} dx)``; ``inf`` where the integral diverges (the logarithmic bias with
+    ``r1 <= 1``).
+
+    Parameters
+    ----------
+    kind : {"kerple_log", "kerple_power"}
+    W : float
+        Width of the interval holding the content scores, ``>= 0``.
+    r1, r2 : float
+        The head's parameters.
+    D : float
+        Offset, ``>= 0``.
+
+    Examples
+    --------
+    >>> f"{kerple_tail_bound('kerple_log', 2.0, 3.0, 1.0, 1000):.3g}"  # r1 = 3: tails like r^-3
+    '3.7e-06'
+    >>> kerple_tail_bound("kerple_log", 2.0, 0.8, 1.0, 1000)  # r1 <= 1: the tail sum diverges
+    inf
+    >>> f"{kerple_tail_bound('kerple_power', 0.0, 0.5, 1.0, 60):.3g}"  # ALiBi's e^{-sD} (1 + 1/s) at s = 1/2
+    '2.81e-13'
+    """
+    if kind not in KERPLE_KERNELS:
+        raise PosKernelsError(f"kind must be one of {', '.join(KERPLE_KERNELS)}; got {kind!r}")
+    W = float(check_array("the content width W", W))
+    if W < 0:
+        raise PosKernelsError(f"the content width W must be >= 0; got {W!r}")
+    r1, r2 = check_positive_real("r1", r1), check_positive_real("r2", r2)
+    D = float(_offsets(D))
+    if kind == "kerple_log":
+        if r1 <= 1.0:
+            return math.inf
+        log_head = -r1 * math.log1p(r2 * D)  # log e^{b(D)}
+        log_tail = log_head + math.log1p((1.0 + r2 * D) / (r2 * (r1 - 1.0)))
+    else:
+        log_head = -r1 * D**r2
+        # int_D^inf e^{-r1 x^r2} dx = Gamma(1/r2, r1 D^r2) / (r2 r1^{1/r2}), in logs (Gamma(1/r2) overflows early)
+        a = 1.0 / r2
+        Q = float(gammaincc(a, r1 * D**r2))  # the regularized upper incomplete gamma
+        log_int = math.lgamma(a) + math.log(Q) - math.log(r2) - a * math.log(r1) if Q > 0 else -math.inf
+        top = max(log_head, log_int)
+        log_tail = top + math.log(math.exp(log_head - top) + math.exp(log_int - top))
+    if W + log_tail > 700:  # past float64: vacuous (a weight is at most 1)
+        return math.inf
+    return math.exp(W + log_tail)
+
+
+def fire_kernel(r: ArrayLike, t: float, c: float, L: float, w1: ArrayLike, b1: ArrayLike, w2: ArrayLike) -> np.ndarray:
+    """FIRE's bias ``f(psi(r) / psi(max(L, t)))`` for a query at position ``t`` and offsets ``0 <= r <= t``.
+
+    ``psi(x) = log(c x + 1)``; ``f(u) = sum_h w2_h relu(w1_h u + b1_h)`` with weights of shape ``(H,)``.
+
+    Examples
+    --------
+    >>> w1, b1, w2 = np.array([1.0, -1.0]), np.array([0.0, 0.5]), np.array([2.0, 1.0])
+    >>> fire_kernel([0, 99], 99, 0.1, 20.0, w1, b1, w2).tolist()  # the farthest key reads f(1), at any t >= L
+    [0.5, 2.0]
+    >>> fire_kernel([0, 99_999], 99_999, 0.1, 20.0, w1, b1, w2).tolist()
+    [0.5, 2.0]
+    """
+    r = _offsets(r)
+    t, c, L = float(check_array("t", t)), check_positive_real("c", c), check_positive_real("L", L)
+    if r.size and r.max() > t:
+        raise PosKernelsError(f"offsets of a query at t = {t!r} lie in [0, t]; got {r.max()!r}")
+    w1, b1, w2 = (check_array(name, v, ndim=1) for name, v in (("w1", w1), ("b1", b1), ("w2", w2)))
+    if not w1.shape == b1.shape == w2.shape:
+        raise PosKernelsError(f"w1, b1, w2 must share one shape (H,); got {w1.shape}, {b1.shape}, {w2.shape}")
+    return fire_bias(fire_features(r, t, c, L), w1, b1, w2)

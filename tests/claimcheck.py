@@ -1,0 +1,52 @@
+"""The three files of trained claims parametrize over one table, :data:`poskernels.claims.CLAIMS`.
+
+A claim is asserted under ``test_claim_holds`` when its false-pass rate, measured on seeds the tests do not run
+(``src/poskernels/page/claims_calibration.json``), is at most 5%, and under
+``test_claim_is_consistent_but_not_resolved_by_ten_seeds`` otherwise: the same check, named for what it shows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from poskernels.claims import Claim, of_suite
+from poskernels.claims.calibrate import MAX_FALSE_PASS
+
+CALIBRATION = Path(__file__).resolve().parents[1] / "src" / "poskernels" / "page" / "claims_calibration.json"
+
+
+def _false_pass() -> dict[str, float | None]:
+    if not CALIBRATION.exists():
+        return {}
+    return {row["id"]: row["false_pass"] for row in json.loads(CALIBRATION.read_text())["claims"]}
+
+
+FALSE_PASS = _false_pass()
+
+
+def resolved(claim: Claim) -> bool:
+    """Whether ten seeds resolve the claim: measured, and a false claim passes at most 5% of the time."""
+    rate = FALSE_PASS.get(claim.id)
+    return rate is not None and rate <= MAX_FALSE_PASS
+
+
+def holds(suite: str) -> list[Claim]:
+    return [c for c in of_suite(suite) if resolved(c)]
+
+
+def consistent(suite: str) -> list[Claim]:
+    return [c for c in of_suite(suite) if not resolved(c)]
+
+
+def claim_id(claim: Claim) -> str:
+    return claim.id.split(".", 1)[1]
+
+
+def assert_claim(numbers: dict, claim: Claim) -> None:
+    """The claim's verdict on the session's numbers: it must apply and pass."""
+    v = claim.check(numbers)
+    assert v.passed is not None, f"{claim.id}: not applicable ({v.why})"
+    assert v.passed, (
+        f"{claim.id}: statistic {v.statistic:.4g} fails {v.threshold}\n  the article: {claim.sentence} ({claim.where})"
+    )
