@@ -280,7 +280,7 @@ def _file_variants(cls, default, sub, model_type: str, folder: Path, torch) -> l
             cases += _check(cls, hf_cfg, model_type, VARIANTS[2], folder, torch, raw)
     if sub is not default and sub is default.get_text_config():
         cases += _check(cls, sub, model_type, VARIANTS[1], folder, torch, default.to_dict())
-    if sub is default or sub is default.get_text_config():
+    if sub is default.get_text_config():  # the rotary reads the language model's config, as the hub file gives it
         cases += _hub_files(cls, default, sub, model_type, folder, torch)
     return cases
 
