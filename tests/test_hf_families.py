@@ -78,3 +78,56 @@ def test_readme_statement_is_the_enumerators_output(cases):
     )
     rendered = hf_families.render(hf_families.summarize(cases), markdown=True)
     assert block.group(1).strip() == rendered.strip()
+
+
+def test_hub_files_read_with_and_without_transformers_agree_with_it(cases):
+    """Every family's default config with every default key removed (the file a hub holds): the census, with the
+    defaults from transformers and from the shipped table, equals transformers' own rotary module."""
+    hub = {c.rotary for c in cases if c.rope_type == hf_families.VARIANTS[3]}  # rotaries of the language model
+    agree = {c.rotary for c in cases if c.rope_type == "default" and c.status == "agrees"} & hub
+    assert len(agree) >= 100
+    for label in hf_families.VARIANTS[3:]:
+        read = {c.rotary for c in cases if c.rope_type == label and c.status == "agrees"}
+        assert read == agree, (label, sorted(agree ^ read)[:5])
+
+
+def test_shipped_defaults_table_is_transformers_own():
+    """data/hf_text_defaults.json: the text defaults of every config class, as the installed transformers has them."""
+    from poskernels.rope_config.defaults import _shipped, defaults_table
+
+    table, shipped = defaults_table(), _shipped()
+    assert transformers.__version__ in shipped["_source"], "python -m poskernels.hf_families --defaults PATH"
+    assert table["families"] == shipped["families"], "stale: python -m poskernels.hf_families --defaults PATH"
+
+
+def test_layer_types_derived_for_other_layer_counts_agree_with_transformers():
+    """A file with its own num_hidden_layers and no layer_types: the shipped table's repeated pattern gives the
+    layer types (the set the census reads one RoPE for) transformers derives, for every family with per-layer
+    types; the lists themselves differ where a family forces its last layer (stated as assumed)."""
+    from transformers import CONFIG_MAPPING
+
+    from poskernels.rope_config.defaults import _layer_types, _shipped, use_transformers
+
+    checked, other_set = 0, []
+    for model_type, entry in _shipped()["families"].items():
+        default = entry["defaults"].get("layer_types")
+        if not isinstance(default, list) or len(set(default)) < 2 or entry["part"]:
+            continue
+        for n in (len(default) + 3, 2 * len(default)):
+            try:
+                theirs = CONFIG_MAPPING[model_type](num_hidden_layers=n).layer_types
+            except Exception:  # noqa: BLE001 - the class refuses that count
+                continue
+            use_transformers(False)
+            try:
+                ours, how = _layer_types(entry, {"num_hidden_layers": n}, "table")
+            finally:
+                use_transformers(True)
+            checked += 1
+            assert how.startswith("assumed") and len(ours) == n
+            rope = entry["defaults"].get("rope_parameters") or {}
+            keys = {k for k, v in rope.items() if isinstance(v, dict)} or set(theirs) | set(ours)
+            if set(theirs) & keys != set(ours) & keys:  # the layer types that carry a RoPE of their own
+                other_set.append((model_type, n))
+    assert checked >= 100
+    assert not other_set

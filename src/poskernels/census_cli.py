@@ -22,7 +22,9 @@ map columns to ``--width`` (default: the terminal's, within 80..120 columns).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import math
 import shutil
 import sys
 from pathlib import Path
@@ -33,8 +35,16 @@ from .atomic import Output, check_output, check_outputs, save_figure
 from .errors import PosKernelsError, check_positive_int, did_you_mean
 from .extension import MAPS, extend
 from .extension.ecosystem import compare_yarn_ramps
-from .rope_config import RopeConfig, bundled_configs, config_extension, load_layer_configs
+from .rope_config import ROPE_TYPES, RopeConfig, bundled_configs, config_extension, load_layer_configs
 from .theory.census import chen_constant, sum_theta_sq, wavelength_census
+from .theory.context import (
+    MAX_SCAN,
+    critical_dimension,
+    extrapolation_bound,
+    first_negative_offset,
+    smallest_nonnegative_base,
+    unseen_planes,
+)
 
 __all__ = ["add_arguments", "census", "census_all", "plot_census", "render_census", "run", "terminal_width"]
 
@@ -58,9 +68,15 @@ def census(cfg: RopeConfig, target_length: int | None = None) -> dict:
     kappa = N / L
     theta = cfg.theta  # (d/2,)
     d, b = cfg.rotary_dim, cfg.base
-    maps = {}
+    maps, not_applicable = {}, {}
     for name in MAPS:
-        ext = extend(name, theta, kappa, L, **cfg.map_options(name))
+        try:
+            ext = extend(name, theta, kappa, L, **cfg.map_options(name))
+        except PosKernelsError as err:  # a map the config did not ask for that cannot apply (NTK-aware at d = 2)
+            if name == ROPE_TYPES[cfg.rope_type]:
+                raise
+            not_applicable[name] = str(err)
+            continue
         maps[name] = {
             "inv_freq": ext.inv_freq.tolist(),
             "attention_factor": ext.attention_factor,
@@ -98,19 +114,121 @@ def census(cfg: RopeConfig, target_length: int | None = None) -> dict:
     }
     ramps = {}
     for truncate in (True, False):
+        if "yarn_hf" in not_applicable:  # one plane: no ramp to compare
+            break
         c = compare_yarn_ramps(theta, kappa, L, truncate=truncate)
         ramps["truncated" if truncate else "untruncated"] = {k: c[k] for k in ("max_gap", "plane", "factor_gap")} | {
             "planes_differing": c["planes_differing"]
         }
+    return json_safe(
+        {
+            "config": cfg.summary(),
+            "target_length": N,
+            "kappa": kappa,
+            "context": context_census(cfg, N, maps),
+            "logit_multiplier": logit_multiplier(cfg, maps["config"]["attention_factor"], N),
+            "planes": planes,
+            "maps": maps,
+            "not_applicable": not_applicable,
+            "interpolation_bound": bound,
+            "yarn_ramps": ramps,
+            "null": NULL_MEANS,
+        }
+    )
+
+
+#: What ``null`` stands for in the census JSON (JSON has no infinity; ``jq`` and ``JSON.parse`` refuse it).
+NULL_MEANS = (
+    "infinite or absent: a wavelength of a plane whose frequency underflows to 0 (it never turns), an "
+    "extrapolation bound no plane limits, a kernel that stays nonnegative through the target length, a base "
+    "not found or not scanned"
+)
+
+
+def json_safe(value):
+    """``value`` with every non-finite float replaced by None (see :data:`NULL_MEANS`).
+
+    >>> json_safe({"a": [1.0, float("inf")], "b": float("nan")})
+    {'a': [1.0, None], 'b': None}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+#: Largest target length whose smallest nonnegative base is scanned by the census (a few seconds at d = 128),
+#: and the scan's grid (bases per decade; a finer grid can find a smaller base: the passing set has islands).
+BASE_SCAN_MAX = 1 << 17
+BASE_GRID = 50
+
+
+@functools.lru_cache(maxsize=64)
+def _smallest_base(d: int, N: int) -> float | None:
+    """The scan depends on ``(d, N)`` alone: one per pair per process (``advise`` reads five maps at one ``N``)."""
+    return smallest_nonnegative_base(d, N, steps_per_decade=BASE_GRID)
+
+
+def context_census(cfg: RopeConfig, N: int, maps: dict) -> dict:
+    """What the frequencies mean for a context of ``N`` tokens (:mod:`poskernels.theory.context`), JSON-ready.
+
+    ``critical_dimension`` and ``extrapolation_bound`` (Liu et al. 2023) at the training length;
+    ``first_negative_offset`` of the kernel ``sum_j cos(Delta f_j)`` up to ``N - 1`` (None: nonnegative
+    throughout) for the native frequencies and after each map (Men et al. 2024); ``smallest_base``: the smallest
+    base, on a grid of :data:`BASE_GRID` per decade, whose native kernel stays nonnegative on ``0..N-1`` (scanned up to
+    :data:`BASE_SCAN_MAX`); ``unseen_planes``: Theorem 5 (i)'s planes that see angles training never produced.
+    """
+    L, d, b, theta = cfg.training_length, cfg.rotary_dim, cfg.base, cfg.theta
+    last = min(N - 1, MAX_SCAN)
+    freqs = {"native": theta} | {name: np.asarray(m["inv_freq"]) for name, m in maps.items() if name != "none"}
+    base = _smallest_base(d, N) if N <= BASE_SCAN_MAX else None
     return {
-        "config": cfg.summary(),
-        "target_length": N,
-        "kappa": kappa,
-        "planes": planes,
-        "maps": maps,
-        "interpolation_bound": bound,
-        "yarn_ramps": ramps,
+        "critical_dimension": critical_dimension(L, d, b),
+        "extrapolation_bound": extrapolation_bound(L, d, b),
+        "kernel_scanned_to": last,
+        "first_negative_offset": {name: first_negative_offset(f, last) for name, f in freqs.items()},
+        "smallest_base": base,
+        "smallest_base_grid_per_decade": BASE_GRID if N <= BASE_SCAN_MAX else None,
+        "unseen_planes": {name: unseen_planes(theta, f, L, N).tolist() for name, f in freqs.items()},
     }
+
+
+def logit_multiplier(cfg: RopeConfig, attention_factor: float, N: int) -> dict:
+    """The factor the model's attention logits carry beyond ``q.k / sqrt(head_dim)``, with its parts.
+
+    Parts: the rotary attention factor on cos and sin, squared in the logits; YaRN's
+    ``mscale(factor, mscale_all_dim)**2`` where the family's attention applies it (DeepSeek); Gemma's
+    ``sqrt(head_dim / query_pre_attn_scalar)``; Llama 4's attention-temperature tuning at the target length,
+    ``1 + attn_scale log1p(floor(N / floor_scale))``, on its layers without RoPE only (not in the total).
+
+    >>> from poskernels.rope_config import load_config
+    >>> logit_multiplier(load_config("llama-2-7b"), 1.0, 8192)["total"]
+    1.0
+    """
+    att = cfg.attention
+    parts = {"rotary attention factor squared": attention_factor**2}
+    factor = cfg.scaling.get("factor")
+    mscale_all = cfg.scaling.get("mscale_all_dim")
+    if att.get("mscale_all_dim_in_attention") and cfg.rope_type != "default" and mscale_all and factor:
+        m = 0.1 * float(mscale_all) * math.log(float(factor)) + 1.0 if factor > 1 else 1.0
+        parts["attention mscale(factor, mscale_all_dim)^2"] = m * m
+    if "query_pre_attn_scalar" in att:
+        parts["query_pre_attn_scalar: sqrt(head_dim / query_pre_attn_scalar)"] = math.sqrt(
+            cfg.head_dim / att["query_pre_attn_scalar"]
+        )
+    total = math.prod(parts.values())
+    out = {"total": total, "parts": parts}
+    tuning = att.get("attn_temperature_tuning")
+    if tuning:
+        out["layers_without_rope"] = {
+            "count": att["layers_without_rope"],
+            "of": att["layers"],
+            "temperature_at_target": 1 + tuning["attn_scale"] * math.log1p(math.floor(N / tuning["floor_scale"])),
+        }
+    return out
 
 
 def _table(headers: list[str], rows: list[list[str]], width: int | None = None, keep: int = 1) -> str:
@@ -147,8 +265,52 @@ def terminal_width() -> int:
     return max(80, min(120, shutil.get_terminal_size((100, 24)).columns))
 
 
-def _g(x: float) -> str:
-    return f"{x:.4g}"
+def _g(x: float | None) -> str:
+    return "inf" if x is None else f"{x:.4g}"
+
+
+def _planes(planes: list[int]) -> str:
+    if not planes:
+        return "none"
+    return (
+        f"{len(planes)} ({planes[0]}..{planes[-1]})"
+        if planes == list(range(planes[0], planes[-1] + 1))
+        else (f"{len(planes)} {planes}")
+    )
+
+
+def _context_lines(data: dict, names: list[str]) -> list[str]:
+    """The few lines above the plane table: what the frequencies mean for the target length."""
+    c, cfg, N = data["context"], data["config"], data["target_length"]
+    first = c["first_negative_offset"]
+    shown = ["native"] + [n for n in names if n in first]
+    base = c["smallest_base"]
+    scanned = (
+        f"{base:.3g} (grid of {c['smallest_base_grid_per_decade']} per decade)"
+        if base is not None
+        else ("none up to 1e12" if c["smallest_base_grid_per_decade"] else f"not scanned past N = {BASE_SCAN_MAX}")
+    )
+    lm = data["logit_multiplier"]
+    lines = [
+        f"critical dimension (Liu et al. 2023): {c['critical_dimension']} of d = {cfg['rotary_dim']} dimensions turn "
+        f"a whole circle in L; extrapolation bound T_extra = {_g(c['extrapolation_bound'])} tokens",
+        "kernel sum_j cos(Delta f_j), first negative offset up to N - 1 (Men et al. 2024; none = nonnegative): "
+        + ", ".join(f"{n} {first[n] if first[n] is not None else 'none'}" for n in shown),
+        f"smallest base whose native kernel stays nonnegative on 0..N-1: {scanned}; "
+        f"this config's base {cfg['rope_theta']:g}",
+        "planes reading angles training never produced at N (Theorem 5 (i)): "
+        + ", ".join(f"{n} {_planes(c['unseen_planes'][n])}" for n in shown),
+        f"logit multiplier {lm['total']:.4g} = " + " x ".join(f"{k} {v:.4g}" for k, v in lm["parts"].items()),
+    ]
+    if "layers_without_rope" in lm:
+        nope = lm["layers_without_rope"]
+        lines.append(
+            f"{nope['count']} of {nope['of']} layers have no RoPE; their queries are scaled by "
+            f"{nope['temperature_at_target']:.4g} at N = {N} (attention-temperature tuning)"
+        )
+    for name, why in data.get("not_applicable", {}).items():
+        lines.append(f"map {name} not applicable: {why}")
+    return lines
 
 
 def _read_from(cfg: dict) -> list[str]:
@@ -164,6 +326,17 @@ def _read_from(cfg: dict) -> list[str]:
         notes.append("rope_theta is absent from the config: b = 10000 assumed (transformers' common default)")
     elif read.get("base") == "transformers default":
         notes.append(f"rope_theta is absent: b = {cfg['rope_theta']:g}, the default of transformers' config class")
+    if read.get("defaults"):
+        by_source: dict[str, list[str]] = {}
+        for key, where in read["defaults"].items():
+            by_source.setdefault(where, []).append(key)
+        for where, keys in by_source.items():
+            notes.append(f"absent from the file, taken as the model class's ({where}): {', '.join(keys)}")
+    if str(read.get("training_length", "")).startswith("max_position_embeddings / factor"):
+        notes.append(
+            f"training length L = max_position_embeddings / factor = {cfg['training_length']} (linear scaling "
+            "without original_max_position_embeddings: the factor is read as the extension ratio)"
+        )
     if read.get("mrope_section"):
         notes.append(f"mrope_section {read['mrope_section']}: on text all three position ids coincide, as read here")
     return notes
@@ -191,6 +364,7 @@ def render_census(data: dict, width: int | None = 100) -> str:
         f"target length N = {data['target_length']}, kappa = N / L = {data['kappa']:.4g}; "
         f"config's own map: {maps['config']['map']} at kappa = {maps['config']['kappa']:.4g}",
         *_read_from(cfg),
+        *_context_lines(data, names),
         "turns = (L - 1) / lambda_j over the training offsets; turn = a whole turn completes (Theorem 5 (i));",
         "map columns: factor = inv_freq / theta (1 = unchanged, 1/kappa = interpolated); yarn_hf_untr = "
         "yarn_hf_untruncated",
@@ -296,11 +470,15 @@ def census_all(spec, target_length: int | None = None, layer_type: str | None = 
     """The census of every RoPE of a config: one census, or ``{"layer_types": {name: census}}``.
 
     >>> sorted(census_all("mistral-7b"))[:3]
-    ['config', 'interpolation_bound', 'kappa']
+    ['config', 'context', 'interpolation_bound']
     """
     if layer_type is not None and not isinstance(layer_type, str):  # a list is unhashable: no lookup, a refusal
         raise PosKernelsError(f"layer_type must be a layer type's name (a str) or None; got {layer_type!r:.80}")
     cfgs = load_layer_configs(spec)
+    if layer_type is not None and list(cfgs) == [None]:
+        raise PosKernelsError(
+            f"--layer-type {layer_type!r} was given, but this config has no layer types: one RoPE for all layers"
+        )
     if layer_type is not None:
         if layer_type not in cfgs:
             accepted = ", ".join(str(k) for k in cfgs)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from . import advise_cli as _advise_cli
 from . import census_cli as _census_cli
 from . import scheme_cli as _scheme_cli
 from .atomic import check_outputs as _check_outputs
@@ -135,6 +136,11 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
         _census_cli.add_arguments,
         _census_cli.run,
     ),
+    "advise": (
+        "the rope_parameters block to paste into a config.json to reach a target length, with its verdicts",
+        _advise_cli.add_arguments,
+        _advise_cli.run,
+    ),
     "lab": ("serve the laboratory (Figures A and B) on 127.0.0.1", _lab_server.add_arguments, _lab_server.run),
     "sweep": (_sweep_cli.SWEEP_HELP, _sweep_cli.add_sweep_arguments, _sweep_cli.sweep),
     "plot": (_sweep_cli.PLOT_HELP, _sweep_cli.add_plot_arguments, _sweep_cli.plot),
@@ -148,6 +154,7 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
 OUTPUTS: dict[str, dict[str, str]] = {
     "reproduce": {"out": "folder", "cache": "folder"},
     "census": {"json": "file", "plot": "figure"},
+    "advise": {"json": "file"},
     "sweep": {"store": "file", "cache": "folder", "out": "file"},
     "plot": {"out": "figure"},
     "tournament": {"json": "file", "cache": "folder"},

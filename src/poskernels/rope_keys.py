@@ -50,6 +50,8 @@ __all__ = [
     "default_theta",
     "factor_list",
     "layer_dicts",
+    "layer_type_names",
+    "layer_types",
     "partial_rotation",
     "rope_dict",
     "number",
@@ -100,8 +102,15 @@ def text_part(raw: dict) -> tuple[dict, str]:
     raw, part = standard_keys(raw), ""
     if not any(k in raw for k in ATTENTION_KEYS) and isinstance(raw.get("text_config"), dict):
         raw, part = standard_keys(raw["text_config"]), "text_config"
-    if raw.get("per_layer_config"):  # transformers' heterogeneous configs: a head width per layer
+    if raw.get("per_layer_config") is not None:  # transformers' heterogeneous configs: a head width per layer
         key = "per_layer_config" if not part else f"{part}.per_layer_config"
+        if not isinstance(raw["per_layer_config"], (dict, list)):
+            raise PosKernelsError(
+                f"config key {key!r} must be an object of per-layer settings (or null); "
+                f"got {reprlib.repr(raw['per_layer_config'])}"
+            )
+        if not raw["per_layer_config"]:
+            return raw, part
         raise PosKernelsError(
             f"config key {key!r} gives layers their own head widths; the census reads one width per "
             f"RoPE; got layers {reprlib.repr(list(raw['per_layer_config']))}"
@@ -164,13 +173,17 @@ def layer_dicts(scaling: dict, raw: dict, scope: str) -> dict[str, dict | None] 
     >>> layer_dicts({"rope_theta": 1e6}, {}, "rope_parameters") is None
     True
     """
-    labels = set(raw.get("layer_types") or []) if isinstance(raw.get("layer_types"), list) else set()
+    labels = set(layer_types(raw))
     nested = [k for k, v in scaling.items() if isinstance(v, dict) or (v is None and k in labels)]
     if not nested:
         return None
     if labels and set(nested) & labels:  # transformers reads the layer types the layers use, and ignores the rest
-        used = [k for k in nested if k in labels]
-        return {k: scaling[k] for k in used}
+        return {k: scaling[k] for k in nested if k in labels}
+    if labels and all(k in layer_type_names() for k in nested):
+        raise PosKernelsError(
+            f"config key {scope!r} has RoPE dicts only for layer types the config does not list "
+            f"({', '.join(nested)}); its layer_types: {', '.join(sorted(labels))}"
+        )
     flat = sorted(set(scaling) - set(nested))
     if flat:
         raise PosKernelsError(
@@ -178,6 +191,48 @@ def layer_dicts(scaling: dict, raw: dict, scope: str) -> dict[str, dict | None] 
             f"({', '.join(flat)}); transformers reads one or the other"
         )
     return dict(scaling)
+
+
+def layer_types(raw: dict) -> list[str]:
+    """The config's ``layer_types`` (empty when absent), checked: a list of known names, one per layer.
+
+    >>> layer_types({"layer_types": ["sliding_attention", "full_attention"], "num_hidden_layers": 2})
+    ['sliding_attention', 'full_attention']
+    >>> layer_types({"layer_types": [["full_attention"]]})
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: config key 'layer_types' must be a list of layer-type names (strings); \
+got [['full_attention']]
+    """
+    value = raw.get("layer_types")
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PosKernelsError(
+            f"config key 'layer_types' must be a list of layer-type names (strings); got {reprlib.repr(value)}"
+        )
+    allowed = layer_type_names()
+    unknown = sorted(set(value) - set(allowed))
+    if unknown:
+        from .errors import did_you_mean
+
+        raise PosKernelsError(
+            f"config key 'layer_types' names unknown layer types {', '.join(map(repr, unknown))}"
+            f"{did_you_mean(unknown[0], allowed)}; accepted: {', '.join(allowed)}"
+        )
+    n = raw.get("num_hidden_layers")
+    if isinstance(n, int) and not isinstance(n, bool) and n != len(value):
+        raise PosKernelsError(
+            f"config key 'layer_types' has {len(value)} entries but 'num_hidden_layers' = {n}; one per layer"
+        )
+    return value
+
+
+@functools.cache
+def layer_type_names() -> tuple[str, ...]:
+    """Layer-type names transformers accepts (its ``ALLOWED_LAYER_TYPES``, legacy names included), shipped."""
+    text = (resources.files("poskernels") / "data" / "hf_attribute_map.json").read_text()
+    return tuple(json.loads(text)["layer_types"])
 
 
 def width_keys(raw: dict) -> tuple[int, str]:

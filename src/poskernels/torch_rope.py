@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 
 from .errors import PosKernelsError, check_array, check_int, check_positive_real
 
@@ -96,7 +97,13 @@ def _positions(positions, device) -> torch.Tensor:
     return torch.from_numpy(_as_numpy("positions", positions)).to(device)
 
 
-def cos_sin(positions, inv_freq, dtype=torch.float32, device=None, attention_factor: float = 1.0):
+def cos_sin(
+    positions: torch.Tensor | ArrayLike,
+    inv_freq: torch.Tensor | ArrayLike,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+    attention_factor: float = 1.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``cos(m theta_j)`` and ``sin(m theta_j)`` times ``attention_factor``, shape ``positions.shape + (P,)``.
 
     The angles are computed in float32 (float64 when ``dtype`` is float64) and refused if one overflows it.
@@ -146,8 +153,8 @@ def _seq_axis(seq_dim, ndim: int) -> int:
 
 def apply_rope(
     x: torch.Tensor,
-    positions,
-    inv_freq,
+    positions: torch.Tensor | ArrayLike,
+    inv_freq: torch.Tensor | ArrayLike,
     rotated_planes: int | None = None,
     attention_factor: float = 1.0,
     layout: str = "pairs",

@@ -28,6 +28,7 @@ import argparse
 from pathlib import Path
 
 from ..atomic import write_json_atomic
+from ..rope_config.defaults import defaults_table
 from .attribute_map import attribute_map_table
 from .cases import EPS32, TYPE_OPTIONS, VARIANTS, Case, enumerate_families  # noqa: F401  (EPS32: as before)
 from .summary import README_BLOCK, render, summarize, write_readme_block  # noqa: F401  (README_BLOCK: as before)
@@ -45,15 +46,20 @@ __all__ = [
 
 
 def main(argv=None) -> int:
-    """``python -m poskernels.hf_families [--markdown] [--json PATH] [--attribute-map PATH] [--readme README]``."""
+    """``python -m poskernels.hf_families [--markdown] [--json PATH] [--attribute-map PATH] [--defaults PATH]
+    [--readme README]``."""
     p = argparse.ArgumentParser(prog="python -m poskernels.hf_families", description=__doc__.splitlines()[0])
     p.add_argument("--markdown", action="store_true", help="print the summary as the README's Markdown")
     p.add_argument("--json", type=Path, help="also write every case as JSON")
     p.add_argument("--attribute-map", type=Path, metavar="PATH", help="write the attribute-map table and stop")
+    p.add_argument("--defaults", type=Path, metavar="PATH", help="write the class-defaults table and stop")
     p.add_argument("--readme", type=Path, metavar="README", help="also rewrite the README's generated block")
     args = p.parse_args(argv)
     if args.attribute_map is not None:
         write_json_atomic(args.attribute_map, attribute_map_table())
+        return 0
+    if args.defaults is not None:
+        write_json_atomic(args.defaults, defaults_table())
         return 0
     cases = enumerate_families(progress=True)
     summary = summarize(cases)

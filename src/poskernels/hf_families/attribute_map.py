@@ -7,6 +7,8 @@ config class's attribute map, default ``rope_theta`` and whether it drops a v4 `
 
 from __future__ import annotations
 
+from ..rope_config.defaults import defaults_table
+
 __all__ = ["attribute_map_table"]
 
 
@@ -39,7 +41,20 @@ def attribute_map_table() -> dict:
         "(python -m poskernels.hf_families --attribute-map PATH)"
     )
     ignoring = sorted(mt for mt in CONFIG_MAPPING.keys() if _drops_rope_scaling(CONFIG_MAPPING, mt))
-    return {"_source": source, "attribute_map": table, "default_theta": thetas, "ignores_rope_scaling": ignoring}
+    from transformers import configuration_utils as cu
+
+    names = set(cu.ALLOWED_LAYER_TYPES) | set(getattr(cu, "_LEGACY_LAYER_TYPE_REMAP", {}))
+    for entry in defaults_table()["families"].values():  # names a class uses by default (Dory's "mlp")
+        used = entry["defaults"].get("layer_types")
+        names |= {v for v in used if isinstance(v, str)} if isinstance(used, list) else set()
+    names = sorted(names)
+    return {
+        "_source": source,
+        "attribute_map": table,
+        "default_theta": thetas,
+        "ignores_rope_scaling": ignoring,
+        "layer_types": names,
+    }
 
 
 def _drops_rope_scaling(mapping, model_type: str) -> bool:

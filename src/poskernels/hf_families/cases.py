@@ -236,7 +236,13 @@ def enumerate_families(rope_types=("default", *TYPE_OPTIONS), progress: bool = F
 
 
 #: Labels of the cases that write the default config in another form than the sub-config's full dict.
-VARIANTS = ("default without rope_theta", "default as a whole multimodal file", "linear in v4 spelling")
+VARIANTS = (
+    "default without rope_theta",
+    "default as a whole multimodal file",
+    "linear in v4 spelling",
+    "hub file, defaults from transformers",
+    "hub file, defaults from the shipped table",
+)
 
 
 def _file_variants(cls, default, sub, model_type: str, folder: Path, torch) -> list[Case]:
@@ -274,6 +280,25 @@ def _file_variants(cls, default, sub, model_type: str, folder: Path, torch) -> l
             cases += _check(cls, hf_cfg, model_type, VARIANTS[2], folder, torch, raw)
     if sub is not default and sub is default.get_text_config():
         cases += _check(cls, sub, model_type, VARIANTS[1], folder, torch, default.to_dict())
+    if sub is default.get_text_config():  # the rotary reads the language model's config, as the hub file gives it
+        cases += _hub_files(cls, default, sub, model_type, folder, torch)
+    return cases
+
+
+def _hub_files(cls, default, sub, model_type: str, folder: Path, torch) -> list[Case]:
+    """The default config as a hub file holds it: every key equal to the class default removed (for a
+    multimodal family, the wrapper's ``model_type`` alone); read with the defaults from transformers and from
+    the shipped table."""
+    from ..rope_config.defaults import use_transformers
+
+    raw = {"model_type": default.model_type}
+    cases = []
+    for flag, label in ((True, VARIANTS[3]), (False, VARIANTS[4])):
+        use_transformers(flag)
+        try:
+            cases += _check(cls, sub, model_type, label, folder, torch, raw)
+        finally:
+            use_transformers(True)
     return cases
 
 

@@ -7,7 +7,7 @@ from: bundled configs of released models, files, dicts, transformers configs).  
 
 from __future__ import annotations
 
-from .load import bundled_configs, load_config, load_layer_configs
+from .load import bundled_configs, load_config, load_layer_configs, raw_config
 from .parse import REFUSED_TYPES, ROPE_TYPES, RopeConfig, config_extension, parse_config, parse_layer_configs
 
 __all__ = [
@@ -20,4 +20,5 @@ __all__ = [
     "load_layer_configs",
     "parse_config",
     "parse_layer_configs",
+    "raw_config",
 ]

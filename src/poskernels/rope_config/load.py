@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import PosKernelsError, did_you_mean, parse_json, read_text
 from .parse import RopeConfig, parse_config, parse_layer_configs
 
-__all__ = ["bundled_configs", "load_config", "load_layer_configs"]
+__all__ = ["bundled_configs", "load_config", "load_layer_configs", "raw_config"]
 
 
 def _configs_dir():
@@ -58,6 +58,15 @@ def _raw_config(spec) -> tuple[dict, str]:
             )
         text, name = read_text(path, "config file"), str(path)  # UTF-8 only: binary, UTF-16, Latin-1 refused
     return parse_json(text, f"config {name!r}"), name
+
+
+def raw_config(spec) -> tuple[dict, str]:
+    """The JSON object behind a bundled name, a path, a dict or a transformers config, and a name for it.
+
+    >>> raw_config("mistral-7b")[0]["model_type"]
+    'mistral'
+    """
+    return _raw_config(spec)
 
 
 def load_config(spec, layer_type: str | None = None) -> RopeConfig:

@@ -16,6 +16,7 @@ Where a config comes from (a bundled name, a file, a transformers object) is :mo
 
 from __future__ import annotations
 
+import math
 import reprlib
 from dataclasses import dataclass, field
 
@@ -36,6 +37,7 @@ from ..rope_keys import (
     where,
     width_keys,
 )
+from .defaults import attention_keys, fill_defaults
 
 __all__ = [
     "REFUSED_TYPES",
@@ -117,6 +119,7 @@ class RopeConfig:
     source: str | None = None
     layer_type: str | None = None
     read_from: dict = field(default_factory=dict, repr=False, compare=False)
+    attention: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def theta(self) -> np.ndarray:
@@ -131,10 +134,20 @@ class RopeConfig:
         return float(self.scaling.get("factor", 1.0))
 
     def default_target_length(self) -> int:
-        """The length the config extends to, ``max(max_position_embeddings, factor L)``; ``4 L`` for plain RoPE."""
+        """The length the config extends to, ``max(max_position_embeddings, factor L)``; ``4 L`` for plain RoPE.
+
+        A factor whose ``factor L`` passes ``2**53`` (``factor: 1e308``) is refused, naming the key.
+        """
         if self.rope_type == "default":
             return 4 * self.training_length
-        return max(self.max_position_embeddings, round(self.factor * self.training_length))
+        extended = self.factor * self.training_length
+        if not extended <= 2**53:  # also NaN
+            raise PosKernelsError(
+                f"config key 'factor' = {self.scaling.get('factor', self.factor)!r} gives the extended length "
+                f"factor * L = {extended:.3g} (L = {self.training_length}), past 2**53; the factor must keep it "
+                "within 2**53, or give --target-length"
+            )
+        return max(self.max_position_embeddings, round(extended))
 
     def map_options(self, name: str) -> dict:
         """Keyword options the config supplies for the registry map ``name`` (empty unless it is the config's own)."""
@@ -162,6 +175,7 @@ class RopeConfig:
             "source": self.source,
             "layer_type": self.layer_type,
             "read_from": self.read_from,
+            "attention": self.attention,
         }
 
 
@@ -186,6 +200,13 @@ def _rope_type(scaling: dict, scope: str) -> str:
             f"accepted: {accepted}"
         )
     return "longrope" if rope_type == "su" else rope_type
+
+
+def _text(raw: dict) -> tuple[dict, str, dict]:
+    """The language model's keys with the class defaults the file leaves out, its path, and what was assumed."""
+    text, part, assumed = fill_defaults(raw)
+    text, inner = text_part(text)
+    return text, part or inner, assumed
 
 
 def parse_config(
@@ -214,7 +235,7 @@ def parse_config(
         raise PosKernelsError(f"a config must be a JSON object; got {reprlib.repr(raw)}")
     if layer_type is not None and not isinstance(layer_type, str):  # a list is unhashable: no lookup, a refusal
         raise PosKernelsError(f"layer_type must be a layer type's name (a str) or None; got {reprlib.repr(layer_type)}")
-    raw, part = text_part(raw)
+    raw, part, assumed = _text(raw)
     scaling, scope = rope_dict(raw)
     layers = layer_dicts(scaling, raw, scope)
     if layers is None and layer_type is not None:
@@ -252,15 +273,23 @@ def parse_config(
     base, base_from = base_key(raw, scaling, scope, DEFAULT_BASE, per_layer=layer_type is not None)
     max_pos = count(raw, "max_position_embeddings")
     rope_type = _rope_type(scaling, scope)
-    L = count(raw, "original_max_position_embeddings", required=False)
+    L, L_from = count(raw, "original_max_position_embeddings", required=False), "original_max_position_embeddings"
     if L is None:
-        L = count(scaling, "original_max_position_embeddings", scope, required=False) or max_pos
+        L, L_from = count(scaling, "original_max_position_embeddings", scope, required=False), where(
+            "original_max_position_embeddings", scope
+        )
     # Options the type needs, checked now so nothing downstream sees a bad value
     clean = {k: v for k, v in scaling.items() if k != "mrope_section"}
     if rope_type in ("linear", "dynamic", "yarn", "llama3") or "factor" in scaling:
         factor = number(scaling, "factor", scope, required=rope_type != "longrope")
         if factor is not None and factor < 1:
             raise PosKernelsError(f"config key {where('factor', scope)!r} must be >= 1; got {scaling['factor']!r}")
+    if L is None and rope_type == "linear":  # linear stretches the trained positions factor-fold up to max_pos
+        ratio = max_pos / number(scaling, "factor", scope)
+        L = max(1, round(ratio) if abs(ratio - round(ratio)) < 1e-9 * ratio else math.floor(ratio))
+        L_from = "max_position_embeddings / factor (linear scaling without original_max_position_embeddings)"
+    elif L is None:
+        L, L_from = max_pos, "max_position_embeddings"
     for key in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor"):
         if rope_type in ("yarn", "longrope") and key in scaling:
             number(scaling, key, scope, required=False)
@@ -275,12 +304,15 @@ def parse_config(
     if rope_type == "longrope":
         for key in ("short_factor", "long_factor"):
             clean[key] = factor_list(scaling, key, scope, rotary_dim // 2)
-    notes = {"width": width_from, "partial_rotation": prf_from, "base": base_from}
+    notes = {"width": width_from, "partial_rotation": prf_from, "base": base_from, "training_length": L_from}
     if part:
         notes["part"] = part
+    if assumed:
+        notes["defaults"] = assumed
     if "mrope_section" in scaling:  # Qwen2-VL: planes split among (t, h, w) position ids, equal on text
         notes["mrope_section"] = scaling["mrope_section"]
     return RopeConfig(
+        attention=attention_keys(raw, head_dim),
         name=name,
         head_dim=head_dim,
         rotary_dim=rotary_dim,
@@ -311,7 +343,7 @@ def parse_layer_configs(raw: dict, name: str = "config", source: str | None = No
     """
     if not isinstance(raw, dict):
         raise PosKernelsError(f"a config must be a JSON object; got {reprlib.repr(raw)}")
-    part, _ = text_part(raw)
+    part, _, _ = _text(raw)
     scaling, scope = rope_dict(part)
     layers = layer_dicts(scaling, part, scope)
     if layers is None:

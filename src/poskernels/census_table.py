@@ -1,0 +1,99 @@
+"""The census across released models: one generated Markdown table (a block of ``docs/guide/census.md``).
+
+Rows: the bundled configs (:func:`~poskernels.rope_config.bundled_configs`) and the hub-style files of
+``data/hub_configs`` (as the hub holds them: what differs from the class defaults), one row per layer type where a
+model has several.  Columns: declared context ``max_position_embeddings``, training length ``L``, base, rotary
+width ``d``, critical dimension (Liu et al. 2023), the first negative offset of the native kernel
+``sum_j cos(Delta theta_j)`` up to the declared context (Men et al. 2024), whether the declared context is past
+it, and the logit multiplier (:func:`~poskernels.census_cli.logit_multiplier`) at the declared context.
+``python -m poskernels.census_table docs/guide/census.md`` rewrites the page's generated block; a test holds the
+shipped block equal to it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from importlib import resources
+from pathlib import Path
+
+from .atomic import write_text_atomic
+from .census_cli import logit_multiplier
+from .errors import PosKernelsError
+from .rope_config import bundled_configs, config_extension, load_layer_configs
+from .theory.context import MAX_SCAN, critical_dimension, first_negative_offset
+
+__all__ = ["BLOCK", "hub_configs", "render", "rows", "write_block"]
+
+
+def hub_configs() -> dict:
+    """``{name: path}`` of the hub-style configs shipped in ``data/hub_configs``."""
+    folder = resources.files("poskernels") / "data" / "hub_configs"
+    return {
+        p.name[: -len(".json")]: p for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")
+    }
+
+
+def rows() -> list[dict]:
+    """One row per model (and layer type), computed from its config."""
+    specs = [(n, n) for n in bundled_configs()] + [(f"{n} (hub file)", str(p)) for n, p in hub_configs().items()]
+    out = []
+    for label, spec in specs:
+        for lt, cfg in load_layer_configs(spec).items():
+            N = cfg.max_position_embeddings
+            first = first_negative_offset(cfg.theta, min(N - 1, MAX_SCAN))
+            ext, _, _ = config_extension(cfg, N)
+            out.append(
+                {
+                    "model": label + (f", {lt}" if lt else ""),
+                    "declared": N,
+                    "L": cfg.training_length,
+                    "base": cfg.base,
+                    "d": cfg.rotary_dim,
+                    "critical_dimension": critical_dimension(cfg.training_length, cfg.rotary_dim, cfg.base),
+                    "first_negative": first,
+                    "past": first is not None,
+                    "logit_multiplier": logit_multiplier(cfg, ext.attention_factor, N)["total"],
+                }
+            )
+    return out
+
+
+BLOCK = re.compile(r"(<!-- census-table:start -->\n).*?(<!-- census-table:end -->)", re.S)
+
+
+def render(table: list[dict]) -> str:
+    """The generated block: the table and what its columns mean."""
+    lines = [
+        "| model | declared context | L | base | d | d_extra | first zero | past it | logit multiplier |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    for r in table:
+        first = "none" if r["first_negative"] is None else str(r["first_negative"])
+        lines.append(
+            f"| {r['model']} | {r['declared']} | {r['L']} | {r['base']:g} | {r['d']} | {r['critical_dimension']} | "
+            f"{first} | {'yes' if r['past'] else 'no'} | {r['logit_multiplier']:.4g} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_block(path) -> None:
+    """Rewrite the page's block between ``<!-- census-table:start -->`` and ``<!-- census-table:end -->``."""
+    text = Path(path).read_text(encoding="utf-8")
+    if not BLOCK.search(text):
+        raise PosKernelsError(f"{str(path)!r} has no <!-- census-table:start --> ... <!-- census-table:end --> block")
+    write_text_atomic(path, BLOCK.sub(lambda m: m.group(1) + render(rows()) + m.group(2), text))
+
+
+def main(argv=None) -> int:
+    """``python -m poskernels.census_table [PAGE]``: rewrite the page's block (no page: print the table)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] == "-":
+        sys.stdout.write(render(rows()))
+    else:
+        write_block(argv[0])
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,372 @@
+"""What a hub ``config.json`` leaves out: the model class's defaults, read as transformers fills them in.
+
+Released files hold only what differs from their config class's defaults (Gemma-3-4b-it's ``text_config`` has
+no ``num_attention_heads``, no ``head_dim``, no base).  :func:`fill_defaults` completes a file's text part from
+its family's defaults, and says which keys it took and from where:
+
+- from the installed transformers when it is importable (``CONFIG_MAPPING[model_type]()``, its text
+  sub-config), else from ``data/hf_text_defaults.json``, generated from the same function
+  (:func:`defaults_table`; a test holds the two equal);
+- a per-layer-type default (Gemma 3's ``{sliding_attention, full_attention}``) takes the file's flat
+  ``rope_scaling``, ``rope_theta`` and ``rope_local_base_freq`` on the layer types transformers puts them on
+  (probed per family, ``flat_to``);
+- ``layer_types`` the file leaves out are the class's for the file's ``num_hidden_layers`` (transformers
+  derives them; without it the default pattern is repeated, stated as assumed).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import json
+import reprlib
+from importlib import resources
+
+from ..errors import PosKernelsError
+from ..rope_keys import ATTENTION_KEYS
+
+__all__ = ["READ_KEYS", "attention_keys", "class_defaults", "defaults_table", "fill_defaults", "use_transformers"]
+
+#: The keys of a text config the census reads (and the family's own names for them, per attribute map).
+READ_KEYS = (
+    "head_dim",
+    "hidden_size",
+    "num_attention_heads",
+    "num_hidden_layers",
+    "max_position_embeddings",
+    "original_max_position_embeddings",
+    "partial_rotary_factor",
+    "rotary_pct",
+    "rotary_dim",
+    "rotary_emb_base",
+    "rope_theta",
+    "rope_local_base_freq",
+    "rope_parameters",
+    "layer_types",
+    "qk_rope_head_dim",
+    "qk_nope_head_dim",
+    "query_pre_attn_scalar",
+    "no_rope_layers",
+    "attn_temperature_tuning",
+    "floor_scale",
+    "attn_scale",
+    "per_layer_config",
+    "sliding_window_pattern",
+)
+
+#: Where a wrapper keeps its language model, in transformers' order (``get_text_config``).
+TEXT_PARTS = ("text_config", "decoder", "generator", "text_encoder", "language_config", "llm_config")
+
+#: Probes of how a family with per-layer-type defaults places a file's flat keys.
+_PROBES = {
+    "rope_scaling": {"rope_scaling": {"rope_type": "linear", "factor": 2.0}},
+    "rope_theta": {"rope_theta": 12345.0},
+    "rope_local_base_freq": {"rope_local_base_freq": 23456.0},
+}
+
+_USE_TRANSFORMERS = [True]
+
+
+def use_transformers(flag: bool | None = None) -> bool:
+    """Whether defaults come from the installed transformers (when importable); ``flag`` sets it (tests).
+
+    >>> isinstance(use_transformers(), bool)
+    True
+    """
+    if flag is not None:
+        _USE_TRANSFORMERS[0] = bool(flag)
+    if not _USE_TRANSFORMERS[0]:
+        return False
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _jsonable(value):
+    return json.loads(json.dumps(value, default=str))
+
+
+def _entry(mapping, model_type: str) -> dict | None:
+    """One family's defaults from the installed transformers (None when its class cannot be built)."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cfg = mapping[model_type]()
+            text = cfg.get_text_config()
+    except Exception:  # noqa: BLE001 - a config class this installation cannot build
+        return None
+    part = ""
+    if text is not cfg and any(k in cfg.to_dict() for k in ATTENTION_KEYS):  # the wrapper has attention keys
+        text = cfg
+    if text is not cfg:
+        part = next((k for k, v in vars(cfg).items() if v is text), None)
+        if part is None:
+            return None
+    raw = text.to_dict()
+    names = {v for v in getattr(type(text), "attribute_map", {}).values()}
+    keys = [k for k in raw if k in READ_KEYS or k in names]
+    entry = {"part": part, "text_model_type": text.model_type, "defaults": _jsonable({k: raw[k] for k in keys})}
+    rope = raw.get("rope_parameters")
+    if isinstance(rope, dict) and any(isinstance(v, dict) for v in rope.values()):
+        entry["flat_to"] = _probe(type(text), rope)
+    module = inspect.getmodule(type(text))
+    entry["mscale_all_dim_in_attention"] = _attention_mscale(module)
+    return entry
+
+
+def _probe(cls, default_rope: dict) -> dict:
+    """For each flat key of :data:`_PROBES`, the layer types transformers puts it on (None: it replaces the dict)."""
+    import warnings
+
+    out = {}
+    for key, kwargs in _PROBES.items():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rope = cls(**copy.deepcopy(kwargs)).rope_parameters
+        except Exception:  # noqa: BLE001 - the class refuses the probe: the key is not read
+            out[key] = []
+            continue
+        if not any(isinstance(v, dict) for v in rope.values()):
+            out[key] = None
+            continue
+        marker = {"rope_scaling": ("factor", 2.0), "rope_theta": ("rope_theta", 12345.0)}.get(
+            key, ("rope_theta", 23456.0)
+        )
+        out[key] = sorted(k for k, v in rope.items() if isinstance(v, dict) and v.get(marker[0]) == marker[1])
+    return out
+
+
+def _attention_mscale(config_module) -> bool:
+    """Whether the family's attention multiplies its logits by YaRN's ``mscale(factor, mscale_all_dim)**2``."""
+    import importlib
+
+    if config_module is None:
+        return False
+    name = config_module.__name__.replace(".configuration_", ".modeling_")
+    try:
+        source = inspect.getsource(importlib.import_module(name))
+    except Exception:  # noqa: BLE001 - no modeling module (or no source): nothing known
+        return False
+    return "mscale_all_dim" in source and "scaling * mscale * mscale" in source.replace("self.scaling", "scaling")
+
+
+def defaults_table() -> dict:
+    """``data/hf_text_defaults.json`` from the installed transformers: every model type's text defaults.
+
+    Run ``python -m poskernels.hf_families --defaults PATH`` to regenerate the shipped file.
+    """
+    import logging
+
+    import transformers
+    from transformers import CONFIG_MAPPING
+
+    transformers.logging.set_verbosity_error()
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    table = {}
+    for model_type in sorted(CONFIG_MAPPING.keys()):
+        entry = _entry(CONFIG_MAPPING, model_type)
+        if entry is not None:
+            table[model_type] = entry
+    source = (
+        f"transformers {transformers.__version__}: each config class's text defaults for the keys the census reads "
+        "(python -m poskernels.hf_families --defaults PATH)"
+    )
+    return {"_source": source, "families": table}
+
+
+@functools.cache
+def _shipped() -> dict:
+    text = (resources.files("poskernels") / "data" / "hf_text_defaults.json").read_text()
+    return json.loads(text)
+
+
+def class_defaults(model_type: str) -> tuple[dict | None, str]:
+    """One family's text defaults and where they came from (``transformers X.Y`` or the shipped table).
+
+    >>> entry, source = class_defaults("gemma3")
+    >>> entry["part"], entry["defaults"]["num_attention_heads"], entry["defaults"]["head_dim"]
+    ('text_config', 8, 256)
+    """
+    if use_transformers():
+        import transformers
+        from transformers import CONFIG_MAPPING
+
+        if model_type not in CONFIG_MAPPING:
+            return None, f"transformers {transformers.__version__}"
+        return _entry_cached(model_type), f"transformers {transformers.__version__}"
+    table = _shipped()
+    return table["families"].get(model_type), table["_source"].split(":")[0] + " (shipped table)"
+
+
+@functools.cache
+def _entry_cached(model_type: str) -> dict | None:
+    import logging
+
+    from transformers import CONFIG_MAPPING
+
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    return _entry(CONFIG_MAPPING, model_type)
+
+
+def _layer_types(entry: dict, text: dict, source: str) -> tuple[list | None, str | None]:
+    """The layer types a file leaves out, for its ``num_hidden_layers``, and how they were found."""
+    default = entry["defaults"].get("layer_types")
+    if not isinstance(default, list) or not default:
+        return None, None
+    n = text.get("num_hidden_layers", len(default))
+    pattern = text.get("sliding_window_pattern")
+    if n == len(default) and pattern is None:
+        return list(default), f"{source} default"
+    if use_transformers():
+        from transformers import CONFIG_MAPPING
+
+        try:
+            kwargs = {"num_hidden_layers": n} | ({"sliding_window_pattern": pattern} if pattern is not None else {})
+            made = CONFIG_MAPPING[entry["text_model_type"]](**kwargs).layer_types
+            return list(made), f"{source}, for num_hidden_layers = {n}"
+        except Exception:  # noqa: BLE001 - the class refuses the count: repeat the default pattern below
+            pass
+    if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern > 0:
+        made = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
+        return made, f"assumed: sliding_window_pattern = {pattern} (every {pattern}th layer full attention)"
+    period = next(
+        p for p in range(1, len(default) + 1) if all(default[i] == default[i % p] for i in range(len(default)))
+    )
+    made = [default[i % period] for i in range(n)]
+    return made, f"assumed: the default's pattern of {period} layers repeated to num_hidden_layers = {n}"
+
+
+def fill_defaults(raw: dict) -> tuple[dict, str, dict]:
+    """The file's text part with every key it leaves out taken from its class, its path, and the notes.
+
+    Returns ``(text, part, assumed)``: ``part`` is ``""`` or the wrapper's key (``"text_config"``);
+    ``assumed`` maps each key taken from the defaults to its source.  A file without ``model_type`` (or of a
+    family transformers does not know) is returned as it is.
+
+    Examples
+    --------
+    >>> text, part, assumed = fill_defaults({"model_type": "gemma3", "text_config": {"hidden_size": 2560}})
+    >>> part, text["num_attention_heads"], sorted(text["rope_parameters"])
+    ('text_config', 8, ['full_attention', 'sliding_attention'])
+    >>> assumed["num_attention_heads"].startswith("transformers")
+    True
+    """
+    model_type = raw.get("model_type")
+    if not isinstance(model_type, str):
+        return raw, "", {}
+    entry, source = class_defaults(model_type)
+    if entry is None:
+        return raw, "", {}
+    part = entry["part"]
+    text = raw
+    if part and any(k in raw for k in ATTENTION_KEYS):  # the wrapper holds attention keys of its own: read it
+        return raw, "", {}
+    if part:
+        sub = raw.get(part)
+        if sub is None:
+            sub = {}
+        if not isinstance(sub, dict):
+            raise PosKernelsError(
+                f"config key {part!r} must be an object (the {model_type} language model's config); "
+                f"got {reprlib.repr(sub)}"
+            )
+        text = dict(sub)
+        text.setdefault("model_type", entry["text_model_type"])
+    text = dict(text)
+    given = {k for k, v in text.items() if v is not None}  # the file's own keys
+    defaults = copy.deepcopy(entry["defaults"])
+    assumed = {}
+    default_rope = defaults.pop("rope_parameters", None)
+    for key, value in defaults.items():
+        if key == "layer_types" or key in given or (key == "num_hidden_layers" and "layer_types" in given):
+            continue  # a file's own layer_types give its layer count
+        text[key] = value
+        assumed[key] = f"{source} default"
+    if isinstance(default_rope, dict) and default_rope:
+        if any(isinstance(v, dict) for v in default_rope.values()):
+            rope = _nested_from_flat(text, default_rope, entry.get("flat_to") or {}, assumed, source)
+            if rope is not None:
+                text["rope_parameters"] = rope
+                text.pop("rope_scaling", None)
+        elif not ({"rope_scaling", "rope_parameters"} & given):
+            rope = dict(default_rope)
+            if {"rope_theta", "rotary_emb_base"} & given:  # the file's own base wins over the class's
+                rope.pop("rope_theta", None)
+            if {"partial_rotary_factor", "rotary_pct", "rotary_dim"} & given:
+                rope.pop("partial_rotary_factor", None)
+            text["rope_parameters"] = rope
+            assumed["rope_parameters"] = f"{source} default"
+    if text.get("layer_types") is None:
+        layer_types, how = _layer_types(entry, text, source)
+        if layer_types is not None:
+            text["layer_types"] = layer_types
+            assumed["layer_types"] = how
+    return text, part, assumed
+
+
+def _nested_from_flat(text: dict, default_rope: dict, flat_to: dict, assumed: dict, source: str) -> dict | None:
+    """A per-layer-type default completed by the file's flat keys, placed as transformers places them."""
+    given = text.get("rope_parameters") or text.get("rope_scaling")
+    if isinstance(given, dict) and any(isinstance(v, dict) for v in given.values()):
+        return None  # the file's own per-layer-type dict: read as it is
+    rope = copy.deepcopy(default_rope)
+    placed = False
+    if isinstance(given, dict) and given:
+        targets = flat_to.get("rope_scaling")
+        if targets is None:
+            return None  # a flat dict replaces the per-layer default (the generic transformers reading)
+        for lt in targets:
+            rope[lt] = {**rope[lt], **given}
+        placed = True
+    for key in ("rope_theta", "rope_local_base_freq"):
+        value = text.get(key)
+        if value is not None and flat_to.get(key):
+            for lt in flat_to[key]:
+                if not (
+                    isinstance(given, dict) and "rope_theta" in given and lt in (flat_to.get("rope_scaling") or [])
+                ):
+                    rope[lt] = {**rope[lt], "rope_theta": value}
+            placed = True
+    text.pop("rope_local_base_freq", None)
+    assumed["rope_parameters"] = f"{source} default per layer type" + (
+        ", with the file's keys placed" if placed else ""
+    )
+    return rope
+
+
+def attention_keys(text: dict, head_dim: int) -> dict:
+    """What the family's attention module adds to the logit scale, read from the text config (JSON-ready).
+
+    ``query_pre_attn_scalar`` (Gemma: logits scaled by ``query_pre_attn_scalar**-0.5`` instead of
+    ``head_dim**-0.5``), whether the attention multiplies by YaRN's ``mscale(factor, mscale_all_dim)**2``
+    (DeepSeek V2/V3 and the families whose modeling module does, enumerated from transformers), and Llama 4's
+    attention-temperature tuning on its layers without RoPE (``no_rope_layers`` entries 0).
+
+    >>> attention_keys({"model_type": "deepseek_v3"}, 64)["mscale_all_dim_in_attention"]
+    True
+    >>> attention_keys({"query_pre_attn_scalar": 144}, 128)["query_pre_attn_scalar"]
+    144
+    """
+    out: dict = {"head_dim": head_dim}
+    model_type = text.get("model_type")
+    entry = class_defaults(model_type)[0] if isinstance(model_type, str) else None
+    out["mscale_all_dim_in_attention"] = bool(entry and entry.get("mscale_all_dim_in_attention"))
+    scalar = text.get("query_pre_attn_scalar")
+    if isinstance(scalar, (int, float)) and not isinstance(scalar, bool) and scalar > 0:
+        out["query_pre_attn_scalar"] = scalar
+    nope = text.get("no_rope_layers")
+    if isinstance(nope, list) and nope and all(v in (0, 1) for v in nope):
+        out["layers"] = len(nope)
+        out["layers_without_rope"] = sum(1 for v in nope if not v)
+        if out["layers_without_rope"] and text.get("attn_temperature_tuning"):
+            out["attn_temperature_tuning"] = {
+                "floor_scale": text.get("floor_scale", 8192),
+                "attn_scale": text.get("attn_scale", 0.1),
+            }
+    return out

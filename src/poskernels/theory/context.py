@@ -1,0 +1,223 @@
+"""What a RoPE's frequencies mean for context length: turns, the critical dimension, the kernel's first zero.
+
+Three readings of the frequencies ``theta_j`` a model trained with at length ``L`` (and of the frequencies
+``f_j`` an extension map gives it at a target length ``N``):
+
+- **Critical dimension** (Liu et al. 2023, "Scaling Laws of RoPE-based Extrapolation"): the planes whose
+  wavelength ``lambda_j = 2 pi / theta_j`` fits in the training length turn a whole circle in training;
+  ``d_extra = 2 ceil((d/2) log_b(L / 2 pi))`` counts their dimensions, and the first plane past them, of
+  wavelength ``T_extra = 2 pi b**(d_extra / d)``, bounds extrapolation.
+- **The kernel's first zero** (Men et al. 2024, "Base of RoPE Bounds Context Length"): Theorem 1's kernel
+  ``kappa_d(Delta) = sum_j cos(Delta theta_j)`` is the expected score of a key that matches its query;
+  Men et al. bound usable context by the first offset where it turns negative, and give the smallest base
+  whose kernel stays nonnegative up to a length.  The bases that keep it nonnegative do **not** form an
+  interval, so the smallest is found by a scan over bases, never by bisection; offsets run to 10**6 and are
+  evaluated in chunks.
+- **Theorem 5 (i) verdicts** at ``N``: a plane that never turned in training sees, past ``L``, angles training
+  never produced; after a map, the test angles reach ``(N - 1) f_j`` against the trained arc ``(L - 1) theta_j``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..encodings import DEFAULT_BASE, omega
+from ..errors import PosKernelsError, check_array, check_base, check_even_dimension, check_int, check_length
+
+__all__ = [
+    "critical_dimension",
+    "extrapolation_bound",
+    "first_negative_offset",
+    "smallest_nonnegative_base",
+    "unseen_planes",
+]
+
+#: Offsets of one row of :func:`first_negative_offset`'s table (``CHUNK x d/2`` complex exponentials).
+CHUNK = 1 << 10
+
+#: Largest offset the kernel is scanned to (Men et al.'s curve stops at 10**6; past it, pass ``max_offset``).
+MAX_SCAN = 10**7
+
+
+def critical_dimension(L: int, d: int, b: float = DEFAULT_BASE) -> int:
+    """Liu et al. (2023): ``d_extra = 2 ceil((d/2) log_b(L / 2 pi))``, the dimensions whose planes turn in ``L``.
+
+    Held within ``0..d`` (a length shorter than one turn of plane 0 gives 0; every plane turning gives ``d``).
+
+    Examples
+    --------
+    >>> critical_dimension(4096, 128, 1e4)  # Llama 2: Liu et al.'s 92
+    92
+    >>> critical_dimension(4, 16)
+    0
+    """
+    L = check_length("the training length L", L)
+    d, b = check_even_dimension(d), check_base(b)
+    x = (d / 2) * math.log(L / (2 * math.pi)) / math.log(b)
+    return int(min(max(2 * math.ceil(x), 0), d))
+
+
+def extrapolation_bound(L: int, d: int, b: float = DEFAULT_BASE) -> float:
+    """Liu et al. (2023): ``T_extra = 2 pi b**(d_extra / d)``, the wavelength of the first plane that never turned.
+
+    ``inf`` when every plane turns (no plane is left to produce unseen angles).
+
+    Examples
+    --------
+    >>> round(extrapolation_bound(4096, 128, 1e4))  # Llama 2
+    4712
+    """
+    d_extra = critical_dimension(L, d, b)
+    if d_extra >= d:
+        return math.inf
+    return 2 * math.pi * b ** (d_extra / d)
+
+
+def _kernel(offsets: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """``kappa(Delta) = sum_j cos(Delta theta_j)`` at each offset; ``offsets`` (n,), ``theta`` (P,) -> (n,)."""
+    return np.cos(offsets[:, None] * theta[None, :]).sum(axis=1)  # (n, P) summed over planes
+
+
+def _kernel_blocks(theta: np.ndarray, start: int, stop: int, chunk: int):
+    """Yield ``(first offset, kappa at offsets first..first+n-1)`` over ``start..stop-1``, one block at a time.
+
+    The engine of :func:`_kernel`: ``cos((s + c) theta) = Re(e^{i s theta} e^{i c theta})``, so one table
+    ``T[c, j] = e^{i c theta_j}`` (chunk, P) built per call turns every block of ``K`` chunk starts into one
+    matrix product ``Re(W T^T)`` (K, chunk), with ``W[k, j] = e^{i s_k theta_j}`` (K, P).
+    """
+    T = np.exp(1j * np.arange(chunk, dtype=np.float64)[:, None] * theta[None, :])  # (chunk, P)
+    per_block = 64
+    for first in range(start, stop, chunk * per_block):
+        s = np.arange(first, min(first + chunk * per_block, stop), chunk, dtype=np.float64)  # (K,) chunk starts
+        W = np.exp(1j * s[:, None] * theta[None, :])  # (K, P)
+        values = (W @ T.T).real.ravel()  # (K * chunk,) offsets first, first + 1, ...
+        yield first, values[: stop - first]
+
+
+def first_negative_offset(theta: ArrayLike, max_offset: int, chunk: int = CHUNK) -> int | None:
+    """The first integer offset ``0 <= Delta <= max_offset`` where ``sum_j cos(Delta theta_j) < 0``, or None.
+
+    Men et al. (2024) read a model's usable context as the offsets before its kernel's first zero.
+    The offsets are evaluated in blocks (a matrix product per block, see :func:`_kernel_blocks`;
+    the direct sum of cosines is :func:`_kernel`, and the tests hold the two equal), so ``max_offset = 10**6``
+    at ``d = 128`` never holds ``64 x 10**6`` cosines at once, and a kernel that turns negative early stops early.
+
+    Parameters
+    ----------
+    theta : array_like, shape (P,)
+        Frequencies (trained, or after an extension map).
+    max_offset : int
+        Last offset looked at, at most :data:`MAX_SCAN`.
+
+    Examples
+    --------
+    >>> first_negative_offset([1.0], 10)  # cos turns negative past pi / 2
+    2
+    >>> first_negative_offset(omega(128, 1e4), 10**5)
+    1707
+    >>> first_negative_offset(omega(128, 5e5), 10**5)
+    18438
+    >>> first_negative_offset(omega(128, 1e7), 10**5) is None
+    True
+    """
+    theta = check_array("theta", theta)
+    if theta.ndim != 1 or theta.size == 0:
+        raise PosKernelsError(f"theta must be a non-empty 1-d array of frequencies; got shape {theta.shape}")
+    max_offset = check_int("the largest offset", max_offset, 0, MAX_SCAN, "the kernel is scanned offset by offset")
+    chunk = check_int("chunk", chunk, 1, 1 << 20)
+    for first, values in _scan(theta, max_offset + 1, chunk):
+        negative = np.flatnonzero(values < 0)
+        if negative.size:
+            return int(first + negative[0])
+    return None
+
+
+def _scan(theta: np.ndarray, stop: int, chunk: int):
+    """``(first offset, kappa from there)`` over ``0..stop-1``: offsets below ``4 chunk`` by the direct sum
+    (:func:`_kernel`) in blocks that double from 256, so a kernel that turns negative at ``Delta`` costs at most
+    about ``2 Delta`` offsets; the rest by the engine (:func:`_kernel_blocks`)."""
+    direct = min(stop, 4 * chunk)
+    a, b = 0, min(256, direct)
+    while a < direct:
+        yield a, _kernel(np.arange(a, b, dtype=np.float64), theta)
+        a, b = b, min(2 * b, direct)
+    if direct < stop:
+        yield from _kernel_blocks(theta, direct, stop, chunk)
+
+
+def smallest_nonnegative_base(
+    d: int, length: int, low: float = 2.0, high: float = 1e12, steps_per_decade: int = 200
+) -> float | None:
+    """The smallest base on a geometric grid whose kernel stays nonnegative on every offset ``0..length - 1``.
+
+    Men et al. (2024)'s lower bound on the base for a context of ``length`` tokens.  The bases that pass do
+    not form an interval (a base can pass while a larger one fails), so a bisection finds the wrong answer;
+    this scans the grid ``low * 10**(k / steps_per_decade)`` upward and returns the first base that passes
+    (resolution: one grid step, ``10**(1/steps_per_decade) - 1``, 1.2 % by default).  None if no base up to
+    ``high`` passes.
+
+    Examples
+    --------
+    >>> b = smallest_nonnegative_base(128, 1024)
+    >>> round(b, -2)
+    4300.0
+    >>> first_negative_offset(omega(128, b), 1023) is None
+    True
+    """
+    d = check_even_dimension(d)
+    length = check_int("the context length", length, 2, MAX_SCAN + 1, "the kernel is scanned offset by offset")
+    low, high = check_base(low), check_base(high)
+    if not low < high:
+        raise PosKernelsError(f"need low < high; got low = {low!r}, high = {high!r}")
+    n = math.ceil(steps_per_decade * math.log10(high / low))
+    bases = low * 10 ** (np.arange(n + 1) / steps_per_decade)  # (n + 1,) the grid, ascending
+    for start in range(0, bases.size, 32):
+        batch = bases[start : start + 32]  # (B,) tried together on the first offsets, where most fail
+        for b in batch[_nonnegative_on(batch, d, min(length, 512))]:
+            if first_negative_offset(omega(d, float(b)), length - 1) is None:
+                return float(b)
+    return None
+
+
+def _nonnegative_on(bases: np.ndarray, d: int, n: int) -> np.ndarray:
+    """Which of ``bases`` (B,) keep the kernel nonnegative on offsets ``0..n-1`` (a mask (B,))."""
+    if bases.size == 0:
+        return np.zeros(0, dtype=bool)
+    theta = bases[:, None] ** (-np.arange(0, d, 2) / d)[None, :]  # (B, d/2): omega(d, b) per base
+    offsets = np.arange(n, dtype=np.float64)  # (n,)
+    kernel = np.cos(offsets[None, :, None] * theta[:, None, :]).sum(axis=2)  # (B, n)
+    return (kernel >= 0).all(axis=1)
+
+
+def unseen_planes(theta: ArrayLike, inv_freq: ArrayLike, L: int, N: int) -> np.ndarray:
+    """Theorem 5 (i) at a target length: the planes whose test angles leave the arc training produced.
+
+    Plane ``j`` trained at ``theta_j`` over offsets ``0..L-1`` has seen every angle if it turned a whole circle,
+    ``(L - 1) theta_j >= 2 pi``; otherwise only ``[0, (L - 1) theta_j]``.  Read at frequency ``f_j``
+    (``inv_freq``; ``theta`` itself when no map is applied) up to offset ``N - 1``, it reaches
+    ``(N - 1) f_j``.  A plane is counted when that passes the trained arc by more than one position's angle
+    ``theta_j`` (Theorem 5 (ii): PI lands within one position of the trained range, and is not counted).
+
+    Returns
+    -------
+    ndarray of int
+        The plane indices.
+
+    Examples
+    --------
+    >>> th = omega(16, 1e4)
+    >>> unseen_planes(th, th, 32, 128).tolist()  # native frequencies at 4 L: the planes that never turned
+    [2, 3, 4, 5, 6, 7]
+    >>> unseen_planes(th, th / 4, 32, 128).tolist()  # PI at kappa = 4
+    []
+    """
+    theta, inv_freq = check_array("theta", theta), check_array("inv_freq", inv_freq)
+    if theta.ndim != 1 or theta.shape != inv_freq.shape:
+        raise PosKernelsError(f"theta and inv_freq must be 1-d of one shape (P,); got {theta.shape}, {inv_freq.shape}")
+    L, N = check_length("the training length L", L), check_length("the target length N", N)
+    turned = (L - 1) * theta >= 2 * math.pi  # (P,)
+    past = (N - 1) * inv_freq > L * theta * (1 + 1e-12)  # (P,) beyond the arc by more than one position
+    return np.flatnonzero(~turned & past)
