@@ -285,3 +285,23 @@ def test_a_fifo_where_the_figure_stamps_go_does_not_block_drawing(tmp_path):
     with time_limit(LIMIT):
         written, skipped = draw_figures({}, tmp_path)  # nothing to draw: only the stamps are read
     assert written == [] and skipped
+
+
+def test_a_filings_file_that_is_a_fifo_with_no_writer_is_refused_at_once(tmp_path):
+    # read_filings read the whole path with a blocking open: a FIFO nobody writes to hung the reader for ever
+    from poskernels.tasks.filings import read_filings
+
+    fifo = tmp_path / "filings.jsonl"
+    os.mkfifo(fifo)
+    with time_limit(LIMIT), pytest.raises(PosKernelsError, match="no filing"):
+        read_filings(fifo)
+
+
+def test_a_filings_file_past_the_read_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from poskernels.tasks.filings import jsonl
+
+    path = tmp_path / "filings.jsonl"
+    path.write_bytes(b"\n" * 64)
+    monkeypatch.setattr(jsonl, "READ_LIMIT", 10)
+    with pytest.raises(PosKernelsError, match=r"is 64 bytes; the limit is 10 bytes"):
+        jsonl.read_filings(path)

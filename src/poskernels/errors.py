@@ -39,6 +39,7 @@ __all__ = [
     "check_real",
     "decode_text",
     "parse_json",
+    "read_bytes",
     "read_text",
 ]
 
@@ -425,6 +426,14 @@ def read_text(path: str | os.PathLike[str], what: str, limit: int = 64 * 2**20) 
 
     Every failure (missing, a folder, unreadable, too large, not UTF-8) is a :class:`PosKernelsError`.
     """
+    return decode_text(read_bytes(path, what, limit), str(path))
+
+
+def read_bytes(path: str | os.PathLike[str], what: str, limit: int = 64 * 2**20) -> bytes:
+    """The bytes of the file at ``path`` (``what`` names it in errors), at most ``limit``; a FIFO never blocks.
+
+    Every failure (missing, a folder, unreadable, too large) is a :class:`PosKernelsError`.
+    """
     shown = str(path)
     try:
         # O_NONBLOCK: opening a FIFO no process writes to would wait forever; opened so, it reads as empty (a pipe
@@ -449,4 +458,4 @@ def read_text(path: str | os.PathLike[str], what: str, limit: int = 64 * 2**20) 
         os.close(fd)
     if len(data) > limit:  # a pipe or a device has no size to stat: counted as read
         raise PosKernelsError(f"the {what} {shown!r} is more than {limit} bytes; the limit is {limit} bytes")
-    return decode_text(data, shown)
+    return data

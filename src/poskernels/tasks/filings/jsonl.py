@@ -29,10 +29,13 @@ import json
 from pathlib import Path
 
 from ...atomic import replacing
-from ...errors import PosKernelsError, parse_json
+from ...errors import PosKernelsError, parse_json, read_bytes
 from .corpus import MAX_COMPANIES, Filing, Mention
 
 __all__ = ["filing_from_json", "filing_to_json", "read_filings", "write_filings"]
+
+#: Largest filings file read (bytes): a corpus of some hundred thousand filings; past it, an error, not a slow read.
+READ_LIMIT = 2**30
 
 _FIELDS = ("doc_id", "kind", "text", "entities")
 _ENTITY_FIELDS = ("start", "end", "company")
@@ -142,10 +145,7 @@ def read_filings(path) -> tuple[Filing, ...]:
         filing at all.  Nothing is returned in that case, so nothing is half-loaded.
     """
     path = Path(path)
-    try:
-        raw_lines = path.read_bytes().splitlines()
-    except OSError as err:
-        raise PosKernelsError(f"cannot read filings from {str(path)!r}: {err.strerror or err}") from err
+    raw_lines = read_bytes(path, "filings file", READ_LIMIT).splitlines()  # a FIFO with no writer reads as empty
     filings, seen = [], {}
     for k, raw in enumerate(raw_lines, start=1):
         where = f"{path}, line {k}"
