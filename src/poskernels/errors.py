@@ -429,6 +429,19 @@ def read_text(path: str | os.PathLike[str], what: str, limit: int = 64 * 2**20) 
     return decode_text(read_bytes(path, what, limit), str(path))
 
 
+def _read_up_to(fh, most: int, block: int = 2**20) -> bytes:
+    """At most ``most`` bytes of ``fh``, read a block at a time: ``fh.read(most)`` would allocate ``most`` bytes
+    up front (a gigabyte for a limit of one), whatever the file holds.  At most ``most / block + 1`` reads."""
+    chunks, total = [], 0
+    while total < most:
+        chunk = fh.read(min(block, most - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
 def read_bytes(path: str | os.PathLike[str], what: str, limit: int = 64 * 2**20) -> bytes:
     """The bytes of the file at ``path`` (``what`` names it in errors), at most ``limit``; a FIFO never blocks.
 
@@ -451,7 +464,7 @@ def read_bytes(path: str | os.PathLike[str], what: str, limit: int = 64 * 2**20)
             raise PosKernelsError(f"the {what} {shown!r} is {st.st_size} bytes; the limit is {limit} bytes")
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(limit + 1)
+            data = _read_up_to(fh, limit + 1)
     except OSError as err:
         raise PosKernelsError(f"cannot read the {what} {shown!r}: {err.strerror or err}") from None
     finally:
