@@ -11,9 +11,9 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import PosKernelsError, did_you_mean, parse_json, read_text
-from .parse import RopeConfig, parse_config, parse_layer_configs
+from .parse import RopeConfig, _text, parse_config, parse_layer_configs
 
-__all__ = ["bundled_configs", "load_config", "load_layer_configs", "raw_config"]
+__all__ = ["bundled_configs", "load_config", "load_layer_configs", "raw_config", "text_config"]
 
 
 def _configs_dir():
@@ -92,3 +92,15 @@ def load_layer_configs(spec) -> dict[str | None, RopeConfig]:
     """
     raw, name = _raw_config(spec)
     return parse_layer_configs(raw, name=name)
+
+
+def text_config(raw: dict) -> dict:
+    """The language model's keys of a config dict, with the class defaults the file leaves out (as the census reads).
+
+    >>> text = text_config({"model_type": "gemma3", "text_config": {"sliding_window": 1024}})
+    >>> text["sliding_window"], text["layer_types"][:6].count("full_attention")
+    (1024, 1)
+    """
+    if not isinstance(raw, dict):
+        raise PosKernelsError(f"a config must be a JSON object; got {reprlib.repr(raw)}")
+    return _text(raw)[0]
