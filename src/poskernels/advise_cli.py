@@ -23,7 +23,6 @@ one layer type.  A config whose layers share one RoPE gets one block, with a not
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import math
 import sys
@@ -31,10 +30,9 @@ from collections import Counter
 from pathlib import Path
 
 from .atomic import check_outputs
-from .census_cli import census
+from .census_cli import census, has_rope, text_of
 from .errors import PosKernelsError, check_positive_int, did_you_mean
 from .rope_config import load_layer_configs, parse_config, raw_config, text_config
-from .rope_config.defaults import class_defaults
 from .rope_keys import count, layer_dicts, rope_dict
 
 __all__ = ["ADVISED_TYPES", "WINDOWED", "add_arguments", "advise", "run"]
@@ -50,33 +48,6 @@ WINDOWED = {
     "window_attention": "sliding_window",
     "chunked_attention": "attention_chunk_size",
 }
-
-#: Keys that carry a RoPE in a file (a family whose defaults and file have none has no RoPE).
-_ROPE_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_emb_base", "rotary_pct", "qk_rope_head_dim")
-
-
-def _text(raw: dict) -> tuple[dict, dict]:
-    """A deep copy of the file and the dict in it that holds the language model's keys."""
-    out = copy.deepcopy(raw)
-    model_type = out.get("model_type")
-    entry = class_defaults(model_type)[0] if isinstance(model_type, str) else None
-    part = entry["part"] if entry else ""
-    if part and isinstance(out.get(part), dict):
-        return out, out[part]
-    if not part and isinstance(out.get("text_config"), dict) and "max_position_embeddings" not in out:
-        return out, out["text_config"]
-    return out, out
-
-
-def _has_rope(raw: dict) -> bool:
-    _, text = _text(raw)
-    if any(text.get(k) is not None for k in _ROPE_KEYS):
-        return True
-    model_type = text.get("model_type", raw.get("model_type"))
-    entry = class_defaults(model_type)[0] if isinstance(model_type, str) else None
-    if entry is None:
-        return True  # a family transformers does not know: read as RoPE, as the census reads it
-    return any(entry["defaults"].get(k) is not None for k in _ROPE_KEYS)
 
 
 def _refused_by_transformers(new: dict) -> str | None:
@@ -128,7 +99,7 @@ def advised_config(raw: dict, block: dict, max_pos: int, layers: dict | None = N
 
     ``layers`` (a per-layer-type config): the whole per-layer dict to write; ``block`` is already in it.
     """
-    out, text = _text(raw)
+    out, text = text_of(raw)
     for key in ("rope_scaling", "rope_theta", "original_max_position_embeddings", "rope_local_base_freq"):
         text.pop(key, None)
     if layers is None:
@@ -283,7 +254,7 @@ def advise(spec, target_length: int, layer_type: str | None = None) -> dict:
     N = check_positive_int("the target length", target_length)
     if layer_type is not None and not isinstance(layer_type, str):
         raise PosKernelsError(f"layer_type must be a layer type's name (a str) or None; got {layer_type!r:.80}")
-    if not _has_rope(raw):
+    if not has_rope(raw):
         raise PosKernelsError(
             f"config {name!r} (model type {raw.get('model_type')!r}) has no RoPE: no rope_theta, rope_parameters "
             "or rotary keys in the file or its class defaults; advise reads rotary models only"

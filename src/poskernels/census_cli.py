@@ -22,6 +22,7 @@ map columns to ``--width`` (default: the terminal's, within 80..120 columns).
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import json
 import math
@@ -35,7 +36,15 @@ from .atomic import Output, check_output, check_outputs, save_figure
 from .errors import PosKernelsError, check_positive_int, did_you_mean
 from .extension import MAPS, extend
 from .extension.ecosystem import compare_yarn_ramps
-from .rope_config import ROPE_TYPES, RopeConfig, bundled_configs, config_extension, load_layer_configs
+from .rope_config import (
+    ROPE_TYPES,
+    RopeConfig,
+    bundled_configs,
+    config_extension,
+    parse_layer_configs,
+    raw_config,
+)
+from .rope_config.defaults import class_defaults
 from .theory.census import chen_constant, sum_theta_sq, wavelength_census
 from .theory.context import (
     MAX_SCAN,
@@ -46,11 +55,58 @@ from .theory.context import (
     unseen_planes,
 )
 
-__all__ = ["add_arguments", "census", "census_all", "plot_census", "render_census", "run", "terminal_width"]
+__all__ = [
+    "add_arguments",
+    "census",
+    "census_all",
+    "census_lines",
+    "has_rope",
+    "plot_census",
+    "render_census",
+    "run",
+    "terminal_width",
+]
 
 
-def census(cfg: RopeConfig, target_length: int | None = None) -> dict:
+#: Keys that carry a RoPE in a file (a family whose defaults and file have none has no RoPE).
+_ROPE_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_emb_base", "rotary_pct", "qk_rope_head_dim")
+
+
+def text_of(raw: dict) -> tuple[dict, dict]:
+    """A deep copy of the file and the dict in it that holds the language model's keys."""
+    out = copy.deepcopy(raw)
+    model_type = out.get("model_type")
+    entry = class_defaults(model_type)[0] if isinstance(model_type, str) else None
+    part = entry["part"] if entry else ""
+    if part and isinstance(out.get(part), dict):
+        return out, out[part]
+    if not part and isinstance(out.get("text_config"), dict) and "max_position_embeddings" not in out:
+        return out, out["text_config"]
+    return out, out
+
+
+def has_rope(raw: dict) -> bool:
+    """Whether a config dict has a RoPE: a rotary key in the file, or in its family's class defaults.
+
+    A family transformers does not know is read as RoPE (the census's reading of a bare dict).
+
+    >>> has_rope({"model_type": "gpt2"}), has_rope({"model_type": "llama"}), has_rope({"head_dim": 64})
+    (False, True, True)
+    """
+    _, text = text_of(raw)
+    if any(text.get(k) is not None for k in _ROPE_KEYS):
+        return True
+    model_type = text.get("model_type", raw.get("model_type"))
+    entry = class_defaults(model_type)[0] if isinstance(model_type, str) else None
+    if entry is None:
+        return True  # a family transformers does not know: read as RoPE, as the census reads it
+    return any(entry["defaults"].get(k) is not None for k in _ROPE_KEYS)
+
+
+def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = True) -> dict:
     """The census of ``cfg`` at ``target_length`` (default: :meth:`RopeConfig.default_target_length`), JSON-ready.
+
+    ``scan_base=False`` skips the smallest-base scan (seconds at ``d = 128``; the lab's census view leaves it out).
 
     Examples
     --------
@@ -125,7 +181,7 @@ def census(cfg: RopeConfig, target_length: int | None = None) -> dict:
             "config": cfg.summary(),
             "target_length": N,
             "kappa": kappa,
-            "context": context_census(cfg, N, maps),
+            "context": context_census(cfg, N, maps, scan_base),
             "logit_multiplier": logit_multiplier(cfg, maps["config"]["attention_factor"], N),
             "planes": planes,
             "maps": maps,
@@ -172,7 +228,7 @@ def _smallest_base(d: int, N: int) -> float | None:
     return smallest_nonnegative_base(d, N, steps_per_decade=BASE_GRID)
 
 
-def context_census(cfg: RopeConfig, N: int, maps: dict) -> dict:
+def context_census(cfg: RopeConfig, N: int, maps: dict, scan_base: bool = True) -> dict:
     """What the frequencies mean for a context of ``N`` tokens (:mod:`poskernels.theory.context`), JSON-ready.
 
     ``critical_dimension`` and ``extrapolation_bound`` (Liu et al. 2023) at the training length;
@@ -184,14 +240,15 @@ def context_census(cfg: RopeConfig, N: int, maps: dict) -> dict:
     L, d, b, theta = cfg.training_length, cfg.rotary_dim, cfg.base, cfg.theta
     last = min(N - 1, MAX_SCAN)
     freqs = {"native": theta} | {name: np.asarray(m["inv_freq"]) for name, m in maps.items() if name != "none"}
-    base = _smallest_base(d, N) if N <= BASE_SCAN_MAX else None
+    scanned = scan_base and N <= BASE_SCAN_MAX
+    base = _smallest_base(d, N) if scanned else None
     return {
         "critical_dimension": critical_dimension(L, d, b),
         "extrapolation_bound": extrapolation_bound(L, d, b),
         "kernel_scanned_to": last,
         "first_negative_offset": {name: first_negative_offset(f, last) for name, f in freqs.items()},
         "smallest_base": base,
-        "smallest_base_grid_per_decade": BASE_GRID if N <= BASE_SCAN_MAX else None,
+        "smallest_base_grid_per_decade": BASE_GRID if scanned else None,
         "unseen_planes": {name: unseen_planes(theta, f, L, N).tolist() for name, f in freqs.items()},
     }
 
@@ -288,7 +345,11 @@ def _context_lines(data: dict, names: list[str]) -> list[str]:
     scanned = (
         f"{base:.3g} (grid of {c['smallest_base_grid_per_decade']} per decade)"
         if base is not None
-        else ("none up to 1e12" if c["smallest_base_grid_per_decade"] else f"not scanned past N = {BASE_SCAN_MAX}")
+        else (
+            "none up to 1e12"
+            if c["smallest_base_grid_per_decade"]
+            else (f"not scanned past N = {BASE_SCAN_MAX}" if N > BASE_SCAN_MAX else "not scanned")
+        )
     )
     lm = data["logit_multiplier"]
     lines = [
@@ -346,14 +407,21 @@ def _short(name: str) -> str:
     return {"yarn_hf_untruncated": "yarn_hf_untr"}.get(name, name)
 
 
-def render_census(data: dict, width: int | None = 100) -> str:
-    """The census as text: a header, one row per plane (map columns wrapped to ``width``), the summary lines."""
-    if "layer_types" in data:
-        return "\n\n".join(f"== layer type {lt} ==\n{render_census(d, width)}" for lt, d in data["layer_types"].items())
-    cfg, maps = data["config"], data["maps"]
+def _map_names(maps: dict) -> list[str]:
     names = [n for n in maps if n != "none"]
-    names = ["config"] + [n for n in names if n != "config"]  # the config's own map first, beside the planes
-    head = [
+    return ["config"] + [n for n in names if n != "config"]  # the config's own map first, beside the planes
+
+
+def census_lines(data: dict) -> list[str]:
+    """The lines above the plane table of one census: what was read, and what it means for the target length.
+
+    >>> from poskernels.rope_config import load_config
+    >>> lines = census_lines(census(load_config("mistral-7b"), scan_base=False))
+    >>> next(line for line in lines if line.startswith("critical dimension"))[:41]
+    'critical dimension (Liu et al. 2023): 120'
+    """
+    cfg, maps = data["config"], data["maps"]
+    return [
         f"RoPE census: {cfg['name']}"
         + (f" ({cfg['model_type']})" if cfg["model_type"] else "")
         + (f", layer type {cfg['layer_type']}" if cfg.get("layer_type") else ""),
@@ -364,7 +432,18 @@ def render_census(data: dict, width: int | None = 100) -> str:
         f"target length N = {data['target_length']}, kappa = N / L = {data['kappa']:.4g}; "
         f"config's own map: {maps['config']['map']} at kappa = {maps['config']['kappa']:.4g}",
         *_read_from(cfg),
-        *_context_lines(data, names),
+        *_context_lines(data, _map_names(maps)),
+    ]
+
+
+def render_census(data: dict, width: int | None = 100) -> str:
+    """The census as text: a header, one row per plane (map columns wrapped to ``width``), the summary lines."""
+    if "layer_types" in data:
+        return "\n\n".join(f"== layer type {lt} ==\n{render_census(d, width)}" for lt, d in data["layer_types"].items())
+    maps = data["maps"]
+    names = _map_names(maps)
+    head = [
+        *census_lines(data),
         "turns = (L - 1) / lambda_j over the training offsets; turn = a whole turn completes (Theorem 5 (i));",
         "map columns: factor = inv_freq / theta (1 = unchanged, 1/kappa = interpolated); yarn_hf_untr = "
         "yarn_hf_untruncated",
@@ -466,7 +545,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def census_all(spec, target_length: int | None = None, layer_type: str | None = None) -> dict:
+def census_all(spec, target_length: int | None = None, layer_type: str | None = None, scan_base: bool = True) -> dict:
     """The census of every RoPE of a config: one census, or ``{"layer_types": {name: census}}``.
 
     >>> sorted(census_all("mistral-7b"))[:3]
@@ -474,7 +553,13 @@ def census_all(spec, target_length: int | None = None, layer_type: str | None = 
     """
     if layer_type is not None and not isinstance(layer_type, str):  # a list is unhashable: no lookup, a refusal
         raise PosKernelsError(f"layer_type must be a layer type's name (a str) or None; got {layer_type!r:.80}")
-    cfgs = load_layer_configs(spec)
+    raw, name = raw_config(spec)
+    if not has_rope(raw):
+        raise PosKernelsError(
+            f"config {name!r} (model type {raw.get('model_type')!r}) has no RoPE: no rope_theta, rope_parameters "
+            "or rotary keys in the file or its class defaults; the census reads rotary models only"
+        )
+    cfgs = parse_layer_configs(raw, name=name)
     if layer_type is not None and list(cfgs) == [None]:
         raise PosKernelsError(
             f"--layer-type {layer_type!r} was given, but this config has no layer types: one RoPE for all layers"
@@ -488,8 +573,8 @@ def census_all(spec, target_length: int | None = None, layer_type: str | None = 
             )
         cfgs = {layer_type: cfgs[layer_type]}
     if list(cfgs) == [None]:
-        return census(cfgs[None], target_length)
-    return {"layer_types": {lt: census(c, target_length) for lt, c in cfgs.items()}}
+        return census(cfgs[None], target_length, scan_base)
+    return {"layer_types": {lt: census(c, target_length, scan_base) for lt, c in cfgs.items()}}
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import PosKernelsError, did_you_mean, parse_json, read_text
 from .parse import RopeConfig, _text, parse_config, parse_layer_configs
 
-__all__ = ["bundled_configs", "load_config", "load_layer_configs", "raw_config", "text_config"]
+__all__ = ["bundled_configs", "hub_configs", "load_config", "load_layer_configs", "raw_config", "text_config"]
 
 
 def _configs_dir():
@@ -58,6 +58,18 @@ def _raw_config(spec) -> tuple[dict, str]:
             )
         text, name = read_text(path, "config file"), str(path)  # UTF-8 only: binary, UTF-16, Latin-1 refused
     return parse_json(text, f"config {name!r}"), name
+
+
+def hub_configs() -> dict:
+    """``{name: path}`` of the hub-style configs shipped in ``data/hub_configs`` (as the hub holds them).
+
+    >>> sorted(hub_configs())
+    ['deepseek-v3', 'gemma-3-4b-it']
+    """
+    folder = _configs_dir().parent / "hub_configs"
+    return {
+        p.name[: -len(".json")]: p for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")
+    }
 
 
 def raw_config(spec) -> tuple[dict, str]:
