@@ -545,7 +545,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def census_all(spec, target_length: int | None = None, layer_type: str | None = None, scan_base: bool = True) -> dict:
+def census_all(
+    spec,
+    target_length: int | None = None,
+    layer_type: str | None = None,
+    scan_base: bool = True,
+    name: str | None = None,
+) -> dict:
     """The census of every RoPE of a config: one census, or ``{"layer_types": {name: census}}``.
 
     >>> sorted(census_all("mistral-7b"))[:3]
@@ -553,7 +559,8 @@ def census_all(spec, target_length: int | None = None, layer_type: str | None = 
     """
     if layer_type is not None and not isinstance(layer_type, str):  # a list is unhashable: no lookup, a refusal
         raise PosKernelsError(f"layer_type must be a layer type's name (a str) or None; got {layer_type!r:.80}")
-    raw, name = raw_config(spec)
+    raw, read_name = raw_config(spec)
+    name = read_name if name is None else name  # the lab names an upload by its file name
     if not has_rope(raw):
         raise PosKernelsError(
             f"config {name!r} (model type {raw.get('model_type')!r}) has no RoPE: no rope_theta, rope_parameters "
