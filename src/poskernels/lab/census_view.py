@@ -101,7 +101,7 @@ def view(spec, target: int | None, name: str) -> dict:
     >>> v["name"], len(v["censuses"]), len(v["censuses"][0]["planes"])
     ('mistral-7b', 1, 64)
     """
-    data = census_all(spec, target, scan_base=False, name=name if isinstance(spec, dict) else None)
+    data = census_all(spec, target, scan_base=False, name=name)
     parts = list(data["layer_types"].values()) if "layer_types" in data else [data]
     return {"name": name, "censuses": [_one(d) for d in parts]}
 

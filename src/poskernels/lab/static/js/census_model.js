@@ -91,7 +91,10 @@ export function draw(container) {
 
   pick.addEventListener("change", () => { source = { model: pick.value }; run(); });
   target.addEventListener("change", run);
-  file.addEventListener("change", () => useFile(file.files[0]));
+  file.addEventListener("change", () => {
+    useFile(file.files[0]);
+    file.value = ""; // choosing the same file again (edited since) reads it again
+  });
   drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
   drop.addEventListener("drop", (e) => {
