@@ -187,3 +187,19 @@ def test_shared_rope_with_windowed_layers_says_which_layers_need_none(tmp_path, 
     code, out, err = _run(capsys, _file(tmp_path, {"model_type": "gpt_oss"}), "--target-length", "262144")
     assert code == 0, err
     assert "18 of 36 layers are sliding_attention (sliding_window = 128)" in out and out.count("(recommended)") == 1
+
+
+def _bad_configs():
+    from test_census_context import BAD
+
+    return [b for b in BAD if b[1] != "1e+308"]  # a factor overflowing the census's default target: advise sets N
+
+
+@pytest.mark.parametrize(("raw", "detail"), _bad_configs(), ids=[b[1] for b in _bad_configs()])
+def test_advise_refuses_the_census_bad_configs_in_one_line(raw, detail, tmp_path, capsys):
+    """The issue's bad input (a sub-config not an object, layer_types of the wrong length or with unknown names,
+    RoPE dicts for layer types the config does not list, ...) reaches advise through the same reader."""
+    out_json = tmp_path / "out.json"
+    code, out, err = _run(capsys, _file(tmp_path, raw), "--target-length", "1000000", "--json", out_json)
+    assert code == 2 and out == "" and not out_json.exists()
+    assert detail in err and err.count("\n") == 1, err
