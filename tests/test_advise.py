@@ -203,3 +203,10 @@ def test_advise_refuses_the_census_bad_configs_in_one_line(raw, detail, tmp_path
     code, out, err = _run(capsys, _file(tmp_path, raw), "--target-length", "1000000", "--json", out_json)
     assert code == 2 and out == "" and not out_json.exists()
     assert detail in err and err.count("\n") == 1, err
+
+
+def test_a_config_whose_only_rope_layers_are_windowed_needs_no_extension(tmp_path, capsys):
+    """Beam: RoPE on its sliding layers only (full attention has none, null in its dict): any target is fine."""
+    code, out, err = _run(capsys, _file(tmp_path, {"model_type": "beam"}), "--target-length", "1000000")
+    assert code == 0, err
+    assert "needs no extension" in out and "paste" not in out and "full_attention" not in out

@@ -204,7 +204,7 @@ def _layer_advice(raw: dict, name: str, cfgs: dict, N: int) -> dict:
     text = text_config(raw)
     scaling, scope = rope_dict(text)
     dicts = layer_dicts(scaling, text, scope) or {}
-    kept = {lt: d for lt, d in dicts.items() if d is not None or lt in cfgs}
+    kept = dict(dicts)  # a layer type without RoPE (null) stays null
     for lt, cfg in cfgs.items():  # every kept RoPE carries its own base: the flat keys are dropped
         kept[lt] = {"rope_type": cfg.rope_type, **{k: v for k, v in (dicts.get(lt) or {}).items() if k != "type"}}
         kept[lt]["rope_theta"] = cfg.base
@@ -225,7 +225,8 @@ def _layer_advice(raw: dict, name: str, cfgs: dict, N: int) -> dict:
         if window:
             advice["why"] = f"advised at its window {window[0]} = {window[1]}, the farthest offset it reads"
         out[lt] = {"needs_extension": True} | advice
-    if len(out) > 1 and not any(a["needs_extension"] for a in out.values()):  # one layer type asked: it says so
+    whole = [a for lt, a in out.items() if not _window(text, lt)]  # layer types reading the whole sequence
+    if whole and not any(a["needs_extension"] for a in whole):  # windows alone: any target is fine, and said
         raise PosKernelsError(
             f"the target length must be above the training length of a layer type that reads it; got {N!r}, and "
             + "; ".join(f"{lt}: {a['why']}" for lt, a in out.items())

@@ -1,4 +1,6 @@
-"""The census of a model's RoPE as data: :func:`census` of one RoPE at a target length, :func:`census_all` of a config.
+"""The census of a model's RoPE as data: one RoPE at a target length, or every RoPE of a config.
+
+:func:`census` reads one RoPE at a target length, :func:`census_all` every RoPE of a config.
 
 What each census holds is described in :mod:`poskernels.census_cli` (the command line that prints it); this module
 computes it, JSON-ready: the planes (Theorem 5 (i), (iv)), every extension map's frequencies, what the frequencies
