@@ -164,6 +164,11 @@ def _file(tmp_path, raw: dict):
         ({"model_type": "gemma2"}, ["--target-length", "32768", "--layer-type", "sliding_attention"], "share one RoPE"),
         (None, ["--target-length", "16384"], "above the training length of a layer type that reads it"),
         ({"model_type": "gemma3_text", "sliding_window": "wide"}, ["--target-length", "262144"], "'sliding_window'"),
+        (  # OLMo 3's window (4096) is past its L (2048): within L it is the target, not the window, that is short
+            {"model_type": "olmo3"},
+            ["--target-length", "2000"],
+            "sliding_attention: the target N = 2000 is within its training length L = 2048",
+        ),
     ],
 )
 def test_layer_type_misuse_is_refused_in_one_line(raw, argv, detail, tmp_path, capsys):

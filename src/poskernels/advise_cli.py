@@ -216,7 +216,7 @@ def _layer_advice(raw: dict, name: str, cfgs: dict, N: int) -> dict:
             why = (
                 f"its attention looks back at most {window[0]} = {window[1]} tokens, within its training length "
                 f"L = {L}: its frequencies need no extension at any target"
-                if window
+                if window and window[1] <= L
                 else f"the target N = {N} is within its training length L = {L}"
             )
             out[lt] = {"training_length": L, "needs_extension": False, "why": why}
