@@ -322,3 +322,21 @@ def test_census_page_is_generated_and_current():
     assert deepseek["logit_multiplier"] == pytest.approx((0.1 * math.log(40) + 1) ** 2)
     gemma = {r["model"].split(", ")[-1]: r for r in table if r["model"].startswith("gemma-3")}
     assert gemma["full_attention"]["base"] == 1e6 and gemma["sliding_attention"]["base"] == 1e4
+
+
+@pytest.mark.parametrize(
+    ("argv", "detail"),
+    [
+        (["llama-2-7b", "--target-length", "4095"], "must be >= the training length L = 4096; got 4095"),
+        (["gemma3-hub", "--target-length", "100"], "must be >= the training length L = 131072; got 100"),
+        (["gpt2", "--target-length", "8192"], "has no RoPE"),
+        (["llama-2-7b", "--target-length", "-3"], "positive integer"),
+    ],
+)
+def test_census_refuses_a_short_target_and_a_model_without_rope(argv, detail, tmp_path, capsys):
+    files = {"gemma3-hub": GEMMA3_HUB, "gpt2": {"model_type": "gpt2", "n_positions": 1024}}
+    config = str(_file(tmp_path, files[argv[0]])) if argv[0] in files else argv[0]
+    out_json = tmp_path / "out.json"
+    code, out, err = _run(capsys, config, *argv[1:], "--json", out_json)
+    assert code == 2 and out == "" and not out_json.exists()
+    assert detail in err and err.count("\n") == 1, err

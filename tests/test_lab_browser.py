@@ -287,3 +287,92 @@ def test_the_guard_catches_outside_requests_and_errors(open_page, sites):
     pg.evaluate("fetch('http://example.invalid/x').catch(() => {}); console.error('boom')")
     pg.wait_for_timeout(200)
     assert any("outside 127.0.0.1" in p for p in problems) and any("boom" in p for p in problems)
+
+
+def _census_lines(spec, target=None, name=None) -> list[list[str]]:
+    from poskernels.census_cli import census_all, census_lines
+
+    data = census_all(spec, target, scan_base=False, name=name)
+    return [census_lines(d) for d in (data["layer_types"].values() if "layer_types" in data else [data])]
+
+
+def _shown_census(pg) -> list[list[str]]:
+    return pg.locator("#census-result section.census-one").evaluate_all(
+        "ss => ss.map((s) => [...s.querySelectorAll('ul.census-lines li')].map((li) => li.textContent))"
+    )
+
+
+def _settled(pg, state="ready"):
+    pg.wait_for_selector(f"#census-model[data-state={state}]", state="attached", timeout=30_000)
+
+
+def test_census_view_reads_a_bundled_model_and_a_target(open_page, sites):
+    from poskernels.rope_config import bundled_configs, load_config
+
+    pg, problems = open_page(sites["real"])
+    _settled(pg)
+    first = bundled_configs()[0]
+    assert _shown_census(pg) == _census_lines(first)  # the first model at its default target, as the CLI reads it
+    assert pg.locator("#census-result table.census-planes tbody tr").count() == load_config(first).rotary_dim // 2
+    pg.locator("#census-model-pick").select_option("hub:gemma-3-4b-it")
+    pg.wait_for_selector("#census-result section.census-one[data-layer-type=full_attention]", timeout=30_000)
+    pg.locator("#census-target").fill("262144")
+    pg.locator("#census-target").dispatch_event("change")
+    pg.wait_for_function(
+        "() => document.querySelector('#census-result').textContent.includes('target length N = 262144')"
+    )
+    _settled(pg)
+    from poskernels.census_cli import census_all
+    from poskernels.rope_config import hub_configs
+
+    assert _shown_census(pg) == _census_lines(str(hub_configs()["gemma-3-4b-it"]), 262144, "hub:gemma-3-4b-it")
+    unseen = pg.locator("section[data-layer-type=full_attention] tr.unseen").count()
+    full = census_all(str(hub_configs()["gemma-3-4b-it"]), 262144, scan_base=False)["layer_types"]["full_attention"]
+    assert unseen == len(full["context"]["unseen_planes"]["config"]) > 0  # its linear 8 reaches 131072, not N
+    assert problems == []
+
+
+def test_census_view_reads_a_chosen_and_a_dropped_config(open_page, sites, tmp_path):
+    from poskernels.rope_config import raw_config
+
+    pg, problems = open_page(sites["real"])
+    _settled(pg)
+    raw, _ = raw_config("phi-3.5-mini")
+    path = tmp_path / "phi.json"
+    path.write_text(json.dumps(raw))
+    pg.locator("#census-file").set_input_files(str(path))
+    pg.wait_for_function("() => document.querySelector('#census-result').textContent.includes('phi.json')")
+    _settled(pg)
+    assert _shown_census(pg) == _census_lines(raw, None, "phi.json")
+    dropped = json.dumps(raw_config("mistral-7b")[0])
+    pg.evaluate(
+        """(text) => {
+             const dt = new DataTransfer();
+             dt.items.add(new File([text], "dropped.json", { type: "application/json" }));
+             document.querySelector("#census-drop").dispatchEvent(new DragEvent("drop", { dataTransfer: dt,
+               bubbles: true, cancelable: true }));
+           }""",
+        dropped,
+    )
+    pg.wait_for_function("() => document.querySelector('#census-result').textContent.includes('dropped.json')")
+    _settled(pg)
+    assert _shown_census(pg) == _census_lines(json.loads(dropped), None, "dropped.json")
+    assert problems == []
+
+
+def test_census_view_shows_a_bad_config_in_one_line(open_page, sites, tmp_path):
+    pg, problems = open_page(sites["real"])
+    _settled(pg)
+    for content, detail in ((b"{not json", "not valid JSON"), (b'{"model_type": "gpt2"}', "has no RoPE")):
+        path = tmp_path / "bad.json"
+        path.write_bytes(content)
+        pg.locator("#census-file").set_input_files(str(path))
+        _settled(pg, "error")
+        message = pg.locator("#census-error")
+        assert message.is_visible() and detail in message.inner_text() and "\n" not in message.inner_text()
+        assert "Traceback" not in pg.content()
+        pg.locator("#census-model-pick").select_option("mistral-7b")  # a good pick clears the message
+        _settled(pg)
+        assert not message.is_visible()
+    # the browser logs each refused request (status 400) as a console error; nothing else may appear
+    assert all("status of 400" in p for p in problems), problems

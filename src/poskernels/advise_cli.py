@@ -10,54 +10,44 @@ that stays nonnegative longest (through ``N`` best), then the order yarn, llama3
 (the maps that keep the fast planes unchanged first).  A block the installed transformers' config class refuses
 (Phi-3 accepts LongRoPE only) is listed as refused, with transformers' reason.  ``--json PATH`` writes every
 block and verdict (``-``: standard output).
+
+A config with one RoPE per layer type (Gemma 2/3/3n, ModernBERT, ...) is advised per layer type: a layer type
+whose attention looks back at most a window (``sliding_window``, Llama 4's ``attention_chunk_size``) within its
+training length needs no extension, and the advice says so; a window past ``L`` is advised at the window, the
+farthest offset the layer reads; every other layer type gets one block per map, written as the whole per-layer
+``rope_parameters`` (transformers v5's form, which the installed version reads for every such family) with that
+layer type's RoPE replaced and the others kept, each with its own recommendation.  ``--layer-type NAME`` advises
+one layer type.  A config whose layers share one RoPE gets one block, with a note for its windowed layers.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import math
 import sys
+from collections import Counter
 from pathlib import Path
 
 from .atomic import check_outputs
-from .census_cli import census
-from .errors import PosKernelsError, check_positive_int
-from .rope_config import load_layer_configs, parse_config, raw_config
-from .rope_config.defaults import class_defaults
+from .census_cli import census, has_rope, text_of
+from .errors import PosKernelsError, check_positive_int, did_you_mean
+from .rope_config import load_layer_configs, parse_config, raw_config, text_config
+from .rope_keys import count, layer_dicts, rope_dict
 
-__all__ = ["ADVISED_TYPES", "add_arguments", "advise", "run"]
+__all__ = ["ADVISED_TYPES", "WINDOWED", "add_arguments", "advise", "run"]
 
 #: The rope types advised, in the order of preference on a tie.
 ADVISED_TYPES = ("yarn", "llama3", "longrope", "linear", "dynamic")
 
-#: Keys that carry a RoPE in a file (a family whose defaults and file have none has no RoPE).
-_ROPE_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_emb_base", "rotary_pct", "qk_rope_head_dim")
-
-
-def _text(raw: dict) -> tuple[dict, dict]:
-    """A deep copy of the file and the dict in it that holds the language model's keys."""
-    out = copy.deepcopy(raw)
-    model_type = out.get("model_type")
-    entry = class_defaults(model_type)[0] if isinstance(model_type, str) else None
-    part = entry["part"] if entry else ""
-    if part and isinstance(out.get(part), dict):
-        return out, out[part]
-    if not part and isinstance(out.get("text_config"), dict) and "max_position_embeddings" not in out:
-        return out, out["text_config"]
-    return out, out
-
-
-def _has_rope(raw: dict) -> bool:
-    _, text = _text(raw)
-    if any(text.get(k) is not None for k in _ROPE_KEYS):
-        return True
-    model_type = text.get("model_type", raw.get("model_type"))
-    entry = class_defaults(model_type)[0] if isinstance(model_type, str) else None
-    if entry is None:
-        return True  # a family transformers does not know: read as RoPE, as the census reads it
-    return any(entry["defaults"].get(k) is not None for k in _ROPE_KEYS)
+#: Layer types whose attention looks back at most a window, and the config key that gives the window.
+WINDOWED = {
+    "sliding_attention": "sliding_window",
+    "hybrid_sliding": "sliding_window",
+    "reference_sliding_attention": "sliding_window",
+    "window_attention": "sliding_window",
+    "chunked_attention": "attention_chunk_size",
+}
 
 
 def _refused_by_transformers(new: dict) -> str | None:
@@ -104,12 +94,17 @@ def _block(rope_type: str, cfg, N: int) -> tuple[dict, int]:
     return block, N
 
 
-def advised_config(raw: dict, block: dict, max_pos: int) -> dict:
-    """``raw`` with its RoPE replaced by ``block`` (and ``max_position_embeddings``), ready to save as config.json."""
-    out, text = _text(raw)
-    for key in ("rope_scaling", "rope_theta", "original_max_position_embeddings", "partial_rotary_factor"):
+def advised_config(raw: dict, block: dict, max_pos: int, layers: dict | None = None) -> dict:
+    """``raw`` with its RoPE replaced by ``block`` (and ``max_position_embeddings``), ready to save as config.json.
+
+    ``layers`` (a per-layer-type config): the whole per-layer dict to write; ``block`` is already in it.
+    """
+    out, text = text_of(raw)
+    for key in ("rope_scaling", "rope_theta", "original_max_position_embeddings", "rope_local_base_freq"):
         text.pop(key, None)
-    text["rope_parameters"] = block
+    if layers is None:
+        text.pop("partial_rotary_factor", None)
+    text["rope_parameters"] = block if layers is None else layers
     text["max_position_embeddings"] = max_pos
     return out
 
@@ -129,48 +124,23 @@ def _reason(rows: dict, best: str) -> str:
     return f"{best} {zero}, {kernel}; ties go to {', '.join(ADVISED_TYPES)} in that order"
 
 
-def advise(spec, target_length: int) -> dict:
-    """Every advised block for ``spec`` at ``target_length``, its census verdicts, and the recommendation.
-
-    Examples
-    --------
-    >>> a = advise("llama-2-7b", 16384)
-    >>> a["maps"]["linear"]["rope_parameters"]
-    {'rope_type': 'linear', 'rope_theta': 10000.0, 'factor': 4.0}
-    >>> a["recommended"], a["maps"]["yarn"]["verdicts"]["unseen_planes"]
-    ('dynamic', [])
-    """
-    raw, name = raw_config(spec)
-    N = check_positive_int("the target length", target_length)
-    if not _has_rope(raw):
-        raise PosKernelsError(
-            f"config {name!r} (model type {raw.get('model_type')!r}) has no RoPE: no rope_theta, rope_parameters "
-            "or rotary keys in the file or its class defaults; advise reads rotary models only"
-        )
-    cfgs = load_layer_configs(raw)
-    if list(cfgs) != [None]:
-        raise PosKernelsError(
-            f"config {name!r} has one RoPE per layer type ({', '.join(map(str, cfgs))}); advise reads a config "
-            "with one RoPE"
-        )
-    cfg = cfgs[None]
-    if N <= cfg.training_length:
-        raise PosKernelsError(
-            f"the target length must be above the training length L = {cfg.training_length}; got {N!r}"
-        )
+def _maps(raw: dict, name: str, cfg, N: int, layer_type: str | None = None, kept: dict | None = None) -> dict:
+    """Every advised block for one RoPE (``layer_type`` of a per-layer config, its other dicts ``kept``) at ``N``."""
     rows, refused = {}, {}
     for rope_type in ADVISED_TYPES:
         if rope_type == "longrope" and cfg.rope_type != "longrope":
             continue  # its factor lists are searched per model: only a config that carries them is advised
         block, max_pos = _block(rope_type, cfg, N)
-        new = advised_config(raw, block, max_pos)
+        layers = None if layer_type is None else {**kept, layer_type: block}
+        new = advised_config(raw, block, max_pos, layers)
         why = _refused_by_transformers(new)
         if why:
             refused[rope_type] = why
             continue
-        data = census(parse_config(new, name=f"{name} + {rope_type}"), N)
+        read = parse_config(new, name=f"{name} + {rope_type}", layer_type=layer_type)
+        data = census(read, N)
         rows[rope_type] = {
-            "rope_parameters": block,
+            "rope_parameters": block if layers is None else layers,
             "max_position_embeddings": max_pos,
             "verdicts": {
                 "unseen_planes": data["context"]["unseen_planes"]["config"],
@@ -180,6 +150,12 @@ def advise(spec, target_length: int) -> dict:
                 "inv_freq": data["maps"]["config"]["inv_freq"],
             },
         }
+    if not rows:
+        raise PosKernelsError(
+            f"transformers' config class refuses every advised block for {name!r}"
+            f"{f' (layer type {layer_type})' if layer_type else ''}: "
+            + "; ".join(f"{t}: {w}" for t, w in refused.items())
+        )
     order = {t: i for i, t in enumerate(ADVISED_TYPES)}
     best = min(
         rows,
@@ -190,7 +166,6 @@ def advise(spec, target_length: int) -> dict:
         ),
     )
     return {
-        "config": name,
         "training_length": cfg.training_length,
         "target_length": N,
         "maps": rows,
@@ -200,11 +175,121 @@ def advise(spec, target_length: int) -> dict:
     }
 
 
-def render(data: dict) -> str:
-    lines = [
-        f"advise: {data['config']}, training length L = {data['training_length']}, target N = {data['target_length']}",
-        "",
-    ]
+def _window(text: dict, layer_type: str) -> tuple[str, int] | None:
+    """The key and size of the window a layer type's attention looks back over (None: the whole sequence)."""
+    key = WINDOWED.get(layer_type)
+    size = count(text, key, required=False) if key else None
+    if key == "sliding_window" and size is None and count(text, "local_attention", required=False):
+        return "local_attention / 2", count(text, "local_attention") // 2  # ModernBERT: the whole two-sided window
+    return (key, size) if size is not None else None
+
+
+def _layer_notes(text: dict, N: int) -> list[str]:
+    """For a config whose layers share one RoPE: its windowed layers, which never read offsets past the window."""
+    kinds = Counter(t for t in (text.get("layer_types") or []) if isinstance(t, str))
+    notes = []
+    for lt, n in kinds.items():
+        window = _window(text, lt)
+        if window and window[1] < N:
+            notes.append(
+                f"{n} of {sum(kinds.values())} layers are {lt} ({window[0]} = {window[1]}): they never read offsets "
+                f"past {window[1] - 1}, so they need no extension; the block changes their frequencies too (all "
+                "layers share one RoPE)"
+            )
+    return notes
+
+
+def _layer_advice(raw: dict, name: str, cfgs: dict, N: int) -> dict:
+    """One advice per layer type with RoPE: its blocks, or why it needs no extension."""
+    text = text_config(raw)
+    scaling, scope = rope_dict(text)
+    dicts = layer_dicts(scaling, text, scope) or {}
+    kept = dict(dicts)  # a layer type without RoPE (null) stays null
+    for lt, cfg in cfgs.items():  # every kept RoPE carries its own base: the flat keys are dropped
+        kept[lt] = {"rope_type": cfg.rope_type, **{k: v for k, v in (dicts.get(lt) or {}).items() if k != "type"}}
+        kept[lt]["rope_theta"] = cfg.base
+    out = {}
+    for lt, cfg in cfgs.items():
+        L, window = cfg.training_length, _window(text, lt)
+        reach = min(N, window[1]) if window else N  # one more than the farthest offset the layer reads
+        if reach <= L:
+            why = (
+                f"its attention looks back at most {window[0]} = {window[1]} tokens, within its training length "
+                f"L = {L}: its frequencies need no extension at any target"
+                if window and window[1] <= L
+                else f"the target N = {N} is within its training length L = {L}"
+            )
+            out[lt] = {"training_length": L, "needs_extension": False, "why": why}
+            continue
+        advice = _maps(raw, name, cfg, reach, layer_type=lt, kept=kept)
+        if window:
+            advice["why"] = f"advised at its window {window[0]} = {window[1]}, the farthest offset it reads"
+        out[lt] = {"needs_extension": True} | advice
+    whole = [a for lt, a in out.items() if not _window(text, lt)]  # layer types reading the whole sequence
+    if whole and not any(a["needs_extension"] for a in whole):  # windows alone: any target is fine, and said
+        raise PosKernelsError(
+            f"the target length must be above the training length of a layer type that reads it; got {N!r}, and "
+            + "; ".join(f"{lt}: {a['why']}" for lt, a in out.items())
+        )
+    return out
+
+
+def advise(spec, target_length: int, layer_type: str | None = None) -> dict:
+    """Every advised block for ``spec`` at ``target_length``, its census verdicts, and the recommendation.
+
+    A config with one RoPE per layer type is advised per layer type (``layer_type``: only that one):
+    ``{"config", "target_length", "layer_types": {NAME: advice}}``.
+
+    Examples
+    --------
+    >>> a = advise("llama-2-7b", 16384)
+    >>> a["maps"]["linear"]["rope_parameters"]
+    {'rope_type': 'linear', 'rope_theta': 10000.0, 'factor': 4.0}
+    >>> a["recommended"], a["maps"]["yarn"]["verdicts"]["unseen_planes"]
+    ('dynamic', [])
+    >>> g = advise({"model_type": "modernbert"}, 32768)["layer_types"]
+    >>> g["sliding_attention"]["needs_extension"], g["full_attention"]["recommended"]
+    (False, 'linear')
+    """
+    raw, name = raw_config(spec)
+    N = check_positive_int("the target length", target_length)
+    if layer_type is not None and not isinstance(layer_type, str):
+        raise PosKernelsError(f"layer_type must be a layer type's name (a str) or None; got {layer_type!r:.80}")
+    if not has_rope(raw):
+        raise PosKernelsError(
+            f"config {name!r} (model type {raw.get('model_type')!r}) has no RoPE: no rope_theta, rope_parameters "
+            "or rotary keys in the file or its class defaults; advise reads rotary models only"
+        )
+    cfgs = load_layer_configs(raw)
+    if list(cfgs) != [None]:
+        if layer_type is not None:
+            if layer_type not in cfgs:
+                raise PosKernelsError(
+                    f"unknown layer type {layer_type!r}{did_you_mean(layer_type, list(cfgs))}; this config's layer "
+                    f"types with RoPE: {', '.join(cfgs)}"
+                )
+            cfgs = {layer_type: cfgs[layer_type]}
+        return {"config": name, "target_length": N, "layer_types": _layer_advice(raw, name, cfgs, N)}
+    if layer_type is not None:
+        kinds = sorted(set(text_config(raw).get("layer_types") or []))
+        raise PosKernelsError(
+            f"--layer-type {layer_type!r} was given, but "
+            + (
+                f"this config's layer types ({', '.join(kinds)}) share one RoPE; leave --layer-type out"
+                if kinds
+                else "this config has no layer types: one RoPE for all layers"
+            )
+        )
+    cfg = cfgs[None]
+    if N <= cfg.training_length:
+        raise PosKernelsError(
+            f"the target length must be above the training length L = {cfg.training_length}; got {N!r}"
+        )
+    return {"config": name} | _maps(raw, name, cfg, N) | {"layer_notes": _layer_notes(text_config(raw), N)}
+
+
+def _render_maps(data: dict) -> list[str]:
+    lines = []
     for rope_type, row in data["maps"].items():
         v = row["verdicts"]
         first = v["first_negative_offset"]
@@ -220,7 +305,27 @@ def render(data: dict) -> str:
     for rope_type, why in data["refused_by_transformers"].items():
         lines.append(f"{rope_type}: not advised, transformers' config class refuses it: {why}")
     lines.append(f"recommended: {data['reason']}")
-    return "\n".join(lines)
+    return lines
+
+
+def render(data: dict) -> str:
+    if "layer_types" in data:
+        lines = [f"advise: {data['config']}, one RoPE per layer type, target N = {data['target_length']}"]
+        for lt, a in data["layer_types"].items():
+            lines += ["", f"== layer type {lt}: training length L = {a['training_length']} =="]
+            if not a["needs_extension"]:
+                lines.append(f"needs no extension: {a['why']}")
+                continue
+            if a.get("why"):
+                lines.append(a["why"])
+            lines += ["", *_render_maps(a)]
+        return "\n".join(lines)
+    lines = [
+        f"advise: {data['config']}, training length L = {data['training_length']}, target N = {data['target_length']}",
+        *data.get("layer_notes", []),
+        "",
+    ]
+    return "\n".join(lines + _render_maps(data))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -228,11 +333,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", metavar="CONFIG", help="a config.json path or a bundled name")
     p.add_argument("--target-length", type=int, required=True, metavar="N", help="the context length to reach")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the advice as JSON ('-': JSON alone)")
+    p.add_argument("--layer-type", default=None, metavar="NAME", help="one layer type of a per-layer-type config")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``poskernels advise``: every check happens before anything is printed or written."""
-    data = advise(args.config, args.target_length)
+    data = advise(args.config, args.target_length, getattr(args, "layer_type", None))
     config = args.config if Path(args.config).is_file() else None  # a bundled name is not a file
     outs = check_outputs({"--json": args.json}, inputs=[config])
     if "--json" in outs:

@@ -22,213 +22,40 @@ map columns to ``--width`` (default: the terminal's, within 80..120 columns).
 from __future__ import annotations
 
 import argparse
-import functools
 import json
-import math
 import shutil
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from .atomic import Output, check_output, check_outputs, save_figure
-from .errors import PosKernelsError, check_positive_int, did_you_mean
-from .extension import MAPS, extend
-from .extension.ecosystem import compare_yarn_ramps
-from .rope_config import ROPE_TYPES, RopeConfig, bundled_configs, config_extension, load_layer_configs
-from .theory.census import chen_constant, sum_theta_sq, wavelength_census
-from .theory.context import (
-    MAX_SCAN,
-    critical_dimension,
-    extrapolation_bound,
-    first_negative_offset,
-    smallest_nonnegative_base,
-    unseen_planes,
+from .census_data import (
+    BASE_SCAN_MAX,
+    census,
+    census_all,
+    context_census,
+    has_rope,
+    json_safe,
+    logit_multiplier,
+    text_of,
 )
+from .errors import PosKernelsError, check_positive_int
+from .rope_config import bundled_configs
 
-__all__ = ["add_arguments", "census", "census_all", "plot_census", "render_census", "run", "terminal_width"]
-
-
-def census(cfg: RopeConfig, target_length: int | None = None) -> dict:
-    """The census of ``cfg`` at ``target_length`` (default: :meth:`RopeConfig.default_target_length`), JSON-ready.
-
-    Examples
-    --------
-    >>> from poskernels.rope_config import load_config
-    >>> c = census(load_config("llama-2-7b"))
-    >>> c["target_length"], c["kappa"], sum(p["full_turn"] for p in c["planes"])
-    (16384, 4.0, 46)
-    >>> round(c["interpolation_bound"]["ratio"], 2)  # the article's 1.15 at d = 128, b = 10**4
-    1.15
-    """
-    L = cfg.training_length
-    N = cfg.default_target_length() if target_length is None else check_positive_int("the target length", target_length)
-    if N < L:
-        raise PosKernelsError(f"the target length must be >= the training length L = {L}; got {N!r}")
-    kappa = N / L
-    theta = cfg.theta  # (d/2,)
-    d, b = cfg.rotary_dim, cfg.base
-    maps, not_applicable = {}, {}
-    for name in MAPS:
-        try:
-            ext = extend(name, theta, kappa, L, **cfg.map_options(name))
-        except PosKernelsError as err:  # a map the config did not ask for that cannot apply (NTK-aware at d = 2)
-            if name == ROPE_TYPES[cfg.rope_type]:
-                raise
-            not_applicable[name] = str(err)
-            continue
-        maps[name] = {
-            "inv_freq": ext.inv_freq.tolist(),
-            "attention_factor": ext.attention_factor,
-            "kappa": kappa,
-            "L": L,
-        }
-    own, own_kappa, own_L = config_extension(cfg, N)
-    maps["config"] = {
-        "map": own.name,
-        "inv_freq": own.inv_freq.tolist(),
-        "attention_factor": own.attention_factor,
-        "kappa": own_kappa,
-        "L": own_L,
-    }
-    planes = []
-    for row in wavelength_census(L, d, b):  # Theorem 5 (i)
-        j = row.plane
-        planes.append(
-            {
-                "plane": j,
-                "theta": float(theta[j]),
-                "wavelength": row.wavelength,
-                "turns": row.turns,
-                "full_turn": row.full_turn,
-                "theta_sq": float(theta[j] ** 2),
-                "factors": {name: m["inv_freq"][j] / theta[j] for name, m in maps.items()},
-            }
-        )
-    corrected, published = sum_theta_sq(d, b), chen_constant(d, b)  # Theorem 5 (iv)
-    bound = {
-        "sum_theta_sq": corrected,
-        "chen_constant": published,
-        "ratio": corrected / published,
-        "after_map": {name: float(np.sum(np.square(m["inv_freq"]))) for name, m in maps.items()},
-    }
-    ramps = {}
-    for truncate in (True, False):
-        if "yarn_hf" in not_applicable:  # one plane: no ramp to compare
-            break
-        c = compare_yarn_ramps(theta, kappa, L, truncate=truncate)
-        ramps["truncated" if truncate else "untruncated"] = {k: c[k] for k in ("max_gap", "plane", "factor_gap")} | {
-            "planes_differing": c["planes_differing"]
-        }
-    return json_safe(
-        {
-            "config": cfg.summary(),
-            "target_length": N,
-            "kappa": kappa,
-            "context": context_census(cfg, N, maps),
-            "logit_multiplier": logit_multiplier(cfg, maps["config"]["attention_factor"], N),
-            "planes": planes,
-            "maps": maps,
-            "not_applicable": not_applicable,
-            "interpolation_bound": bound,
-            "yarn_ramps": ramps,
-            "null": NULL_MEANS,
-        }
-    )
-
-
-#: What ``null`` stands for in the census JSON (JSON has no infinity; ``jq`` and ``JSON.parse`` refuse it).
-NULL_MEANS = (
-    "infinite or absent: a wavelength of a plane whose frequency underflows to 0 (it never turns), an "
-    "extrapolation bound no plane limits, a kernel that stays nonnegative through the target length, a base "
-    "not found or not scanned"
-)
-
-
-def json_safe(value):
-    """``value`` with every non-finite float replaced by None (see :data:`NULL_MEANS`).
-
-    >>> json_safe({"a": [1.0, float("inf")], "b": float("nan")})
-    {'a': [1.0, None], 'b': None}
-    """
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
-
-
-#: Largest target length whose smallest nonnegative base is scanned by the census (a few seconds at d = 128),
-#: and the scan's grid (bases per decade; a finer grid can find a smaller base: the passing set has islands).
-BASE_SCAN_MAX = 1 << 17
-BASE_GRID = 50
-
-
-@functools.lru_cache(maxsize=64)
-def _smallest_base(d: int, N: int) -> float | None:
-    """The scan depends on ``(d, N)`` alone: one per pair per process (``advise`` reads five maps at one ``N``)."""
-    return smallest_nonnegative_base(d, N, steps_per_decade=BASE_GRID)
-
-
-def context_census(cfg: RopeConfig, N: int, maps: dict) -> dict:
-    """What the frequencies mean for a context of ``N`` tokens (:mod:`poskernels.theory.context`), JSON-ready.
-
-    ``critical_dimension`` and ``extrapolation_bound`` (Liu et al. 2023) at the training length;
-    ``first_negative_offset`` of the kernel ``sum_j cos(Delta f_j)`` up to ``N - 1`` (None: nonnegative
-    throughout) for the native frequencies and after each map (Men et al. 2024); ``smallest_base``: the smallest
-    base, on a grid of :data:`BASE_GRID` per decade, whose native kernel stays nonnegative on ``0..N-1`` (scanned up to
-    :data:`BASE_SCAN_MAX`); ``unseen_planes``: Theorem 5 (i)'s planes that see angles training never produced.
-    """
-    L, d, b, theta = cfg.training_length, cfg.rotary_dim, cfg.base, cfg.theta
-    last = min(N - 1, MAX_SCAN)
-    freqs = {"native": theta} | {name: np.asarray(m["inv_freq"]) for name, m in maps.items() if name != "none"}
-    base = _smallest_base(d, N) if N <= BASE_SCAN_MAX else None
-    return {
-        "critical_dimension": critical_dimension(L, d, b),
-        "extrapolation_bound": extrapolation_bound(L, d, b),
-        "kernel_scanned_to": last,
-        "first_negative_offset": {name: first_negative_offset(f, last) for name, f in freqs.items()},
-        "smallest_base": base,
-        "smallest_base_grid_per_decade": BASE_GRID if N <= BASE_SCAN_MAX else None,
-        "unseen_planes": {name: unseen_planes(theta, f, L, N).tolist() for name, f in freqs.items()},
-    }
-
-
-def logit_multiplier(cfg: RopeConfig, attention_factor: float, N: int) -> dict:
-    """The factor the model's attention logits carry beyond ``q.k / sqrt(head_dim)``, with its parts.
-
-    Parts: the rotary attention factor on cos and sin, squared in the logits; YaRN's
-    ``mscale(factor, mscale_all_dim)**2`` where the family's attention applies it (DeepSeek); Gemma's
-    ``sqrt(head_dim / query_pre_attn_scalar)``; Llama 4's attention-temperature tuning at the target length,
-    ``1 + attn_scale log1p(floor(N / floor_scale))``, on its layers without RoPE only (not in the total).
-
-    >>> from poskernels.rope_config import load_config
-    >>> logit_multiplier(load_config("llama-2-7b"), 1.0, 8192)["total"]
-    1.0
-    """
-    att = cfg.attention
-    parts = {"rotary attention factor squared": attention_factor**2}
-    factor = cfg.scaling.get("factor")
-    mscale_all = cfg.scaling.get("mscale_all_dim")
-    if att.get("mscale_all_dim_in_attention") and cfg.rope_type != "default" and mscale_all and factor:
-        m = 0.1 * float(mscale_all) * math.log(float(factor)) + 1.0 if factor > 1 else 1.0
-        parts["attention mscale(factor, mscale_all_dim)^2"] = m * m
-    if "query_pre_attn_scalar" in att:
-        parts["query_pre_attn_scalar: sqrt(head_dim / query_pre_attn_scalar)"] = math.sqrt(
-            cfg.head_dim / att["query_pre_attn_scalar"]
-        )
-    total = math.prod(parts.values())
-    out = {"total": total, "parts": parts}
-    tuning = att.get("attn_temperature_tuning")
-    if tuning:
-        out["layers_without_rope"] = {
-            "count": att["layers_without_rope"],
-            "of": att["layers"],
-            "temperature_at_target": 1 + tuning["attn_scale"] * math.log1p(math.floor(N / tuning["floor_scale"])),
-        }
-    return out
+__all__ = [  # the census's data (census, census_all, ...) is computed in census_data and importable from here too
+    "add_arguments",
+    "census",
+    "census_all",
+    "census_lines",
+    "context_census",
+    "has_rope",
+    "json_safe",
+    "logit_multiplier",
+    "plot_census",
+    "render_census",
+    "run",
+    "terminal_width",
+    "text_of",
+]
 
 
 def _table(headers: list[str], rows: list[list[str]], width: int | None = None, keep: int = 1) -> str:
@@ -288,7 +115,11 @@ def _context_lines(data: dict, names: list[str]) -> list[str]:
     scanned = (
         f"{base:.3g} (grid of {c['smallest_base_grid_per_decade']} per decade)"
         if base is not None
-        else ("none up to 1e12" if c["smallest_base_grid_per_decade"] else f"not scanned past N = {BASE_SCAN_MAX}")
+        else (
+            "none up to 1e12"
+            if c["smallest_base_grid_per_decade"]
+            else (f"not scanned past N = {BASE_SCAN_MAX}" if N > BASE_SCAN_MAX else "not scanned")
+        )
     )
     lm = data["logit_multiplier"]
     lines = [
@@ -346,14 +177,21 @@ def _short(name: str) -> str:
     return {"yarn_hf_untruncated": "yarn_hf_untr"}.get(name, name)
 
 
-def render_census(data: dict, width: int | None = 100) -> str:
-    """The census as text: a header, one row per plane (map columns wrapped to ``width``), the summary lines."""
-    if "layer_types" in data:
-        return "\n\n".join(f"== layer type {lt} ==\n{render_census(d, width)}" for lt, d in data["layer_types"].items())
-    cfg, maps = data["config"], data["maps"]
+def _map_names(maps: dict) -> list[str]:
     names = [n for n in maps if n != "none"]
-    names = ["config"] + [n for n in names if n != "config"]  # the config's own map first, beside the planes
-    head = [
+    return ["config"] + [n for n in names if n != "config"]  # the config's own map first, beside the planes
+
+
+def census_lines(data: dict) -> list[str]:
+    """The lines above the plane table of one census: what was read, and what it means for the target length.
+
+    >>> from poskernels.rope_config import load_config
+    >>> lines = census_lines(census(load_config("mistral-7b"), scan_base=False))
+    >>> next(line for line in lines if line.startswith("critical dimension"))[:41]
+    'critical dimension (Liu et al. 2023): 120'
+    """
+    cfg, maps = data["config"], data["maps"]
+    return [
         f"RoPE census: {cfg['name']}"
         + (f" ({cfg['model_type']})" if cfg["model_type"] else "")
         + (f", layer type {cfg['layer_type']}" if cfg.get("layer_type") else ""),
@@ -364,7 +202,18 @@ def render_census(data: dict, width: int | None = 100) -> str:
         f"target length N = {data['target_length']}, kappa = N / L = {data['kappa']:.4g}; "
         f"config's own map: {maps['config']['map']} at kappa = {maps['config']['kappa']:.4g}",
         *_read_from(cfg),
-        *_context_lines(data, names),
+        *_context_lines(data, _map_names(maps)),
+    ]
+
+
+def render_census(data: dict, width: int | None = 100) -> str:
+    """The census as text: a header, one row per plane (map columns wrapped to ``width``), the summary lines."""
+    if "layer_types" in data:
+        return "\n\n".join(f"== layer type {lt} ==\n{render_census(d, width)}" for lt, d in data["layer_types"].items())
+    maps = data["maps"]
+    names = _map_names(maps)
+    head = [
+        *census_lines(data),
         "turns = (L - 1) / lambda_j over the training offsets; turn = a whole turn completes (Theorem 5 (i));",
         "map columns: factor = inv_freq / theta (1 = unchanged, 1/kappa = interpolated); yarn_hf_untr = "
         "yarn_hf_untruncated",
@@ -464,32 +313,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--width", type=int, default=None, metavar="COLUMNS", help="wrap the table to this width (default: terminal)"
     )
-
-
-def census_all(spec, target_length: int | None = None, layer_type: str | None = None) -> dict:
-    """The census of every RoPE of a config: one census, or ``{"layer_types": {name: census}}``.
-
-    >>> sorted(census_all("mistral-7b"))[:3]
-    ['config', 'context', 'interpolation_bound']
-    """
-    if layer_type is not None and not isinstance(layer_type, str):  # a list is unhashable: no lookup, a refusal
-        raise PosKernelsError(f"layer_type must be a layer type's name (a str) or None; got {layer_type!r:.80}")
-    cfgs = load_layer_configs(spec)
-    if layer_type is not None and list(cfgs) == [None]:
-        raise PosKernelsError(
-            f"--layer-type {layer_type!r} was given, but this config has no layer types: one RoPE for all layers"
-        )
-    if layer_type is not None:
-        if layer_type not in cfgs:
-            accepted = ", ".join(str(k) for k in cfgs)
-            raise PosKernelsError(
-                f"unknown layer type {layer_type!r}{did_you_mean(layer_type, [k for k in cfgs if k])}; "
-                f"this config's: {accepted}"
-            )
-        cfgs = {layer_type: cfgs[layer_type]}
-    if list(cfgs) == [None]:
-        return census(cfgs[None], target_length)
-    return {"layer_types": {lt: census(c, target_length) for lt, c in cfgs.items()}}
 
 
 def run(args: argparse.Namespace) -> int:

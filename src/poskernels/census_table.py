@@ -14,24 +14,15 @@ from __future__ import annotations
 
 import re
 import sys
-from importlib import resources
 from pathlib import Path
 
 from .atomic import write_text_atomic
 from .census_cli import logit_multiplier
 from .errors import PosKernelsError
-from .rope_config import bundled_configs, config_extension, load_layer_configs
+from .rope_config import bundled_configs, config_extension, hub_configs, load_layer_configs
 from .theory.context import MAX_SCAN, critical_dimension, first_negative_offset
 
 __all__ = ["BLOCK", "hub_configs", "render", "rows", "write_block"]
-
-
-def hub_configs() -> dict:
-    """``{name: path}`` of the hub-style configs shipped in ``data/hub_configs``."""
-    folder = resources.files("poskernels") / "data" / "hub_configs"
-    return {
-        p.name[: -len(".json")]: p for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")
-    }
 
 
 def rows() -> list[dict]:

@@ -12,6 +12,11 @@ client address (the oldest closed to make room), and only whole requests reach t
 with a NUL byte or that cannot be decoded gets 400; a folder is never listed (404); nothing outside the static
 folder is served.
 
+The census view (:mod:`poskernels.lab.census_view`) answers ``GET /census/models``, ``GET /census/model?name=...``
+and ``POST /census/upload`` (a ``config.json`` as the body, its ``Content-Length`` at most
+:data:`~poskernels.lab.census_view.UPLOAD_LIMIT`, the whole body within the handler's ``timeout``); every answer
+is JSON, an error ``{"error": one line}``.
+
 Examples
 --------
 >>> import threading, urllib.request
@@ -29,12 +34,15 @@ import argparse
 import errno
 import functools
 import ipaddress
+import json
 import socket
+import time
 from http import HTTPStatus
 from http.server import HTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
 
 from ..errors import PosKernelsError, check_int
+from . import census_view
 from .gate import GatedServer, Ready, Writer, prefixed
 
 __all__ = ["DEFAULT_PAYLOAD", "STATIC_DIR", "add_arguments", "choose_payload", "is_loopback", "make_server", "run"]
@@ -98,6 +106,73 @@ class _Handler(SimpleHTTPRequestHandler):
         except (ValueError, UnicodeError):
             self.send_error(HTTPStatus.BAD_REQUEST, "malformed path")
             return None
+
+    def do_GET(self):  # noqa: N802 - the base class's name
+        route, _, query = self.path.partition("?")
+        if route == "/census/models":
+            return self._json(HTTPStatus.OK, {"models": census_view.models(), "limit": census_view.UPLOAD_LIMIT})
+        if route == "/census/model":
+            return self._answer(lambda: census_view.view_of_model(query))
+        if route.startswith("/census/"):
+            return self._json(HTTPStatus.NOT_FOUND, {"error": f"no census address {route[:80]!r}"})
+        return super().do_GET()
+
+    def do_POST(self):  # noqa: N802 - the base class's name
+        self.close_connection = True  # a body left unread must not be taken for the next request
+        route, _, query = self.path.partition("?")
+        if route != "/census/upload":
+            return self._json(HTTPStatus.NOT_FOUND, {"error": "only /census/upload takes a POST"})
+        length = self.headers.get("Content-Length", "")
+        if not length.isdigit() or len(length) > 18:
+            return self._json(HTTPStatus.LENGTH_REQUIRED, {"error": "the upload needs a Content-Length (bytes)"})
+        if int(length) > census_view.UPLOAD_LIMIT:
+            return self._json(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                {"error": f"the config file is {int(length)} bytes; the limit is {census_view.UPLOAD_LIMIT} bytes"},
+            )
+        body = self._body(int(length))
+        if body is None:
+            return self._json(HTTPStatus.REQUEST_TIMEOUT, {"error": "the upload did not arrive whole in time"})
+        name = census_view.upload_name(query)
+        return self._answer(lambda: census_view.view_of_bytes(body, query, name))
+
+    def _body(self, length: int) -> bytes | None:
+        """The request body, read within :attr:`timeout` seconds in all (None: it did not arrive whole)."""
+        deadline, parts, got = time.monotonic() + self.timeout, [], 0
+        while got < length:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.connection.settimeout(left)
+            try:
+                chunk = self.rfile.read1(min(65536, length - got))
+            except (TimeoutError, OSError):
+                return None
+            if not chunk:
+                return None
+            parts.append(chunk)
+            got += len(chunk)
+        return b"".join(parts)
+
+    def _answer(self, compute) -> None:
+        """Answer with ``compute()``'s JSON, or its refusal in one line (status 400); never a traceback."""
+        try:
+            data = compute()
+        except PosKernelsError as err:
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": " ".join(str(err).split())})
+        except Exception as err:  # noqa: BLE001 - the page shows one line; the server goes on
+            return self._json(
+                HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"the census failed: {type(err).__name__}: {err}"[:300]}
+            )
+        return self._json(HTTPStatus.OK, data)
+
+    def _json(self, status: HTTPStatus, data: dict) -> None:
+        body = json.dumps(data, allow_nan=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def list_directory(self, path):
         self.send_error(HTTPStatus.NOT_FOUND, "no listing")  # the page names its files; a folder is not browsed

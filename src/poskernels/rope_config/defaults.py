@@ -53,7 +53,13 @@ READ_KEYS = (
     "attn_scale",
     "per_layer_config",
     "sliding_window_pattern",
+    "sliding_window",
+    "attention_chunk_size",
+    "local_attention",
 )
+
+#: Keys giving an attention window (read by ``advise``: a layer that looks back at most a window needs no extension).
+_WINDOW_KEYS = ("sliding_window", "attention_chunk_size", "local_attention")
 
 #: Where a wrapper keeps its language model, in transformers' order (``get_text_config``).
 TEXT_PARTS = ("text_config", "decoder", "generator", "text_encoder", "language_config", "llm_config")
@@ -287,7 +293,8 @@ def fill_defaults(raw: dict) -> tuple[dict, str, dict]:
         if key == "layer_types" or key in given or (key == "num_hidden_layers" and "layer_types" in given):
             continue  # a file's own layer_types give its layer count
         text[key] = value
-        assumed[key] = f"{source} default"
+        if key not in _WINDOW_KEYS:  # read by advise alone (the census does not depend on windows)
+            assumed[key] = f"{source} default"
     if isinstance(default_rope, dict) and default_rope:
         if any(isinstance(v, dict) for v in default_rope.values()):
             rope = _nested_from_flat(text, default_rope, entry.get("flat_to") or {}, assumed, source)

@@ -11,9 +11,9 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import PosKernelsError, did_you_mean, parse_json, read_text
-from .parse import RopeConfig, parse_config, parse_layer_configs
+from .parse import RopeConfig, _text, parse_config, parse_layer_configs
 
-__all__ = ["bundled_configs", "load_config", "load_layer_configs", "raw_config"]
+__all__ = ["bundled_configs", "hub_configs", "load_config", "load_layer_configs", "raw_config", "text_config"]
 
 
 def _configs_dir():
@@ -60,6 +60,18 @@ def _raw_config(spec) -> tuple[dict, str]:
     return parse_json(text, f"config {name!r}"), name
 
 
+def hub_configs() -> dict:
+    """``{name: path}`` of the hub-style configs shipped in ``data/hub_configs`` (as the hub holds them).
+
+    >>> sorted(hub_configs())
+    ['deepseek-v3', 'gemma-3-4b-it']
+    """
+    folder = _configs_dir().parent / "hub_configs"
+    return {
+        p.name[: -len(".json")]: p for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")
+    }
+
+
 def raw_config(spec) -> tuple[dict, str]:
     """The JSON object behind a bundled name, a path, a dict or a transformers config, and a name for it.
 
@@ -92,3 +104,15 @@ def load_layer_configs(spec) -> dict[str | None, RopeConfig]:
     """
     raw, name = _raw_config(spec)
     return parse_layer_configs(raw, name=name)
+
+
+def text_config(raw: dict) -> dict:
+    """The language model's keys of a config dict, with the class defaults the file leaves out (as the census reads).
+
+    >>> text = text_config({"model_type": "gemma3", "text_config": {"sliding_window": 1024}})
+    >>> text["sliding_window"], text["layer_types"][:6].count("full_attention")
+    (1024, 1)
+    """
+    if not isinstance(raw, dict):
+        raise PosKernelsError(f"a config must be a JSON object; got {reprlib.repr(raw)}")
+    return _text(raw)[0]

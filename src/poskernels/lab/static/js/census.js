@@ -1,5 +1,6 @@
 // Figure B, the wavelength census: each plane's wavelength, whether it turns a whole circle in training,
 // and each rescaling's factor on θ_j at the chosen κ (Definition 5, Theorem 5).
+import * as model from "./census_model.js";
 import { axes, caption, color, el, frame, legend, svgEl } from "./svg.js";
 
 export function draw(container, data, state) {
@@ -52,4 +53,5 @@ export function draw(container, data, state) {
   render();
   legend(container, data.maps.map((mp) => ({ label: mp.label, color: color(mp.key) })));
   caption(container, data.caption);
+  model.draw(container); // a released model's census, from the lab server
 }

@@ -1,0 +1,305 @@
+"""The census of a model's RoPE as data: one RoPE at a target length, or every RoPE of a config.
+
+:func:`census` reads one RoPE at a target length, :func:`census_all` every RoPE of a config.
+
+What each census holds is described in :mod:`poskernels.census_cli` (the command line that prints it); this module
+computes it, JSON-ready: the planes (Theorem 5 (i), (iv)), every extension map's frequencies, what the frequencies
+mean for a context of ``N`` tokens (:func:`context_census`: critical dimension, the kernel's first negative
+offset, the smallest base, the planes reading unseen angles) and the logit multiplier (:func:`logit_multiplier`).
+A config without RoPE (:func:`has_rope`) is refused.  The lab's census view and ``poskernels advise`` read it too.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+
+import numpy as np
+
+from .errors import PosKernelsError, check_positive_int, did_you_mean
+from .extension import MAPS, extend
+from .extension.ecosystem import compare_yarn_ramps
+from .rope_config import ROPE_TYPES, RopeConfig, config_extension, parse_layer_configs, raw_config
+from .rope_config.defaults import class_defaults
+from .theory.census import chen_constant, sum_theta_sq, wavelength_census
+from .theory.context import (
+    MAX_SCAN,
+    critical_dimension,
+    extrapolation_bound,
+    first_negative_offset,
+    smallest_nonnegative_base,
+    unseen_planes,
+)
+
+__all__ = [
+    "BASE_GRID",
+    "BASE_SCAN_MAX",
+    "NULL_MEANS",
+    "census",
+    "census_all",
+    "context_census",
+    "has_rope",
+    "json_safe",
+    "logit_multiplier",
+    "text_of",
+]
+
+
+#: Keys that carry a RoPE in a file (a family whose defaults and file have none has no RoPE).
+_ROPE_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_emb_base", "rotary_pct", "qk_rope_head_dim")
+
+
+def text_of(raw: dict) -> tuple[dict, dict]:
+    """A deep copy of the file and the dict in it that holds the language model's keys."""
+    out = copy.deepcopy(raw)
+    model_type = out.get("model_type")
+    entry = class_defaults(model_type)[0] if isinstance(model_type, str) else None
+    part = entry["part"] if entry else ""
+    if part and isinstance(out.get(part), dict):
+        return out, out[part]
+    if not part and isinstance(out.get("text_config"), dict) and "max_position_embeddings" not in out:
+        return out, out["text_config"]
+    return out, out
+
+
+def has_rope(raw: dict) -> bool:
+    """Whether a config dict has a RoPE: a rotary key in the file, or in its family's class defaults.
+
+    A family transformers does not know is read as RoPE (the census's reading of a bare dict).
+
+    >>> has_rope({"model_type": "gpt2"}), has_rope({"model_type": "llama"}), has_rope({"head_dim": 64})
+    (False, True, True)
+    """
+    _, text = text_of(raw)
+    if any(text.get(k) is not None for k in _ROPE_KEYS):
+        return True
+    model_type = text.get("model_type", raw.get("model_type"))
+    entry = class_defaults(model_type)[0] if isinstance(model_type, str) else None
+    if entry is None:
+        return True  # a family transformers does not know: read as RoPE, as the census reads it
+    return any(entry["defaults"].get(k) is not None for k in _ROPE_KEYS)
+
+
+def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = True) -> dict:
+    """The census of ``cfg`` at ``target_length`` (default: :meth:`RopeConfig.default_target_length`), JSON-ready.
+
+    ``scan_base=False`` skips the smallest-base scan (seconds at ``d = 128``; the lab's census view leaves it out).
+
+    Examples
+    --------
+    >>> from poskernels.rope_config import load_config
+    >>> c = census(load_config("llama-2-7b"))
+    >>> c["target_length"], c["kappa"], sum(p["full_turn"] for p in c["planes"])
+    (16384, 4.0, 46)
+    >>> round(c["interpolation_bound"]["ratio"], 2)  # the article's 1.15 at d = 128, b = 10**4
+    1.15
+    """
+    L = cfg.training_length
+    N = cfg.default_target_length() if target_length is None else check_positive_int("the target length", target_length)
+    if N < L:
+        raise PosKernelsError(f"the target length must be >= the training length L = {L}; got {N!r}")
+    kappa = N / L
+    theta = cfg.theta  # (d/2,)
+    d, b = cfg.rotary_dim, cfg.base
+    maps, not_applicable = {}, {}
+    for name in MAPS:
+        try:
+            ext = extend(name, theta, kappa, L, **cfg.map_options(name))
+        except PosKernelsError as err:  # a map the config did not ask for that cannot apply (NTK-aware at d = 2)
+            if name == ROPE_TYPES[cfg.rope_type]:
+                raise
+            not_applicable[name] = str(err)
+            continue
+        maps[name] = {
+            "inv_freq": ext.inv_freq.tolist(),
+            "attention_factor": ext.attention_factor,
+            "kappa": kappa,
+            "L": L,
+        }
+    own, own_kappa, own_L = config_extension(cfg, N)
+    maps["config"] = {
+        "map": own.name,
+        "inv_freq": own.inv_freq.tolist(),
+        "attention_factor": own.attention_factor,
+        "kappa": own_kappa,
+        "L": own_L,
+    }
+    planes = []
+    for row in wavelength_census(L, d, b):  # Theorem 5 (i)
+        j = row.plane
+        planes.append(
+            {
+                "plane": j,
+                "theta": float(theta[j]),
+                "wavelength": row.wavelength,
+                "turns": row.turns,
+                "full_turn": row.full_turn,
+                "theta_sq": float(theta[j] ** 2),
+                "factors": {name: m["inv_freq"][j] / theta[j] for name, m in maps.items()},
+            }
+        )
+    corrected, published = sum_theta_sq(d, b), chen_constant(d, b)  # Theorem 5 (iv)
+    bound = {
+        "sum_theta_sq": corrected,
+        "chen_constant": published,
+        "ratio": corrected / published,
+        "after_map": {name: float(np.sum(np.square(m["inv_freq"]))) for name, m in maps.items()},
+    }
+    ramps = {}
+    for truncate in (True, False):
+        if "yarn_hf" in not_applicable:  # one plane: no ramp to compare
+            break
+        c = compare_yarn_ramps(theta, kappa, L, truncate=truncate)
+        ramps["truncated" if truncate else "untruncated"] = {k: c[k] for k in ("max_gap", "plane", "factor_gap")} | {
+            "planes_differing": c["planes_differing"]
+        }
+    return json_safe(
+        {
+            "config": cfg.summary(),
+            "target_length": N,
+            "kappa": kappa,
+            "context": context_census(cfg, N, maps, scan_base),
+            "logit_multiplier": logit_multiplier(cfg, maps["config"]["attention_factor"], N),
+            "planes": planes,
+            "maps": maps,
+            "not_applicable": not_applicable,
+            "interpolation_bound": bound,
+            "yarn_ramps": ramps,
+            "null": NULL_MEANS,
+        }
+    )
+
+
+#: What ``null`` stands for in the census JSON (JSON has no infinity; ``jq`` and ``JSON.parse`` refuse it).
+NULL_MEANS = (
+    "infinite or absent: a wavelength of a plane whose frequency underflows to 0 (it never turns), an "
+    "extrapolation bound no plane limits, a kernel that stays nonnegative through the target length, a base "
+    "not found or not scanned"
+)
+
+
+def json_safe(value):
+    """``value`` with every non-finite float replaced by None (see :data:`NULL_MEANS`).
+
+    >>> json_safe({"a": [1.0, float("inf")], "b": float("nan")})
+    {'a': [1.0, None], 'b': None}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+#: Largest target length whose smallest nonnegative base is scanned by the census (a few seconds at d = 128),
+#: and the scan's grid (bases per decade; a finer grid can find a smaller base: the passing set has islands).
+BASE_SCAN_MAX = 1 << 17
+BASE_GRID = 50
+
+
+@functools.lru_cache(maxsize=64)
+def _smallest_base(d: int, N: int) -> float | None:
+    """The scan depends on ``(d, N)`` alone: one per pair per process (``advise`` reads five maps at one ``N``)."""
+    return smallest_nonnegative_base(d, N, steps_per_decade=BASE_GRID)
+
+
+def context_census(cfg: RopeConfig, N: int, maps: dict, scan_base: bool = True) -> dict:
+    """What the frequencies mean for a context of ``N`` tokens (:mod:`poskernels.theory.context`), JSON-ready.
+
+    ``critical_dimension`` and ``extrapolation_bound`` (Liu et al. 2023) at the training length;
+    ``first_negative_offset`` of the kernel ``sum_j cos(Delta f_j)`` up to ``N - 1`` (None: nonnegative
+    throughout) for the native frequencies and after each map (Men et al. 2024); ``smallest_base``: the smallest
+    base, on a grid of :data:`BASE_GRID` per decade, whose native kernel stays nonnegative on ``0..N-1`` (scanned up to
+    :data:`BASE_SCAN_MAX`); ``unseen_planes``: Theorem 5 (i)'s planes that see angles training never produced.
+    """
+    L, d, b, theta = cfg.training_length, cfg.rotary_dim, cfg.base, cfg.theta
+    last = min(N - 1, MAX_SCAN)
+    freqs = {"native": theta} | {name: np.asarray(m["inv_freq"]) for name, m in maps.items() if name != "none"}
+    scanned = scan_base and N <= BASE_SCAN_MAX
+    base = _smallest_base(d, N) if scanned else None
+    return {
+        "critical_dimension": critical_dimension(L, d, b),
+        "extrapolation_bound": extrapolation_bound(L, d, b),
+        "kernel_scanned_to": last,
+        "first_negative_offset": {name: first_negative_offset(f, last) for name, f in freqs.items()},
+        "smallest_base": base,
+        "smallest_base_grid_per_decade": BASE_GRID if scanned else None,
+        "unseen_planes": {name: unseen_planes(theta, f, L, N).tolist() for name, f in freqs.items()},
+    }
+
+
+def logit_multiplier(cfg: RopeConfig, attention_factor: float, N: int) -> dict:
+    """The factor the model's attention logits carry beyond ``q.k / sqrt(head_dim)``, with its parts.
+
+    Parts: the rotary attention factor on cos and sin, squared in the logits; YaRN's
+    ``mscale(factor, mscale_all_dim)**2`` where the family's attention applies it (DeepSeek); Gemma's
+    ``sqrt(head_dim / query_pre_attn_scalar)``; Llama 4's attention-temperature tuning at the target length,
+    ``1 + attn_scale log1p(floor(N / floor_scale))``, on its layers without RoPE only (not in the total).
+
+    >>> from poskernels.rope_config import load_config
+    >>> logit_multiplier(load_config("llama-2-7b"), 1.0, 8192)["total"]
+    1.0
+    """
+    att = cfg.attention
+    parts = {"rotary attention factor squared": attention_factor**2}
+    factor = cfg.scaling.get("factor")
+    mscale_all = cfg.scaling.get("mscale_all_dim")
+    if att.get("mscale_all_dim_in_attention") and cfg.rope_type != "default" and mscale_all and factor:
+        m = 0.1 * float(mscale_all) * math.log(float(factor)) + 1.0 if factor > 1 else 1.0
+        parts["attention mscale(factor, mscale_all_dim)^2"] = m * m
+    if "query_pre_attn_scalar" in att:
+        parts["query_pre_attn_scalar: sqrt(head_dim / query_pre_attn_scalar)"] = math.sqrt(
+            cfg.head_dim / att["query_pre_attn_scalar"]
+        )
+    total = math.prod(parts.values())
+    out = {"total": total, "parts": parts}
+    tuning = att.get("attn_temperature_tuning")
+    if tuning:
+        out["layers_without_rope"] = {
+            "count": att["layers_without_rope"],
+            "of": att["layers"],
+            "temperature_at_target": 1 + tuning["attn_scale"] * math.log1p(math.floor(N / tuning["floor_scale"])),
+        }
+    return out
+
+
+def census_all(
+    spec,
+    target_length: int | None = None,
+    layer_type: str | None = None,
+    scan_base: bool = True,
+    name: str | None = None,
+) -> dict:
+    """The census of every RoPE of a config: one census, or ``{"layer_types": {name: census}}``.
+
+    >>> sorted(census_all("mistral-7b"))[:3]
+    ['config', 'context', 'interpolation_bound']
+    """
+    if layer_type is not None and not isinstance(layer_type, str):  # a list is unhashable: no lookup, a refusal
+        raise PosKernelsError(f"layer_type must be a layer type's name (a str) or None; got {layer_type!r:.80}")
+    raw, read_name = raw_config(spec)
+    name = read_name if name is None else name  # the lab names an upload by its file name
+    if not has_rope(raw):
+        raise PosKernelsError(
+            f"config {name!r} (model type {raw.get('model_type')!r}) has no RoPE: no rope_theta, rope_parameters "
+            "or rotary keys in the file or its class defaults; the census reads rotary models only"
+        )
+    cfgs = parse_layer_configs(raw, name=name)
+    if layer_type is not None and list(cfgs) == [None]:
+        raise PosKernelsError(
+            f"--layer-type {layer_type!r} was given, but this config has no layer types: one RoPE for all layers"
+        )
+    if layer_type is not None:
+        if layer_type not in cfgs:
+            accepted = ", ".join(str(k) for k in cfgs)
+            raise PosKernelsError(
+                f"unknown layer type {layer_type!r}{did_you_mean(layer_type, [k for k in cfgs if k])}; "
+                f"this config's: {accepted}"
+            )
+        cfgs = {layer_type: cfgs[layer_type]}
+    if list(cfgs) == [None]:
+        return census(cfgs[None], target_length, scan_base)
+    return {"layer_types": {lt: census(c, target_length, scan_base) for lt, c in cfgs.items()}}

@@ -1,0 +1,132 @@
+"""The lab's census of a released model: a bundled config picked from a list, or a ``config.json`` dropped in.
+
+The page asks the lab server (:mod:`poskernels.lab.server`) at three addresses:
+
+- ``GET /census/models``: the bundled configs (``poskernels census NAME``) and the shipped hub-style files;
+- ``GET /census/model?name=NAME&target=N``: the census of one of them at ``N`` (empty: the config's default);
+- ``POST /census/upload?target=N`` with a ``config.json`` as the body: the census of that file.
+
+A file is read through the same code as ``poskernels census`` (:func:`~poskernels.errors.decode_text`,
+:func:`~poskernels.errors.parse_json`, :func:`~poskernels.census_cli.census_all`), at most :data:`UPLOAD_LIMIT`
+bytes.  The answer is :func:`view`'s JSON; bad input is ``{"error": one line}`` with status 400 (413 past the
+size limit), never a traceback.  The smallest-base scan of the command line (seconds per config) is left out, and
+the target is at most :data:`MAX_TARGET`, so no request holds a worker long.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+from ..census_cli import census_all, census_lines
+from ..errors import PosKernelsError, decode_text, parse_json
+from ..rope_config import bundled_configs, hub_configs
+
+__all__ = [
+    "MAX_TARGET",
+    "UPLOAD_LIMIT",
+    "models",
+    "query_target",
+    "upload_name",
+    "view",
+    "view_of_bytes",
+    "view_of_model",
+]
+
+#: Largest config.json the lab reads (released configs are a few KiB; LongRoPE's factor lists some tens).
+UPLOAD_LIMIT = 2**20
+#: Largest target length the lab computes (the command line goes to 2**53).
+MAX_TARGET = 2**24
+
+
+def models() -> list[dict]:
+    """The configs the reader may pick: ``{"name", "label"}`` each, bundled first.
+
+    >>> [m["name"] for m in models()][:2]
+    ['llama-2-7b', 'llama-3-8b']
+    """
+    out = [{"name": n, "label": n} for n in bundled_configs()]
+    return out + [{"name": f"hub:{n}", "label": f"{n} (hub file)"} for n in hub_configs()]
+
+
+def query_target(query: str) -> int | None:
+    """The ``target`` of a query string: None when absent or empty, else a positive integer up to :data:`MAX_TARGET`.
+
+    >>> query_target("target=65536"), query_target("")
+    (65536, None)
+    >>> query_target("target=1e9")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the target length must be a whole number of tokens; got '1e9'
+    """
+    values = parse_qs(query, keep_blank_values=True).get("target", [""])
+    text = values[-1].strip()
+    if not text:
+        return None
+    if not text.isdigit() or len(text) > 20:
+        raise PosKernelsError(f"the target length must be a whole number of tokens; got {text[:40]!r}")
+    N = int(text)
+    if not 1 <= N <= MAX_TARGET:
+        raise PosKernelsError(f"the target length must lie in 1..{MAX_TARGET} in the lab (the command line goes on); "
+                              f"got {N}")  # fmt: skip
+    return N
+
+
+def upload_name(query: str) -> str:
+    """The file name the page gives with an upload (``file=...``), shortened and printable; ``config.json`` if none.
+
+    >>> upload_name("file=my%20config.json&target=9"), upload_name("")
+    ('my config.json', 'config.json')
+    """
+    name = parse_qs(query).get("file", ["config.json"])[-1]
+    name = "".join(c for c in name if c.isprintable())[:80]
+    return name or "config.json"
+
+
+def _one(data: dict) -> dict:
+    """One census as the page draws it: its lines, and one table row per plane."""
+    planes = [[p["plane"], p["wavelength"], p["turns"], p["full_turn"], p["factors"]["config"]] for p in data["planes"]]
+    return {
+        "layer_type": data["config"].get("layer_type"),
+        "lines": census_lines(data),
+        "columns": ["j", "wavelength λ_j", "turns in L", "whole turn", f"factor ({data['maps']['config']['map']})"],
+        "planes": planes,
+        "unseen": data["context"]["unseen_planes"]["config"],
+    }
+
+
+def view(spec, target: int | None, name: str) -> dict:
+    """The census of ``spec`` (a bundled name, a path or a dict) at ``target``, for the page.
+
+    >>> v = view("mistral-7b", 65536, "mistral-7b")
+    >>> v["name"], len(v["censuses"]), len(v["censuses"][0]["planes"])
+    ('mistral-7b', 1, 64)
+    """
+    data = census_all(spec, target, scan_base=False, name=name)
+    parts = list(data["layer_types"].values()) if "layer_types" in data else [data]
+    return {"name": name, "censuses": [_one(d) for d in parts]}
+
+
+def view_of_model(query: str) -> dict:
+    """:func:`view` of the model a ``name=...&target=...`` query picks."""
+    names = parse_qs(query).get("name", [""])
+    name = names[-1]
+    hubs = hub_configs()
+    if name.startswith("hub:") and name[4:] in hubs:
+        spec = str(hubs[name[4:]])
+    elif name in bundled_configs():
+        spec = name
+    else:
+        raise PosKernelsError(
+            f"no bundled config named {name[:80]!r}; the list: {', '.join(m['name'] for m in models())}"
+        )
+    return view(spec, query_target(query), name)
+
+
+def view_of_bytes(body: bytes, query: str, filename: str = "config.json") -> dict:
+    """:func:`view` of an uploaded ``config.json`` (its bytes), read as ``poskernels census FILE`` reads a file."""
+    if len(body) > UPLOAD_LIMIT:
+        raise PosKernelsError(f"the config file is {len(body)} bytes; the limit is {UPLOAD_LIMIT} bytes")
+    raw = parse_json(decode_text(body, filename), f"config {filename!r}")
+    if not isinstance(raw, dict):
+        raise PosKernelsError(f"a config must be a JSON object; got a JSON {type(raw).__name__}")
+    return view(raw, query_target(query), filename)

@@ -1,0 +1,113 @@
+// A released model's census: pick a bundled config, or drop in a config.json; the lab server computes the census
+// (the same reader and census as `poskernels census`) and this module only lays out its lines and plane table.
+import { el } from "./svg.js";
+
+const num = (x) => (x === null || x === undefined ? "∞" : Number(x).toPrecision(4));
+
+async function ask(url, options) {
+  let response;
+  try {
+    response = await fetch(url, options);
+  } catch (err) {
+    return { error: `the lab server did not answer: ${err}` };
+  }
+  try {
+    return await response.json();
+  } catch (err) {
+    return { error: `the lab server answered ${response.status} without a census` };
+  }
+}
+
+function table(parent, one) {
+  const t = el("table", { class: "acc census-planes" }, parent);
+  el("caption", {}, t, "one row per plane (shaded: reads angles at N that training never produced, Theorem 5 (i))");
+  const head = el("tr", {}, el("thead", {}, t));
+  for (const c of one.columns) el("th", { scope: "col" }, head, c);
+  const body = el("tbody", {}, t);
+  const unseen = new Set(one.unseen);
+  for (const [j, wavelength, turns, whole, factor] of one.planes) {
+    const row = el("tr", { "data-plane": j }, body);
+    if (unseen.has(j)) row.classList.add("unseen");
+    el("th", { scope: "row" }, row, String(j));
+    el("td", {}, row, num(wavelength));
+    el("td", {}, row, num(turns));
+    el("td", {}, row, whole ? "yes" : "no");
+    el("td", {}, row, num(factor));
+  }
+}
+
+export function draw(container) {
+  const box = el("div", { class: "census-model", id: "census-model", "data-state": "loading" }, container);
+  el("h3", {}, box, "A released model's RoPE: what its frequencies mean for long context");
+  const controls = el("div", { class: "controls" }, box);
+  const pickLabel = el("label", {}, controls, "model ");
+  const pick = el("select", { id: "census-model-pick" }, pickLabel);
+  const targetLabel = el("label", {}, controls, "target length N ");
+  const target = el("input", { id: "census-target", type: "number", min: "1", step: "1", placeholder: "default",
+    inputmode: "numeric" }, targetLabel);
+  const fileLabel = el("label", {}, controls, "or your config.json ");
+  const file = el("input", { id: "census-file", type: "file", accept: ".json,application/json" }, fileLabel);
+  const drop = el("div", { id: "census-drop", class: "drop", tabindex: "0" }, box,
+    "…or drop a config.json here. It is read by the lab server on this machine (127.0.0.1), never sent elsewhere.");
+  const error = el("p", { id: "census-error", class: "absent", role: "alert" }, box);
+  error.hidden = true;
+  const result = el("div", { id: "census-result", "aria-live": "polite" }, box);
+  let limit = 2 ** 20;
+  let source = null; // { model: name } or { file: File }
+
+  const show = (data) => {
+    if (data.error) {
+      error.textContent = data.error;
+      error.hidden = false;
+      box.dataset.state = "error";
+      return;
+    }
+    error.hidden = true;
+    result.replaceChildren();
+    el("p", { class: "census-name" }, result, `census of ${data.name}`);
+    for (const one of data.censuses) {
+      const part = el("section", { class: "census-one", "data-layer-type": one.layer_type ?? "" }, result);
+      if (one.layer_type) el("h4", {}, part, `layer type ${one.layer_type}`);
+      const lines = el("ul", { class: "census-lines" }, part);
+      for (const line of one.lines) el("li", {}, lines, line);
+      table(part, one);
+    }
+    box.dataset.state = "ready";
+  };
+  const query = () => (target.value.trim() ? `target=${encodeURIComponent(target.value.trim())}` : "");
+  const run = async () => {
+    if (!source) return;
+    box.dataset.state = "loading";
+    if (source.model) {
+      show(await ask(`census/model?name=${encodeURIComponent(source.model)}&${query()}`));
+    } else if (source.file.size > limit) {
+      show({ error: `the config file is ${source.file.size} bytes; the limit is ${limit} bytes` });
+    } else {
+      const url = `census/upload?file=${encodeURIComponent(source.file.name)}&${query()}`;
+      show(await ask(url, { method: "POST", body: source.file, headers: { "Content-Type": "application/json" } }));
+    }
+  };
+  const useFile = (f) => { if (f) { source = { file: f }; run(); } };
+
+  pick.addEventListener("change", () => { source = { model: pick.value }; run(); });
+  target.addEventListener("change", run);
+  file.addEventListener("change", () => {
+    useFile(file.files[0]);
+    file.value = ""; // choosing the same file again (edited since) reads it again
+  });
+  drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    drop.classList.remove("over");
+    useFile(e.dataTransfer.files[0]);
+  });
+
+  ask("census/models").then((data) => {
+    if (data.error || !data.models) { show({ error: data.error || "the lab server lists no models" }); return; }
+    limit = data.limit;
+    for (const m of data.models) el("option", { value: m.name }, pick, m.label);
+    source = { model: pick.value };
+    run();
+  });
+}
