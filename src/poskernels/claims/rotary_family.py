@@ -19,8 +19,9 @@
 * Partial rotary (released models; no paper claims it extrapolates): at ``f = 0.25`` only two planes turn, at
   frequencies 1 and 0.01, whose wavelength 628 is longer than every offset the tournament reads.  What it supports:
   it loses nothing inside the window, holds to 256 by the rule of :mod:`poskernels.claims.beyond` (mean drop plus
-  :data:`K` SE within :data:`HOLD`) and degrades less than RoPE there; and, a finding, it falls at 512 and at 10^5,
-  once its slow plane has turned half a circle (``r = pi / 0.01 = 314``) and far keys score as near ones.
+  :data:`K` SE within :data:`HOLD`) and degrades less than RoPE there; and, a finding, it falls at 512 and at 10^5:
+  the slow plane's score ``cos(0.01 r + phi)`` bottoms where its trained phase puts it (before ``r = 314``) and
+  climbs back, so keys far enough back outscore recent ones.
 
 Every threshold is one of :data:`K`, :data:`HOLD` (:mod:`poskernels.claims.beyond`'s, one rule of holding) and
 :data:`NONINFERIOR`, here.
@@ -180,8 +181,8 @@ def _claims() -> list[Claim]:
             Claim(
                 f"{S}.partial_rotary_falls_at_{_label(n)}",
                 S,
-                f"A finding: partial rotary (f = 0.25) holds only until its slow plane turns half a circle (r = 314):"
-                f" at {n} tokens it falls (mean drop from 32, less 3 SE, beyond five points).",
+                f"A finding: partial rotary (f = 0.25) holds only until its slow plane (wavelength 628) passes its"
+                f" trough and climbs back: at {n} tokens it falls (mean drop from 32, less 3 SE, beyond five points).",
                 PARTIAL + "; a finding here",
                 "lower",
                 {"c": HOLD, "k": K},
