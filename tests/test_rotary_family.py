@@ -56,9 +56,10 @@ def test_every_scheme_of_the_family_has_its_claims():
 
 
 def test_every_rotary_head_reports_its_rebound(numbers):
-    heights = numbers["tournament"]["rebound_height"]
-    assert set(heights) == {"rope", *FAMILY}
-    assert all(len(v) == len(numbers["tournament"]["seeds"]) and np.all(np.isfinite(v)) for v in heights.values())
+    for key in ("rebound_height", "window_fall"):
+        values = numbers["tournament"][key]
+        assert set(values) == {"rope", *FAMILY}
+        assert all(len(v) == len(numbers["tournament"]["seeds"]) and np.all(np.isfinite(v)) for v in values.values())
 
 
 def test_the_claims_fail_on_numbers_in_which_they_are_false(numbers):

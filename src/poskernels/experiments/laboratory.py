@@ -44,7 +44,7 @@ from .tournament import (
 __all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "result_path", "run_laboratory"]
 
 #: Bump when what is computed from the trained heads changes.
-LAB_VERSION = "lab-6"
+LAB_VERSION = "lab-7"
 #: Offsets at which the learned offset kernels (T5, Shaw) are reported beside ALiBi's.
 KERNEL_OFFSETS = (0, 1, 8, 16, 24, 31, 32, 48, 64, 128, 255)
 
@@ -91,7 +91,7 @@ def read_head(head: TrainedHead) -> dict:
     -------
     dict
         ``accuracy`` at every test length; for RoPE ``rescaled`` (every map) and ``rebound``; for every rotary
-        head ``rebound_height`` (:func:`poskernels.experiments.rebound.rebound_height` of its score curve); for the
+        head ``rebound_height`` and ``window_fall`` (:mod:`poskernels.experiments.rebound`, of its score curve); for the
         sinusoidal code ``defect``, ``projected``, ``shifted`` and ``spreads``; for the bias schemes
         ``offset_kernel`` at :data:`KERNEL_OFFSETS`; and ``final_loss``.
     """
@@ -101,7 +101,9 @@ def read_head(head: TrainedHead) -> dict:
         out["rescaled"] = read_rescaled(head)
         out["rebound"] = rb.rebound_summary(head)
     if SCHEMES[cfg.scheme].rotary:  # the rotary family's rebound, beside RoPE's, on one statistic
-        out["rebound_height"] = rb.rebound_height(rb.score_curve(head), cfg.n_train)
+        curve = rb.score_curve(head)  # (256,)
+        out["rebound_height"] = rb.rebound_height(curve, cfg.n_train)
+        out["window_fall"] = rb.window_fall(curve, cfg.n_train)
     if cfg.scheme == "sinusoidal":
         long = [n for n in TEST_LENGTHS if n > cfg.n_train]
         out["defect"] = list(sn.defects(head))
@@ -140,7 +142,8 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
     }
     tour["offset_kernel"], tour["offset_kernel_stderr"] = stat_table(kernels)
     rotary = [s for s in schemes if SCHEMES[s].rotary]
-    tour["rebound_height"] = {s: [readings[s, seed]["rebound_height"] for seed in seeds] for s in rotary}
+    for key in ("rebound_height", "window_fall"):
+        tour[key] = {s: [readings[s, seed][key] for seed in seeds] for s in rotary}
     tour["final_loss"] = {s: [readings[s, seed]["final_loss"] for seed in seeds] for s in schemes}
     tour["settings"] = _settings(config)
     # the article: "at 256 its three seeds range from about 0.31 to 0.68"; every seed's range and the first three's

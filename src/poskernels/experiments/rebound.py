@@ -22,7 +22,15 @@ from ..tasks.cue import N_SYMBOLS, query_token, token_id
 from ..theory.rope import TrigPolynomial, rope_offset_score
 from .curves import SCORE_LENGTH, marked_key_scores
 
-__all__ = ["MAX_OFFSET", "marked_key_polynomial", "offset_scores", "rebound_height", "rebound_summary", "score_curve"]
+__all__ = [
+    "MAX_OFFSET",
+    "marked_key_polynomial",
+    "offset_scores",
+    "rebound_height",
+    "rebound_summary",
+    "score_curve",
+    "window_fall",
+]
 
 MAX_OFFSET = 255  # the longest test sequence reaches offset 255
 
@@ -132,3 +140,16 @@ def rebound_height(curve, n_train: int) -> float:
     if not 1 <= L < s.size:
         raise PosKernelsError(f"the curve must reach past the window (L = {L}); got {s.size} offsets")
     return float(s[L:].max() - s[L - 1])
+
+
+def window_fall(curve, n_train: int) -> float:
+    """How far the score falls across the window, ``s(0) - s(L - 1)``: the scale :func:`rebound_height` is read on.
+
+    >>> window_fall([5.0, 3.0, 1.0, 0.5, 2.5], 3)
+    4.0
+    """
+    s = np.asarray(curve, dtype=float)
+    L = int(n_train)
+    if not 1 <= L <= s.size:
+        raise PosKernelsError(f"the curve must reach the window's edge (L = {L}); got {s.size} offsets")
+    return float(s[0] - s[L - 1])
