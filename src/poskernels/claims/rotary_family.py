@@ -20,7 +20,8 @@
   width: p-RoPE's rebound agrees with RoPE's within :data:`K` joined standard errors, it still rebounds (mean height
   less :data:`K` SE above 0), and past the window it falls as RoPE does (its drop at 256 beyond :data:`HOLD`).
 * Partial rotary (released models; no paper claims it extrapolates): at ``f = 0.25`` only two planes turn, at
-  frequencies 1 and 0.01, whose wavelength 628 is longer than every offset the tournament reads.  What it supports:
+  frequencies 1 and 0.01 (wavelength 628, long enough that by 256 the slow plane's score has not climbed back to
+  its values inside the window).  What it supports:
   it loses nothing inside the window, holds to 256 by the rule of :mod:`poskernels.claims.beyond` (mean drop plus
   :data:`K` SE within :data:`HOLD`) and degrades less than RoPE there; and, a finding, it falls at 512 and at 10^5:
   the slow plane's score ``cos(0.01 r + phi)`` bottoms where its trained phase puts it (before ``r = 314``) and
@@ -184,7 +185,7 @@ def _claims() -> list[Claim]:
             f"{S}.partial_rotary_holds_at_256",
             S,
             "Partial rotary (f = 0.25) holds its accuracy to 256 (mean drop from 32 plus 3 SE within five points): "
-            "its two planes are a fast one and one whose wavelength, 628, is longer than every offset read.",
+            "its two planes are a fast one and one of wavelength 628, which by 256 has not climbed back.",
             PARTIAL,
             "upper",
             {"c": HOLD, "k": K},
