@@ -54,7 +54,7 @@ def _offsets(r: ArrayLike) -> np.ndarray:
     return r
 
 
-def _planes(name: str, v, P: int) -> np.ndarray:
+def _planes(name: str, v: ArrayLike | None, P: int) -> np.ndarray:
     """A vector of ``2P`` reals as ``P`` complex planes ``v_{2j} + i v_{2j+1}`` (all ones when None)."""
     if v is None:
         return np.full(P, 1.0 + 1.0j)
@@ -95,7 +95,9 @@ def rotary_kernel(r: ArrayLike, theta: ArrayLike, q: ArrayLike | None = None, k:
     return np.real(np.exp(-1j * r[..., None] * theta) @ h)  # (...,)
 
 
-def rope_kernel(r: ArrayLike, d: int = 16, base: float = DEFAULT_BASE, q=None, k=None) -> np.ndarray:
+def rope_kernel(
+    r: ArrayLike, d: int = 16, base: float = DEFAULT_BASE, q: ArrayLike | None = None, k: ArrayLike | None = None
+) -> np.ndarray:
     """RoPE's kernel (Definition 4), :func:`rotary_kernel` at ``omega(d, b)``.
 
     >>> rope_kernel([0, 91], 16).round(3).tolist()  # the first negative offset at d = 16
@@ -110,8 +112,8 @@ def xpos_kernel(
     base: float = DEFAULT_BASE,
     scale_base: float = 16.0,
     gamma_x: float = 0.4,
-    q=None,
-    k=None,
+    q: ArrayLike | None = None,
+    k: ArrayLike | None = None,
 ) -> np.ndarray:
     """xPos's kernel: RoPE's with plane ``j`` weighed by ``zeta_j^{r / scale_base}`` (Sun et al. 2022).
 
@@ -121,7 +123,14 @@ def xpos_kernel(
     return rotary_kernel(r, xpos_frequencies(d, base, scale_base, gamma_x), q, k)
 
 
-def xpos_envelope(r: ArrayLike, d: int = 16, scale_base: float = 16.0, gamma_x: float = 0.4, q=None, k=None):
+def xpos_envelope(
+    r: ArrayLike,
+    d: int = 16,
+    scale_base: float = 16.0,
+    gamma_x: float = 0.4,
+    q: ArrayLike | None = None,
+    k: ArrayLike | None = None,
+) -> np.ndarray:
     """The bound ``sum_j |q_j||k_j| zeta_j^{r / scale_base} >= |xpos_kernel(r)|``, decreasing in ``r`` to 0.
 
     >>> xpos_envelope([0, 16, 160], 16).round(3).tolist()
@@ -155,7 +164,14 @@ def attention_resolution(s: ArrayLike) -> float:
     return float((head * (head - e[1:])).sum() / head.sum() ** 2)
 
 
-def p_rope_kernel(r: ArrayLike, d: int = 16, base: float = DEFAULT_BASE, p: float = 0.75, q=None, k=None):
+def p_rope_kernel(
+    r: ArrayLike,
+    d: int = 16,
+    base: float = DEFAULT_BASE,
+    p: float = 0.75,
+    q: ArrayLike | None = None,
+    k: ArrayLike | None = None,
+) -> np.ndarray:
     """p-RoPE's kernel (Barbero et al. 2024): a constant from the unturned planes plus RoPE's on the turned ones.
 
     >>> p_rope_kernel([0, 91], 16, p=0.75).round(3).tolist()  # two unturned planes add 2 (1 - cos) each
@@ -166,7 +182,14 @@ def p_rope_kernel(r: ArrayLike, d: int = 16, base: float = DEFAULT_BASE, p: floa
     return rotary_kernel(r, p_rope_frequencies(d, base, p), q, k)
 
 
-def partial_rotary_kernel(r: ArrayLike, d: int = 16, base: float = DEFAULT_BASE, factor: float = 0.25, q=None, k=None):
+def partial_rotary_kernel(
+    r: ArrayLike,
+    d: int = 16,
+    base: float = DEFAULT_BASE,
+    factor: float = 0.25,
+    q: ArrayLike | None = None,
+    k: ArrayLike | None = None,
+) -> np.ndarray:
     """Partial rotary's kernel: p-RoPE's form with the rotary width's frequencies ``b^{-2i/d_r}``, ``d_r = f d``.
 
     >>> partial_rotary_kernel([0, 1], 16, factor=0.25).round(4).tolist()  # 6 still planes: a constant 12
