@@ -96,3 +96,14 @@ def test_the_claims_fail_on_numbers_in_which_they_are_false(numbers):
     assert by_id("rotary_family.p_rope_still_rebounds").check(d).passed is False
     h["xpos"] = h["rope"]  # xPos rebounding as RoPE does
     assert by_id("rotary_family.xpos_does_not_rebound").check(d).passed is False
+
+
+def test_the_threshold_blocks_refuse_seeds_the_tests_run(capsys):
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "rotary_family_blocks.py"
+    spec = importlib.util.spec_from_file_location("rotary_family_blocks", path)
+    blocks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(blocks)
+    assert blocks.main(["5000", "995"]) == 2  # 995..1004 holds seeds of the block 1000 the tests run
+    assert "hold seeds the tests run" in capsys.readouterr().err
