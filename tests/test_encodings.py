@@ -203,7 +203,7 @@ def test_scheme_kernels_against_the_codes():
         (lambda: t5_bucket(np.array([1]), 32, -5), "got -5"),
         (lambda: shaw_clip([0, -1], 4), "got min -1"),
         (lambda: shaw_clip([0, 1], 0), "got 0"),
-        (lambda: get_scheme("xpos"), "unknown scheme 'xpos'"),
+        (lambda: get_scheme("bogus"), "unknown scheme 'bogus'"),
     ],
 )
 def test_bad_input_raises_and_quotes(call, quoted):

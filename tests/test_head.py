@@ -100,7 +100,7 @@ def test_bad_inputs_raise_the_library_error():
     with pytest.raises(PosKernelsError, match="rotary heads only"):
         query_logits(params, cfg, np.array([[0, 16]]), reading=Reading(logit_scale=2.0))
     with pytest.raises(PosKernelsError, match="unknown scheme"):
-        HeadConfig(scheme="xpos")
+        HeadConfig(scheme="bogus")
     with pytest.raises(PosKernelsError, match="steps"):
         TrainConfig(steps=0)
     with pytest.raises(PosKernelsError, match="positions must have shape"):

@@ -37,7 +37,8 @@ TOKENS = st.one_of(
     hnp.arrays(np.uint8, _token_shapes, elements=st.integers(0, 255)),
     ARRAY,
 )
-SCHEMES = ["alibi", "rope", "nope", "t5", "shaw", "sinusoidal", "learned", "kerple_log", "kerple_power", "fire"]
+SCHEMES = ["alibi", "rope", "nope", "t5", "shaw", "sinusoidal", "learned", "kerple_log", "kerple_power", "fire", "xpos",
+           "p_rope", "partial_rotary"]
 FUZZ = settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

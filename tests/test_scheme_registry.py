@@ -23,9 +23,9 @@ def test_one_registry():
 
     assert not hasattr(model, "HEAD_SCHEMES")  # one name for the one registry
     article, beyond = ["nope", "sinusoidal", "learned", "rope", "alibi"], ["t5", "shaw", "kerple_log", "kerple_power"]
-    assert list(SCHEMES) == [*article, *beyond, "fire"]
-    with pytest.raises(PosKernelsError, match="unknown scheme 'xpos'"):
-        HeadConfig(scheme="xpos")
+    assert list(SCHEMES) == [*article, *beyond, "fire", "xpos", "p_rope", "partial_rotary"]
+    with pytest.raises(PosKernelsError, match="unknown scheme 'cope'"):
+        HeadConfig(scheme="cope")
 
 
 @pytest.mark.parametrize("name", list(SCHEMES))
@@ -57,7 +57,7 @@ def test_the_article_tournament_and_beyond_come_from_the_registry():
     from poskernels.experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES
 
     assert ARTICLE_SCHEMES == ("nope", "sinusoidal", "learned", "rope", "alibi")  # the article's table, in order
-    assert EXTRA_SCHEMES == ("t5", "shaw", "kerple_log", "kerple_power", "fire")
+    assert EXTRA_SCHEMES == ("t5", "shaw", "kerple_log", "kerple_power", "fire", "xpos", "p_rope", "partial_rotary")
     assert {n for n, s in SCHEMES.items() if s.offset_kernel is not None} == {"sinusoidal", "rope", "alibi"}
 
 

@@ -22,6 +22,7 @@ from ..errors import PosKernelsError, check_name
 from .beyond import fire_bias, fire_features, kerple_log_bias, kerple_power_bias, kerple_tail_bound
 from .codes import omega, sinusoidal_code
 from .relative import shaw_clip, t5_bucket
+from .rotary_family import PartialRotary, PRope, XPos
 from .scheme import Scheme, Setting, default_positions
 
 __all__ = ["BUILT_IN", "SCHEMES", "get_scheme", "register_scheme", "scheme_settings"]
@@ -387,6 +388,7 @@ SCHEMES: dict[str, Scheme] = {
     for s in (
         *(NoPosition(), Sinusoidal(), Learned(), Rope(), Alibi()),  # the article's
         *(T5(), Shaw(), KerpleLog(), KerplePower(), Fire()),  # beyond it
+        *(XPos(), PRope(), PartialRotary()),  # the rotary family (encodings/rotary_family.py)
     )
 }
 #: The names of the schemes the library ships (a scheme registered from outside needs another).
@@ -398,10 +400,10 @@ def get_scheme(name: str) -> Scheme:
 
     >>> get_scheme("alibi").relative
     True
-    >>> get_scheme("xpos")  # doctest: +ELLIPSIS
+    >>> get_scheme("bogus")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: unknown scheme 'xpos'; accepted: alibi, fire, kerple_log, ..., sinusoidal, t5
+    poskernels.errors.PosKernelsError: unknown scheme 'bogus'; accepted: alibi, fire, kerple_log, ..., t5, xpos
     """
     return SCHEMES[check_name("scheme", name, SCHEMES)]
 
@@ -409,8 +411,9 @@ def get_scheme(name: str) -> Scheme:
 def scheme_settings() -> dict[str, Setting]:
     """Every registered scheme's settings by name, in registry order (each name once: schemes may share one).
 
-    >>> list(scheme_settings())
-    ['alibi_slope', 't5_buckets', 't5_max_distance', 'shaw_clip']
+    >>> list(scheme_settings())  # doctest: +NORMALIZE_WHITESPACE
+    ['alibi_slope', 't5_buckets', 't5_max_distance', 'shaw_clip', 'xpos_scale_base', 'xpos_gamma', 'prope_p',
+     'partial_rotary_factor']
     """
     out: dict[str, Setting] = {}
     for scheme in SCHEMES.values():

@@ -44,7 +44,7 @@ from .tournament import (
 __all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "result_path", "run_laboratory"]
 
 #: Bump when what is computed from the trained heads changes.
-LAB_VERSION = "lab-5"
+LAB_VERSION = "lab-7"
 #: Offsets at which the learned offset kernels (T5, Shaw) are reported beside ALiBi's.
 KERNEL_OFFSETS = (0, 1, 8, 16, 24, 31, 32, 48, 64, 128, 255)
 
@@ -90,15 +90,20 @@ def read_head(head: TrainedHead) -> dict:
     Returns
     -------
     dict
-        ``accuracy`` at every test length; for RoPE ``rescaled`` (every map) and ``rebound``; for the
+        ``accuracy`` at every test length; for RoPE ``rescaled`` (every map) and ``rebound``; for every rotary
+        head ``rebound_height`` and ``window_fall`` (:mod:`poskernels.experiments.rebound`, of its score curve); for the
         sinusoidal code ``defect``, ``projected``, ``shifted`` and ``spreads``; for the bias schemes
         ``offset_kernel`` at :data:`KERNEL_OFFSETS`; and ``final_loss``.
     """
     cfg = head.head
     out = {"accuracy": read_accuracies(head), "final_loss": float(head.losses[-50:].mean())}
-    if SCHEMES[cfg.scheme].rotary:
+    if cfg.scheme == "rope":  # the article's re-reads and rebound are RoPE's
         out["rescaled"] = read_rescaled(head)
         out["rebound"] = rb.rebound_summary(head)
+    if SCHEMES[cfg.scheme].rotary:  # the rotary family's rebound, beside RoPE's, on one statistic
+        curve = rb.score_curve(head)  # (256,)
+        out["rebound_height"] = rb.rebound_height(curve, cfg.n_train)
+        out["window_fall"] = rb.window_fall(curve, cfg.n_train)
     if cfg.scheme == "sinusoidal":
         long = [n for n in TEST_LENGTHS if n > cfg.n_train]
         out["defect"] = list(sn.defects(head))
@@ -136,6 +141,9 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
         if SCHEMES[s].where == "score"
     }
     tour["offset_kernel"], tour["offset_kernel_stderr"] = stat_table(kernels)
+    rotary = [s for s in schemes if SCHEMES[s].rotary]
+    for key in ("rebound_height", "window_fall"):
+        tour[key] = {s: [readings[s, seed][key] for seed in seeds] for s in rotary}
     tour["final_loss"] = {s: [readings[s, seed]["final_loss"] for seed in seeds] for s in schemes}
     tour["settings"] = _settings(config)
     # the article: "at 256 its three seeds range from about 0.31 to 0.68"; every seed's range and the first three's

@@ -20,8 +20,17 @@ from ..model.reading import frequencies
 from ..model.train import TrainedHead
 from ..tasks.cue import N_SYMBOLS, query_token, token_id
 from ..theory.rope import TrigPolynomial, rope_offset_score
+from .curves import SCORE_LENGTH, marked_key_scores
 
-__all__ = ["MAX_OFFSET", "marked_key_polynomial", "offset_scores", "rebound_summary"]
+__all__ = [
+    "MAX_OFFSET",
+    "marked_key_polynomial",
+    "offset_scores",
+    "rebound_height",
+    "rebound_summary",
+    "score_curve",
+    "window_fall",
+]
 
 MAX_OFFSET = 255  # the longest test sequence reaches offset 255
 
@@ -97,3 +106,50 @@ def rebound_summary(head: TrainedHead, max_offset: int = MAX_OFFSET) -> dict:
         "top_plane": int(np.argmax(rho)),
         "curve": s.tolist(),
     }
+
+
+def score_curve(head: TrainedHead, max_offset: int = MAX_OFFSET) -> np.ndarray:
+    """Any rotary head's score of a marked key at offsets ``r = 0..max_offset`` (its kernel as trained).
+
+    Read through the head's one score (:func:`poskernels.experiments.curves.marked_key_scores`) with the query at
+    the end of a 256-token sequence, so a decaying rotation (xPos) is read as the head computes it; for RoPE it is
+    :func:`offset_scores` (Proposition 3 (iii)), the same numbers.
+
+    Returns
+    -------
+    ndarray, shape (max_offset + 1,)
+    """
+    t = float(max(SCORE_LENGTH, max_offset + 1) - 1)
+    r = np.arange(max_offset + 1, dtype=float)  # (R,)
+    return marked_key_scores(head, np.full(r.size, t), t - r)
+
+
+def rebound_height(curve, n_train: int) -> float:
+    """How far the score climbs back past the window: ``max_{r >= L} s(r) - s(L - 1)``.
+
+    Positive when some key past the training window outscores a key at the window's edge (the article's rebound:
+    "a cue 181 positions back outscores a recent one"); the constant of a channel that does not turn cancels.
+
+    >>> rebound_height([5.0, 3.0, 1.0, 0.5, 2.5], 3)
+    1.5
+    >>> rebound_height([5.0, 3.0, 1.0, 0.5, 0.2], 3)  # a score that keeps falling does not rebound
+    -0.5
+    """
+    s = np.asarray(curve, dtype=float)
+    L = int(n_train)
+    if not 1 <= L < s.size:
+        raise PosKernelsError(f"the curve must reach past the window (L = {L}); got {s.size} offsets")
+    return float(s[L:].max() - s[L - 1])
+
+
+def window_fall(curve, n_train: int) -> float:
+    """How far the score falls across the window, ``s(0) - s(L - 1)``: the scale :func:`rebound_height` is read on.
+
+    >>> window_fall([5.0, 3.0, 1.0, 0.5, 2.5], 3)
+    4.0
+    """
+    s = np.asarray(curve, dtype=float)
+    L = int(n_train)
+    if not 1 <= L <= s.size:
+        raise PosKernelsError(f"the curve must reach the window's edge (L = {L}); got {s.size} offsets")
+    return float(s[0] - s[L - 1])

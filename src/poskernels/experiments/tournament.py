@@ -1,7 +1,8 @@
 """The length tournament: heads trained at 32 tokens, read at 32, 64, 128 and 256.
 
 Five schemes of the article (``nope``, ``sinusoidal``, ``learned``, ``rope``, ``alibi``) and those beyond
-it (``t5``, ``shaw``, Kerple's ``kerple_log`` and ``kerple_power``, ``fire``), ten seeds each (the block of
+it (``t5``, ``shaw``, Kerple's ``kerple_log`` and ``kerple_power``, ``fire``, the rotary family's ``xpos``,
+``p_rope`` and ``partial_rotary``), ten seeds each (the block of
 :func:`poskernels.seeds.seed_block`; the article trains three), 1,500 Adam steps at length 32
 (:func:`poskernels.model.config.preset`).  Every head is read on the same 2,000 fresh test sequences per
 length (:func:`heldout`, seeded apart from training); each cell is the mean over the seeds with its standard
@@ -75,7 +76,7 @@ def tournament_jobs(config: TrainConfig | None = None, extra: bool = True, seeds
 
     >>> jobs = tournament_jobs(seeds=range(10))
     >>> len(jobs), sorted({c.head.scheme for c, _ in jobs})[:3]
-    (100, ['alibi', 'fire', 'kerple_log'])
+    (130, ['alibi', 'fire', 'kerple_log'])
     >>> len(tournament_jobs(extra=False, seeds=(0, 1, 2)))
     15
     """

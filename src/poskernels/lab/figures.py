@@ -11,8 +11,9 @@ Examples
 >>> from poskernels.lab import viz_payload
 >>> out = pathlib.Path(tempfile.mkdtemp())
 >>> written, skipped = draw_figures(viz_payload({}), out)
->>> [p.name for p in written], sorted(skipped)
-(['kernel_ruler.png'], ['filing_readers', 'long_context', 'rope_rescaled_scores', 'tournament_accuracy'])
+>>> [p.name for p in written], sorted(skipped)  # doctest: +NORMALIZE_WHITESPACE
+(['kernel_ruler.png'],
+ ['filing_readers', 'long_context', 'rope_rescaled_scores', 'rotary_family', 'tournament_accuracy'])
 """
 
 from __future__ import annotations
@@ -171,6 +172,48 @@ def _long_context(p: dict):
     return fig, ("long",)
 
 
+#: The rotary family's figure: RoPE and the schemes that change its frequencies.
+ROTARY_FAMILY = ("rope", "xpos", "p_rope", "partial_rotary")
+
+
+def _rotary_family(p: dict):
+    scores, long = p["scores"], p.get("long", {})
+    keys = [r for r in scores["readers"] if r["key"] in ROTARY_FAMILY]
+    if not keys:
+        raise LookupError("the payload's scores have no rotary reader")
+    fig = _figure(11.0, 4.0)
+    ax = fig.add_subplot(1, 2, 1)
+    ax.axvspan(0, scores["window"] - 1, color="#f0f0e8", label="training offsets")
+    for r in keys:
+        ys = [float("nan") if v is None else v for v in scores["scores"][r["key"]]]
+        ax.plot(scores["offsets"], ys, color=_colour(p, r["key"]), lw=1.4, label=r["label"])
+    ax.axhline(0, color="#bbb", lw=0.8)
+    ax.set_xlim(scores["x"]["min"], scores["x"]["max"])
+    ax.set_xticks(scores["x"]["ticks"])
+    ax.set_xlabel(scores["x"]["label"])
+    ax.set_ylabel(scores["y"]["label"])
+    ax.set_title("learned score of a marked key against its offset (seed shown in the lab)", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7.5)
+    if "lengths" in long:  # the cue task to 10^5 tokens, when the long section is there
+        ax = fig.add_subplot(1, 2, 2)
+        for r in (r for r in long["readers"] if r["key"] in ROTARY_FAMILY):
+            ys = [float("nan") if v is None else v for v in long["length"][r["key"]]]
+            ax.plot(long["lengths"], ys, marker=".", lw=1.3, color=_colour(p, r["key"]), label=r["label"])
+        ax.axhline(long["chance"], color="#999", lw=0.8, ls=":")
+        x = long["x_length"]
+        ax.set_xscale("log")
+        ax.set_xlim(x["min"], x["max"])
+        ax.set_xticks(x["ticks"], [f"{t:g}" for t in x["ticks"]])
+        ax.set_ylim(long["y"]["min"], long["y"]["max"] + 0.02)
+        ax.set_xlabel(x["label"])
+        ax.set_ylabel(long["y"]["label"])
+        ax.set_title("cue task: accuracy against length (mean of seeds)", fontsize=10)
+        ax.grid(alpha=0.3)
+    fig.suptitle("The rotary family: RoPE, xPos, p-RoPE and partial rotary, trained at 32", fontsize=10)
+    return fig, ("scores", "long")
+
+
 #: Figure name -> drawer(payload) -> (matplotlib Figure, payload parts it needs).
 FIGURES: dict[str, Callable] = {
     "kernel_ruler": _kernel_ruler,
@@ -178,10 +221,13 @@ FIGURES: dict[str, Callable] = {
     "rope_rescaled_scores": _rope_rescaled_scores,
     "filing_readers": _filing_readers,
     "long_context": _long_context,
+    "rotary_family": _rotary_family,
 }
 
 _NEEDS = {"kernel_ruler": "ruler", "tournament_accuracy": "readouts", "rope_rescaled_scores": "scores",
-          "filing_readers": "filing", "long_context": "long"}  # fmt: skip
+          "filing_readers": "filing", "long_context": "long", "rotary_family": "scores"}  # fmt: skip
+#: Parts a figure also draws when they are there (its digest covers them too).
+_ALSO = {"rotary_family": ("long",)}
 
 
 #: Beside the PNGs: each figure's digest of (its payload part, this module's code), so a PNG whose inputs
@@ -222,7 +268,8 @@ def draw_figures(payload: dict, out_dir) -> tuple[list[Path], dict[str, str]]:
             if name in stamps:  # its PNG, if there, is still the one drawn from that digest
                 new[name] = stamps[name]
             continue
-        path, new[name] = out_dir / f"{name}.png", _digest(name, need)
+        also = [payload.get(k) for k in _ALSO.get(name, ())]
+        path, new[name] = out_dir / f"{name}.png", _digest(name, [need, *also] if also else need)
         if stamps.get(name) == new[name] and path.exists():
             written.append(path)
             continue

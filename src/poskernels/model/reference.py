@@ -130,6 +130,35 @@ def _fire_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
     return (hidden @ tp["fire_w2"][..., None])[..., 0][:, None, :]  # (M, 1, n)
 
 
+def _xpos_turn(v, cfg: HeadConfig, positions, dtype, query=False, reading=PLAIN):
+    """Sun et al. 2022 (torchscale's ``XPOS``): RoPE's turn, then plane ``j`` scaled by ``zeta_j^{m / gamma}`` for
+    a query and ``zeta_j^{-m / gamma}`` for a key, ``zeta_j = (2j + gamma_x d) / ((1 + gamma_x) d)``."""
+    zeta = (np.arange(0, cfg.d, 2) + cfg.xpos_gamma * cfg.d) / ((1 + cfg.xpos_gamma) * cfg.d)  # (P,)
+    m = np.asarray(positions, dtype=float)[..., None]  # (..., 1)
+    scale = zeta ** ((m if query else -m) / cfg.xpos_scale_base)  # (..., P)
+    turned = _rope_turn(v, cfg, positions, dtype, query, reading)
+    return turned * _tensor(scale, dtype).repeat_interleave(2, dim=-1)
+
+
+def _p_rope_turn(v, cfg: HeadConfig, positions, dtype, query=False, reading=PLAIN):
+    """Barbero et al. 2024: the fastest ``floor(p d / 2)`` planes turn by RoPE's ``theta``, the others not at all."""
+    torch = _torch()
+    k = int(np.floor(cfg.prope_p * (cfg.d // 2) + 1e-9))  # planes that turn
+    turned = _rope_turn(v, cfg, positions, dtype, query, reading)
+    return torch.cat([turned[..., : 2 * k], v[..., 2 * k :]], dim=-1)
+
+
+def _partial_rotary_turn(v, cfg: HeadConfig, positions, dtype, query=False, reading=PLAIN):
+    """GPT-NeoX's ``rotary_pct`` (transformers' ``partial_rotary_factor``): the first ``d_r = int(f d)`` coordinates
+    turn by ``b^{-2i/d_r}`` (consecutive pairs here), the others not at all."""
+    torch = _torch()
+    d_r = int(cfg.d * cfg.partial_rotary_factor + 1e-9)
+    P = d_r // 2
+    theta = cfg.base ** (-np.arange(0, 2 * P, 2) / d_r) if reading.inv_freq is None else reading.inv_freq[:P]
+    ang = np.asarray(positions, dtype=float)[..., None] * np.asarray(theta, dtype=float)  # (..., P)
+    return torch.cat([_turn(v[..., : 2 * P], ang, dtype), v[..., 2 * P :]], dim=-1)
+
+
 @dataclass(frozen=True)
 class Terms:
     """How one scheme enters the reference head, written plainly for autograd (none of the NumPy head's hooks).
@@ -197,6 +226,9 @@ REFERENCE_TERMS: dict[str, Terms] = {
     "kerple_log": Terms(bias=_kerple_log_bias),
     "kerple_power": Terms(bias=_kerple_power_bias),
     "fire": Terms(bias=_fire_bias),
+    "xpos": Terms(turn=_xpos_turn),
+    "p_rope": Terms(turn=_p_rope_turn),
+    "partial_rotary": Terms(turn=_partial_rotary_turn),
 }
 
 

@@ -1,0 +1,109 @@
+"""The rotary family's claims, from the one table of trained claims (:mod:`poskernels.claims.rotary_family`).
+
+Sun et al. 2022 claim xPos extrapolates where RoPE does not; Barbero et al. 2024 that p-RoPE costs nothing and
+changes how the head uses position; partial rotary is what released models ship.  Over the block (ten seeds from
+``POSKERNELS_FIRST_SEED``) each claim is a statistic with its threshold in the table; where our single head
+disagrees with a paper the table records what we measured, as a finding (p-RoPE's rebound at d = 16).  The
+thresholds, and each claim's size and false-pass rate once measured on seed blocks the tests do not run, are in
+``poskernels.claims`` and ``src/poskernels/page/claims_calibration.json``.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from claimcheck import assert_claim, claim_id, consistent, holds
+from poskernels.claims import by_id, of_suite
+from poskernels.claims.rotary_family import HOLD, NONINFERIOR
+from poskernels.experiments.laboratory import run_laboratory
+from poskernels.experiments.long_context import default_seeds, run_long_context
+
+CACHE = Path(".cache") / "poskernels"
+FAMILY = ("xpos", "p_rope", "partial_rotary")
+
+
+@pytest.fixture(scope="module")
+def numbers():
+    tournament = run_laboratory(CACHE)["tournament"]
+    schemes = ("rope", "xpos", "partial_rotary")
+    far = run_long_context(CACHE, seeds=default_seeds(), lengths=(32, 512, 100_000), offsets=(64,), schemes=schemes)
+    return {"tournament": tournament, "long": far}
+
+
+@pytest.mark.parametrize("claim", holds("rotary_family"), ids=claim_id)
+def test_claim_holds(numbers, claim):
+    assert_claim(numbers, claim)
+
+
+@pytest.mark.parametrize("claim", consistent("rotary_family"), ids=claim_id)
+def test_claim_is_consistent_but_not_resolved_by_ten_seeds(numbers, claim):
+    assert_claim(numbers, claim)
+
+
+def test_every_scheme_of_the_family_has_its_claims():
+    ids = {c.id for c in of_suite("rotary_family")}
+    for n in ("64", "128", "256", "1e5"):
+        assert f"rotary_family.xpos_degrades_less_than_rope_at_{n}" in ids
+    named = ("xpos_does_not_rebound", "p_rope_loses_nothing_inside_the_window", "p_rope_rebound_agrees_with_ropes",
+             "partial_rotary_holds_at_256", "partial_rotary_falls_at_512", "partial_rotary_falls_at_1e5")  # fmt: skip
+    assert {f"rotary_family.{c}" for c in named} <= ids
+    papers = ("Sun et al. 2022", "Barbero et al. 2024", "GPT-NeoX")
+    assert all(c.where.startswith(papers) for c in of_suite("rotary_family"))
+
+
+def test_every_rotary_head_reports_its_rebound(numbers):
+    for key in ("rebound_height", "window_fall"):
+        values = numbers["tournament"][key]
+        assert set(values) == {"rope", *FAMILY}
+        assert all(len(v) == len(numbers["tournament"]["seeds"]) and np.all(np.isfinite(v)) for v in values.values())
+
+
+def test_the_claims_fail_on_numbers_in_which_they_are_false(numbers):
+    def moved(section_of, scheme: str, n: str, drop: float) -> dict:
+        # the session's numbers with the scheme's accuracy at n set to its accuracy at 32 less `drop`
+        d = copy.deepcopy(numbers)
+        table = section_of(d)[scheme]
+        table[n] = list(np.asarray(table["32"], dtype=float) - drop)
+        return d
+
+    tournament = lambda d: d["tournament"]["per_seed"]  # noqa: E731
+    long = lambda d: d["long"]["length"]["per_seed"]  # noqa: E731
+    rope_drop = lambda d, n: float(np.mean(np.asarray(d["32"], float) - np.asarray(d[n], float)))  # noqa: E731
+    for n in ("64", "128", "256"):  # xPos dropping as far as RoPE does
+        d = moved(tournament, "xpos", n, rope_drop(tournament(numbers)["rope"], n))
+        assert by_id(f"rotary_family.xpos_degrades_less_than_rope_at_{n}").check(d).passed is False
+    d = moved(long, "xpos", "100000", rope_drop(long(numbers)["rope"], "100000"))
+    assert by_id("rotary_family.xpos_degrades_less_than_rope_at_1e5").check(d).passed is False
+    d = moved(tournament, "p_rope", "32", 0.0)
+    d["tournament"]["per_seed"]["p_rope"]["32"] = list(np.asarray(tournament(d)["rope"]["32"]) - 2 * NONINFERIOR)
+    assert by_id("rotary_family.p_rope_loses_nothing_inside_the_window").check(d).passed is False
+    d = moved(tournament, "partial_rotary", "256", 2 * HOLD)
+    assert by_id("rotary_family.partial_rotary_holds_at_256").check(d).passed is False
+    for n, label in (("512", "512"), ("100000", "1e5")):  # partial rotary holding where it falls
+        d = moved(long, "partial_rotary", n, 0.0)
+        assert by_id(f"rotary_family.partial_rotary_falls_at_{label}").check(d).passed is False
+    d = moved(tournament, "p_rope", "256", 0.0)
+    assert by_id("rotary_family.p_rope_falls_at_256").check(d).passed is False
+    d = copy.deepcopy(numbers)  # a p-RoPE rebound far above RoPE's, then one that never climbs back
+    h = d["tournament"]["rebound_height"]
+    h["p_rope"] = list(np.asarray(h["rope"], float) + 10 * (np.std(h["rope"]) + 1.0))
+    assert by_id("rotary_family.p_rope_rebound_agrees_with_ropes").check(d).passed is False
+    h["p_rope"] = list(-np.abs(np.asarray(h["rope"], float)) - 1.0)
+    assert by_id("rotary_family.p_rope_still_rebounds").check(d).passed is False
+    h["xpos"] = h["rope"]  # xPos rebounding as RoPE does
+    assert by_id("rotary_family.xpos_does_not_rebound").check(d).passed is False
+
+
+def test_the_threshold_blocks_refuse_seeds_the_tests_run(capsys):
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "rotary_family_blocks.py"
+    spec = importlib.util.spec_from_file_location("rotary_family_blocks", path)
+    blocks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(blocks)
+    assert blocks.main(["5000", "995"]) == 2  # 995..1004 holds seeds of the block 1000 the tests run
+    assert "hold seeds the tests run" in capsys.readouterr().err
