@@ -44,9 +44,11 @@ def _grid() -> None:
     from poskernels.model.config import preset
     from poskernels.model.train import train_many
     from poskernels.pool import run_jobs
+    from poskernels.seeds import first_seed, seed_block
 
     config = preset("tournament")
-    jobs = [(config.with_scheme(s), seed) for s in ARTICLE_SCHEMES + EXTRA_SCHEMES for seed in lc.default_seeds()]
+    seeds = seed_block(first=first_seed())  # the environment's block, read here at the edge
+    jobs = [(config.with_scheme(s), seed) for s in ARTICLE_SCHEMES + EXTRA_SCHEMES for seed in seeds]
     heads = train_many(jobs, Path(".cache") / "poskernels")
     by_scheme: dict = {}
     for h in heads:
