@@ -195,8 +195,8 @@ def _key_scores(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, x: np.ndarray, 
         if ("keys", B, c) not in buffers:  # reused: fresh arrays each chunk cost more than the arithmetic
             buffers["keys", B, c] = np.empty((B, c, left.shape[1])), np.empty((B, c))
         keys, z = buffers["keys", B, c]  # (B, c, 2P), (B, c)
-        if iq is None:
-            np.take(toks[0], x, axis=0, out=keys)
+        if iq is None:  # "wrap" skips a bounds check per key (4x faster): KeyChunk checked the ids are in [0, V)
+            np.take(toks[0], x, axis=0, out=keys, mode="wrap")
         else:
             keys[...] = toks[iq[:, None], x]
         np.einsum("ck,bck->bc", left, keys, out=z)  # (B, c), overwritten by the next chunk: read before then
