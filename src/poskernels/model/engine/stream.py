@@ -216,8 +216,9 @@ def _key_scores(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, x: np.ndarray, 
 
 
 #: A gathered key (its ``2P`` factors, one dot product) costs about as much as this many entries of the ``(c, V)``
-#: table that one matrix product fills (``benchmarks/bench_long.py``, one query: the product wins from two rows).
-_TABLE_ENTRIES_A_KEY = 12
+#: table one matrix product fills: at ``P = 8``, ``V = 17``, one BLAS thread, a column of 4,096 keys took ~10 ns a
+#: key gathered against ~30 ns a key for the product (so with 17 tokens, up to 3 rows are gathered).
+_TABLE_ENTRIES_A_KEY = 5
 
 
 class _State:
