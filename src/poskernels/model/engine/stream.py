@@ -286,7 +286,8 @@ def _absorb_products(plans, states, mu, ch: KeyChunk, b: int, pos, n: int, buffe
             ed[lo - ch.a0 :] = np.exp(table[0, :, w] - mu[k][0])
             if ("gather", B, c) not in buffers:  # reused: a fresh (B, c) array each time costs page faults
                 buffers["gather", B, c] = np.empty((B, c))
-            weights = np.take(np.exp(p.content[0] - p.content[0, w]), ch.x, out=buffers["gather", B, c])  # (B, c)
+            factor = np.exp(p.content[0] - p.content[0, w])  # (V,); "wrap": no bounds check, KeyChunk checked the ids
+            weights = np.take(factor, ch.x, out=buffers["gather", B, c], mode="wrap")  # (B, c)
             pvo = np.concatenate([np.zeros((lo - ch.a0, pvo.shape[1])), pvo]) if lo > ch.a0 else pvo  # (c, C)
             states[k].code += weights @ (ed[:, None] * pvo)  # (B, c) @ (c, C)
     out = (token_rows(ch, buffers) @ E.reshape(V * c, -1)).reshape(V, B, -1)  # (V, B, K)
