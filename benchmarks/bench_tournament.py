@@ -29,7 +29,8 @@ from pathlib import Path
 
 SNIPPET = (
     "from pathlib import Path; from poskernels.experiments.laboratory import run_laboratory; "
-    "run_laboratory(Path({cache!r}), workers={workers}, extra={extra})"
+    "from poskernels.seeds import first_seed, seed_block; "
+    "run_laboratory(Path({cache!r}), workers={workers}, extra={extra}, seeds=seed_block(first=first_seed()))"
 )
 
 

@@ -39,6 +39,7 @@ from poskernels.page.window import (
     ARTICLE_SHIFTED,
     ARTICLE_TOURNAMENT,
 )
+from poskernels.seeds import first_seed
 
 SECTIONS = ("tournament", "rescaled", "sinusoidal", "thm2", "filings")
 TEST_COUNT = 2000
@@ -96,7 +97,7 @@ def main(argv=None) -> None:
     try:
         for lr in args.lrs:
             model_config.PRESETS["tournament"] = replace(tournament, lr=lr)
-            ctx = page.Context(cache_dir=args.cache, log=lambda msg: None)
+            ctx = page.Context(cache_dir=args.cache, log=lambda msg: None, first_seed=first_seed())
             numbers = page.assemble(ctx, keys=SECTIONS)
             z = cells(numbers)
             scores[lr] = float(np.mean(list(z.values())))

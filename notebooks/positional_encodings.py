@@ -120,12 +120,13 @@ from poskernels import extension, page
 from poskernels.census_cli import census, plot_census
 from poskernels.lab import figures, viz_payload
 from poskernels.rope_config import config_extension, load_config
+from poskernels.seeds import first_seed
 from poskernels.theory import alibi, commutant, counting, decay, rope
 from poskernels.theory import census as wavelength
 
 CACHE = Path(os.environ.get("POSKERNELS_CACHE") or OUT / "cache")
 TRAINED = os.environ.get("POSKERNELS_NOTEBOOK_TRAINED", "1") != "0"
-ctx = page.Context(cache_dir=CACHE, log=lambda m: None)
+ctx = page.Context(cache_dir=CACHE, log=lambda m: None, first_seed=first_seed())  # $POSKERNELS_FIRST_SEED, else 0
 
 
 def section(key: str):

@@ -18,3 +18,14 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 settings.register_profile("poskernels", derandomize=True, database=None, deadline=None, print_blob=True)
 settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "poskernels"))
+
+# The suite's seed block, read from the environment once, here: `POSKERNELS_FIRST_SEED=1000 make test` runs every
+# trained test on the block 1000..1009.  The package reads the variable only at its edges (the command line,
+# `poskernels.seeds.first_seed()` called by a caller); the tests pass this block to every experiment and page
+# section explicitly (`from conftest import SEEDS`).  Only tests of the edge itself set or read the variable.
+from poskernels.seeds import first_seed, seed_block  # noqa: E402
+
+#: First seed of the suite's block (``$POSKERNELS_FIRST_SEED``, else 0), read once.
+FIRST_SEED = first_seed()
+#: The suite's seed block: the ten seeds every trained test reads.
+SEEDS = seed_block(first=FIRST_SEED)

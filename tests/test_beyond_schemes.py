@@ -18,19 +18,20 @@ import numpy as np
 import pytest
 
 from claimcheck import assert_claim, claim_id, consistent, holds
+from conftest import SEEDS
 from poskernels.claims import by_id, of_suite
 from poskernels.claims.beyond import CLAIMED, CONTRAST, HOLD
 from poskernels.experiments.laboratory import run_laboratory
-from poskernels.experiments.long_context import default_seeds, run_long_context
+from poskernels.experiments.long_context import run_long_context
 
 CACHE = Path(".cache") / "poskernels"
 
 
 @pytest.fixture(scope="module")
 def numbers():
-    tournament = run_laboratory(CACHE)["tournament"]
+    tournament = run_laboratory(CACHE, seeds=SEEDS)["tournament"]
     far = run_long_context(
-        CACHE, seeds=default_seeds(), lengths=(32, 100_000), offsets=(64,), schemes=(CONTRAST, *CLAIMED)
+        CACHE, seeds=SEEDS, lengths=(32, 100_000), offsets=(64,), schemes=(CONTRAST, *CLAIMED)
     )
     return {"tournament": tournament, "long": far}
 

@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import SEEDS
 from poskernels.experiments.filings import filings_results
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.experiments.redraws import redraw_sd
 from poskernels.page import fidelity
 from poskernels.page.readme import REFERENCE_NUMBERS
-from poskernels.seeds import seed_block
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "poskernels"
 K = 4.0  # as tests/seedstats.py: many cells at once, ten seeds each
@@ -28,8 +28,8 @@ K = 4.0  # as tests/seedstats.py: many cells at once, ten seeds each
 
 @pytest.fixture(scope="module")
 def numbers():
-    lab = run_laboratory(CACHE)
-    return {**lab, "filings": filings_results(CACHE), "fidelity": redraw_sd(CACHE)}
+    lab = run_laboratory(CACHE, seeds=SEEDS)
+    return {**lab, "filings": filings_results(CACHE, seeds=SEEDS), "fidelity": redraw_sd(CACHE, seeds=SEEDS)}
 
 
 def _cells():
@@ -57,7 +57,7 @@ def test_the_error_joins_seeds_binomial_and_test_draw(numbers):
 
 def test_the_test_draws_are_other_draws_of_the_same_heads(numbers):
     d = numbers["fidelity"]
-    assert d["draws"] >= 3 and d["seeds"] == list(seed_block())
+    assert d["draws"] >= 3 and d["seeds"] == list(SEEDS)
     # at 32 every map reads the head as trained (kappa = 1): the same readings, draw by draw
     for reader in ("rope_pi", "rope_ntk", "rope_yarn"):
         assert d["rescaled"][reader]["32"] == d["tournament"]["rope"]["32"], reader

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.image import imread
 
+from conftest import FIRST_SEED
 from poskernels.lab import figures, trained, viz_payload
 from poskernels.model.config import preset
 from poskernels.model.head import init_params
@@ -81,7 +82,7 @@ def test_every_figure_is_drawn_when_its_data_are_present(monkeypatch, tmp_path):
 def test_absent_parts_are_skipped_with_the_reason(tmp_path, capsys):
     from poskernels import page
 
-    ctx = page.Context(cache_dir=tmp_path, log=lambda m: None)
+    ctx = page.Context(cache_dir=tmp_path, log=lambda m: None, first_seed=FIRST_SEED)
     written = figures.write_figures(ctx, tmp_path)
     out = capsys.readouterr().out
     assert [x.name for x in written] == ["kernel_ruler.png"]

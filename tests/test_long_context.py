@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from claimcheck import assert_claim, claim_id, consistent, holds
+from conftest import SEEDS
 from poskernels.claims.long_context import BEYOND as CLAIM_BEYOND
 from poskernels.claims.long_context import INSIDE as CLAIM_INSIDE
 from poskernels.experiments.long_context import (
     LONG_READERS,
-    default_seeds,
     run_long_context,
     sequences,
 )
@@ -38,17 +38,17 @@ BEYOND = tuple(int(r) for r in CLAIM_BEYOND)
 
 @pytest.fixture(scope="module")
 def alibi_heads():
-    return train_many([(preset("tournament", "alibi"), s) for s in default_seeds()], CACHE)
+    return train_many([(preset("tournament", "alibi"), s) for s in SEEDS], CACHE)
 
 
 @pytest.fixture(scope="module")
 def distance():
-    return run_long_context(CACHE, seeds=default_seeds(), lengths=(32,), offsets=INSIDE + BEYOND, schemes=("alibi",))
+    return run_long_context(CACHE, seeds=SEEDS, lengths=(32,), offsets=INSIDE + BEYOND, schemes=("alibi",))
 
 
 @pytest.fixture(scope="module")
 def numbers(distance):
-    cue = run_long_context(CACHE, seeds=default_seeds(), lengths=(100, 100_000), offsets=(1,), schemes=("alibi",))
+    cue = run_long_context(CACHE, seeds=SEEDS, lengths=(100, 100_000), offsets=(1,), schemes=("alibi",))
     assert cue["count"] == distance["count"]
     return {"long": {**distance, "length": cue["length"]}}
 
@@ -96,7 +96,7 @@ def test_the_measurement_has_every_reader_and_the_learned_table_refuses(distance
         assert set(table["accuracy"]) == set(LONG_READERS)
         for x in xs:
             values = table["per_seed"]["alibi"][x]
-            assert len(values) == len(default_seeds()) >= 10
+            assert len(values) == len(SEEDS) >= 10
             assert table["stderr"]["alibi"][x] == pytest.approx(np.std(values, ddof=1) / math.sqrt(len(values)))
             assert table["accuracy"]["rope"][x] is None  # not read in this run
 
@@ -121,7 +121,7 @@ def test_lab_view_and_figure_carry_the_measurement(distance, tmp_path):
     for r in INSIDE + BEYOND:
         i = part["offsets"].index(r)
         assert part["distance"]["alibi"][i] == round(distance["distance"]["accuracy"]["alibi"][str(r)], 3)
-    assert [h["seed"] for h in part["horizons"]] == [str(s) for s in default_seeds()]
+    assert [h["seed"] for h in part["horizons"]] == [str(s) for s in SEEDS]
     assert part["x_distance"]["min"] == min(INSIDE) and part["x_distance"]["max"] == max(BEYOND)
     payload = viz_payload({"long": distance})
     assert payload["long"] == part and "long" in payload["figures"]["B"]
@@ -138,7 +138,7 @@ def test_a_sweep_with_the_long_reading_gives_the_sections_numbers(tmp_path, dist
     from poskernels.sweep.runner import local_backend, run_sweep
     from poskernels.sweep.store import Store
 
-    seed = default_seeds()[0]
+    seed = SEEDS[0]
     grid = parse_grid(
         f'[fixed]\nscheme = "alibi"\ntest_task = "needle"\ntest_size = {distance["count"]}\n'
         f"test_seed = {TEST_SEED}\ntest_lengths = [4, 16, 256]\nseed = {seed}\n"

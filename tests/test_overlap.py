@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from conftest import FIRST_SEED
 from poskernels import page, pool
 from poskernels.page import Context, Section
 
@@ -70,7 +71,7 @@ def test_overlapped_sections_keep_the_page_order_and_start_after_what_they_read(
     monkeypatch.setattr(page, "_IDLE_AFTER", 0.05)  # "late" takes 0.3 s, still computing when its turn comes
     monkeypatch.setattr(page, "PREPARE", {"late": lambda ctx: trace.append(("prepare", "late", False))})
     shown, idle = [], []
-    ctx = Context(cache_dir=tmp_path, log=lambda msg: None)
+    ctx = Context(cache_dir=tmp_path, log=lambda msg: None, first_seed=FIRST_SEED)
     numbers = page.assemble(
         ctx, each=lambda s, data: shown.append((s.key, data["v"])), idle=lambda s: idle.append((s.key, len(shown)))
     )
@@ -83,7 +84,7 @@ def test_overlapped_sections_keep_the_page_order_and_start_after_what_they_read(
     assert trace.index(("prepare", "late", False)) < trace.index(("start", "late", False))
     # without a cache directory everything runs in order in this thread, with the same numbers
     trace.clear()
-    same = page.assemble(Context(cache_dir=None, log=lambda msg: None))
+    same = page.assemble(Context(cache_dir=None, log=lambda msg: None, first_seed=FIRST_SEED))
     assert {k: v["v"] for k, v in same.items()} == {k: v["v"] for k, v in numbers.items()}
     assert all(main for what, _, main in trace if what == "start")
 
@@ -144,6 +145,6 @@ def test_a_ctrl_c_halts_the_pool_instead_of_waiting_for_the_background_sections(
     threading.Thread(target=ctrl_c, daemon=True).start()
     t0 = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        page.assemble(Context(cache_dir=tmp_path, log=lambda msg: None))
+        page.assemble(Context(cache_dir=tmp_path, log=lambda msg: None, first_seed=FIRST_SEED))
     assert time.monotonic() - t0 < 30  # the minute-long jobs were stopped, not awaited
     assert not pool._SHARED

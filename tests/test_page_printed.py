@@ -11,6 +11,7 @@ import copy
 
 import pytest
 
+from conftest import FIRST_SEED
 from poskernels import page
 from poskernels.errors import PosKernelsError
 from poskernels.page import printed
@@ -18,7 +19,7 @@ from poskernels.page import printed
 
 @pytest.fixture(scope="module")
 def fresh() -> dict:
-    return page.assemble(page.Context(log=lambda m: None), include_trained=False)
+    return page.assemble(page.Context(log=lambda m: None, first_seed=FIRST_SEED), include_trained=False)
 
 
 @pytest.mark.parametrize("part", printed.PARTS)

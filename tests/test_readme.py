@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import FIRST_SEED, SEEDS
 from poskernels import page
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.filings import filings_results
@@ -38,11 +39,12 @@ def reference() -> dict:
 
 @pytest.fixture(scope="module")
 def fresh() -> dict:
-    numbers = page.assemble(page.Context(cache_dir=CACHE, log=lambda m: None), include_trained=False)
-    lab = run_laboratory(CACHE)
+    ctx = page.Context(cache_dir=CACHE, log=lambda m: None, first_seed=FIRST_SEED)
+    numbers = page.assemble(ctx, include_trained=False)
+    lab = run_laboratory(CACHE, seeds=SEEDS)
     numbers.update({k: lab[k] for k in ("tournament", "rescaled", "rebound", "sinusoidal")})
     numbers["thm2"] = {**numbers["thm2"], **lab["thm2"]}
-    numbers["filings"] = filings_results(CACHE)
+    numbers["filings"] = filings_results(CACHE, seeds=SEEDS)
     return numbers
 
 

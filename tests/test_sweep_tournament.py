@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from conftest import SEEDS
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.sweep.grid import parse_grid
 from poskernels.sweep.runner import local_backend, run_sweep
@@ -30,7 +31,7 @@ seed = [{two}]
 
 
 def test_a_sweep_of_the_tournament_gives_its_numbers(tmp_path):
-    lab = run_laboratory(CACHE)  # loads (or, on a cold cache, trains once) the tournament's heads
+    lab = run_laboratory(CACHE, seeds=SEEDS)  # loads (or, on a cold cache, trains once) the tournament's heads
     seeds = lab["tournament"]["seeds"]  # the block of $POSKERNELS_FIRST_SEED
     grid = parse_grid(GRID.format(one=seeds[1], two=seeds[2]))
     with Store(tmp_path / "s.sqlite") as store:

@@ -1,8 +1,9 @@
 """The tournament, its re-reads and its diagnostics on the real trained heads: the article's claims, from one table.
 
 The heads are the article's run (1,500 Adam steps at length 32) over the seed block of
-:func:`poskernels.seeds.seed_block` (ten seeds from ``$POSKERNELS_FIRST_SEED``, default 0), trained once into the
-repository's cache (``.cache/poskernels``, the same one ``poskernels reproduce`` fills) and read once per session.
+:func:`poskernels.seeds.seed_block` (ten seeds from ``$POSKERNELS_FIRST_SEED``, default 0, read once in
+``conftest``), trained once into the repository's cache (``.cache/poskernels``, the same one
+``poskernels reproduce`` fills) and read once per session.
 
 Every claim is a record of :data:`poskernels.claims.CLAIMS` (the article's sentence, where it says it, the
 statistic over seeds, its threshold and its null); this file asserts those of the suite ``tournament`` and writes
@@ -21,6 +22,7 @@ import numpy as np
 import pytest
 
 from claimcheck import assert_claim, claim_id, consistent, holds
+from conftest import FIRST_SEED, SEEDS
 from poskernels.experiments.laboratory import SPREAD_TOLERANCE, run_laboratory
 from poskernels.experiments.tournament import TEST_COUNT, TEST_LENGTHS, heldout
 from poskernels.seeds import DEFAULT_COUNT, seed_block
@@ -32,16 +34,17 @@ LENGTHS = [str(n) for n in TEST_LENGTHS]
 
 @pytest.fixture(scope="session")
 def lab():
-    return run_laboratory(CACHE)
+    return run_laboratory(CACHE, seeds=SEEDS)
 
 
 def _stat(lab, section, key, n):
     return lab[section]["accuracy"][key][n], lab[section]["stderr"][key][n]
 
 
-def test_the_seed_block_is_the_environments():
-    lab = run_laboratory(CACHE)
-    assert lab["tournament"]["seeds"] == list(seed_block()) and len(seed_block()) == DEFAULT_COUNT >= 10
+def test_the_seed_block_is_the_one_given():
+    lab = run_laboratory(CACHE, seeds=SEEDS)  # the suite's block, $POSKERNELS_FIRST_SEED read once in conftest
+    assert lab["tournament"]["seeds"] == list(SEEDS) == list(seed_block(first=FIRST_SEED))
+    assert len(SEEDS) == DEFAULT_COUNT >= 10
     for scheme, table in lab["tournament"]["per_seed"].items():
         for n, values in table.items():
             assert len(values) == DEFAULT_COUNT, (scheme, n)
@@ -109,12 +112,12 @@ def test_a_damaged_result_file_is_reported_and_recomputed(lab, tmp_path):
     from poskernels.experiments import laboratory
 
     shutil.copytree(CACHE / "heads", tmp_path / "heads")  # the trained heads, not the result
-    source, target = laboratory.result_path(CACHE), laboratory.result_path(tmp_path)
+    source, target = laboratory.result_path(CACHE, seeds=SEEDS), laboratory.result_path(tmp_path, seeds=SEEDS)
     assert source.exists(), "the session fixture wrote the result"
     target.parent.mkdir()
     target.write_text(source.read_text()[:100])  # truncated
     messages = []
-    again = run_laboratory(tmp_path, log=messages.append)
+    again = run_laboratory(tmp_path, log=messages.append, seeds=SEEDS)
     assert any("[cache] discarding" in m for m in messages)
     assert not any("to train" in m or "step" in m for m in messages)  # every head came from the cache
     assert again["tournament"]["per_seed"] == lab["tournament"]["per_seed"]

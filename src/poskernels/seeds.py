@@ -2,11 +2,13 @@
 
 A trained head's numbers move with the last bits of the floating-point libraries (1,500 Adam steps amplify
 them), so each trained figure of the page is the mean of :data:`DEFAULT_COUNT` seeds with its standard error,
-and every claim about trained heads is tested against that distribution.  The block starts at
-:func:`first_seed`: ``POSKERNELS_FIRST_SEED`` (default 0) or ``poskernels reproduce --first-seed``, so the
-whole suite can be run on another block of seeds (``POSKERNELS_FIRST_SEED=1000``), a stand-in for another
-machine's rounding.  The article trains three seeds; :data:`ARTICLE_COUNT` names them where a table shows
-the mean of the first three beside ours.
+and every claim about trained heads is tested against that distribution.  The block starts at a first seed
+that every experiment and every page section takes as an argument (``seeds=`` a block, or ``first_seed=``);
+none reads the environment.  The environment is read at the edge only: the command line
+(``poskernels reproduce --first-seed S``, else ``$POSKERNELS_FIRST_SEED``, else 0) and a caller of the API
+through :func:`first_seed`, so the whole suite can be run on another block of seeds
+(``POSKERNELS_FIRST_SEED=1000``), a stand-in for another machine's rounding.  The article trains three seeds;
+:data:`ARTICLE_COUNT` names them where a table shows the mean of the first three beside ours.
 
 Examples
 --------
@@ -56,6 +58,10 @@ def _check_first(value, source: str) -> int:
 def first_seed(value: int | None = None) -> int:
     """The first seed of the block: ``value`` if given, else ``$POSKERNELS_FIRST_SEED``, else 0.
 
+    The one place the package reads the environment variable, for the edge: the command line and a caller of
+    the API (``seed_block(first=first_seed())``).  Experiments and page sections never call it; they take
+    their seeds as an argument (``tests/test_seeds.py`` scans the package for a call elsewhere).
+
     >>> first_seed(7)
     7
     >>> first_seed(-1)
@@ -76,18 +82,18 @@ def first_seed(value: int | None = None) -> int:
     return _check_first(int(raw.lstrip("0") or "0"), ENV)  # zeros first do not count toward Python's limit
 
 
-def seed_block(count: int = DEFAULT_COUNT, first: int | None = None) -> tuple[int, ...]:
-    """``count`` consecutive seeds from :func:`first_seed` (``first`` overrides the environment).
+def seed_block(count: int = DEFAULT_COUNT, *, first: int) -> tuple[int, ...]:
+    """``count`` consecutive seeds from ``first`` (an argument: the block never comes from the environment).
 
     >>> seed_block(3, first=5)
     (5, 6, 7)
-    >>> seed_block(0)
+    >>> seed_block(0, first=0)
     Traceback (most recent call last):
     ...
     poskernels.errors.PosKernelsError: the seed count must be an integer in [1, 1048576]; got 0
     """
     check_int("the seed count", count, 1, 2**20)
-    start = first_seed(first)
+    start = _check_first(first, "the first seed")
     if start + int(count) - 1 > MAX_SEED:
         raise PosKernelsError(f"the seed block {start}..{start + count - 1} passes the largest seed {MAX_SEED}")
     return tuple(range(start, start + int(count)))

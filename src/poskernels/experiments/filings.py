@@ -1,9 +1,9 @@
 """The finance case study: heads trained on 32-token windows of filings, asked at every position of whole filings.
 
-Four schemes (no position, the sinusoidal code, RoPE, ALiBi), ten seeds each (:func:`poskernels.seeds.seed_block`;
-the article trains three), are trained afresh with the
-tournament's head and trainer (:func:`poskernels.model.config.preset`, 1,500 Adam steps at length 32) on windows
-of the training filings (:func:`poskernels.tasks.filings.filings_sampler`).  The RoPE heads are re-read with PI,
+Four schemes (no position, the sinusoidal code, RoPE, ALiBi), ten seeds each (a block the caller gives,
+:func:`poskernels.seeds.seed_block`; the article trains three), are trained afresh with the tournament's head
+and trainer (:func:`poskernels.model.config.preset`, 1,500 Adam steps at length 32) on windows of the training
+filings (:func:`poskernels.tasks.filings.filings_sampler`).  The RoPE heads are re-read with PI,
 NTK-aware and YaRN, each question at its own ``kappa = max(1, (t + 2) / 32)``: the tournament's rule for the
 ``t + 2`` tokens of the question at ``t`` (its prefix and the query;
 :data:`~poskernels.experiments.filings_reader.KAPPA_RULES`, where ``"filing"`` reads every question of a filing of
@@ -40,7 +40,7 @@ from ..model.cache import CODE_VERSION, cache_key, cached_or_build
 from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, head_key, train_many
 from ..pool import available_cpus, run_jobs
-from ..seeds import ARTICLE_COUNT, mean_stderr, seed_block, stat_table
+from ..seeds import ARTICLE_COUNT, mean_stderr, stat_table
 from ..tasks.filings import (
     FAR,
     FilingTokens,
@@ -93,8 +93,8 @@ def filings_config(scheme: str) -> TrainConfig:
     return replace(preset("tournament", scheme), task=filings_task_name())
 
 
-def train_filing_heads(cache_dir=None, log=None, workers=None, seeds=None) -> dict[str, list[TrainedHead]]:
-    """The filing heads (four schemes x the seeds, default :func:`~poskernels.seeds.seed_block`), trained or loaded.
+def train_filing_heads(cache_dir=None, log=None, workers=None, *, seeds) -> dict[str, list[TrainedHead]]:
+    """The filing heads (four schemes x ``seeds``, a block of :func:`~poskernels.seeds.seed_block`), trained or loaded.
 
     Returns
     -------
@@ -106,12 +106,12 @@ def train_filing_heads(cache_dir=None, log=None, workers=None, seeds=None) -> di
     return {s: [h for h in heads if h.head.scheme == s] for s in TRAINED_SCHEMES}
 
 
-def prepare_filings(cache_dir, log=None, seeds=None) -> None:
+def prepare_filings(cache_dir, log=None, *, seeds) -> None:
     """Train the filing heads into ``cache_dir`` ahead of :func:`filings_results`, unless its result is cached.
 
     They need nothing of the tournament, so ``poskernels reproduce`` trains them while the tournament trains.
     """
-    seeds = seed_block() if seeds is None else tuple(seeds)
+    seeds = tuple(seeds)
     if not _results_path(cache_dir, seeds).exists():
         train_filing_heads(cache_dir, log, seeds=seeds)
 
@@ -120,17 +120,16 @@ def _results_path(cache_dir, seeds, kappa: str = DEFAULT_KAPPA_RULE) -> Path:
     return Path(cache_dir) / "filings" / f"results-{cache_key(_results_description(seeds, kappa))}.json"
 
 
-def tournament_alibi_heads(cache_dir=None, log=None, workers=None, seeds=None) -> list[TrainedHead]:
+def tournament_alibi_heads(cache_dir=None, log=None, workers=None, *, seeds) -> list[TrainedHead]:
     """The tournament's ALiBi heads of the seeds, the same jobs and cache entries as the tournament's."""
     return train_many(_alibi_jobs(seeds), cache_dir=cache_dir, log=log, workers=workers)
 
 
-def _filing_jobs(seeds=None) -> list:
-    seeds = seed_block() if seeds is None else tuple(seeds)
+def _filing_jobs(seeds) -> list:
     return [(filings_config(s), seed) for s in TRAINED_SCHEMES for seed in seeds]
 
 
-def _alibi_jobs(seeds=None) -> list:
+def _alibi_jobs(seeds) -> list:
     return [(c, s) for c, s in tournament_jobs(extra=False, seeds=seeds) if c.head.scheme == "alibi"]
 
 
@@ -377,7 +376,7 @@ def _results_description(seeds, kappa: str = DEFAULT_KAPPA_RULE) -> dict:
     }
 
 
-def filings_results(cache_dir=None, log=None, workers=None, seeds=None, kappa: str = DEFAULT_KAPPA_RULE) -> dict:
+def filings_results(cache_dir=None, log=None, workers=None, *, seeds, kappa: str = DEFAULT_KAPPA_RULE) -> dict:
     """Every number of the case study (the ``filings`` key of ``numbers.json``).
 
     Trained heads come from (and go to) ``cache_dir``; the results themselves are cached there as verified JSON
@@ -393,15 +392,15 @@ def filings_results(cache_dir=None, log=None, workers=None, seeds=None, kappa: s
         :data:`~poskernels.experiments.filings_reader.KAPPA_RULES`, default per question).
     """
     kappa = check_name("kappa rule", kappa, KAPPA_RULES)
-    seeds = seed_block() if seeds is None else tuple(seeds)
+    seeds = tuple(seeds)
     path = None if cache_dir is None else _results_path(cache_dir, seeds, kappa)
     build = lambda: _read_filings(cache_dir, log, workers, seeds, kappa)  # noqa: E731
     return cached_or_build(path, _results_description(seeds, kappa), build, log, "filings")
 
 
 def _read_filings(cache_dir, log, workers, seeds, kappa) -> dict:
-    heads = train_filing_heads(cache_dir, log, workers, seeds)
-    tournament = tournament_alibi_heads(cache_dir, log, workers, seeds)
+    heads = train_filing_heads(cache_dir, log, workers, seeds=seeds)
+    tournament = tournament_alibi_heads(cache_dir, log, workers, seeds=seeds)
     corpus = case_corpus()
     docs = [encode_filing(f) for f in corpus.test]
     pairs = [(h, reader) for reader, (scheme, _) in FILING_READERS.items() for h in heads[scheme]]

@@ -19,7 +19,7 @@ from ..model.cache import cache_key, cached_or_build
 from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, head_path, stacks, train_stack
 from ..pool import available_cpus, run_jobs
-from ..seeds import ARTICLE_COUNT, mean_stderr, seed_block, stat_table
+from ..seeds import ARTICLE_COUNT, mean_stderr, stat_table
 from ..tasks.cue import bag_reader_score
 from ..theory.counting import bag_reader_accuracy
 from . import rebound as rb
@@ -214,16 +214,16 @@ def _read_all(jobs, cache_dir, log, workers) -> dict:
     return readings
 
 
-def result_path(cache_dir: Path, config: TrainConfig | None = None, extra: bool = True, seeds=None) -> Path:
+def result_path(cache_dir: Path, config: TrainConfig | None = None, extra: bool = True, *, seeds) -> Path:
     """Where :func:`run_laboratory` caches its result: ``cache_dir/results/laboratory-<key>.json``.
 
     The key hashes every head's cache key (so the seeds), the test sets and :data:`LAB_VERSION`.
 
-    >>> result_path(Path("c")).parent.name
+    >>> result_path(Path("c"), seeds=range(10)).parent.name
     'results'
     """
     config = preset("tournament") if config is None else config
-    jobs = tournament_jobs(config, extra, seeds)
+    jobs = tournament_jobs(config, extra, seeds=seeds)
     return Path(cache_dir) / "results" / f"laboratory-{cache_key(_description(jobs))}.json"
 
 
@@ -233,7 +233,8 @@ def run_laboratory(
     workers: int | None = None,
     config: TrainConfig | None = None,
     extra: bool = True,
-    seeds=None,
+    *,
+    seeds,
 ) -> dict:
     """Train or load the tournament's heads and compute every trained section of the page.
 
@@ -251,9 +252,8 @@ def run_laboratory(
     extra : bool
         Also train the schemes beyond the article (T5, Shaw, Kerple's two, FIRE); False trains the
         article's five.
-    seeds : sequence of int, optional
-        The seeds of every scheme (default :func:`poskernels.seeds.seed_block`: ten from
-        ``$POSKERNELS_FIRST_SEED``).
+    seeds : sequence of int
+        The seeds of every scheme (a block of :func:`poskernels.seeds.seed_block`; required).
 
     Returns
     -------
@@ -261,9 +261,9 @@ def run_laboratory(
         ``{"tournament": ..., "rescaled": ..., "rebound": ..., "sinusoidal": ..., "thm2": ...}``.
     """
     config = preset("tournament") if config is None else config
-    seeds = seed_block() if seeds is None else tuple(int(s) for s in seeds)
-    jobs = tournament_jobs(config, extra, seeds)
-    path = None if cache_dir is None else result_path(cache_dir, config, extra, seeds)
+    seeds = tuple(int(s) for s in seeds)
+    jobs = tournament_jobs(config, extra, seeds=seeds)
+    path = None if cache_dir is None else result_path(cache_dir, config, extra, seeds=seeds)
 
     def build():
         start = time.perf_counter()

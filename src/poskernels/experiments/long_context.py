@@ -36,7 +36,7 @@ from ..model.head import PLAIN
 from ..model.train import head_path, train_many
 from ..model.trained import check_trained
 from ..pool import available_cpus, run_jobs
-from ..seeds import seed_block, stat_table
+from ..seeds import stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
 from ..tasks.needle import needle_batch
 from ..tasks.validate import MAX_CUE_TOKENS
@@ -50,7 +50,6 @@ __all__ = [
     "LONG_READERS",
     "OFFSETS",
     "TEST_SEED",
-    "default_seeds",
     "horizon_rows",
     "tail_cut_rows",
     "read_head",
@@ -68,17 +67,6 @@ LONG_VERSION = "long-1"  # bump when the evaluation changes
 #: Readers: every one of :data:`~poskernels.experiments.readers.READERS` (each scheme, and RoPE re-read by each map).
 LONG_READERS = READERS
 _TASK_IDS = {"length": 0, "distance": 1}
-
-
-def default_seeds() -> tuple[int, ...]:
-    """The seeds of every trained section, read at call time: the shared seed block when there is one.
-
-    Without it, ten seeds from ``POSKERNELS_FIRST_SEED`` (default 0).
-
-    >>> len(default_seeds()) >= 10
-    True
-    """
-    return seed_block()
 
 
 def sequences(
@@ -271,7 +259,8 @@ def _description(jobs, lengths, offsets, count) -> dict:
 def run_long_context(
     cache_dir: Path | None = None,
     log: Callable[[str], None] | None = None,
-    seeds=None,
+    *,
+    seeds,
     lengths=LENGTHS,
     offsets=OFFSETS,
     count: int = COUNT,
@@ -286,8 +275,8 @@ def run_long_context(
     cache_dir : Path, optional
         Cache of heads and of this result; None computes in memory (in this process).
     log : callable, optional
-    seeds : iterable of int, optional
-        Default :func:`default_seeds`.
+    seeds : iterable of int
+        The seeds of every scheme's heads (a block of :func:`poskernels.seeds.seed_block`; required).
     lengths, offsets : sequence of int
         The grids of the two measurements.
     count : int
@@ -315,7 +304,7 @@ def run_long_context(
         raise PosKernelsError(f"log must be a function or None; got {type(log).__name__}")
     if cache_dir is not None and not isinstance(cache_dir, str | os.PathLike):
         raise PosKernelsError(f"cache_dir must be a folder path (str or Path) or None; got {type(cache_dir).__name__}")
-    seeds = default_seeds() if seeds is None else _check_seeds(seeds)
+    seeds = _check_seeds(seeds)
     schemes = ARTICLE_SCHEMES + EXTRA_SCHEMES if schemes is None else tuple(schemes)
     for scheme in schemes:
         check_name("scheme", scheme, SCHEMES)

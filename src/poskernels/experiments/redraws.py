@@ -22,7 +22,6 @@ from ..model.cache import cache_key, cached_json, save_json
 from ..model.head import accuracy
 from ..model.train import head_key, train_many
 from ..pool import available_cpus, run_jobs
-from ..seeds import seed_block
 from ..tasks.filings import CORPUS_SEED, FAR, encode_filing, filing_queries
 from ..tasks.filings.corpus import synthetic_corpus
 from .filings import TRAINED_SCHEMES, _filing_jobs, answer_all, train_filing_heads
@@ -108,13 +107,13 @@ def _filings(cache_dir, seeds, draws, workers) -> dict:
     return {r: {p: float(np.std(v, ddof=1)) for p, v in parts.items()} for r, parts in means.items()}
 
 
-def redraw_sd(cache_dir=None, log=None, workers=None, seeds=None, draws: int = DRAWS) -> dict:
+def redraw_sd(cache_dir=None, log=None, workers=None, *, seeds, draws: int = DRAWS) -> dict:
     """The test-draw error of every trained cell of the tournament, its re-reads and the case study.
 
     Heads come from (and go to) ``cache_dir``; the result is cached there under a key of the heads, the draws and
     :data:`REDRAWS_VERSION`.
     """
-    seeds = seed_block() if seeds is None else tuple(seeds)
+    seeds = tuple(seeds)
     workers = workers or available_cpus()
     description = {
         "version": REDRAWS_VERSION,

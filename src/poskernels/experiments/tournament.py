@@ -2,8 +2,8 @@
 
 Five schemes of the article (``nope``, ``sinusoidal``, ``learned``, ``rope``, ``alibi``) and those beyond
 it (``t5``, ``shaw``, Kerple's ``kerple_log`` and ``kerple_power``, ``fire``, the rotary family's ``xpos``,
-``p_rope`` and ``partial_rotary``), ten seeds each (the block of
-:func:`poskernels.seeds.seed_block`; the article trains three), 1,500 Adam steps at length 32
+``p_rope`` and ``partial_rotary``), ten seeds each (a block of :func:`poskernels.seeds.seed_block`, given by the
+caller; the article trains three), 1,500 Adam steps at length 32
 (:func:`poskernels.model.config.preset`).  Every head is read on the same 2,000 fresh test sequences per
 length (:func:`heldout`, seeded apart from training); each cell is the mean over the seeds with its standard
 error.  Each trained RoPE head is also re-read, with no further training, through PI, NTK-aware and YaRN at
@@ -21,7 +21,7 @@ from ..errors import PosKernelsError, check_name
 from ..model.config import TrainConfig, preset
 from ..model.head import PLAIN, Reading, accuracy, token_table
 from ..model.trained import TrainedHead, check_trained
-from ..seeds import seed_block, stat_table
+from ..seeds import stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
 from .readers import READERS
 
@@ -71,8 +71,8 @@ def heldout(n: int, count: int = TEST_COUNT, seed: int = TEST_SEED) -> tuple[np.
     return tokens, targets
 
 
-def tournament_jobs(config: TrainConfig | None = None, extra: bool = True, seeds=None) -> list:
-    """Every ``(TrainConfig, seed)`` of the tournament: schemes x seeds (default :func:`~poskernels.seeds.seed_block`).
+def tournament_jobs(config: TrainConfig | None = None, extra: bool = True, *, seeds) -> list:
+    """Every ``(TrainConfig, seed)`` of the tournament: schemes x ``seeds`` (:func:`~poskernels.seeds.seed_block`).
 
     >>> jobs = tournament_jobs(seeds=range(10))
     >>> len(jobs), sorted({c.head.scheme for c, _ in jobs})[:3]
@@ -81,7 +81,7 @@ def tournament_jobs(config: TrainConfig | None = None, extra: bool = True, seeds
     15
     """
     config = preset("tournament") if config is None else config
-    seeds = seed_block() if seeds is None else tuple(seeds)
+    seeds = tuple(seeds)
     schemes = ARTICLE_SCHEMES + (EXTRA_SCHEMES if extra else ())
     return [(config.with_scheme(s), seed) for s in schemes for seed in seeds]
 

@@ -11,7 +11,7 @@ Floats are rounded to the precision the page shows (:data:`PRECISION`).  The pac
 (``lab/static/payload.json``, :data:`PAYLOAD_PATH`), made by a full ``poskernels reproduce`` with seeds 0-9 and
 copied in by ``make reference-payload``, so the laboratory works before any training; ``reproduce`` writes its own
 ``OUT/payload.json`` and never the package's copy.  Its deterministic parts (:data:`DETERMINISTIC_PARTS`) equal a
-fresh ``viz_payload()`` exactly on any machine; its trained parts agree within their seeds' standard error.
+fresh ``viz_payload(first_seed=0)`` exactly on any machine; its trained parts agree within their seeds' standard error.
 
 Parts whose source has not been computed (a trained section left out, no cache of trained heads) are still in
 the payload, as ``{"absent": "<why>"}``; the page says so in place of the view.
@@ -249,9 +249,14 @@ PARTS: tuple[Part, ...] = (
 )
 
 
-def _sources(source, cache_dir) -> Sources:
+def _sources(source, cache_dir, first_seed) -> Sources:
     if source is None:  # the full page, with the default cache (what `reproduce` writes)
-        ctx = page.Context(cache_dir=Path(cache_dir) if cache_dir else page.Context().cache_dir, log=lambda m: None)
+        if first_seed is None:
+            raise PosKernelsError("viz_payload(None) computes the trained sections: pass first_seed=S, the first "
+                                  "seed of their block (poskernels.seeds.first_seed() reads $POSKERNELS_FIRST_SEED)")
+        ctx = page.Context(log=lambda m: None, first_seed=first_seed)
+        if cache_dir:
+            ctx.cache_dir = Path(cache_dir)
         page.assemble(ctx, keys=PAYLOAD_KEYS)
         return Sources(ctx.numbers, Path(ctx.cache_dir))
     if isinstance(source, page.Context):
@@ -261,7 +266,7 @@ def _sources(source, cache_dir) -> Sources:
     raise PosKernelsError(f"viz_payload takes a page Context, a numbers dict or None; got {type(source).__name__}")
 
 
-def viz_payload(source=None, cache_dir=None) -> dict:
+def viz_payload(source=None, cache_dir=None, first_seed: int | None = None) -> dict:
     """Everything Figure A and Figure B draw, as one JSON-ready dict.
 
     Parameters
@@ -272,6 +277,8 @@ def viz_payload(source=None, cache_dir=None) -> dict:
         the default cache (trained heads are trained once, then read from the cache).
     cache_dir : path, optional
         Cache of trained heads, for the views drawn from a head's weights (the drift and score curves).
+    first_seed : int, optional
+        With ``source=None`` (and only then: required), the first seed of the trained sections' block.
 
     Returns
     -------
@@ -285,7 +292,7 @@ def viz_payload(source=None, cache_dir=None) -> dict:
     >>> p["figures"]["A"], p["census"]["full_turn"]
     (['clocks', 'ruler', 'drift'], [True, True, False, False, False, False, False, False])
     """
-    src = _sources(source, cache_dir)
+    src = _sources(source, cache_dir, first_seed)
     payload = {
         "version": 1,
         "precision": dict(PRECISION),

@@ -62,7 +62,7 @@ _IDLE_AFTER = 0.5  # seconds a background section may take past its turn before 
 
 #: Work a section can do before its turn, needing no other section (the filing heads train with the tournament's).
 PREPARE: dict[str, Callable[[Context], None]] = {
-    "filings": lambda ctx: prepare_filings(ctx.cache_dir, ctx.log, ctx.seeds),
+    "filings": lambda ctx: prepare_filings(ctx.cache_dir, ctx.log, seeds=ctx.seeds),
 }
 
 #: Sections that may compute in the background once the sections listed are computed: the filings and the long
@@ -83,7 +83,7 @@ def compute_section(ctx: Context, section: Section) -> dict:
 
     Examples
     --------
-    >>> ctx = Context(log=lambda msg: None)
+    >>> ctx = Context(log=lambda msg: None, first_seed=0)
     >>> ctx.numbers["k"] = {"a": 1}
     >>> compute_section(ctx, Section("k", "K", lambda c: {"b": 2}, str, merge=True))
     {'b': 2}
@@ -114,7 +114,7 @@ def choose(keys: Iterable[str] | None = None, include_trained: bool = True) -> l
 
 
 def assemble(
-    ctx: Context | None = None,
+    ctx: Context,
     keys=None,
     include_trained: bool = True,
     each: Callable[[Section, dict], None] | None = None,
@@ -124,8 +124,8 @@ def assemble(
 
     Parameters
     ----------
-    ctx : Context, optional
-        Cache directory and progress logger.
+    ctx : Context
+        Cache directory, progress logger and the first seed of the trained sections' block.
     keys : iterable of str, optional
         Restrict to these top-level keys.
     include_trained : bool
@@ -141,7 +141,6 @@ def assemble(
     dict
         ``{key: data}``, JSON-ready.
     """
-    ctx = ctx or Context()
     chosen = choose(keys, include_trained)
     workers = available_cpus()
     if ctx.cache_dir is None or workers < 2 or not any(s.key in AFTER or s.key in PREPARE for s in chosen):

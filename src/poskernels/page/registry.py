@@ -41,9 +41,10 @@ class Context:
         Sections computed so far, by key (a later section may read an earlier one).
     log : callable
         ``log(message)`` for progress; writes to stderr by default.
-    first_seed : int, optional
-        First seed of the block every trained section is a statistic over (None:
-        ``$POSKERNELS_FIRST_SEED``, else 0; :func:`poskernels.seeds.first_seed`).
+    first_seed : int
+        First seed of the block every trained section is a statistic over; required, as a keyword (a caller
+        that wants the environment's block passes :func:`poskernels.seeds.first_seed` ``()``, as the command
+        line does: no section reads the environment).
     runs : dict
         Experiment results this context has read, by run: the sections that share one run (the tournament's
         laboratory, keyed by its cache and seeds) read it once per context, never through a module-level memo.
@@ -52,12 +53,12 @@ class Context:
     cache_dir: Path = field(default_factory=lambda: Path(".cache") / "poskernels")
     numbers: dict = field(default_factory=dict)
     log: Callable[[str], None] = field(default=lambda msg: print(msg, file=sys.stderr, flush=True))
-    first_seed: int | None = None
+    first_seed: int = field(kw_only=True)
     runs: dict = field(default_factory=dict)
 
     @property
     def seeds(self) -> tuple[int, ...]:
-        """The seed block of the trained sections (:func:`poskernels.seeds.seed_block`)."""
+        """The seed block of the trained sections (:func:`poskernels.seeds.seed_block` from :attr:`first_seed`)."""
         return seed_block(first=self.first_seed)
 
 

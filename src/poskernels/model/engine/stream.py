@@ -5,10 +5,16 @@
 positions and keeps, per sequence, a running maximum ``m``, a normalizer ``Z = sum_j e^{z_j - m}`` and a weighted
 value ``N = sum_j e^{z_j - m} v_j W_O``; a chunk that raises the maximum to ``m'`` rescales both by ``e^{m - m'}``.
 The logits are ``N / Z``, the one-pass reader's (the tests check every scheme and every reading), and memory
-beyond the token array is ``O(V B chunk)`` whatever ``n``.  When every sequence ends in the same query token (the
-cue task), each chunk of every head goes through one sparse product that groups the keys by token, one nonzero per
-key (:func:`_absorb_products`); otherwise each head gathers its scores key by key.  Per-token embeddings come only
-from :func:`poskernels.model.head.token_table`.
+beyond the token array is ``O(V B chunk)`` whatever ``n``.  Two passes, chosen by the batch (:func:`_per_key`):
+
+* fewer sequences than tokens (one query over ``10^6`` keys): each key's own score only, ``B`` scores and
+  exponentials a column, at its row's running maximum (:func:`_key_scores`); a rotary head's key is one dot
+  product of ``2P`` numbers with a fixed table of turns (:func:`_rotary_factors`), never a complex exponential;
+* more: when every sequence ends in the same query token (the cue task), each chunk of every head goes through one
+  sparse product that groups the keys by token, one nonzero per key (:func:`_absorb_products`); otherwise each
+  head gathers its scores key by key from the chunk's table.
+
+Per-token embeddings come only from :func:`poskernels.model.head.token_table`.
 
 Two shortcuts, each read off the scheme (:class:`poskernels.encodings.Scheme`):
 
@@ -70,8 +76,8 @@ class _Plan:
     additive: bool  # the scheme adds a code p(m) to the embedding
     start: int  # first key column read (0, or the cut's / the constant past's first column)
     past: int | None  # columns [0, past) enter as token counts (the scheme's far_past), or None
-    spin: np.ndarray | None  # (chunk, P) e^{i k theta} for k = 0..chunk-1 (rotary heads at integer positions)
-    wcat: np.ndarray | None  # (U, 2P, V) Re and Im of conj(q_p) k_p for every key token (rotary heads), or None
+    spin: np.ndarray | None  # (chunk, 2P) Re and -Im of e^{i k theta}, k = 0..chunk-1 (rotary, integer positions)
+    w: np.ndarray | None  # (U, P, V) complex conj(q_p) k_p for every key token (rotary heads), or None
     t: float  # the query's position
 
 
@@ -109,41 +115,51 @@ def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
     elif default_pos and code_q is None and theta is None and (R0 := scheme.far_past(cfg)) is not None:
         past = max(0, n - R0)  # columns j < past have offsets r >= R0
         start = past
-    spin = np.exp(1j * np.arange(chunk)[:, None] * theta) if theta is not None and default_pos else None  # (chunk, P)
-    wcat = None
-    if theta is not None:  # Proposition 3 (i), the part that is the same for every chunk (see _chunk_table)
+    spin, w = None, None
+    if theta is not None:  # Proposition 3 (i), the part that is the same for every chunk (see _rotary_factors)
         kc = (tok @ params["W_K"]).view(np.complex128)  # (V, P)
         w = q.view(np.complex128).conj()[:, :, None] * kc.T[None]  # (U, P, V)
-        wcat = np.concatenate([w.real, w.imag], axis=1)  # (U, 2P, V)
+        if default_pos:
+            e = np.exp(1j * np.arange(chunk)[:, None] * theta)  # (chunk, P)
+            spin = np.concatenate([e.real, -e.imag], axis=1)  # (chunk, 2P)
     t = float(pos[n - 1 :][0])
-    return _Plan(params, cfg, reading, theta, q, lam, content, G, code_q is not None, start, past, spin, wcat, t)
+    return _Plan(params, cfg, reading, theta, q, lam, content, G, code_q is not None, start, past, spin, w, t)
+
+
+def _rotary_factors(plan: _Plan, r_c: np.ndarray, shared: dict | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(left (c, 2P), right (U, 2P, V))`` whose product is a rotary head's chunk of scores before ``lambda / tau``.
+
+    Proposition 3 (i): ``<R(t) q, R(j) k> = <q, R(j - t) k> = Re sum_p w_p e^{-i r theta_p}`` with
+    ``w_p = conj(q_p) k_p``, in real arithmetic ``sum_p Re(e_p) Re(w_p) - Im(e_p) Im(w_p)``.  At integer offsets
+    ``r_0, r_0 - 1, ...`` the turn splits, ``e^{-i r theta} = e^{-i r_0 theta} e^{i k theta}``: the chunk's
+    ``e^{-i r_0 theta}`` turns the ``(U, P, V)`` products ``w`` (a few hundred numbers) and every key of every chunk
+    reads the same fixed ``e^{i k theta}`` table, so no chunk computes a ``(c, P)`` turn.  At other positions
+    the turn of each key is computed (``shared``, one dict per chunk, keeps it for the heads of one reading)."""
+    if plan.spin is not None:
+        a = plan.w * np.exp(-1j * r_c[0] * plan.theta)[None, :, None]  # (U, P, V)
+        return plan.spin[: r_c.size], np.concatenate([a.real, a.imag], axis=1)
+    key = (plan.theta.tobytes(), r_c.tobytes())
+    trig = None if shared is None else shared.get(key)
+    if trig is None:
+        e = np.exp(-1j * r_c[:, None] * plan.theta)  # (c, P)
+        trig = np.concatenate([e.real, -e.imag], axis=1)  # (c, 2P)
+        if shared is not None:
+            shared[key] = trig
+    return trig, np.concatenate([plan.w.real, plan.w.imag], axis=1)
 
 
 def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict | None = None):
     """Scores ``(U, c, V)`` of every token at every position of the chunk, and the code's read-out value ``(c, C)``.
 
-    ``shared`` (one dict per chunk) keeps the rotary heads' ``cos / sin (r theta)`` and a parameter-free code: the
-    heads of one reading share their frequencies, so the seeds of a reading compute them once."""
+    ``shared`` (one dict per chunk) keeps the rotary heads' turns at positions that are not integers and a
+    parameter-free code: the heads of one reading share them, so the seeds of a reading compute them once."""
     params, cfg = plan.params, plan.cfg
     scheme = SCHEMES[cfg.scheme]
     U, c = plan.q.shape[0], pos_c.size
     pvo = None
     if plan.theta is not None:
-        # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k> = Re sum_p conj(q_p) k_p e^{-i r theta_p}
-        # = sum_p cos(r theta_p) Re w_p + sin(r theta_p) Im w_p  with  w_p = conj(q_p) k_p  (real arithmetic)
-        key = (plan.theta.tobytes(), float(r_c[0]), c, plan.spin is not None)
-        trig = None if shared is None else shared.get(key)
-        if trig is None:
-            if (
-                plan.spin is not None
-            ):  # integer offsets r_0, r_0 - 1, ...: e^{-i r theta} = e^{-i r_0 theta} e^{i k theta}
-                e = np.exp(-1j * r_c[0] * plan.theta) * plan.spin[:c]  # (c, P)
-            else:
-                e = np.exp(-1j * r_c[:, None] * plan.theta)  # (c, P)
-            trig = np.concatenate([e.real, -e.imag], axis=1)  # (c, 2P): cos(r theta), sin(r theta)
-            if shared is not None:
-                shared[key] = trig
-        table = trig @ plan.wcat * (plan.lam / cfg.tau)  # (U, c, V)
+        left, right = _rotary_factors(plan, r_c, shared)  # (c, 2P), (U, 2P, V)
+        table = left @ right * (plan.lam / cfg.tau)  # (U, c, V)
     else:
         table = np.broadcast_to(plan.content[:, None, :], (U, c, plan.content.shape[1]))  # (U, c, V)
         if plan.additive:
@@ -162,6 +178,47 @@ def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict |
     if bias is not None:
         table = table + np.broadcast_to(bias, (U, c))[:, :, None]
     return table, pvo
+
+
+def _key_scores(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, x: np.ndarray, iq, buffers: dict):
+    """Scores ``(B, c)`` of each key's own token, and the code's read-out ``(c, C)`` (the per-key pass).
+
+    A head with no code scores ``content[u, x_j] + b(r_j)`` (gathered, never a ``(c, V)`` table); a rotary head with
+    few rows takes each key's ``2P`` factors (:func:`_rotary_factors`, its token's row of the turned ``w``) and
+    one dot product with the fixed spin table, where the table would cost ``V`` products a key; otherwise the
+    chunk's table (:func:`_chunk_table`) is read at each key's token."""
+    B, c = x.shape
+    U, V = plan.content.shape
+    if plan.theta is not None and B * _TABLE_ENTRIES_A_KEY <= V:
+        left, right = _rotary_factors(plan, r_c, None)  # (c, 2P), (U, 2P, V)
+        toks = np.ascontiguousarray((right * (plan.lam / plan.cfg.tau)).transpose(0, 2, 1))  # (U, V, 2P)
+        if ("keys", B, c) not in buffers:  # reused: fresh arrays each chunk cost more than the arithmetic
+            buffers["keys", B, c] = np.empty((B, c, left.shape[1])), np.empty((B, c))
+        keys, z = buffers["keys", B, c]  # (B, c, 2P), (B, c)
+        if iq is None:  # "wrap" skips a bounds check per key (4x faster): KeyChunk checked the ids are in [0, V)
+            np.take(toks[0], x, axis=0, out=keys, mode="wrap")
+        else:
+            keys[...] = toks[iq[:, None], x]
+        np.einsum("ck,bck->bc", left, keys, out=z)  # (B, c), overwritten by the next chunk: read before then
+        pvo = None
+    elif plan.theta is None and not plan.additive:
+        z = plan.content[0][x] if iq is None else plan.content[iq[:, None], x]  # (B, c)
+        pvo = None
+    else:
+        table, pvo = _chunk_table(plan, pos_c, r_c)  # (U, c, V)
+        z = table[0][np.arange(c), x] if iq is None else table[iq[:, None], np.arange(c), x]  # (B, c)
+        return z, pvo
+    bias = SCHEMES[plan.cfg.scheme].bias_at(plan.params, plan.cfg, plan.q, r_c, plan.t)  # (U, c) or (c,) or None
+    if bias is not None:
+        bias = np.broadcast_to(bias, (U, c))
+        z = z + (bias[0] if iq is None else bias[iq])  # (B, c)
+    return z, pvo
+
+
+#: A gathered key (its ``2P`` factors, one dot product) costs about as much as this many entries of the ``(c, V)``
+#: table one matrix product fills: at ``P = 8``, ``V = 17``, one BLAS thread, a column of 4,096 keys took ~10 ns a
+#: key gathered against ~30 ns a key for the product (so with 17 tokens, up to 3 rows are gathered).
+_TABLE_ENTRIES_A_KEY = 5
 
 
 class _State:
@@ -229,12 +286,19 @@ def _absorb_products(plans, states, mu, ch: KeyChunk, b: int, pos, n: int, buffe
             ed[lo - ch.a0 :] = np.exp(table[0, :, w] - mu[k][0])
             if ("gather", B, c) not in buffers:  # reused: a fresh (B, c) array each time costs page faults
                 buffers["gather", B, c] = np.empty((B, c))
-            weights = np.take(np.exp(p.content[0] - p.content[0, w]), ch.x, out=buffers["gather", B, c])  # (B, c)
+            factor = np.exp(p.content[0] - p.content[0, w])  # (V,); "wrap": no bounds check, KeyChunk checked the ids
+            weights = np.take(factor, ch.x, out=buffers["gather", B, c], mode="wrap")  # (B, c)
             pvo = np.concatenate([np.zeros((lo - ch.a0, pvo.shape[1])), pvo]) if lo > ch.a0 else pvo  # (c, C)
             states[k].code += weights @ (ed[:, None] * pvo)  # (B, c) @ (c, C)
     out = (token_rows(ch, buffers) @ E.reshape(V * c, -1)).reshape(V, B, -1)  # (V, B, K)
     for at, k in enumerate(active):
         states[k].mass += out[:, :, at].T  # (B, V)
+
+
+def _per_key(B: int, V: int) -> bool:
+    """Whether a pass over ``B`` sequences scores each key's own token (``B`` scores a column, each row with its own
+    maximum) rather than weighing every token of the table (``V`` exponentials a column, one sparse product)."""
+    return B < V
 
 
 def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
@@ -244,6 +308,7 @@ def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
     mu = [np.full(p.q.shape[0], -np.inf) for p in plans]  # running table maximum per query token
     first = min(p.start for p in plans)
     buffers: dict = {}
+    rowwise = rowwise or _per_key(B, V)  # few rows: each key's own score, at its row's running maximum
     for b in range(n, first, -chunk):  # chunks from the query backwards
         ch = KeyChunk(tokens, max(first, b - chunk), b, V)
         if iq is None and not rowwise:  # one query token: every head's chunk in one batched product
@@ -255,13 +320,14 @@ def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
                 continue
             cut = lo - ch.a0  # columns of this chunk before the head's first key
             pos_c = pos[lo:b]  # (c,)
+            x, flat = ch.x[:, cut:], ch.flat[:, cut:]  # (B, c)
+            if rowwise:  # each key's own score (B, c): B exponentials a column
+                z, pvo = _key_scores(p, pos_c, pos[n - 1 :] - pos_c, x, iq, buffers)
+                _absorb(states[k], z, flat, True, None, pvo)
+                continue
             table, pvo = _chunk_table(p, pos_c, pos[n - 1 :] - pos_c)
             U, c = table.shape[:2]
-            x, flat = ch.x[:, cut:], ch.flat[:, cut:]  # (B, c)
             idx = ch.idx[:, cut:] - V * cut if iq is None else (iq[:, None] * c + np.arange(c)) * V + x  # (B, c)
-            if rowwise:
-                _absorb(states[k], table.ravel()[idx], flat, True, None, pvo)
-                continue
             mu[k] = np.maximum(mu[k], table.reshape(U, -1).max(axis=1))  # (U,)
             e = np.exp(table - mu[k][:, None, None])  # (U, c, V)
             m_rows = mu[k][iq] if iq is not None else np.full(B, mu[k][0])
