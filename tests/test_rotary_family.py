@@ -2,7 +2,7 @@
 
 Sun et al. 2022 claim xPos extrapolates where RoPE does not; Barbero et al. 2024 that p-RoPE costs nothing and
 changes how the head uses position; partial rotary is what released models ship.  Over the block (ten seeds from
-``POSKERNELS_FIRST_SEED``) each claim is a statistic with its threshold in the table; where our single head
+the suite's block, ``conftest.SEEDS``) each claim is a statistic with its threshold in the table; where our single head
 disagrees with a paper the table records what we measured, as a finding (p-RoPE's rebound at d = 16).  The
 thresholds, and each claim's size and false-pass rate once measured on seed blocks the tests do not run, are in
 ``poskernels.claims`` and ``src/poskernels/page/claims_calibration.json``.
@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 
 from claimcheck import assert_claim, claim_id, consistent, holds
+from conftest import SEEDS
 from poskernels.claims import by_id, of_suite
 from poskernels.claims.rotary_family import HOLD, NONINFERIOR
 from poskernels.experiments.laboratory import run_laboratory
-from poskernels.experiments.long_context import default_seeds, run_long_context
+from poskernels.experiments.long_context import run_long_context
 
 CACHE = Path(".cache") / "poskernels"
 FAMILY = ("xpos", "p_rope", "partial_rotary")
@@ -28,9 +29,9 @@ FAMILY = ("xpos", "p_rope", "partial_rotary")
 
 @pytest.fixture(scope="module")
 def numbers():
-    tournament = run_laboratory(CACHE)["tournament"]
+    tournament = run_laboratory(CACHE, seeds=SEEDS)["tournament"]
     schemes = ("rope", "xpos", "partial_rotary")
-    far = run_long_context(CACHE, seeds=default_seeds(), lengths=(32, 512, 100_000), offsets=(64,), schemes=schemes)
+    far = run_long_context(CACHE, seeds=SEEDS, lengths=(32, 512, 100_000), offsets=(64,), schemes=schemes)
     return {"tournament": tournament, "long": far}
 
 
