@@ -23,6 +23,7 @@ from .beyond import fire_bias, fire_features, kerple_log_bias, kerple_power_bias
 from .codes import omega, sinusoidal_code
 from .relative import shaw_clip, t5_bucket
 from .scheme import Scheme, Setting, default_positions
+from .variants import randomized, ssmax
 
 __all__ = ["BUILT_IN", "SCHEMES", "get_scheme", "register_scheme", "scheme_settings"]
 
@@ -387,6 +388,8 @@ SCHEMES: dict[str, Scheme] = {
     for s in (
         *(NoPosition(), Sinusoidal(), Learned(), Rope(), Alibi()),  # the article's
         *(T5(), Shaw(), KerpleLog(), KerplePower(), Fire()),  # beyond it
+        *(ssmax(NoPosition, colour="#aaaaaa")(), ssmax(Rope, colour="#56b4e9")()),  # the scaled softmax
+        *(randomized(Sinusoidal, colour="#d55e00")(), randomized(Rope, colour="#332288")()),  # randomized positions
     )
 }
 #: The names of the schemes the library ships (a scheme registered from outside needs another).

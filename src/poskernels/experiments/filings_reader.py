@@ -93,6 +93,8 @@ def recursive_decay(cfg: HeadConfig) -> float | None:
     (1.0, None)
     """
     scheme = SCHEMES[cfg.scheme]
+    if scheme.scale_grows:  # a logit scale s log n changes with every new key: no fixed filter
+        return None
     s = scheme.linear_slope(cfg)
     return None if s is None or scheme.logit_scale(cfg, _PLAIN) != 1.0 else math.exp(-s)
 
