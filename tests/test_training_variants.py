@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -204,3 +205,44 @@ def test_training_positions_only_for_a_head_with_the_setting():
         randomized(type(SCHEMES["learned"]))
     with pytest.raises(PosKernelsError, match="do not fit"):
         random_positions(rng, 33, 32)
+
+
+@pytest.mark.parametrize("scheme", RANDOMIZED)
+def test_gradients_at_random_positions_against_central_differences_and_autograd(scheme):
+    from poskernels.model.head import cross_entropy, query_backward, query_forward
+    from poskernels.model.optim import central_difference
+    from poskernels.model.reference import torch_loss_and_grad
+
+    rng = np.random.default_rng(11)
+    cfg = HeadConfig(scheme=scheme, d=6, vocab=9, n_classes=4, n_train=10)
+    params = {k: 3.0 * v for k, v in init_params(cfg, rng).items()}
+    tokens, targets = cue_batch(rng, 5, 10, n_symbols=4, mark_prob=0.3)
+    pos = random_positions(rng, 10, cfg.random_positions)  # (10,) spread over [0, 2048)
+    assert pos.max() > 100  # far from 0..n-1: the check reads the positions, not the default
+
+    def loss():
+        return cross_entropy(query_forward(params, cfg, tokens, positions=pos)[0], targets)[0]
+
+    logits, cache = query_forward(params, cfg, tokens, positions=pos)
+    grads = query_backward(params, cfg, cache, cross_entropy(logits, targets)[1])
+    oracle_loss, oracle = torch_loss_and_grad(params, cfg, tokens, targets, positions=pos)
+    assert math.isclose(loss(), oracle_loss, rel_tol=1e-12)
+    for name, value in params.items():
+        assert np.allclose(grads[name], central_difference(loss, value), rtol=1e-5, atol=1e-8), name
+        assert np.allclose(grads[name], oracle[name], rtol=1e-9, atol=1e-12), name
+    _, plain = torch_loss_and_grad(params, cfg, tokens, targets)  # at 0..n-1 the gradient differs
+    assert not np.allclose(plain["W_Q"], oracle["W_Q"])
+
+
+def test_training_at_random_positions_is_reproducible_and_each_head_its_own():
+    from poskernels.model.config import preset
+    from poskernels.model.train import train, train_stack
+
+    config = preset("quick", "rope_randpos")
+    stack = train_stack(config, [3, 4, 5])
+    again = train(config, 4)
+    assert all(np.array_equal(stack[1].params[k], again.params[k]) for k in again.params)  # bit for bit, alone
+    plain = train(preset("quick", "rope"), 4)
+    assert not np.allclose(plain.params["W_Q"], again.params["W_Q"])  # the positions moved the training
+    off = train(replace(config, head=HeadConfig(scheme="rope_randpos", settings={"random_positions": 0})), 4)
+    assert all(np.array_equal(plain.params[k], off.params[k]) for k in plain.params)  # setting 0: RoPE's own bits
