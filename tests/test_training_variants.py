@@ -1,26 +1,36 @@
-"""The training-side variants: the scaled softmax (``s log n``) and randomized positions, on any scheme."""
+"""The training-side variants: the scaled softmax (``s log n``) and randomized positions, on any scheme.
+
+The claims of their papers are records of the one table of trained claims (:mod:`poskernels.claims.training`):
+the tests at the end parametrize over them, on the block of ten seeds (``POSKERNELS_FIRST_SEED``).
+"""
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from claimcheck import assert_claim, claim_id, consistent, holds
+from poskernels.claims import by_id, of_suite
+from poskernels.claims.training import COST, GAIN, HOLD, RANDOMIZED_LENGTHS
 from poskernels.encodings import SCHEMES, Scheme, register_scheme
 from poskernels.encodings.variants import random_positions, randomized, ssmax, training_positions
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.filings_reader import recursive_decay
+from poskernels.experiments.laboratory import run_laboratory
+from poskernels.experiments.long_context import default_seeds, run_long_context
 from poskernels.model.config import HeadConfig
 from poskernels.model.engine.cut import certified_cut, has_cut
 from poskernels.model.engine.stream import stream_logits
 from poskernels.model.head import forward, init_params, query_logits, score
 from poskernels.model.reading import PLAIN
 from poskernels.tasks.cue import cue_batch
-from poskernels.theory.scaled_softmax import fading_threshold, max_weight_monte_carlo, top_weight
 
 SCALED = [name for name, s in SCHEMES.items() if s.scale_grows]
 RANDOMIZED = [name for name, s in SCHEMES.items() if "random_positions" in s.settings]
@@ -32,46 +42,6 @@ def test_the_variants_are_registered_beside_their_bases():
         base = SCHEMES[name.rsplit("_", 1)[0]]
         assert SCHEMES[name].where == base.where and not SCHEMES[name].in_article
         assert isinstance(SCHEMES[name], type(base))
-
-
-# -- the scaled softmax: the paper's property, as theory ------------------------------------------------------------
-
-
-@pytest.mark.parametrize("n", [1, 2, 17, 1000, 100_000])
-@pytest.mark.parametrize("s", [None, 0.1, 0.43, 1.0])
-def test_top_weight_is_the_softmax_of_the_vector_written_out(n, s):
-    # oracle: the softmax of the paper's Figure 1 vector (-2 everywhere, +3 at the last), computed over all n entries
-    z = np.full(n, -2.0)
-    z[-1] = 3.0
-    z = z * (1.0 if s is None else s * math.log(n))
-    e = np.exp(z - z.max())
-    assert math.isclose(top_weight(n, 5.0, s), e[-1] / e.sum(), rel_tol=1e-12, abs_tol=1e-300)
-
-
-@settings(max_examples=60, deadline=None)
-@given(delta=st.floats(0.1, 8.0), over=st.floats(1.0, 4.0), n=st.integers(2, 10**9))
-def test_scaled_top_weight_stays_above_one_half_past_the_threshold_while_plain_fades(delta, over, n):
-    s = over * fading_threshold(delta)  # s delta >= 1: the paper's regime
-    assert top_weight(n, delta, s) >= 0.5 - 1e-12
-    assert top_weight(n, delta) <= math.exp(delta) / (n - 1 + math.exp(delta)) + 1e-15  # plain: like e^delta / n
-
-
-@settings(max_examples=30, deadline=None)
-@given(delta=st.floats(0.1, 8.0), under=st.floats(0.05, 0.9))
-def test_below_the_threshold_the_scaled_weight_fades_too(delta, under):
-    s = under * fading_threshold(delta)
-    weights = [top_weight(10**k, delta, s) for k in (6, 12, 18)]
-    assert weights[-1] < weights[0] and weights[-1] <= 10 ** (-18 * (1 - under)) * 2
-
-
-def test_monte_carlo_max_weight_fades_plain_and_holds_scaled():
-    rng = np.random.default_rng(20250131)
-    plain = [max_weight_monte_carlo(n, None, rng, trials=50) for n in (100, 10_000)]
-    scaled = [max_weight_monte_carlo(n, 1.0, rng, trials=50) for n in (100, 10_000)]
-    assert plain[1][0] < plain[0][0] / 20  # fades like 1 / n
-    assert min(m - 4 * se for m, se in scaled) > 0.3  # s log n past sqrt(2 log n): the largest logit dominates
-    with pytest.raises(PosKernelsError, match="Generator"):
-        max_weight_monte_carlo(10, 1.0, 0)
 
 
 # -- the scaled softmax in a head -----------------------------------------------------------------------------------
@@ -246,3 +216,54 @@ def test_training_at_random_positions_is_reproducible_and_each_head_its_own():
     assert not np.allclose(plain.params["W_Q"], again.params["W_Q"])  # the positions moved the training
     off = train(replace(config, head=HeadConfig(scheme="rope_randpos", settings={"random_positions": 0})), 4)
     assert all(np.array_equal(plain.params[k], off.params[k]) for k in plain.params)  # setting 0: RoPE's own bits
+
+
+# -- the papers' claims, as statistics over the seeds ------------------------------------------------------------------
+
+CACHE = Path(".cache") / "poskernels"
+
+
+@pytest.fixture(scope="module")
+def numbers():
+    tournament = run_laboratory(CACHE)["tournament"]
+    far = run_long_context(CACHE, seeds=default_seeds(), lengths=(32,), offsets=(64, 100_000),
+                           schemes=("nope", "nope_ssmax", "rope", "rope_ssmax"))  # fmt: skip
+    return {"tournament": tournament, "long": far}
+
+
+@pytest.mark.parametrize("claim", holds("training"), ids=claim_id)
+def test_claim_holds(numbers, claim):
+    assert_claim(numbers, claim)
+
+
+@pytest.mark.parametrize("claim", consistent("training"), ids=claim_id)
+def test_claim_is_consistent_but_not_resolved_by_ten_seeds(numbers, claim):
+    assert_claim(numbers, claim)
+
+
+def test_every_variant_has_its_claim_and_its_finding():
+    ids = {c.id for c in of_suite("training")}
+    assert {"training.nope_ssmax_finds_the_needle_at_1e5", "training.rope_ssmax_does_not_rescue_rope_at_1e5"} <= ids
+    assert {f"training.sinusoidal_randpos_above_sinusoidal_at_{n}" for n in RANDOMIZED_LENGTHS} <= ids
+    assert all(c.where.startswith(("Nakanishi 2025", "Ruoss et al. 2023")) for c in of_suite("training"))
+
+
+def test_the_claims_fail_on_numbers_in_which_they_are_false(numbers):
+    def setting(section, scheme, x, values):
+        d = copy.deepcopy(numbers)
+        section(d)[scheme][x] = list(values)
+        return d
+
+    needle = lambda d: d["long"]["distance"]["per_seed"]  # noqa: E731
+    tour = lambda d: d["tournament"]["per_seed"]  # noqa: E731
+    nope_far = np.asarray(needle(numbers)["nope"]["100000"], dtype=float)
+    as_nope = setting(needle, "nope_ssmax", "100000", nope_far + GAIN / 2)  # a gain short of the claim's
+    assert by_id("training.nope_ssmax_finds_the_needle_at_1e5").check(as_nope).passed is False
+    assert by_id("training.nope_ssmax_holds_the_needle_from_64_to_1e5").check(as_nope).passed is False
+    rescued = setting(needle, "rope_ssmax", "100000", np.asarray(needle(numbers)["rope"]["100000"]) + 2 * HOLD)
+    assert by_id("training.rope_ssmax_does_not_rescue_rope_at_1e5").check(rescued).passed is False
+    for n in RANDOMIZED_LENGTHS:
+        same = setting(tour, "sinusoidal_randpos", n, tour(numbers)["sinusoidal"][n])
+        assert by_id(f"training.sinusoidal_randpos_above_sinusoidal_at_{n}").check(same).passed is False
+    cheap = setting(tour, "sinusoidal_randpos", "32", np.asarray(tour(numbers)["sinusoidal"]["32"]) - COST / 2)
+    assert by_id("training.sinusoidal_randpos_pays_at_32").check(cheap).passed is False

@@ -3,9 +3,11 @@
 Each :class:`~poskernels.claims.record.Claim` names the article's sentence it stands for, where the article says
 it, the statistic (a share of seeds, a mean with ``k`` standard errors, a gap in joined standard errors, a median,
 a mode), its threshold and the null under which it would be false.  The claims of the papers beyond the article
-(Kerple, FIRE: :mod:`poskernels.claims.beyond`) are records of the same table, each naming the paper's sentence.
+(Kerple, FIRE: :mod:`poskernels.claims.beyond`; the scaled softmax and randomized positions:
+:mod:`poskernels.claims.training`) are records of the same table, each naming the paper's sentence.
 :data:`CLAIMS` is the only place a threshold is written: the test files (``tests/test_tournament.py``,
-``tests/test_filings.py``, ``tests/test_long_context.py``, ``tests/test_beyond_schemes.py``) parametrize over it,
+``tests/test_filings.py``, ``tests/test_long_context.py``, ``tests/test_beyond_schemes.py``,
+``tests/test_training_variants.py``) parametrize over it,
 and the calibration (:mod:`poskernels.claims.calibrate`) reads it to measure each claim's size and how often it
 passes when false.
 
@@ -18,7 +20,7 @@ Examples
 >>> len({c.id for c in CLAIMS}) == len(CLAIMS)
 True
 >>> sorted({c.suite for c in CLAIMS})
-['beyond', 'filings', 'long_context', 'tournament']
+['beyond', 'filings', 'long_context', 'tournament', 'training']
 >>> by_id("tournament.alibi_median_head_holds_0.95_at_256").threshold
 'median - 2.5 SE > 0.95'
 """
@@ -31,11 +33,12 @@ from .filings import FILINGS_CLAIMS
 from .long_context import LONG_CLAIMS
 from .record import SUITES, Claim, Verdict
 from .tournament import TOURNAMENT_CLAIMS
+from .training import TRAINING_CLAIMS
 
 __all__ = ["CLAIMS", "SUITES", "Claim", "Verdict", "by_id", "check_all", "of_suite"]
 
 #: Every trained claim, in the order of the article, then the claims of the papers beyond it (Kerple, FIRE).
-CLAIMS: tuple[Claim, ...] = TOURNAMENT_CLAIMS + FILINGS_CLAIMS + LONG_CLAIMS + BEYOND_CLAIMS
+CLAIMS: tuple[Claim, ...] = TOURNAMENT_CLAIMS + FILINGS_CLAIMS + LONG_CLAIMS + BEYOND_CLAIMS + TRAINING_CLAIMS
 
 
 def of_suite(suite: str) -> tuple[Claim, ...]:

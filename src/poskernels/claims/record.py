@@ -24,6 +24,7 @@ SUITES = {
     "filings": "tests/test_filings.py",
     "long_context": "tests/test_long_context.py",
     "beyond": "tests/test_beyond_schemes.py",
+    "training": "tests/test_training_variants.py",
 }
 
 

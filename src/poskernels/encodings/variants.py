@@ -84,6 +84,7 @@ def ssmax(base: type[Scheme], name: str | None = None, colour: str | None = None
         name = scaled_name
         title = f"{base.title} + SSMax"
         paper, year, in_article, colour = "Nakanishi", 2025, False, scaled_colour
+        article = f"{base.article} with Nakanishi 2025, Scalable-Softmax Is Superior for Attention"
         offset_kernel = None  # the base's kernel, times a learned s log n: drawn once, as the base's
 
         def init(self, cfg, rng):  # the base's parameters, from the same draws, and s = 1 / log L
@@ -137,6 +138,8 @@ def randomized(base: type[Scheme], L_max: int = RANDOM_POSITIONS, name: str | No
         name = randomized_name
         title = f"{base.title}, randomized positions"
         paper, year, in_article, colour = "Ruoss et al.", 2023, False, randomized_colour
+        article = (f"{base.article} trained as Ruoss et al. 2023, Randomized Positional Encodings Boost Length "
+                   "Generalization of Transformers")  # fmt: skip
         offset_kernel = None  # the base's own kernel (not a new one): drawn once, as the base's
         settings = {**base.settings, "random_positions": _setting(L_max)}
 
