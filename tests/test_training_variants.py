@@ -267,3 +267,45 @@ def test_the_claims_fail_on_numbers_in_which_they_are_false(numbers):
         assert by_id(f"training.sinusoidal_randpos_above_sinusoidal_at_{n}").check(same).passed is False
     cheap = setting(tour, "sinusoidal_randpos", "32", np.asarray(tour(numbers)["sinusoidal"]["32"]) - COST / 2)
     assert by_id("training.sinusoidal_randpos_pays_at_32").check(cheap).passed is False
+
+
+def test_a_scheme_file_may_scale_its_own_scheme(tmp_path):
+    from poskernels.model.scheme_check import check_scheme
+    from poskernels.model.scheme_file import load_scheme_file, scheme_digest
+
+    source = """import numpy as np
+from poskernels.encodings import Scheme
+from poskernels.encodings.variants import ssmax
+
+
+class Bump(Scheme):
+    name, title, article, where = "bump_file", "a bump", "none", "score"
+
+    def bias(self, params, cfg, q, r):
+        return -0.25 * np.minimum(np.asarray(r, dtype=float), 6.0)
+
+    def bias_backward(self, dz, params, cfg, q, r):
+        return None, {}
+
+    def reference_bias(self, tp, cfg, q, r, dtype):
+        import torch
+        return torch.tensor(-0.25 * np.minimum(np.asarray(r, dtype=float), 6.0), dtype=dtype)
+
+
+BumpSSMax = ssmax(Bump)
+"""
+    before = dict(SCHEMES)
+    try:
+        path = tmp_path / "bump.py"
+        path.write_text(source)
+        assert sorted(load_scheme_file(path)) == ["bump_file", "bump_file_ssmax"]  # the factory's class is the file's
+        assert all(c.ok for c in check_scheme("bump_file_ssmax"))  # gradients, engine, stack, autograd
+        digest = scheme_digest("bump_file_ssmax")
+        SCHEMES.clear()
+        SCHEMES.update(before)
+        path.write_text(source.replace("-0.25", "-0.5"))  # the base edited: the scaled scheme's heads are new ones
+        load_scheme_file(path)
+        assert scheme_digest("bump_file_ssmax") != digest
+    finally:
+        SCHEMES.clear()
+        SCHEMES.update(before)

@@ -105,6 +105,7 @@ def ssmax(base: type[Scheme], name: str | None = None, colour: str | None = None
             return tp["ssmax_s"][:, :, None] * math.log(n)  # (M, 1, 1)
 
     Scaled.__name__ = Scaled.__qualname__ = f"{base.__name__}SSMax"
+    Scaled.__module__ = base.__module__  # a scheme file's ssmax(MyScheme) is one of the file's schemes
     return Scaled
 
 
@@ -144,6 +145,7 @@ def randomized(base: type[Scheme], L_max: int = RANDOM_POSITIONS, name: str | No
         settings = {**base.settings, "random_positions": _setting(L_max)}
 
     Randomized.__name__ = Randomized.__qualname__ = f"{base.__name__}Randomized"
+    Randomized.__module__ = base.__module__
     return Randomized
 
 
