@@ -13,9 +13,9 @@ from :func:`poskernels.model.head.token_table`.
 Two shortcuts, each read off the scheme (:class:`poskernels.encodings.Scheme`):
 
 * ``far_past`` (exact): past the offset ``R0`` where a relative bias stops changing (NoPE from 0, Shaw past its
-  clip, T5 in its last bucket), keys differ only by their token, so they enter as token counts;
-  A logit scale that grows with the key count (the scaled softmax's ``s log n``) is one number per query, the
-  same for every key it reads, so the count stays exact;
+  clip, T5 in its last bucket), keys differ only by their token, so they enter as token counts (a logit scale that
+  grows with the key count, the scaled softmax's ``s log n``, is one number per query, the same for every key it
+  reads, so the count stays exact);
 * a certified cut (Theorem 3 (ii)): keys of a head whose bias is exactly ``-s r`` (ALiBi, ``linear_slope``) or
   whose tail bound is finite (Kerple, ``tail_bound``) past its cut ``D``
   (:func:`poskernels.model.engine.cut.certified_cut`) are dropped, ``O(D)`` per query whatever ``n``, with dropped
