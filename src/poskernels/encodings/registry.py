@@ -404,7 +404,7 @@ def get_scheme(name: str) -> Scheme:
     >>> get_scheme("xpos")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: unknown scheme 'xpos'; accepted: alibi, fire, kerple_log, ..., sinusoidal, t5
+    poskernels.errors.PosKernelsError: unknown scheme 'xpos'; accepted: alibi, fire, kerple_log, ..., t5
     """
     return SCHEMES[check_name("scheme", name, SCHEMES)]
 
@@ -413,7 +413,7 @@ def scheme_settings() -> dict[str, Setting]:
     """Every registered scheme's settings by name, in registry order (each name once: schemes may share one).
 
     >>> list(scheme_settings())
-    ['alibi_slope', 't5_buckets', 't5_max_distance', 'shaw_clip']
+    ['alibi_slope', 't5_buckets', 't5_max_distance', 'shaw_clip', 'random_positions']
     """
     out: dict[str, Setting] = {}
     for scheme in SCHEMES.values():

@@ -169,7 +169,7 @@ def random_positions(rng: np.random.Generator, n: int, L_max: int) -> np.ndarray
     return np.sort(rng.choice(L_max, size=n, replace=False)).astype(float)  # (n,)
 
 
-def training_positions(cfg, rng: np.random.Generator, n: int) -> np.ndarray | None:
+def training_positions(cfg: object, rng: np.random.Generator, n: int) -> np.ndarray | None:
     """One training step's positions for a head of ``cfg``: :func:`random_positions` when its setting
     ``random_positions`` is on, else None (``0..n-1``, drawing nothing from ``rng``)."""
     L_max = getattr(cfg, "random_positions", 0)
