@@ -13,6 +13,7 @@ from poskernels.errors import PosKernelsError
 from poskernels.model import HeadConfig
 from poskernels.model.head import cross_entropy, init_params, query_backward, query_forward
 from poskernels.model.optim import central_difference
+from poskernels.model.reading import PLAIN
 from poskernels.tasks.cue import cue_batch
 
 SMALL = dict(d=6, vocab=9, n_classes=4, n_train=10, settings={"t5_buckets": 8, "t5_max_distance": 12, "shaw_clip": 3})
@@ -23,7 +24,8 @@ def test_one_registry():
 
     assert not hasattr(model, "HEAD_SCHEMES")  # one name for the one registry
     article, beyond = ["nope", "sinusoidal", "learned", "rope", "alibi"], ["t5", "shaw", "kerple_log", "kerple_power"]
-    assert list(SCHEMES) == [*article, *beyond, "fire", "xpos", "p_rope", "partial_rotary"]
+    trained = ["nope_ssmax", "rope_ssmax", "sinusoidal_randpos", "rope_randpos"]  # training-side variants
+    assert list(SCHEMES) == [*article, *beyond, "fire", "xpos", "p_rope", "partial_rotary", *trained]
     with pytest.raises(PosKernelsError, match="unknown scheme 'cope'"):
         HeadConfig(scheme="cope")
 
@@ -49,15 +51,22 @@ def test_every_entry_has_metadata_and_the_hooks_of_where_it_acts(name):
     if bias is not None:
         _, grads = s.bias_backward_at(np.ones((2, 3, cfg.n_train)), stacked, cfg, q, r, pos[-1])
         assert sorted(grads) == sorted(params)
+    scaled = set()
+    if s.scale_grows:  # a logit scale of the key count: its parameters get their gradient from dL/dlambda
+        lam = s.logit_scale_at(stacked, cfg, PLAIN, cfg.n_train)
+        assert np.shape(lam) == (2,)
+        scaled = set(s.logit_scale_backward(np.ones(2), stacked, cfg, PLAIN, cfg.n_train))
+        assert scaled and scaled <= set(params)
     if s.where in ("none", "rotation"):
-        assert params == {}
+        assert set(params) == scaled
 
 
 def test_the_article_tournament_and_beyond_come_from_the_registry():
     from poskernels.experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES
 
     assert ARTICLE_SCHEMES == ("nope", "sinusoidal", "learned", "rope", "alibi")  # the article's table, in order
-    assert EXTRA_SCHEMES == ("t5", "shaw", "kerple_log", "kerple_power", "fire", "xpos", "p_rope", "partial_rotary")
+    assert EXTRA_SCHEMES == ("t5", "shaw", "kerple_log", "kerple_power", "fire", "xpos", "p_rope", "partial_rotary",
+                             "nope_ssmax", "rope_ssmax", "sinusoidal_randpos", "rope_randpos")  # fmt: skip
     assert {n for n, s in SCHEMES.items() if s.offset_kernel is not None} == {"sinusoidal", "rope", "alibi"}
 
 

@@ -57,6 +57,8 @@ def _oracle(params, cfg, tokens, positions, reading):
         q = terms.turn(q, cfg, positions[-1], torch.float64, query=True, reading=reading)
         K = terms.turn(K, cfg, positions, torch.float64, reading=reading)
     z = K @ q * scale / cfg.tau  # (n,)
+    if terms.scale is not None:  # a logit scale of the n keys the query sees
+        z = z * terms.scale(tp, cfg, n, torch.float64).reshape(-1)[0]
     if terms.bias is not None:
         r = np.rint(positions[-1] - positions).astype(np.int64)  # (n,) offsets t - j
         z = z + terms.bias(tp, cfg, Q[-1][None, None], r, torch.float64).reshape(-1)[-n:]
@@ -122,10 +124,12 @@ def test_pairs_are_the_matrix_diagonal_and_rope_is_relative(scheme, seed, shift)
     q, k = rng.normal(size=(2, 12, cfg.d))
     tq = np.sort(rng.integers(0, 32, size=12)).astype(float)
     tk = np.sort(rng.integers(0, 32, size=12)).astype(float)
-    Z = score(params, cfg, q, tq, k, tk)  # (12, 12)
-    assert np.allclose(score(params, cfg, q, tq, k, tk, pairwise=True), np.diagonal(Z), rtol=1e-12, atol=1e-12)
+    seen = np.arange(1, 13)  # the keys each query sees, for a scale that reads it (s log n): the same both ways
+    Z = score(params, cfg, q, tq, k, tk, n=seen)  # (12, 12)
+    pairs = score(params, cfg, q, tq, k, tk, pairwise=True, n=seen)
+    assert np.allclose(pairs, np.diagonal(Z), rtol=1e-12, atol=1e-12)
     if SCHEMES[scheme].relative:  # no absolute code, no query position (FIRE's normaliser): only t - j
-        assert np.allclose(score(params, cfg, q, tq + shift, k, tk + shift), Z, rtol=1e-9, atol=1e-9)
+        assert np.allclose(score(params, cfg, q, tq + shift, k, tk + shift, n=seen), Z, rtol=1e-9, atol=1e-9)
 
 
 @settings(max_examples=40, deadline=None)

@@ -3,11 +3,12 @@
 Each :class:`~poskernels.claims.record.Claim` names the article's sentence it stands for, where the article says
 it, the statistic (a share of seeds, a mean with ``k`` standard errors, a gap in joined standard errors, a median,
 a mode), its threshold and the null under which it would be false.  The claims of the papers beyond the article
-(Kerple, FIRE: :mod:`poskernels.claims.beyond`; xPos, p-RoPE, partial rotary: :mod:`poskernels.claims.rotary_family`)
-are records of the same table, each naming the paper's sentence.
+(Kerple, FIRE: :mod:`poskernels.claims.beyond`; xPos, p-RoPE, partial rotary: :mod:`poskernels.claims.rotary_family`;
+the scaled softmax and randomized positions: :mod:`poskernels.claims.training`) are records of the same table, each
+naming the paper's sentence.
 :data:`CLAIMS` is the only place a threshold is written: the test files (``tests/test_tournament.py``,
 ``tests/test_filings.py``, ``tests/test_long_context.py``, ``tests/test_beyond_schemes.py``,
-``tests/test_rotary_family.py``) parametrize over it,
+``tests/test_rotary_family.py``, ``tests/test_training_variants.py``) parametrize over it,
 and the calibration (:mod:`poskernels.claims.calibrate`) reads it to measure each claim's size and how often it
 passes when false.
 
@@ -20,7 +21,7 @@ Examples
 >>> len({c.id for c in CLAIMS}) == len(CLAIMS)
 True
 >>> sorted({c.suite for c in CLAIMS})
-['beyond', 'filings', 'long_context', 'rotary_family', 'tournament']
+['beyond', 'filings', 'long_context', 'rotary_family', 'tournament', 'training']
 >>> by_id("tournament.alibi_median_head_holds_0.95_at_256").threshold
 'median - 2.5 SE > 0.95'
 """
@@ -34,12 +35,15 @@ from .long_context import LONG_CLAIMS
 from .record import SUITES, Claim, Verdict
 from .rotary_family import ROTARY_CLAIMS
 from .tournament import TOURNAMENT_CLAIMS
+from .training import TRAINING_CLAIMS
 
 __all__ = ["CLAIMS", "SUITES", "Claim", "Verdict", "by_id", "check_all", "of_suite"]
 
 #: Every trained claim, in the order of the article, then the claims of the papers beyond it (Kerple, FIRE; the
-#: rotary family: xPos, p-RoPE, partial rotary).
-CLAIMS: tuple[Claim, ...] = TOURNAMENT_CLAIMS + FILINGS_CLAIMS + LONG_CLAIMS + BEYOND_CLAIMS + ROTARY_CLAIMS
+#: rotary family: xPos, p-RoPE, partial rotary; the training side: the scaled softmax, randomized positions).
+CLAIMS: tuple[Claim, ...] = (
+    TOURNAMENT_CLAIMS + FILINGS_CLAIMS + LONG_CLAIMS + BEYOND_CLAIMS + ROTARY_CLAIMS + TRAINING_CLAIMS
+)
 
 
 def of_suite(suite: str) -> tuple[Claim, ...]:

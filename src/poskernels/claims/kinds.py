@@ -102,7 +102,7 @@ def _gap_null(v, p, rng):  # seed by seed, a moved so that mean a - off equals m
 def _paired(v, p):
     d = np.asarray(v["a"], dtype=float) - np.asarray(v["b"], dtype=float) - p.get("off", 0.0)  # seed by seed
     m, se = mean_se(d)
-    stat = m / se if se > 0 else math.copysign(math.inf, m)
+    stat = m / se if se > 0 else (math.copysign(math.inf, m) if m != 0 else 0.0)  # equal readings: no gap
     return stat, bool(stat > p.get("k", K))
 
 

@@ -25,6 +25,7 @@ SUITES = {
     "long_context": "tests/test_long_context.py",
     "beyond": "tests/test_beyond_schemes.py",
     "rotary_family": "tests/test_rotary_family.py",
+    "training": "tests/test_training_variants.py",
 }
 
 

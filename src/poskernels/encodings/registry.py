@@ -24,6 +24,7 @@ from .codes import omega, sinusoidal_code
 from .relative import shaw_clip, t5_bucket
 from .rotary_family import PartialRotary, PRope, XPos
 from .scheme import Scheme, Setting, default_positions
+from .variants import randomized, ssmax
 
 __all__ = ["BUILT_IN", "SCHEMES", "get_scheme", "register_scheme", "scheme_settings"]
 
@@ -389,6 +390,8 @@ SCHEMES: dict[str, Scheme] = {
         *(NoPosition(), Sinusoidal(), Learned(), Rope(), Alibi()),  # the article's
         *(T5(), Shaw(), KerpleLog(), KerplePower(), Fire()),  # beyond it
         *(XPos(), PRope(), PartialRotary()),  # the rotary family (encodings/rotary_family.py)
+        *(ssmax(NoPosition, colour="#aaaaaa")(), ssmax(Rope, colour="#56b4e9")()),  # the scaled softmax
+        *(randomized(Sinusoidal, colour="#d55e00")(), randomized(Rope, colour="#332288")()),  # randomized positions
     )
 }
 #: The names of the schemes the library ships (a scheme registered from outside needs another).
@@ -403,7 +406,7 @@ def get_scheme(name: str) -> Scheme:
     >>> get_scheme("bogus")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: unknown scheme 'bogus'; accepted: alibi, fire, kerple_log, ..., t5, xpos
+    poskernels.errors.PosKernelsError: unknown scheme 'bogus'; accepted: alibi, fire, kerple_log, ..., sinusoidal_randpos, t5, xpos
     """
     return SCHEMES[check_name("scheme", name, SCHEMES)]
 
@@ -413,7 +416,7 @@ def scheme_settings() -> dict[str, Setting]:
 
     >>> list(scheme_settings())  # doctest: +NORMALIZE_WHITESPACE
     ['alibi_slope', 't5_buckets', 't5_max_distance', 'shaw_clip', 'xpos_scale_base', 'xpos_gamma', 'prope_p',
-     'partial_rotary_factor']
+     'partial_rotary_factor', 'random_positions']
     """
     out: dict[str, Setting] = {}
     for scheme in SCHEMES.values():

@@ -26,7 +26,11 @@ with ``h = T[x] + p(m)``; a scheme fills in its parts, chosen by :attr:`Scheme.w
   and :meth:`Scheme.bias_backward_at`, which pass ``t`` only to a hook that names it.
 
 Every scheme may also set the logit scale ``lambda`` (hook ``logit_scale``, 1 by default, a reading's scale for
-a rotary head), and says what the engine may assume of it: ``far_past`` (the offset past which its score no
+a rotary head).  A scale that grows with the number ``n`` of keys the query sees and has a learned parameter
+(Nakanishi 2025's ``s log n``, :func:`poskernels.encodings.ssmax`) names the keywords ``params`` and ``n`` in
+``logit_scale`` and writes its backward ``logit_scale_backward(dlam, params, cfg, reading, n)``; the head calls it
+through :meth:`Scheme.logit_scale_at`, which passes them only to a hook that names them.  Every scheme says what
+the engine may assume of it: ``far_past`` (the offset past which its score no
 longer depends on the offset, so the streaming reader counts those keys by token) and ``linear_slope`` (the
 slope ``s`` when its bias is exactly ``-s r``, so Theorem 3's certified cut applies).
 
@@ -62,8 +66,8 @@ WHERE: dict[str, tuple[str, str] | None] = {
     "score": ("bias", "bias_backward"),
 }
 #: Every hook a scheme may write, forward then backward.
-HOOKS = ("init", "code", "code_backward", "transform", "logit_scale", "bias", "bias_backward", "far_past",
-         "linear_slope", "tail_bound")  # fmt: skip
+HOOKS = ("init", "code", "code_backward", "transform", "logit_scale", "logit_scale_backward", "bias", "bias_backward",
+         "far_past", "linear_slope", "tail_bound")  # fmt: skip
 
 _COLOUR = re.compile(r"#[0-9a-f]{6}")
 
@@ -207,8 +211,32 @@ class Scheme:
         return None
 
     def logit_scale(self, cfg, reading) -> float:
-        """The logit scale ``lambda`` multiplying ``<phi_t(q), phi_j(k)> / tau`` (a reading's, 1 as trained)."""
+        """The logit scale ``lambda`` multiplying ``<phi_t(q), phi_j(k)> / tau`` (a reading's, 1 as trained).
+
+        A scale of the key count and of parameters takes the keywords ``params`` and ``n`` (``n`` a number of keys,
+        an integer or an array of them) and returns a float, or one per model ``(M,)`` for a stack, broadcast
+        against ``n``.
+        """
         return reading.logit_scale
+
+    def logit_scale_backward(self, dlam, params: dict, cfg, reading, n) -> dict:
+        """Gradients of the scheme's parameters from ``dL/dlambda`` (``(M,)``, or ``(M, Nq)`` against ``n``)."""
+        return {}
+
+    @property
+    def scale_grows(self) -> bool:
+        """Whether the logit scale reads the number of keys (and parameters): no shortcut may take it as constant."""
+        return _reads(type(self).logit_scale, "n")
+
+    def logit_scale_at(self, params: dict, cfg, reading, n):
+        """:meth:`logit_scale` of a query that sees ``n`` keys; ``params`` and ``n`` reach only a hook that names them.
+
+        >>> Scheme().logit_scale_at({}, None, type("R", (), {"logit_scale": 2.0})(), 10)
+        2.0
+        """
+        if self.scale_grows:
+            return self.logit_scale(cfg, reading, params=params, n=n)
+        return self.logit_scale(cfg, reading)
 
     # -- b(r): the bias over offsets, and its backward
     def bias(self, params: dict, cfg, q: np.ndarray, r: np.ndarray):
@@ -261,9 +289,14 @@ class Scheme:
 
 
 @lru_cache(maxsize=256)
+def _reads(hook, keyword: str) -> bool:
+    """Whether a hook takes the keyword ``keyword``."""
+    return keyword in inspect.signature(hook).parameters
+
+
 def _reads_t(hook) -> bool:
     """Whether a bias hook takes the query's position as a keyword ``t``."""
-    return "t" in inspect.signature(hook).parameters
+    return _reads(hook, "t")
 
 
 def _writes(cls, hook: str) -> bool:
@@ -314,7 +347,8 @@ def _check(cls) -> None:
             )
     if own == ("bias", "bias_backward") and _reads_t(cls.bias) != _reads_t(cls.bias_backward):
         raise PosKernelsError(f"scheme {name!r}: bias and bias_backward must both take the keyword t, or neither")
-    if _writes(cls, "init") and cls.where in ("none", "rotation"):
+    _check_scale(cls, name)
+    if _writes(cls, "init") and cls.where in ("none", "rotation") and not _reads(cls.logit_scale, "n"):
         raise PosKernelsError(
             f"scheme {name!r} has parameters (init) but no hook that uses them (where={cls.where!r}; a transform "
             "has no parameters of its own)"
@@ -325,6 +359,20 @@ def _check(cls) -> None:
                 f"scheme {name!r} writes {hook}, which only a scheme with no code and no transform may (it acts at "
                 f"{cls.where!r})"
             )
+
+
+def _check_scale(cls, name: str) -> None:
+    """A logit scale of the key count takes ``params`` and ``n`` both, and writes its backward; a constant one, none."""
+    hook = cls.logit_scale
+    if _reads(hook, "n") != _reads(hook, "params"):
+        raise PosKernelsError(f"scheme {name!r}: logit_scale must take both keywords params and n, or neither")
+    if _reads(hook, "n") and not _writes(cls, "logit_scale_backward"):
+        raise PosKernelsError(
+            f"scheme {name!r} writes a logit_scale of params and n but not its backward logit_scale_backward; every "
+            "forward comes with its hand-written gradient"
+        )
+    if _writes(cls, "logit_scale_backward") and not _reads(hook, "n"):
+        raise PosKernelsError(f"scheme {name!r} writes logit_scale_backward but its logit_scale takes no params and n")
 
 
 def _check_settings(cls, name: str) -> None:

@@ -93,6 +93,8 @@ def recursive_decay(cfg: HeadConfig) -> float | None:
     (1.0, None)
     """
     scheme = SCHEMES[cfg.scheme]
+    if scheme.scale_grows:  # a logit scale s log n changes with every new key: no fixed filter
+        return None
     s = scheme.linear_slope(cfg)
     return None if s is None or scheme.logit_scale(cfg, _PLAIN) != 1.0 else math.exp(-s)
 
@@ -266,12 +268,13 @@ def read_filing(
         H, Hq = H + code[:n], Hq + code[a + 1 :]
     Q, K, V = Hq @ params["W_Q"], H @ params["W_K"], H @ params["W_V"]  # (n - a, d), (n, d), (n, d)
     Ks, Vs = Hq @ params["W_K"], Hq @ params["W_V"]  # (n - a, d) each: the query token's own key and value
-    Z = score(params, cfg, Q, pos[a + 1 :], K, pos[:n], reading)  # (n - a, n): query t + 1 against key j
+    seen = np.arange(a, n) + 2.0  # (n - a,) question t sees t + 2 keys: the prefix 0..t and the query's own
+    Z = score(params, cfg, Q, pos[a + 1 :], K, pos[:n], reading, n=seen)  # (n - a, n): query t + 1 against key j
     if a == 0:
         Z += _causal_mask(n)
     else:  # a band's rows only: question t sees the keys j <= t
         Z[np.arange(n)[None, :] > np.arange(a, n)[:, None]] = -np.inf
-    z_self = score(params, cfg, Q, pos[a + 1 :], Ks, pos[a + 1 :], reading, pairwise=True)  # (n - a,) own key
+    z_self = score(params, cfg, Q, pos[a + 1 :], Ks, pos[a + 1 :], reading, pairwise=True, n=seen)  # (n - a,) own
     m = np.maximum(Z.max(axis=1), z_self)  # (n - a,)
     Z -= m[:, None]
     np.exp(Z, out=Z)  # (n - a, n) unnormalized weights, 0 past each question's prefix

@@ -7,8 +7,8 @@ A head reads token ids ``x_0..x_{n-1}`` at positions ``m`` and answers at the la
 * ``q = h_t W_Q``, ``k_j = h_j W_K``, ``v_j = h_j W_V``;
 * the score (:func:`score`) ``s(t, j) = <phi_t(q), phi_j(k_j)> * lambda / tau + b(t - j)``, ``tau = sqrt(d)``:
   ``phi`` the scheme's query/key transform (:func:`phi`: a rotation by ``theta``, Definition 4, or by a reading's
-  frequencies, Definition 5, or a rotation with decay), ``lambda`` its logit scale, ``b`` its bias over offsets
-  (Definition 3);
+  frequencies, Definition 5, or a rotation with decay), ``lambda`` its logit scale (a number, or ``s log n`` of
+  the ``n`` keys the query sees: the scaled softmax), ``b`` its bias over offsets (Definition 3);
 * ``a = softmax_j s(t, j)`` over the causal prefix ``j <= t``, ``o = sum_j a_j v_j``, logits ``o W_O``.
 
 "Past the training window" reads in it line by line: a learned code refuses a position it has no row for (its
@@ -130,7 +130,7 @@ def phi_backward(dy: np.ndarray, positions, theta: np.ndarray, query: bool = Fal
 
 
 def score(
-    params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading = PLAIN, *, pairwise: bool = False
+    params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading = PLAIN, *, pairwise: bool = False, n=None
 ) -> np.ndarray:
     """The score ``<phi_t(q), phi_j(k)> * lambda / tau + b(t - j)`` of keys against queries: the one definition.
 
@@ -147,6 +147,9 @@ def score(
     pairwise : bool
         Score query ``i`` against key ``i`` only: ``q`` and ``k`` of shape ``(R, d)`` (or ``(d,)``, one vector for
         every pair), positions ``(R,)``.
+    n : int or array_like, optional
+        The number of keys each query sees, read only by a logit scale that grows with it (``s log n``): by default
+        the keys given at or before each query, or ``t + 1`` for a pair (a query at ``t`` over positions ``0..t``).
 
     Returns
     -------
@@ -171,9 +174,15 @@ def score(
         shape = q_pos.shape + np.broadcast_shapes(np.shape(q)[-1:], np.shape(k)[-1:])
         q, k = np.broadcast_to(q, shape), np.broadcast_to(k, shape)  # (R, d) each
     scale = 1.0 / cfg.tau
-    lam = scheme.logit_scale(cfg, reading)  # the logit scale lambda
-    if lam != 1.0:
-        scale *= lam
+    if scheme.scale_grows:  # lambda of the keys each query sees: those given at or before it (t + 1 from 0 pairwise)
+        seen = (q_pos + 1.0 if pairwise else (k_pos[None, :] <= q_pos[:, None]).sum(axis=1)) if n is None else n
+        seen = np.broadcast_to(np.maximum(np.asarray(seen, dtype=float), 1.0), q_pos.shape)  # (R,) or (Nq,)
+        lam = scheme.logit_scale_at(_stack(params), cfg, reading, seen)[0]  # (R,) or (Nq,)
+        scale = scale * (lam if pairwise else lam[:, None])  # (R,) or (Nq, 1)
+    else:
+        lam = scheme.logit_scale(cfg, reading)  # the logit scale lambda
+        if lam != 1.0:
+            scale *= lam
     if pairwise:  # Proposition 3 (i): <phi_t(q), phi_j(k)> = <q, phi_{j - t}(k)>, one turn per pair
         kt = k if theta is None else phi(k, k_pos - q_pos, theta)  # (R, d)
         z = np.einsum("rd,rd->r", q, kt) * scale  # (R,)
@@ -200,14 +209,15 @@ def forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Read
     B, n = tokens.shape
     pos = read_positions(positions, n)  # (n,) positions m; the query is at t = pos[-1]
     scheme = SCHEMES[cfg.scheme]
-    theta, lam = frequencies(cfg, reading), scheme.logit_scale(cfg, reading)
+    theta, lam = frequencies(cfg, reading), _logit_scale(params, cfg, reading, n)
     h = embed(params, cfg, tokens, pos)  # (B, n, d)
     q = h[:, -1] @ params["W_Q"]  # (B, d)
     k, v = h @ params["W_K"], h @ params["W_V"]  # (B, n, d) each
     fq = q if theta is None else phi(q[:, None], pos[-1:], theta, query=True)[:, 0]  # (B, d) phi_t(q)
     fk = k if theta is None else phi(k, pos, theta)  # (B, n, d) phi_j(k_j)
     r = pos[-1] - pos  # (n,) offsets t - j
-    s = np.einsum("bd,bnd->bn", fq, fk) * (lam / cfg.tau)  # (B, n)
+    dots = np.einsum("bd,bnd->bn", fq, fk)  # (B, n) <phi_t(q), phi_j(k_j)>
+    s = dots * (lam / cfg.tau)  # (B, n)
     b = scheme.bias_at(_stack(params), cfg, q[None], r, pos[-1])  # (1, B, n), (1, n), (n,) or None: a stack of one
     if b is not None:
         s = s + np.broadcast_to(b, (1, B, n))[0]
@@ -215,6 +225,7 @@ def forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Read
     a /= a.sum(axis=-1, keepdims=True)
     o = np.einsum("bn,bnd->bd", a, v)  # (B, d)
     cache = dict(tokens=tokens, pos=pos, r=r, theta=theta, lam=lam, h=h, q=q, fq=fq, fk=fk, v=v, a=a, o=o, b=b)
+    cache.update(dots=dots, reading=reading)
     return o @ params["W_O"], cache  # (B, C)
 
 
@@ -233,9 +244,13 @@ def backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) ->
     dq = dfq if theta is None else phi_backward(dfq[:, None], pos[-1:], theta, query=True)[:, 0]  # (B, d)
     dk = dfk if theta is None else phi_backward(dfk, pos, theta)  # (B, n, d)
     scheme_grads = {}
+    if scheme.scale_grows:  # lambda = s log n: dL/dlambda = sum_j ds_j <phi_t(q), phi_j(k_j)> / tau
+        dlam = np.array([np.sum(ds * cache["dots"]) / cfg.tau])  # (1,): a stack of one
+        n = pos.size
+        scheme_grads.update(_unstack(scheme.logit_scale_backward(dlam, _stack(params), cfg, cache["reading"], n)))
     if cache["b"] is not None:
-        dq_b, scheme_grads = scheme.bias_backward_at(ds[None], _stack(params), cfg, q[None], cache["r"], pos[-1])
-        scheme_grads = _unstack(scheme_grads)
+        dq_b, bias_grads = scheme.bias_backward_at(ds[None], _stack(params), cfg, q[None], cache["r"], pos[-1])
+        scheme_grads.update(_unstack(bias_grads))
         dq = dq if dq_b is None else dq + dq_b[0]
     grads["W_Q"] = h[:, -1].T @ dq  # (d, d)
     grads["W_K"] = np.einsum("bnd,bne->de", h, dk)  # (d, d)
@@ -245,6 +260,14 @@ def backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) ->
     grads.update(_embed_backward(dh, params, cfg, cache["tokens"], pos))
     grads.update(scheme_grads)
     return {k: grads[k] for k in params}
+
+
+def _logit_scale(params: dict, cfg: HeadConfig, reading: Reading, n: int) -> float:
+    """The logit scale ``lambda`` of one head's query over ``n`` keys (the scheme's :meth:`~Scheme.logit_scale_at`)."""
+    scheme = SCHEMES[cfg.scheme]
+    if not scheme.scale_grows:
+        return scheme.logit_scale(cfg, reading)
+    return float(np.asarray(scheme.logit_scale_at(_stack(params), cfg, reading, n))[0])
 
 
 def _stack(params: dict) -> dict:

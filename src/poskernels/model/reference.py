@@ -63,8 +63,15 @@ def torch_table(tp: dict, cfg: HeadConfig):
     return torch.cat([E[:, :S], E[:, :S] + m[:, None, :], E[:, S:]], dim=1)  # unmarked, marked, query
 
 
-def _sinusoidal_code(tp: dict, cfg: HeadConfig, n: int, dtype):
-    return _tensor(sinusoidal_code(np.arange(n), cfg.d, cfg.base), dtype)  # (n, d), Definition 2
+def _sinusoidal_code(tp: dict, cfg: HeadConfig, n, dtype):
+    """Definition 2 at positions ``0..n-1``, or at the positions ``n`` given (an array: randomized positions)."""
+    positions = np.arange(n) if np.ndim(n) == 0 else np.asarray(n, dtype=float)
+    return _tensor(sinusoidal_code(positions, cfg.d, cfg.base), dtype)  # (n, d)
+
+
+def _ssmax_scale(tp: dict, cfg: HeadConfig, n: int, dtype):
+    """Nakanishi 2025: the logits of a query over ``n`` keys times ``s log n``, ``s`` the head's own scalar."""
+    return tp["ssmax_s"][:, :, None] * float(np.log(n))  # (M, 1, 1)
 
 
 def _learned_code(tp: dict, cfg: HeadConfig, n: int, dtype):
@@ -172,11 +179,14 @@ class Terms:
     bias : callable or None
         ``bias(tp, cfg, q, r, dtype)``: the term added to the logits at offsets ``r`` (NumPy, ``(n,)``),
         broadcast against ``(M, B, n)``.
+    scale : callable or None
+        ``scale(tp, cfg, n, dtype)``: the logit scale of a query over ``n`` keys, broadcast against ``(M, B, n)``.
     """
 
     code: Callable | None = None
     turn: Callable | None = None
     bias: Callable | None = None
+    scale: Callable | None = None
 
 
 def _outside():
@@ -201,7 +211,11 @@ def _outside_terms(name: str) -> Terms:
             f"the reference has no terms for scheme {name!r}: it writes {hook[0]} but not "
             f"reference_{hook[0]}(tp, cfg, {'n' if hook[0] == 'code' else 'q, r'}, dtype), its term in torch"
         )
-    return Terms(code=code, turn=_transform_turn if scheme.rotary else None, bias=bias)
+    scale = getattr(scheme, "reference_scale", None)
+    if scheme.scale_grows and scale is None:
+        raise NoTerms(f"the reference has no terms for scheme {name!r}: its logit scale reads n but it writes no "
+                      "reference_scale(tp, cfg, n, dtype), its scale in torch")  # fmt: skip
+    return Terms(code=code, turn=_transform_turn if scheme.rotary else None, bias=bias, scale=scale)
 
 
 def _transform_turn(v, cfg: HeadConfig, positions, dtype, query=False, reading=PLAIN):
@@ -229,6 +243,10 @@ REFERENCE_TERMS: dict[str, Terms] = {
     "xpos": Terms(turn=_xpos_turn),
     "p_rope": Terms(turn=_p_rope_turn),
     "partial_rotary": Terms(turn=_partial_rotary_turn),
+    "nope_ssmax": Terms(scale=_ssmax_scale),
+    "rope_ssmax": Terms(turn=_rope_turn, scale=_ssmax_scale),
+    "sinusoidal_randpos": Terms(code=_sinusoidal_code),  # trained at random positions: pass them (positions=)
+    "rope_randpos": Terms(turn=_rope_turn),
 }
 
 
@@ -242,7 +260,7 @@ def reference_terms(name: str) -> Terms:
     raise NoTerms(f"the reference has no terms for scheme {name!r}; it has: {', '.join(REFERENCE_TERMS)}")
 
 
-def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens):
+def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens, positions=None):
     """Logits at the last position of a stack of ``M`` heads, shape ``(M, B, C)``, written position by position.
 
     Parameters
@@ -251,6 +269,9 @@ def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens):
         Stacked parameters (leading model axis ``M``), from :func:`torch_params`.
     cfg : HeadConfig
     tokens : array_like of int, shape (M, B, n)
+    positions : array_like, shape (n,), optional
+        The keys' positions (default ``0..n-1``; randomized positions pass an ordered subset); the query is at the
+        last.
     """
     torch = _torch()
     terms = reference_terms(cfg.scheme)
@@ -259,28 +280,32 @@ def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens):
     T = torch_table(tp, cfg)  # (M, V, d)
     dtype = T.dtype
     H = T[torch.arange(M)[:, None, None], x]  # (M, B, n, d)
+    pos = np.arange(n) if positions is None else np.asarray(positions, dtype=float)  # (n,)
     if terms.code is not None:
-        H = H + terms.code(tp, cfg, n, dtype)
+        H = H + terms.code(tp, cfg, n if positions is None else pos, dtype)
     d = H.shape[-1]
     q = torch.bmm(H[:, :, -1], tp["W_Q"])  # (M, B, d)
     K = torch.bmm(H.reshape(M, B * n, d), tp["W_K"]).reshape(M, B, n, d)  # one GEMM per model
     V = torch.bmm(H.reshape(M, B * n, d), tp["W_V"]).reshape(M, B, n, d)
     q0 = q  # the bias reads the query before any turn
     if terms.turn is not None:
-        q = terms.turn(q, cfg, n - 1, dtype, query=True)  # the query sits at the last position
-        K = terms.turn(K, cfg, np.arange(n), dtype)
+        q = terms.turn(q, cfg, pos[-1], dtype, query=True)  # the query sits at the last position
+        K = terms.turn(K, cfg, pos, dtype)
     z = torch.einsum("mbd,mbnd->mbn", q, K) / cfg.tau  # (M, B, n)
-    scale = 1.0 if cfg.scheme in REFERENCE_TERMS else float(_outside()[1][cfg.scheme].logit_scale(cfg, PLAIN))
+    own = cfg.scheme in REFERENCE_TERMS or terms.scale is not None
+    scale = 1.0 if own else float(_outside()[1][cfg.scheme].logit_scale(cfg, PLAIN))
     if scale != 1.0:  # a scheme from outside with a logit scale of its own
         z = z * scale
+    if terms.scale is not None:  # a logit scale of the n keys the query sees
+        z = z * terms.scale(tp, cfg, n, dtype)
     if terms.bias is not None:
-        z = z + terms.bias(tp, cfg, q0, (n - 1) - np.arange(n), dtype)  # offsets r = t - j of the keys
+        z = z + terms.bias(tp, cfg, q0, pos[-1] - pos, dtype)  # offsets r = t - j of the keys
     attn = torch.softmax(z, dim=-1)  # (M, B, n)
     o = torch.einsum("mbn,mbnd->mbd", attn, V)  # (M, B, d)
     return o @ tp["W_O"]  # (M, B, C)
 
 
-def torch_logits(tp: dict, cfg: HeadConfig, tokens):
+def torch_logits(tp: dict, cfg: HeadConfig, tokens, positions=None):
     """Logits at the last position of one head, shape ``(B, C)`` (:func:`torch_stack_logits` of one).
 
     Parameters
@@ -290,10 +315,10 @@ def torch_logits(tp: dict, cfg: HeadConfig, tokens):
     cfg : HeadConfig
     tokens : array_like of int, shape (B, n)
     """
-    return torch_stack_logits({k: v[None] for k, v in tp.items()}, cfg, np.asarray(tokens)[None])[0]
+    return torch_stack_logits({k: v[None] for k, v in tp.items()}, cfg, np.asarray(tokens)[None], positions)[0]
 
 
-def torch_loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets) -> tuple[float, dict]:
+def torch_loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets, positions=None) -> tuple[float, dict]:
     """Cross-entropy at the last position and its autograd gradient, as NumPy arrays (float64).
 
     Examples
@@ -311,7 +336,7 @@ def torch_loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets) -> tuple
     """
     torch = _torch()
     tp = torch_params(params)
-    logits = torch_logits(tp, cfg, tokens)
+    logits = torch_logits(tp, cfg, tokens, positions)
     loss = torch.nn.functional.cross_entropy(logits, torch.as_tensor(np.asarray(targets), dtype=torch.long))
     loss.backward()
     return float(loss.detach()), {k: v.grad.numpy() for k, v in tp.items()}

@@ -142,6 +142,11 @@ def scheme_digest(name: str) -> str | None:
     cls = type(SCHEMES[name])
     try:
         text = inspect.getsource(cls)
-    except (OSError, TypeError):  # a class defined where its source cannot be read: its qualified name
-        text = f"{cls.__module__}.{cls.__qualname__}"
+    except (OSError, TypeError):  # a class defined where its source cannot be read (a factory's, encodings.ssmax):
+        text = f"{cls.__module__}.{cls.__qualname__}"  # its qualified name, and the source of every base it has
+        for base in cls.__mro__[1:]:
+            try:
+                text += inspect.getsource(base)
+            except (OSError, TypeError):
+                continue
     return hashlib.sha256(text.encode()).hexdigest()

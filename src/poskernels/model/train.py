@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..encodings.variants import training_positions
 from ..errors import PosKernelsError, check_int, check_positive_int
 from ..pool import available_cpus, run_jobs
 from ..tasks.registry import Sampler, get_task
@@ -59,6 +60,31 @@ __all__ = [
 def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
     init_seq, data_seq = np.random.SeedSequence(seed).spawn(2)
     return np.random.default_rng(init_seq), np.random.default_rng(data_seq)
+
+
+def _position_rng(seed: int) -> np.random.Generator:
+    """The stream of a head's random training positions: the seed's third child (the first two, :func:`_streams`,
+    are the same whether or not it is drawn), so a seed reproduces its positions bit for bit."""
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
+
+
+def _step_forward(views: dict, head, tokens: np.ndarray, positions):
+    """The stack's forward at the step's positions: one call, or with ``positions`` (one ``(n,)`` per head: randomized
+    positions) one call per head, each head at its own (a head's bits are its own either way)."""
+    if positions is None:
+        return stack_forward(views, head, tokens, validate=False)
+    rows = [stack_forward({k: v[i : i + 1] for k, v in views.items()}, head, tokens[i : i + 1], p, validate=False)
+            for i, p in enumerate(positions)]  # fmt: skip
+    return np.concatenate([logits for logits, _ in rows]), [cache for _, cache in rows]
+
+
+def _step_backward(views: dict, head, cache, dlogits: np.ndarray) -> dict:
+    """:func:`stack_backward` of :func:`_step_forward`'s cache (per head when it is a list of them)."""
+    if not isinstance(cache, list):
+        return stack_backward(views, head, cache, dlogits)
+    rows = [stack_backward({k: v[i : i + 1] for k, v in views.items()}, head, c, dlogits[i : i + 1])
+            for i, c in enumerate(cache)]  # fmt: skip
+    return {k: np.concatenate([g[k] for g in rows]) for k in views}
 
 
 def initial_params(config: TrainConfig, seed: int) -> dict:
@@ -141,6 +167,9 @@ def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log |
     head, M = config.head, len(seeds)
     params = stack_params(init_params(head, init_rng) for init_rng, _ in streams)
     data_rngs = [data_rng for _, data_rng in streams]
+    # randomized positions (the head's setting random_positions = L_max): each head draws its own ordered subset of
+    # [0, L_max) every step, shared by the step's batch as Ruoss et al. draw it; otherwise 0..n-1
+    pos_rngs = [_position_rng(seed) for seed in seeds] if getattr(head, "random_positions", 0) else None
     flat, views = flatten(params)  # parameter-major: each name's (M, ...) block is contiguous
     state = adam_init(flat.size)
     losses = np.full((M, config.steps), np.nan)
@@ -154,8 +183,9 @@ def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log |
         k = step % per_draw
         if k == 0:  # one call per head draws the fresh batches of the next steps (one per step, never reused)
             all_tokens, all_targets = _draw(config, sampler, data_rngs, min(per_draw, config.steps - step))
+        positions = None if pos_rngs is None else [training_positions(head, r, head.n_train) for r in pos_rngs]
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a diverging head: caught just below
-            logits, cache = stack_forward(views, head, all_tokens[k], validate=False)
+            logits, cache = _step_forward(views, head, all_tokens[k], positions)
             loss, dlogits = stack_cross_entropy(logits, all_targets[k], finite=False)
         losses[live, step] = loss
         bad = ~(loss <= bound)  # NaN compares False: not finite or too large
@@ -173,10 +203,13 @@ def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log |
             flat, views, state = _drop_rows(views, state, keep)
             live = [i for i, ok in zip(live, keep) if ok]
             data_rngs = [r for r, ok in zip(data_rngs, keep) if ok]
+            if pos_rngs is not None:
+                pos_rngs = [r for r, ok in zip(pos_rngs, keep) if ok]
+                positions = [p for p, ok in zip(positions, keep) if ok]
             all_tokens, all_targets = all_tokens[:, keep], all_targets[:, keep]
-            logits, cache = stack_forward(views, head, all_tokens[k], validate=False)  # the same bits, fewer rows
+            logits, cache = _step_forward(views, head, all_tokens[k], positions)  # the same bits, fewer rows
             loss, dlogits = stack_cross_entropy(logits, all_targets[k], finite=False)
-        grads = stack_backward(views, head, cache, dlogits)
+        grads = _step_backward(views, head, cache, dlogits)
         g = np.concatenate([grads[name].ravel() for name in views])  # the layout of flat
         adam_step(flat, g, state, config.lr, config.beta1, config.beta2, config.eps)
         if log is not None and progress_every and ((step + 1) % progress_every == 0 or step + 1 == config.steps):

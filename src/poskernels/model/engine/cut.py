@@ -85,6 +85,11 @@ def content_width(params: dict, cfg: HeadConfig, query_tokens) -> float:
     uq = np.unique(check_array("query_tokens", query_tokens, integer=True).ravel())  # 16.5, NaN, "a": refused
     if uq.size == 0 or uq.min() < 0 or uq.max() >= cfg.vocab:
         raise PosKernelsError(f"query_tokens must be token ids in [0, {cfg.vocab - 1}]; got {uq.tolist()[:20]}")
+    if scheme.scale_grows:
+        raise PosKernelsError(
+            f"scheme {cfg.scheme!r} scales its logits with the key count (s log n): its content width grows with n, "
+            "so no width (and no certified cut) holds at every length"
+        )
     lam = scheme.logit_scale(cfg, PLAIN)  # the scheme's logit scale lambda, as trained
     with np.errstate(over="ignore", invalid="ignore"):  # weights past float64 make W inf or NaN: refused below
         tok = token_table(params, cfg)  # (V, d)
@@ -125,6 +130,8 @@ def has_cut(params: dict, cfg: HeadConfig) -> bool:
     if not isinstance(cfg, HeadConfig):
         raise PosKernelsError(f"cfg must be a HeadConfig; got {type(cfg).__name__}")
     scheme = SCHEMES[cfg.scheme]
+    if scheme.scale_grows:  # a logit scale s log n widens the content with n: no cut certified at a fixed width
+        return False
     s = scheme.linear_slope(cfg)
     if s is not None:
         return s > 0

@@ -154,16 +154,19 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     qrow = None if iq is None else iq.reshape(M, B) + grid(M, 1, U)  # (M, B) query row in the stack's (M U) rows
     rows = None if iq is None else qrow[..., None] * n + grid(1, n, 1)  # (M, B, n) into the stack's (M U, n) table
     c = {"tokens": tokens, "pos": pos, "r": r, "code": code, "T": T, "EK": EK, "EV": EV, "hq": hq, "q": q, "uq": uq}
-    lam = scheme.logit_scale(cfg, reading)  # the logit scale lambda (1 as trained)
-    inv_tau = 1.0 / tau if lam == 1.0 else lam / tau  # (kept as a division when lambda = 1: the same bits as ever)
-    c.update(rows=rows, qrow=qrow, U=U, lam=lam)
+    lam = _logit_scale(params, cfg, reading, n)  # the logit scale lambda (1 as trained; (M, 1, 1): s log n)
+    inv_tau = 1.0 / tau if _unit(lam) else lam / tau  # (kept as a division when lambda = 1: the same bits as ever)
+    c.update(rows=rows, qrow=qrow, U=U, lam=lam, reading=reading)
     if theta is not None:
         # Proposition 3 (i): <R(t) q, R(j) k> = <q, R(j - t) k>.  In complex form plane p of k is
         # multiplied by e^{i (j - t) theta_p}; W[u, j] = conj(q_u) e^{i (j - t) theta}.
         e = _rotations(r, theta)  # (n, P)
         W = q.view(np.complex128).conj()[:, :, None, :] * e  # (M, U, n, P)
         kc = EK.view(np.complex128)  # (M, V, P): plane p is EK[..., 2p] + i EK[..., 2p+1]
-        table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real * (lam / tau)  # (M, U n, V)
+        table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real  # (M, U n, V)
+        if scheme.scale_grows:
+            c["raw"] = table  # the unscaled table: dL/dlambda reads it
+        table = table * (lam / tau)
         if rows is None:  # (M, B, n) into the stack's (M n, V) tables: model m, key j, token x
             index = tokens + (grid(1, n, V) + grid(M, 1, n * V).reshape(M, 1, 1))
         else:
@@ -171,11 +174,15 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         c.update(e=e, W=W, kc=kc)
     else:
         table = q @ np.swapaxes(EK, 1, 2)  # (M, U, V): each query token against each token's key
-        table = table / tau if lam == 1.0 else table * inv_tau
+        if scheme.scale_grows:
+            c["raw"] = table
+        table = table / tau if _unit(lam) else table * inv_tau
         index = None  # built below when the path reads per key
     ptable = None if code is None else q @ np.swapaxes(PK, 1, 2)  # (M, U, n): query tokens against positions
     if ptable is not None:
-        ptable = ptable / tau if lam == 1.0 else ptable * inv_tau
+        if scheme.scale_grows:
+            c["raw_p"] = ptable
+        ptable = ptable / tau if _unit(lam) else ptable * inv_tau
     bias = scheme.bias_at(params, cfg, q, r, pos[-1])  # (M, U, n), (M, n), (n,) or None
     if bias is not None:
         bias = bias[:, None, :] if bias.ndim == 2 else bias
@@ -254,6 +261,19 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         sub_logits, c["exact"][m] = _forward(one, cfg, tokens[m : m + 1], positions, reading, shift_m, exact=True)
         logits[m] = sub_logits[0]
     return logits, c
+
+
+def _unit(lam) -> bool:
+    """Whether the logit scale is the number 1 (a scale of the key count is an array, never taken as 1)."""
+    return np.ndim(lam) == 0 and lam == 1.0
+
+
+def _logit_scale(params: dict, cfg: HeadConfig, reading: Reading, n: int):
+    """The stack's logit scale over ``n`` keys: a number, or ``(M, 1, 1)`` when it grows with ``n`` (``s log n``)."""
+    scheme = SCHEMES[cfg.scheme]
+    if not scheme.scale_grows:
+        return scheme.logit_scale(cfg, reading)
+    return np.asarray(scheme.logit_scale_at(params, cfg, reading, n), dtype=float).reshape(-1, 1, 1)
 
 
 def attention(cache: dict) -> np.ndarray:
@@ -356,6 +376,11 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
     else:
         dq, scheme_grads = None, {}
     dq = np.zeros_like(q) if dq is None else dq  # (M, U, d)
+    if scheme.scale_grows:  # lambda = s log n scales the content tables: dL/dlambda = sum dtable * raw / tau
+        dlam = (dtable.reshape(M, -1) * cache["raw"].reshape(M, -1)).sum(axis=1)  # (M,)
+        if code is not None:
+            dlam += (dptable.reshape(M, -1) * cache["raw_p"].reshape(M, -1)).sum(axis=1)
+        scheme_grads.update(scheme.logit_scale_backward(dlam / tau, params, cfg, cache["reading"], n))
     if scheme.rotary:
         dtable = dtable.reshape(M, U * n, V) * (cache["lam"] / tau)  # (M, U n, V)
         # table = Re(W kc^T): d/dkc = sum conj(W) dtable; d/dW = conj(dtable kc), and W = conj(q) e
@@ -365,11 +390,11 @@ def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -
         dq += (dW * cache["e"]).sum(axis=2).view(np.float64)  # (M, U, d)
     else:
         lam = cache["lam"]
-        dtable = dtable.reshape(M, U, V) / tau if lam == 1.0 else dtable.reshape(M, U, V) * (lam / tau)  # (M, U, V)
+        dtable = dtable.reshape(M, U, V) / tau if _unit(lam) else dtable.reshape(M, U, V) * (lam / tau)  # (M, U, V)
         dq += dtable @ cache["EK"]
         dEK = np.swapaxes(dtable, 1, 2) @ q  # (M, V, d)
         if code is not None:
-            if lam == 1.0:
+            if _unit(lam):
                 dq += dptable @ cache["PK"] / tau
                 dPK = np.swapaxes(dptable, 1, 2) @ q / tau  # (M, n, d)
             else:  # the code's share of <q, k> is scaled too

@@ -19,7 +19,9 @@ Per-token embeddings come only from :func:`poskernels.model.head.token_table`.
 Two shortcuts, each read off the scheme (:class:`poskernels.encodings.Scheme`):
 
 * ``far_past`` (exact): past the offset ``R0`` where a relative bias stops changing (NoPE from 0, Shaw past its
-  clip, T5 in its last bucket), keys differ only by their token, so they enter as token counts;
+  clip, T5 in its last bucket), keys differ only by their token, so they enter as token counts (a logit scale that
+  grows with the key count, the scaled softmax's ``s log n``, is one number per query, the same for every key it
+  reads, so the count stays exact);
 * a certified cut (Theorem 3 (ii)): keys of a head whose bias is exactly ``-s r`` (ALiBi, ``linear_slope``) or
   whose tail bound is finite (Kerple, ``tail_bound``) past its cut ``D``
   (:func:`poskernels.model.engine.cut.certified_cut`) are dropped, ``O(D)`` per query whatever ``n``, with dropped
@@ -103,7 +105,10 @@ def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
             raise PosKernelsError(f"scheme {cfg.scheme!r} is both additive and rotary; the head supports one")
         hq = hq + code_q[0]
     q = hq @ params["W_Q"]  # (U, d)
-    lam = scheme.logit_scale(cfg, reading)
+    if scheme.scale_grows:  # lambda = s log n of the n keys this query sees, the same for every key: the far past holds
+        lam = float(np.asarray(scheme.logit_scale_at({k: v[None] for k, v in params.items()}, cfg, reading, n))[0])
+    else:
+        lam = scheme.logit_scale(cfg, reading)
     content = q @ (tok @ params["W_K"]).T  # (U, V)
     content = content / cfg.tau if lam == 1.0 else content * (lam / cfg.tau)
     G = tok @ params["W_V"] @ params["W_O"]  # (V, C)
