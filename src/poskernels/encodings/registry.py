@@ -406,7 +406,7 @@ def get_scheme(name: str) -> Scheme:
     >>> get_scheme("bogus")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: unknown scheme 'bogus'; accepted: alibi, fire, kerple_log, ..., sinusoidal_randpos, t5, xpos
+    poskernels.errors.PosKernelsError: unknown scheme 'bogus'; accepted: alibi, fire, kerple_log, ..., t5, xpos
     """
     return SCHEMES[check_name("scheme", name, SCHEMES)]
 
