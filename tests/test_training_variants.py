@@ -1,7 +1,7 @@
 """The training-side variants: the scaled softmax (``s log n``) and randomized positions, on any scheme.
 
 The claims of their papers are records of the one table of trained claims (:mod:`poskernels.claims.training`):
-the tests at the end parametrize over them, on the block of ten seeds (``POSKERNELS_FIRST_SEED``).
+the tests at the end parametrize over them, on the suite's block of ten seeds (``conftest.SEEDS``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from claimcheck import assert_claim, claim_id, consistent, holds
+from conftest import SEEDS
 from poskernels.claims import by_id, of_suite
 from poskernels.claims.training import COST, GAIN, HOLD, RANDOMIZED_LENGTHS
 from poskernels.encodings import SCHEMES, Scheme, register_scheme
@@ -24,7 +25,7 @@ from poskernels.encodings.variants import random_positions, randomized, ssmax, t
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.filings_reader import recursive_decay
 from poskernels.experiments.laboratory import run_laboratory
-from poskernels.experiments.long_context import default_seeds, run_long_context
+from poskernels.experiments.long_context import run_long_context
 from poskernels.model.config import HeadConfig
 from poskernels.model.engine.cut import certified_cut, has_cut
 from poskernels.model.engine.stream import stream_logits
@@ -225,8 +226,8 @@ CACHE = Path(".cache") / "poskernels"
 
 @pytest.fixture(scope="module")
 def numbers():
-    tournament = run_laboratory(CACHE)["tournament"]
-    far = run_long_context(CACHE, seeds=default_seeds(), lengths=(32,), offsets=(64, 100_000),
+    tournament = run_laboratory(CACHE, seeds=SEEDS)["tournament"]
+    far = run_long_context(CACHE, seeds=SEEDS, lengths=(32,), offsets=(64, 100_000),
                            schemes=("nope", "nope_ssmax", "rope", "rope_ssmax"))  # fmt: skip
     return {"tournament": tournament, "long": far}
 
