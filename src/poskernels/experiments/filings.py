@@ -182,10 +182,14 @@ def _truth(docs: list[FilingTokens]) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([q.answers for q in qs]), np.concatenate([q.back + 1 for q in qs])
 
 
-def reader_table(heads: dict[str, list[TrainedHead]], docs: list[FilingTokens], known: dict | None = None) -> dict:
-    """Accuracy of the seven readers on all and far queries: per seed, and the mean of seeds.
+def reader_table(
+    heads: dict[str, list[TrainedHead]], docs: list[FilingTokens], known: dict | None = None, readers=None
+) -> dict:
+    """Accuracy of the readers (default the seven of ``FILING_READERS``) on all and far queries: per seed, and the
+    mean of seeds.
 
-    ``known`` (:func:`answer_all`) holds answers already read; the others are read here.
+    ``known`` (:func:`answer_all`) holds answers already read; the others are read here.  ``readers``: name ->
+    ``(trained scheme, map)``, as :func:`~poskernels.experiments.filings_reader.filing_readers` names them.
 
     Returns
     -------
@@ -197,7 +201,7 @@ def reader_table(heads: dict[str, list[TrainedHead]], docs: list[FilingTokens], 
     far = r - 1 > FAR  # (Q,) the answer more than 32 tokens back from the asked position
     bins = distance_bins(r)  # (Q,) the bin of each query's answer distance
     per_seed, by_distance = {}, {}
-    for reader, (scheme, _) in FILING_READERS.items():
+    for reader, (scheme, _) in (FILING_READERS if readers is None else readers).items():
         rows = []
         by_distance[reader] = {name: [] for name in DISTANCE_BINS}
         for head in heads[scheme]:

@@ -12,7 +12,9 @@ an ``(n, n + 1)`` score matrix instead of ``n`` forward passes, every score the 
 (:func:`poskernels.model.head.score`); the tests check it equals the loop at every position for every scheme
 and every reading.
 
-Readers: the four trained schemes, and the RoPE heads re-read through the context-extension maps.  Which
+Readers: the four trained schemes, and the RoPE heads re-read through the context-extension maps
+(:data:`FILING_READERS`); every other registered scheme read as trained (:func:`filing_readers`: the schemes beyond
+the article, :mod:`poskernels.experiments.filings_beyond`) goes through the same score.  Which
 ``kappa`` a map reads a question with is a rule of :data:`KAPPA_RULES`: by default the tournament's rule applied
 to each question (``"question"``: the question at ``t`` is a sequence of ``t + 2`` tokens, the prefix and the
 query, read at ``kappa_t = max(1, (t + 2) / L)``), or one ``kappa = max(1, (n + 1) / L)`` for every question of a
@@ -61,6 +63,7 @@ __all__ = [
     "DEFAULT_KAPPA_RULE",
     "FILING_READERS",
     "KAPPA_RULES",
+    "filing_readers",
     "band_kappas",
     "recursive_decay",
     "content_width",
@@ -81,6 +84,30 @@ FILING_READERS: dict[str, tuple[str, str]] = pick(
 
 
 _PLAIN = Reading()  # a head read as trained
+
+
+def filing_readers() -> dict[str, tuple[str, str]]:
+    """Every reader :func:`read_filing_as` takes: the seven of :data:`FILING_READERS`, then each scheme registered
+    now (those registered later included) read as trained, where its code is defined at every position.
+
+    A learned table of positions (``defined_everywhere=False``) has no row past the window a filing runs beyond, so
+    it has no filing reader.
+
+    >>> r = filing_readers()
+    >>> list(r)[:7] == list(FILING_READERS), r["fire"], "learned" in r
+    (True, ('fire', 'none'), False)
+    """
+    whole = {s: (s, "none") for s, scheme in SCHEMES.items() if scheme.defined_everywhere}
+    return {**FILING_READERS, **whole}
+
+
+def _reader(reader: str, cfg: HeadConfig) -> tuple[str, str]:
+    """``(scheme, map)`` of ``reader`` (a key of :func:`filing_readers`), checked against the head's scheme."""
+    readers = filing_readers()
+    scheme, name = readers[check_name("reader", reader, readers)]
+    if cfg.scheme != scheme:
+        raise PosKernelsError(f"reader {reader!r} reads {scheme!r} heads; got a {cfg.scheme!r} head")
+    return scheme, name
 
 
 def recursive_decay(cfg: HeadConfig) -> float | None:
@@ -182,9 +209,7 @@ def reader_reading(reader: str, cfg: HeadConfig, n_tokens: int) -> Reading:
     >>> (r.inv_freq / omega(16)).round(4).tolist()[:2], r.logit_scale
     ([0.25, 0.25], 1.0)
     """
-    scheme, name = FILING_READERS[check_name("reader", reader, FILING_READERS)]
-    if cfg.scheme != scheme:
-        raise PosKernelsError(f"reader {reader!r} reads {scheme!r} heads; got a {cfg.scheme!r} head")
+    _, name = _reader(reader, cfg)
     if name == "none":
         return _PLAIN
     return Reading.through(cfg, name, filing_kappa(n_tokens, cfg.n_train))
@@ -307,7 +332,7 @@ def read_filing_as(
         A head of the reader's scheme.
     ids : ndarray of int, shape (n,)
     reader : str
-        A key of :data:`FILING_READERS`.
+        A key of :func:`filing_readers` (the seven of :data:`FILING_READERS`, or a registered scheme as trained).
     rule : str
         A key of :data:`KAPPA_RULES` (default :data:`DEFAULT_KAPPA_RULE`).
     tol : float
@@ -319,9 +344,7 @@ def read_filing_as(
     """
     ids = _check_ids(cfg, ids)
     kappas = question_kappas(ids.size, cfg.n_train, rule)  # (n,) checks the rule
-    scheme, name = FILING_READERS[check_name("reader", reader, FILING_READERS)]
-    if cfg.scheme != scheme:
-        raise PosKernelsError(f"reader {reader!r} reads {scheme!r} heads; got a {cfg.scheme!r} head")
+    _, name = _reader(reader, cfg)
     if name == "none":
         return read_filing(params, cfg, ids)
     blocks = [
@@ -342,7 +365,7 @@ def read_filing_as_loop(
     """
     ids = _check_ids(cfg, ids)
     kappas = band_kappas(question_kappas(ids.size, cfg.n_train, rule), tol)  # (n,)
-    scheme, name = FILING_READERS[check_name("reader", reader, FILING_READERS)]
+    _, name = _reader(reader, cfg)
     rows = []
     for t in range(ids.size):
         reading = _PLAIN if name == "none" else _map_reading(cfg, name, float(kappas[t]))

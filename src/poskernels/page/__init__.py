@@ -20,6 +20,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import ExitStack
 
 from ..experiments.filings import prepare_filings
+from ..experiments.filings_beyond import prepare_beyond
 from ..pool import available_cpus, sharing
 from . import clocks, fidelity, filings, long_context, order, relative, rotations, window
 from .registry import Context, Section, format_table
@@ -62,7 +63,10 @@ _IDLE_AFTER = 0.5  # seconds a background section may take past its turn before 
 
 #: Work a section can do before its turn, needing no other section (the filing heads train with the tournament's).
 PREPARE: dict[str, Callable[[Context], None]] = {
-    "filings": lambda ctx: prepare_filings(ctx.cache_dir, ctx.log, seeds=ctx.seeds),
+    "filings": lambda ctx: (
+        prepare_filings(ctx.cache_dir, ctx.log, seeds=ctx.seeds),
+        prepare_beyond(ctx.cache_dir, ctx.log, seeds=ctx.seeds),  # every scheme beyond the article, on filings
+    ),
 }
 
 #: Sections that may compute in the background once the sections listed are computed: the filings and the long

@@ -3,8 +3,10 @@
 One row per scheme of :data:`poskernels.encodings.SCHEMES` the tournament trained (the article's five, T5 and
 Shaw, Kerple's two kernels, FIRE), side by side under identical conditions: the tournament's accuracy at
 32 to 256 (``tournament.accuracy``), the cue task and the needle at 10^5 tokens (``long.length`` and
-``long.distance``), each mean ± standard error over the seeds; then, for Kerple's heads, the certified cut their
-learned tail allows (``long.distance.tail_cut``).  The prose is ``docs/guide/beyond.md``.
+``long.distance``), the heads trained on filings on the far queries (``filings.accuracy`` for the article's
+schemes, ``filings.beyond.accuracy`` for the others), each mean ± standard error over the seeds; then,
+for Kerple's heads, the certified cut their learned tail allows (``long.distance.tail_cut``).
+The prose is ``docs/guide/beyond.md``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,15 @@ def _long_cell(long: dict, part: str, x: str, scheme: str) -> str:
     return "—" if mean is None else cell_se(mean, p["stderr"][scheme][x])
 
 
+def _filings_far(filings: dict, scheme: str) -> str:
+    """The scheme's filing heads on the queries whose answer is more than 32 back: the article's four in
+    ``filings.accuracy``, the schemes beyond it in ``filings.beyond``; "—" for a scheme with no filing reader."""
+    part = filings if scheme in filings["accuracy"] else filings.get("beyond", {})
+    if scheme not in part.get("accuracy", {}):
+        return "—"
+    return cell_se(part["accuracy"][scheme]["far"], part["stderr"][scheme]["far"])
+
+
 def markdown(numbers: dict) -> str:
     """The table, and the Kerple heads' cuts, from a ``numbers.json`` dict.
 
@@ -39,9 +50,10 @@ def markdown(numbers: dict) -> str:
     >>> acc = {"alibi": {"32": 1.0}}
     >>> long = {"accuracy": {"alibi": {"100000": 0.9, "64": 0.5}}, "stderr": {"alibi": {"100000": 0.01, "64": 0.1}}}
     >>> n = {"tournament": {"accuracy": acc, "stderr": {"alibi": {"32": 0.0}}, "seeds": [0]},
-    ...      "long": {"length": long, "distance": long}}
+    ...      "long": {"length": long, "distance": long},
+    ...      "filings": {"accuracy": {"alibi": {"far": 0.6}}, "stderr": {"alibi": {"far": 0.05}}}}
     >>> print(markdown(n).splitlines()[4])
-    | ALiBi | Definition 3, Theorem 3 | 1.000 ± 0.000 | 0.900 ± 0.010 | 0.500 ± 0.100 | 0.900 ± 0.010 |
+    | ALiBi | Definition 3, Theorem 3 | 1.000 ± 0.000 | 0.900 ± 0.010 | 0.500 ± 0.100 | 0.900 ± 0.010 | 0.600 ± 0.050 |
     """
     t, long = numbers["tournament"], numbers["long"]
     lengths = list(next(iter(t["accuracy"].values())))
@@ -49,13 +61,17 @@ def markdown(numbers: dict) -> str:
     for s, by_n in t["accuracy"].items():
         tour = [cell_se(by_n[k], t["stderr"][s][k]) for k in lengths]
         far = [_long_cell(long, p, x, s) for p, x, _ in LONG_POINTS]
-        rows.append([READER_LABELS[s], SCHEMES[s].article, *tour, *far])
+        rows.append([READER_LABELS[s], SCHEMES[s].article, *tour, *far, _filings_far(numbers["filings"], s)])
     k = len(t["seeds"])
+    headers = ["scheme", "source", *(f"n = {n}" for n in lengths), *(label for _, _, label in LONG_POINTS)]
+    headers.append("filings, far")
     out = [
         f"Accuracy, mean ± standard error over {k} seeds: the tournament at n = {', '.join(lengths)} (2,000 test "
-        "sequences a length), the cue task and the needle read by the streaming reader (500 sequences a point).",
+        "sequences a length), the cue task and the needle read by the streaming reader (500 sequences a point), and "
+        "the heads trained on filings on the held-out filings' queries whose answer is more than 32 tokens back "
+        "(filings, far; — for a scheme with no filing reader).",
         "",
-        _md(["scheme", "source", *(f"n = {n}" for n in lengths), *(label for _, _, label in LONG_POINTS)], rows),
+        _md(headers, rows),
     ]
     cuts = long["distance"].get("tail_cut", {})
     if cuts:

@@ -9,10 +9,13 @@ the binomial error of the article's query count, :func:`poskernels.page.registry
 from __future__ import annotations
 
 from ..experiments.filings import filings_results
+from ..experiments.filings_beyond import beyond_results
 from ..experiments.filings_reader import FILING_READERS
+from ..experiments.readers import reader_label
 from .registry import READER_LABELS, Context, Section, cell, cell_se, differs_se, format_table
 
-__all__ = ["FILINGS", "ARTICLE_ACCURACY", "ARTICLE_CORPUS", "ARTICLE_HORIZON", "LABELS", "distance_markdown"]
+__all__ = ["FILINGS", "ARTICLE_ACCURACY", "ARTICLE_CORPUS", "ARTICLE_HORIZON", "LABELS", "beyond_markdown",
+           "distance_markdown"]  # fmt: skip
 
 # The article's printed figures.  Section "Finance case study", its first paragraph: 300 training and 100
 # held-out filings, median length 198 tokens, 8 company mentions, 19,285 queries, 7,895 (41%) far; fourth
@@ -61,7 +64,9 @@ LABELS = {
 
 
 def _compute(ctx: Context) -> dict:
-    return filings_results(ctx.cache_dir, ctx.log, seeds=ctx.seeds)
+    out = dict(filings_results(ctx.cache_dir, ctx.log, seeds=ctx.seeds))  # the article's schemes and readers
+    out["beyond"] = beyond_results(ctx.cache_dir, ctx.log, seeds=ctx.seeds)  # every registered scheme beyond them
+    return out
 
 
 def _render(data: dict) -> str:
@@ -83,7 +88,22 @@ def _render(data: dict) -> str:
     out.append(_accuracy_tables(data))
     out.append(_horizon_table(data))
     out.append(_case_table(data["case"]))
+    if "beyond" in data:
+        out.append(_beyond_table(data["beyond"]))
     return "\n\n".join(out)
+
+
+def _beyond_rows(b: dict) -> list[list[str]]:
+    acc, se = b["accuracy"], b["stderr"]
+    return [[reader_label(s), cell_se(acc[s]["all"], se[s]["all"]), cell_se(acc[s]["far"], se[s]["far"])]
+            for s in b["schemes"]]  # fmt: skip
+
+
+def _beyond_table(b: dict) -> str:
+    seeds = b["seeds"]
+    title = f"Beyond the article: each scheme trained on filings and read as trained, mean ± SE over {len(seeds)} seeds"
+    rows = _beyond_rows(b) + [[reader_label(s), "not read", why] for s, why in b["not_read"].items()]
+    return format_table(["scheme", "all", "> 32 back"], rows, title=title)
 
 
 def _accuracy_tables(data: dict) -> str:
@@ -220,4 +240,22 @@ def distance_markdown(numbers: dict) -> str:
         f" {cell_se(*beyond['filings'])} (filings) against {cell_se(*beyond['synthetic'])} (stream); queries whose"
         f" answer is not the filer {cell_se(*not_filer['filings'])} against {cell_se(*not_filer['synthetic'])}.",
     ]
+    return "\n".join(lines)
+
+
+def beyond_markdown(numbers: dict) -> str:
+    """The schemes beyond the article on the held-out filings, each read as trained: accuracy on all queries and on
+    those whose answer is more than 32 tokens back, mean ± SE over the seeds (Markdown).
+
+    >>> b = {"schemes": ["t5"], "accuracy": {"t5": {"all": 0.9, "far": 0.8}},
+    ...      "stderr": {"t5": {"all": 0.01, "far": 0.02}}, "seeds": [0, 1], "not_read": {}}
+    >>> print(beyond_markdown({"filings": {"beyond": b}}).splitlines()[-1])
+    | T5 buckets (beyond) | 0.900 ± 0.010 | 0.800 ± 0.020 |
+    """
+    b = numbers["filings"]["beyond"]
+    lines = [f"Mean ± SE over {len(b['seeds'])} seeds, each head read as trained on the held-out filings.", ""]
+    lines += ["| scheme | all | > 32 back |", "|---|---|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in _beyond_rows(b)]
+    for s, why in b["not_read"].items():
+        lines.append(f"| {reader_label(s)} | not read: {why} | |")
     return "\n".join(lines)

@@ -395,6 +395,7 @@ REGIONS: dict[str, Callable[[dict], str]] = {
     "claims-unresolved": unresolved_markdown,
     "claims-all": claims_markdown,
     "filings-distance": pf.distance_markdown,
+    "filings-beyond": pf.beyond_markdown,
 }
 
 
@@ -428,7 +429,7 @@ DOC_REGIONS: dict[str, tuple[str, ...]] = {
     "docs/guide/beyond.md": ("beyond",),
     "docs/guide/claims.md": ("claims-unresolved", "claims-all"),
     # ``filings-gaps`` of this page is written by ``examples/filings_gaps.py``, not from ``numbers.json``
-    "docs/guide/filings.md": ("filings-distance",),
+    "docs/guide/filings.md": ("filings-distance", "filings-beyond"),
 }
 
 #: Every page that holds generated regions, relative to the repository's root.
