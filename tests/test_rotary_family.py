@@ -20,6 +20,7 @@ from claimcheck import assert_claim, claim_id, consistent, holds
 from conftest import SEEDS
 from poskernels.claims import by_id, of_suite
 from poskernels.claims.rotary_family import HOLD, NONINFERIOR
+from poskernels.encodings import SCHEMES
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.experiments.long_context import run_long_context
 
@@ -47,8 +48,8 @@ def test_claim_is_consistent_but_not_resolved_by_ten_seeds(numbers, claim):
 
 def test_every_scheme_of_the_family_has_its_claims():
     ids = {c.id for c in of_suite("rotary_family")}
-    for n in ("64", "128", "256", "1e5"):
-        assert f"rotary_family.xpos_degrades_less_than_rope_at_{n}" in ids
+    for n in ("past_the_window", "at_128", "at_256", "at_1e5"):
+        assert f"rotary_family.xpos_degrades_less_than_rope_{n}" in ids
     named = ("xpos_does_not_rebound", "p_rope_loses_nothing_inside_the_window", "p_rope_rebound_agrees_with_ropes",
              "partial_rotary_holds_at_256", "partial_rotary_falls_at_512", "partial_rotary_falls_at_1e5")  # fmt: skip
     assert {f"rotary_family.{c}" for c in named} <= ids
@@ -59,7 +60,8 @@ def test_every_scheme_of_the_family_has_its_claims():
 def test_every_rotary_head_reports_its_rebound(numbers):
     for key in ("rebound_height", "window_fall"):
         values = numbers["tournament"][key]
-        assert set(values) == {"rope", *FAMILY}
+        assert set(values) == {name for name, s in SCHEMES.items() if s.rotary and name in numbers["tournament"]["per_seed"]}
+        assert {"rope", *FAMILY} <= set(values)
         assert all(len(v) == len(numbers["tournament"]["seeds"]) and np.all(np.isfinite(v)) for v in values.values())
 
 
@@ -74,9 +76,14 @@ def test_the_claims_fail_on_numbers_in_which_they_are_false(numbers):
     tournament = lambda d: d["tournament"]["per_seed"]  # noqa: E731
     long = lambda d: d["long"]["length"]["per_seed"]  # noqa: E731
     rope_drop = lambda d, n: float(np.mean(np.asarray(d["32"], float) - np.asarray(d[n], float)))  # noqa: E731
-    for n in ("64", "128", "256"):  # xPos dropping as far as RoPE does
+    for n in ("128", "256"):  # xPos dropping as far as RoPE does
         d = moved(tournament, "xpos", n, rope_drop(tournament(numbers)["rope"], n))
         assert by_id(f"rotary_family.xpos_degrades_less_than_rope_at_{n}").check(d).passed is False
+    d = copy.deepcopy(numbers)
+    table = tournament(d)["xpos"]
+    for n in ("64", "128", "256"):  # ... at every length past the window
+        table[n] = list(np.asarray(table["32"], dtype=float) - rope_drop(tournament(numbers)["rope"], n))
+    assert by_id("rotary_family.xpos_degrades_less_than_rope_past_the_window").check(d).passed is False
     d = moved(long, "xpos", "100000", rope_drop(long(numbers)["rope"], "100000"))
     assert by_id("rotary_family.xpos_degrades_less_than_rope_at_1e5").check(d).passed is False
     d = moved(tournament, "p_rope", "32", 0.0)

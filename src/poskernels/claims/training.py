@@ -9,8 +9,8 @@ al. 2023), each as a statistic over the seeds, with the findings where our singl
   fail far past the window because their rotation turns the marked key away, not because the softmax flattens, and
   the scaled RoPE head is within :data:`HOLD` of the plain one at 10^5.
 * Ruoss et al. 2023 claim that randomized positions let a model read past its training length.  The sinusoidal
-  head trained at random positions (read at ``0..n-1``) is above the plain sinusoidal head at 64, 128 and 256
-  (paired by seed, ``tournament``), but it pays at the training length (a finding): more than :data:`COST` below
+  head trained at random positions (read at ``0..n-1``) is above the plain sinusoidal head on each seed's mean
+  accuracy over 64, 128 and 256 (paired by seed, ``tournament``), but it pays at the training length (a finding): more than :data:`COST` below
   the plain head at 32, since training saw positions spread over ``[0, 2048)`` and reading sees them one apart.
 
 :data:`HOLD`, :data:`GAIN`, :data:`COST` and :data:`K` are the only thresholds.
@@ -39,7 +39,10 @@ GAIN = 0.25
 COST = 0.3
 #: Standard errors every claim asks for.
 K = 3.0
-#: The lengths past training where randomized positions are claimed to help.
+#: The lengths past training where randomized positions are claimed to help: each seed's mean over them is the claim.
+#: At 64 and at 256 alone the gain (0.11 and 0.07) is a few paired standard errors of ten
+#: seeds: at 3 SE a fresh block of the calibration pool failed them 4.8% and 2.5% of the time while they held, which
+#: took the suite's joint size to 8% (``examples/claim_calibration.py`` on seeds 2000-11009).
 RANDOMIZED_LENGTHS = ("64", "128", "256")
 FAR = "100000"
 
@@ -97,20 +100,22 @@ def _claims() -> list[Claim]:
             null="the scaled RoPE head gains five points on RoPE, where the rule may pass",
         ),
     ]
-    for n in RANDOMIZED_LENGTHS:
-        out.append(
-            Claim(
-                f"{S}.sinusoidal_randpos_above_sinusoidal_at_{n}",
-                S,
-                f"Randomized positions let the sinusoidal code read past its training length: at n = {n} the head "
-                "trained at random positions is above the one trained at 0..31 (seeds paired).",
-                RANDOM,
-                "paired",
-                {"k": K},
-                _pair(_tournament, "sinusoidal_randpos", "sinusoidal", n),
-                ("tournament",),
-            )
+    out.append(
+        Claim(
+            f"{S}.sinusoidal_randpos_above_sinusoidal_past_the_window",
+            S,
+            "Randomized positions let the sinusoidal code read past its training length: averaged over n = 64, 128 "
+            "and 256, the head trained at random positions is above the one trained at 0..31 (seeds paired).",
+            RANDOM,
+            "paired",
+            {"k": K},
+            lambda d: {
+                "a": sum(_tournament("sinusoidal_randpos", n)(d) for n in RANDOMIZED_LENGTHS) / len(RANDOMIZED_LENGTHS),
+                "b": sum(_tournament("sinusoidal", n)(d) for n in RANDOMIZED_LENGTHS) / len(RANDOMIZED_LENGTHS),
+            },
+            ("tournament",),
         )
+    )
     out.append(
         Claim(
             f"{S}.sinusoidal_randpos_pays_at_32",
