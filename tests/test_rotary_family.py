@@ -60,7 +60,8 @@ def test_every_scheme_of_the_family_has_its_claims():
 def test_every_rotary_head_reports_its_rebound(numbers):
     for key in ("rebound_height", "window_fall"):
         values = numbers["tournament"][key]
-        assert set(values) == {name for name, s in SCHEMES.items() if s.rotary and name in numbers["tournament"]["per_seed"]}
+        trained = numbers["tournament"]["per_seed"]
+        assert set(values) == {name for name, s in SCHEMES.items() if s.rotary and name in trained}
         assert {"rope", *FAMILY} <= set(values)
         assert all(len(v) == len(numbers["tournament"]["seeds"]) and np.all(np.isfinite(v)) for v in values.values())
 

@@ -10,8 +10,9 @@ al. 2023), each as a statistic over the seeds, with the findings where our singl
   the scaled RoPE head is within :data:`HOLD` of the plain one at 10^5.
 * Ruoss et al. 2023 claim that randomized positions let a model read past its training length.  The sinusoidal
   head trained at random positions (read at ``0..n-1``) is above the plain sinusoidal head on each seed's mean
-  accuracy over 64, 128 and 256 (paired by seed, ``tournament``), but it pays at the training length (a finding): more than :data:`COST` below
-  the plain head at 32, since training saw positions spread over ``[0, 2048)`` and reading sees them one apart.
+  accuracy over 64, 128 and 256 (paired by seed, ``tournament``), but it pays at the training length (a finding):
+  more than :data:`COST` below the plain head at 32, since training saw positions spread over ``[0, 2048)`` and
+  reading sees them one apart.
 
 :data:`HOLD`, :data:`GAIN`, :data:`COST` and :data:`K` are the only thresholds.
 
