@@ -8,8 +8,10 @@ The logits are ``N / Z``, the one-pass reader's (the tests check every scheme an
 beyond the token array is ``O(V B chunk)`` whatever ``n``.  Two passes, chosen by the batch (:func:`_per_key`):
 
 * fewer sequences than tokens (one query over ``10^6`` keys): each key's own score only, ``B`` scores and
-  exponentials a column, at its row's running maximum (:func:`_key_scores`); a rotary head's key is one dot
-  product of ``2P`` numbers with a fixed table of turns (:func:`_rotary_factors`), never a complex exponential;
+  exponentials a column, at its row's running maximum
+  (:func:`~poskernels.model.engine.chunk_scores.key_scores`); a rotary head's key is one dot product of ``2P``
+  numbers with a fixed table of turns (:func:`~poskernels.model.engine.chunk_scores.rotary_factors`), never a
+  complex exponential;
 * more: when every sequence ends in the same query token (the cue task), each chunk of every head goes through one
   sparse product that groups the keys by token, one nonzero per key (:func:`_absorb_products`); otherwise each
   head gathers its scores key by key from the chunk's table.
@@ -41,17 +43,15 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from ...encodings import SCHEMES, Scheme
 from ...errors import PosKernelsError, check_positive_int
 from ..config import HeadConfig
-from ..embedding import token_table
-from ..reading import PLAIN, Reading, check_tokens, frequencies, read_positions
+from ..reading import PLAIN, Reading, check_tokens, read_positions
 from ..validate import check_params
-from .cut import certified_cut, check_eps, has_cut
+from .chunk_scores import chunk_table, key_scores, plan_head
+from .cut import check_eps, has_cut
 from .key_chunks import KeyChunk, token_rows
 
 __all__ = [
@@ -63,26 +63,6 @@ __all__ = [
 _TINY = 1e-250  # a normalizer below this (relative to its running maximum) is recomputed row by row
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """One head and its reading, prepared for the chunks (every array is the same for every chunk)."""
-
-    params: dict
-    cfg: HeadConfig
-    reading: Reading
-    theta: np.ndarray | None  # (P,) rotary frequencies, or None
-    q: np.ndarray  # (U, d) query of each distinct query token
-    lam: float  # the logit scale lambda
-    content: np.ndarray  # (U, V) content score q_u k_v^T lambda / tau (unrotated)
-    G: np.ndarray  # (V, C) each token's value, read out: (E W_V W_O)[v]
-    additive: bool  # the scheme adds a code p(m) to the embedding
-    start: int  # first key column read (0, or the cut's / the constant past's first column)
-    past: int | None  # columns [0, past) enter as token counts (the scheme's far_past), or None
-    spin: np.ndarray | None  # (chunk, 2P) Re and -Im of e^{i k theta}, k = 0..chunk-1 (rotary, integer positions)
-    w: np.ndarray | None  # (U, P, V) complex conj(q_p) k_p for every key token (rotary heads), or None
-    t: float  # the query's position
-
-
 class _Arange:
     """Positions ``0..n-1`` made a slice at a time (so the default positions take no ``O(n)`` memory)."""
 
@@ -91,139 +71,6 @@ class _Arange:
 
     def __getitem__(self, key: slice) -> np.ndarray:
         return np.arange(self.size, dtype=float)[key] if key.step else np.arange(*key.indices(self.size), dtype=float)
-
-
-def _plan(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> _Plan:
-    scheme = SCHEMES[cfg.scheme]
-    theta = frequencies(cfg, reading)
-    n = pos.size
-    tok = token_table(params, cfg)  # (V, d)
-    hq = tok[uq]  # (U, d)
-    code_q = scheme.code(params, cfg, pos[-1:])  # (1, d) or None; a learned table refuses past its length here
-    if code_q is not None:
-        if theta is not None:
-            raise PosKernelsError(f"scheme {cfg.scheme!r} is both additive and rotary; the head supports one")
-        hq = hq + code_q[0]
-    q = hq @ params["W_Q"]  # (U, d)
-    if scheme.scale_grows:  # lambda = s log n of the n keys this query sees, the same for every key: the far past holds
-        lam = float(np.asarray(scheme.logit_scale_at({k: v[None] for k, v in params.items()}, cfg, reading, n))[0])
-    else:
-        lam = scheme.logit_scale(cfg, reading)
-    content = q @ (tok @ params["W_K"]).T  # (U, V)
-    content = content / cfg.tau if lam == 1.0 else content * (lam / cfg.tau)
-    G = tok @ params["W_V"] @ params["W_O"]  # (V, C)
-    start, past = 0, None
-    if eps is not None:
-        if not default_pos:
-            raise PosKernelsError("the certified cut reads integer offsets: pass positions=None with eps")
-        start = max(0, n - 1 - certified_cut(params, cfg, uq, eps).D)
-    elif default_pos and code_q is None and theta is None and (R0 := scheme.far_past(cfg)) is not None:
-        past = max(0, n - R0)  # columns j < past have offsets r >= R0
-        start = past
-    spin, w = None, None
-    if theta is not None:  # Proposition 3 (i), the part that is the same for every chunk (see _rotary_factors)
-        kc = (tok @ params["W_K"]).view(np.complex128)  # (V, P)
-        w = q.view(np.complex128).conj()[:, :, None] * kc.T[None]  # (U, P, V)
-        if default_pos:
-            e = np.exp(1j * np.arange(chunk)[:, None] * theta)  # (chunk, P)
-            spin = np.concatenate([e.real, -e.imag], axis=1)  # (chunk, 2P)
-    t = float(pos[n - 1 :][0])
-    return _Plan(params, cfg, reading, theta, q, lam, content, G, code_q is not None, start, past, spin, w, t)
-
-
-def _rotary_factors(plan: _Plan, r_c: np.ndarray, shared: dict | None) -> tuple[np.ndarray, np.ndarray]:
-    """``(left (c, 2P), right (U, 2P, V))`` whose product is a rotary head's chunk of scores before ``lambda / tau``.
-
-    Proposition 3 (i): ``<R(t) q, R(j) k> = <q, R(j - t) k> = Re sum_p w_p e^{-i r theta_p}`` with
-    ``w_p = conj(q_p) k_p``, in real arithmetic ``sum_p Re(e_p) Re(w_p) - Im(e_p) Im(w_p)``.  At integer offsets
-    ``r_0, r_0 - 1, ...`` the turn splits, ``e^{-i r theta} = e^{-i r_0 theta} e^{i k theta}``: the chunk's
-    ``e^{-i r_0 theta}`` turns the ``(U, P, V)`` products ``w`` (a few hundred numbers) and every key of every chunk
-    reads the same fixed ``e^{i k theta}`` table, so no chunk computes a ``(c, P)`` turn.  At other positions
-    the turn of each key is computed (``shared``, one dict per chunk, keeps it for the heads of one reading)."""
-    if plan.spin is not None:
-        a = plan.w * np.exp(-1j * r_c[0] * plan.theta)[None, :, None]  # (U, P, V)
-        return plan.spin[: r_c.size], np.concatenate([a.real, a.imag], axis=1)
-    key = (plan.theta.tobytes(), r_c.tobytes())
-    trig = None if shared is None else shared.get(key)
-    if trig is None:
-        e = np.exp(-1j * r_c[:, None] * plan.theta)  # (c, P)
-        trig = np.concatenate([e.real, -e.imag], axis=1)  # (c, 2P)
-        if shared is not None:
-            shared[key] = trig
-    return trig, np.concatenate([plan.w.real, plan.w.imag], axis=1)
-
-
-def _chunk_table(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict | None = None):
-    """Scores ``(U, c, V)`` of every token at every position of the chunk, and the code's read-out value ``(c, C)``.
-
-    ``shared`` (one dict per chunk) keeps the rotary heads' turns at positions that are not integers and a
-    parameter-free code: the heads of one reading share them, so the seeds of a reading compute them once."""
-    params, cfg = plan.params, plan.cfg
-    scheme = SCHEMES[cfg.scheme]
-    U, c = plan.q.shape[0], pos_c.size
-    pvo = None
-    if plan.theta is not None:
-        left, right = _rotary_factors(plan, r_c, shared)  # (c, 2P), (U, 2P, V)
-        table = left @ right * (plan.lam / cfg.tau)  # (U, c, V)
-    else:
-        table = np.broadcast_to(plan.content[:, None, :], (U, c, plan.content.shape[1]))  # (U, c, V)
-        if plan.additive:
-            # a scheme with no parameters of its own (the sinusoidal code) has the same code for every head
-            key = ("code", cfg, float(pos_c[0]), c) if type(scheme).init is Scheme.init else None
-            code = None if shared is None or key is None else shared.get(key)
-            if code is None:
-                code = scheme.code(params, cfg, pos_c)  # (c, d)
-                if shared is not None and key is not None:
-                    shared[key] = code
-            pz = plan.q @ (code @ params["W_K"]).T  # (U, c)
-            pz = pz / cfg.tau if plan.lam == 1.0 else pz * (plan.lam / cfg.tau)
-            table = table + pz[:, :, None]  # (U, c, V)
-            pvo = code @ params["W_V"] @ params["W_O"]  # (c, C)
-    bias = scheme.bias_at(params, cfg, plan.q, r_c, plan.t)  # (U, c) or (c,) or None
-    if bias is not None:
-        table = table + np.broadcast_to(bias, (U, c))[:, :, None]
-    return table, pvo
-
-
-def _key_scores(plan: _Plan, pos_c: np.ndarray, r_c: np.ndarray, x: np.ndarray, iq, buffers: dict):
-    """Scores ``(B, c)`` of each key's own token, and the code's read-out ``(c, C)`` (the per-key pass).
-
-    A head with no code scores ``content[u, x_j] + b(r_j)`` (gathered, never a ``(c, V)`` table); a rotary head with
-    few rows takes each key's ``2P`` factors (:func:`_rotary_factors`, its token's row of the turned ``w``) and
-    one dot product with the fixed spin table, where the table would cost ``V`` products a key; otherwise the
-    chunk's table (:func:`_chunk_table`) is read at each key's token."""
-    B, c = x.shape
-    U, V = plan.content.shape
-    if plan.theta is not None and B * _TABLE_ENTRIES_A_KEY <= V:
-        left, right = _rotary_factors(plan, r_c, None)  # (c, 2P), (U, 2P, V)
-        toks = np.ascontiguousarray((right * (plan.lam / plan.cfg.tau)).transpose(0, 2, 1))  # (U, V, 2P)
-        if ("keys", B, c) not in buffers:  # reused: fresh arrays each chunk cost more than the arithmetic
-            buffers["keys", B, c] = np.empty((B, c, left.shape[1])), np.empty((B, c))
-        keys, z = buffers["keys", B, c]  # (B, c, 2P), (B, c)
-        if iq is None:  # "wrap" skips a bounds check per key (4x faster): KeyChunk checked the ids are in [0, V)
-            np.take(toks[0], x, axis=0, out=keys, mode="wrap")
-        else:
-            keys[...] = toks[iq[:, None], x]
-        np.einsum("ck,bck->bc", left, keys, out=z)  # (B, c), overwritten by the next chunk: read before then
-        pvo = None
-    elif plan.theta is None and not plan.additive:
-        z = plan.content[0][x] if iq is None else plan.content[iq[:, None], x]  # (B, c)
-        pvo = None
-    else:
-        table, pvo = _chunk_table(plan, pos_c, r_c)  # (U, c, V)
-        z = table[0][np.arange(c), x] if iq is None else table[iq[:, None], np.arange(c), x]  # (B, c)
-        return z, pvo
-    bias = SCHEMES[plan.cfg.scheme].bias_at(plan.params, plan.cfg, plan.q, r_c, plan.t)  # (U, c) or (c,) or None
-    if bias is not None:
-        bias = np.broadcast_to(bias, (U, c))
-        z = z + (bias[0] if iq is None else bias[iq])  # (B, c)
-    return z, pvo
-
-
-#: A gathered key (its ``2P`` factors, one dot product) costs about as much as this many entries of the ``(c, V)``
-#: table one matrix product fills: at ``P = 8``, ``V = 17``, one BLAS thread, a column of 4,096 keys took ~10 ns a
-#: key gathered against ~30 ns a key for the product (so with 17 tokens, up to 3 rows are gathered).
-_TABLE_ENTRIES_A_KEY = 5
 
 
 class _State:
@@ -277,7 +124,7 @@ def _absorb_products(plans, states, mu, ch: KeyChunk, b: int, pos, n: int, buffe
         p = plans[k]
         lo = max(ch.a0, p.start)
         pos_c = pos[lo:b]  # (c_k,)
-        table, pvo = _chunk_table(p, pos_c, pos[n - 1 :] - pos_c, shared)  # (1, c_k, V), (c_k, C) or None
+        table, pvo = chunk_table(p, pos_c, pos[n - 1 :] - pos_c, shared)  # (1, c_k, V), (c_k, C) or None
         mu[k] = np.maximum(mu[k], table.max(axis=(1, 2)))  # (1,)
         if not (states[k].m == mu[k][0]).all():  # a factor e^0 = 1 would change nothing
             states[k].rescale(np.full(B, mu[k][0]))
@@ -327,10 +174,10 @@ def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
             pos_c = pos[lo:b]  # (c,)
             x, flat = ch.x[:, cut:], ch.flat[:, cut:]  # (B, c)
             if rowwise:  # each key's own score (B, c): B exponentials a column
-                z, pvo = _key_scores(p, pos_c, pos[n - 1 :] - pos_c, x, iq, buffers)
+                z, pvo = key_scores(p, pos_c, pos[n - 1 :] - pos_c, x, iq, buffers)
                 _absorb(states[k], z, flat, True, None, pvo)
                 continue
-            table, pvo = _chunk_table(p, pos_c, pos[n - 1 :] - pos_c)
+            table, pvo = chunk_table(p, pos_c, pos[n - 1 :] - pos_c)
             U, c = table.shape[:2]
             idx = ch.idx[:, cut:] - V * cut if iq is None else (iq[:, None] * c + np.arange(c)) * V + x  # (B, c)
             mu[k] = np.maximum(mu[k], table.reshape(U, -1).max(axis=1))  # (U,)
@@ -345,7 +192,7 @@ def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
         if counts_at is None:  # token counts of the columns every constant-past head shares, once
             counts_at = _counts(tokens, 0, base, V, chunk)
         counts = counts_at + _counts(tokens, base, p.past, V, chunk)  # keys at offsets r >= R0
-        table, _ = _chunk_table(p, pos[p.past - 1 : p.past], pos[-1:] - pos[p.past - 1 : p.past])  # (U, 1, V)
+        table, _ = chunk_table(p, pos[p.past - 1 : p.past], pos[-1:] - pos[p.past - 1 : p.past])  # (U, 1, V)
         t = table[:, 0, :][iq] if iq is not None else np.broadcast_to(table[0, 0], (B, V))  # (B, V)
         st = states[k]
         present = np.where(counts > 0, t, -np.inf)  # (B, V)
@@ -428,7 +275,7 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
             if cfg.vocab != cfg0.vocab:
                 raise PosKernelsError(f"heads read together must share a vocabulary; got {cfg0.vocab} and {cfg.vocab}")
             cut_eps = eps if has_cut(params, cfg) else None
-            plans.append(_plan(params, cfg, reading, uq, pos, cut_eps, default_pos, chunk))
+            plans.append(plan_head(params, cfg, reading, uq, pos, cut_eps, default_pos, chunk))
         for p, st in zip(plans, _read(plans, tokens, pos, iq, chunk, rowwise=False)):
             Z = st.mass.sum(axis=1)  # (B,)
             bad = np.flatnonzero(~(Z > _TINY))
@@ -489,10 +336,10 @@ def recent_weights(params: dict, cfg: HeadConfig, tokens, k: int, reading: Readi
     pos = _Arange(n)
     xq = tokens[:, -1].astype(np.int64)
     uq, iq = np.unique(xq, return_inverse=True)
-    plan = _plan(params, cfg, reading, uq, pos, None, False, chunk)  # every key read, no shortcut
+    plan = plan_head(params, cfg, reading, uq, pos, None, False, chunk)  # every key read, no shortcut
     st = _read([plan], tokens, pos, iq, chunk, rowwise=True)[0]
     logZ = st.m + np.log(st.mass.sum(axis=1))  # (B,)
-    table, _ = _chunk_table(plan, pos[n - k :], pos[n - 1 :] - pos[n - k :])  # (U, k, V)
+    table, _ = chunk_table(plan, pos[n - k :], pos[n - 1 :] - pos[n - k :])  # (U, k, V)
     x = tokens[:, n - k :].astype(np.int64)  # (B, k)
     z = table.ravel()[(iq[:, None] * k + np.arange(k)) * table.shape[2] + x]  # (B, k)
     return np.exp(z - logZ[:, None])[:, ::-1]  # (B, k), offsets 0..k-1
