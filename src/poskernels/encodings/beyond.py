@@ -2,9 +2,10 @@
 
 Each is a function of the causal offset ``r = t - j`` added to the logit of query ``t`` and key ``j`` (FIRE's
 also reads the query's position ``t``).  An offset ``r < 0`` (a key after its query, which a causal head never
-scores) is read as ``0``, like every relative bias of the registry.  These are the forward formulas the registry's
-hooks evaluate every training step, so they take arrays as they come and check nothing; the checked forms, with
-the properties the papers state, are in :mod:`poskernels.theory.beyond`.
+scores) is read as ``0``, like every relative bias of the registry.  The forward formulas come first, then the three
+schemes whose hooks evaluate them every training step (:class:`KerpleLog`, :class:`KerplePower`, :class:`Fire`,
+each with its hand-written backward), so the formulas take arrays as they come and check nothing; the checked forms,
+with the properties the papers state, are in :mod:`poskernels.theory.beyond`.
 
 * Kerple (Chi et al. 2022, "KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation"):
   the logarithmic bias ``-r1 log(1 + r2 r)`` and the power bias ``-r1 r^r2`` (``0 < r2 <= 2``), ``r1, r2 > 0``.
@@ -21,11 +22,21 @@ from numpy.typing import ArrayLike
 from scipy.special import gammaincc
 
 from ..errors import PosKernelsError, check_array, check_positive_real
+from .scheme import Scheme
 
 #: A parameter given as one number or as one per head (an array broadcast against the offsets).
 Scalars = np.ndarray | float
 
-__all__ = ["fire_bias", "fire_features", "kerple_log_bias", "kerple_power_bias", "kerple_tail_bound"]
+__all__ = [
+    "Fire",
+    "KerpleLog",
+    "KerplePower",
+    "fire_bias",
+    "fire_features",
+    "kerple_log_bias",
+    "kerple_power_bias",
+    "kerple_tail_bound",
+]
 
 
 def kerple_log_bias(r: ArrayLike, r1: Scalars, r2: Scalars) -> np.ndarray:
@@ -129,3 +140,138 @@ def kerple_tail_bound(kind: str, W: float, r1: float, r2: float, D: float) -> fl
     if W + log_tail > 700:  # past float64: vacuous (a weight is at most 1)
         return math.inf
     return math.exp(W + log_tail)
+
+
+class KerpleLog(Scheme):
+    """Kerple's logarithmic bias ``-r1 log(1 + r2 r)`` (Chi et al. 2022), ``r1, r2 > 0`` learned.
+
+    Kept positive by the parametrisation ``r1 = e^{a1}``, ``r2 = e^{a2}`` (the paper clips at ``10^-2``
+    instead).  The paper draws each of its many heads' ``r1 ~ U(0, 2)``, ``r2 ~ U(0, 1)``; our one head starts
+    at the middle of those ranges, ``r1 = 1``, ``r2 = 1/2``, the same for every seed.  The bias is a
+    conditionally positive definite kernel of the offset
+    (:func:`poskernels.theory.beyond.kerple_log_kernel`).
+    """
+
+    name, title = "kerple_log", "Kerple, logarithmic"
+    article = "Chi et al. 2022, KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation"
+    paper, year, colour = "Chi et al.", 2022, "#882255"
+    where, relative, defined_everywhere, in_article = "score", True, True, False
+
+    def init(self, cfg, rng):
+        return {"kerple_a1": np.zeros(1), "kerple_a2": np.full(1, np.log(0.5))}  # (1,) each: log r1, log r2
+
+    def bias(self, params, cfg, q, r):
+        return kerple_log_bias(r, np.exp(params["kerple_a1"]), np.exp(params["kerple_a2"]))  # (M, n) or (n, n)
+
+    def bias_backward(self, dz, params, cfg, q, r):
+        r1, r2 = np.exp(params["kerple_a1"]), np.exp(params["kerple_a2"])  # (M, 1) each
+        rho = np.maximum(r, 0.0)  # (n,)
+        b = -r1 * np.log1p(r2 * rho)  # (M, n): db/da1 = r1 db/dr1 = b
+        dbda2 = -r1 * r2 * rho / (1.0 + r2 * rho)  # (M, n): r2 db/dr2
+        g = dz.sum(axis=1)  # (M, n) summed over query tokens (the bias does not read the query)
+        return None, {"kerple_a1": (g * b).sum(-1)[:, None], "kerple_a2": (g * dbda2).sum(-1)[:, None]}
+
+    def tail_bound(self, params, cfg):  # finite only when r1 > 1 (tails like r^-r1)
+        r1, r2 = float(np.exp(params["kerple_a1"][0])), float(np.exp(params["kerple_a2"][0]))
+        return lambda W, D: kerple_tail_bound("kerple_log", W, r1, r2, D)
+
+
+class KerplePower(Scheme):
+    """Kerple's power bias ``-r1 r^r2`` (Chi et al. 2022), ``r1 > 0`` and ``0 < r2 <= 2`` learned.
+
+    Kept in range by the parametrisation ``r1 = e^{a1}``, ``r2 = 2 sigma(a2)`` (the paper clips instead).  The
+    paper draws each of its heads' ``r1 ~ U(0, 1)``, ``r2 ~ U(0, 2)``; our one head starts at the middle of
+    those ranges, ``r1 = 1/2``, ``r2 = 1`` (ALiBi's bias ``-r/2`` at the article's slope).
+    Conditionally positive definite for ``r2 <= 2``
+    (:func:`poskernels.theory.beyond.kerple_power_kernel`).
+    """
+
+    name, title = "kerple_power", "Kerple, power"
+    article = "Chi et al. 2022, KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation"
+    paper, year, colour = "Chi et al.", 2022, "#44aa99"
+    where, relative, defined_everywhere, in_article = "score", True, True, False
+
+    def init(self, cfg, rng):
+        return {"kerple_a1": np.full(1, np.log(0.5)), "kerple_a2": np.zeros(1)}  # (1,) each: log r1, logit(r2/2)
+
+    @staticmethod
+    def _exponent(params):
+        return 2.0 / (1.0 + np.exp(-params["kerple_a2"]))  # r2 = 2 sigma(a2), in (0, 2)
+
+    def bias(self, params, cfg, q, r):
+        return kerple_power_bias(r, np.exp(params["kerple_a1"]), self._exponent(params))  # (M, n) or (n, n)
+
+    def bias_backward(self, dz, params, cfg, q, r):
+        r1, r2 = np.exp(params["kerple_a1"]), self._exponent(params)  # (M, 1) each
+        rho = np.maximum(r, 0.0)  # (n,)
+        b = -r1 * rho**r2  # (M, n): db/da1 = b
+        log_rho = np.log(np.where(rho > 0, rho, 1.0))  # (n,) r^r2 log r -> 0 at r = 0
+        dbda2 = b * log_rho * r2 * (1.0 - r2 / 2.0)  # (M, n): db/dr2 dr2/da2
+        g = dz.sum(axis=1)  # (M, n)
+        return None, {"kerple_a1": (g * b).sum(-1)[:, None], "kerple_a2": (g * dbda2).sum(-1)[:, None]}
+
+    def tail_bound(self, params, cfg):  # finite for every r1, r2 > 0
+        r1, r2 = float(np.exp(params["kerple_a1"][0])), float(self._exponent(params)[0])
+        return lambda W, D: kerple_tail_bound("kerple_power", W, r1, r2, D)
+
+
+class Fire(Scheme):
+    """FIRE (Li et al. 2023): the bias ``f(psi(r) / psi(max(L, t)))``, ``psi(x) = log(c x + 1)``, all learned.
+
+    ``f(u) = sum_h w2_h relu(w1_h u + b1_h)``, a one-hidden-layer MLP of width :attr:`H` (32, the reference
+    implementation's), drawn as PyTorch draws ``Linear(1, H)`` and ``Linear(H, 1)`` (uniform on
+    ``+-1/sqrt(fan_in)``), with no output constant (it would move every logit of a query alike, which the softmax
+    ignores, so it would never learn).  ``c = 0.1 e^{a_c} > 0`` starts at the reference's 0.1; the threshold
+    ``L = n_train e^{a_L} > 0`` starts at the training length, so that the query at the end of the window
+    (``t = L - 1``) is normalised by ``psi(L)`` and ``L`` learns (the reference starts it at a quarter of its
+    2,048-token window, where queries below ``L`` exist in every sequence; here the query is always the last
+    token).  Past ``L`` the normaliser follows the query, so every causal offset of a query at any length maps
+    into ``[0, 1]`` (:func:`poskernels.theory.beyond.fire_kernel`).  Not a kernel of the offset alone: it reads
+    the query's position, so ``relative`` is False.
+    """
+
+    name, title = "fire", "FIRE"
+    article = "Li et al. 2023, Functional Interpolation for Relative Positions Improves Long Context Transformers"
+    paper, year, colour = "Li et al.", 2023, "#ddcc77"
+    where, relative, defined_everywhere, in_article = "score", False, True, False
+    H = 32
+
+    def init(self, cfg, rng):
+        w1 = rng.uniform(-1.0, 1.0, size=self.H)  # (H,) Linear(1, H): fan_in 1
+        b1 = rng.uniform(-1.0, 1.0, size=self.H)  # (H,)
+        w2 = rng.uniform(-1.0, 1.0, size=self.H) / np.sqrt(self.H)  # (H,) Linear(H, 1): fan_in H
+        return {"fire_ac": np.zeros(1), "fire_aL": np.zeros(1), "fire_w1": w1, "fire_b1": b1, "fire_w2": w2}
+
+    @staticmethod
+    def _c_L(params, cfg):
+        return 0.1 * np.exp(params["fire_ac"]), cfg.n_train * np.exp(params["fire_aL"])  # (M, 1) or (1,) each
+
+    def bias(self, params, cfg, q, r, t=None):
+        if t is None:
+            raise PosKernelsError("FIRE's bias reads the query's position t; call it through bias_at")
+        c, L = self._c_L(params, cfg)
+        u = fire_features(r, t, c, L)  # (M, n) or (Nq, Nk): psi(r) / psi(max(L, t))
+        return fire_bias(u, params["fire_w1"], params["fire_b1"], params["fire_w2"])  # same shape as u
+
+    def bias_backward(self, dz, params, cfg, q, r, t=None):
+        c, L = self._c_L(params, cfg)  # (M, 1) each
+        rho = np.maximum(r, 0.0)  # (n,)
+        T = np.maximum(L, t)  # (M, 1) the normaliser's argument
+        den = np.log1p(c * T)  # (M, 1) psi(max(L, t))
+        u = np.log1p(c * rho) / den  # (M, n)
+        w1, b1, w2 = (params[k][:, None, :] for k in ("fire_w1", "fire_b1", "fire_w2"))  # (M, 1, H) each
+        pre = u[..., None] * w1 + b1  # (M, n, H)
+        g = dz.sum(axis=1)  # (M, n) summed over query tokens (the bias does not read the query)
+        dpre = g[..., None] * w2 * (pre > 0)  # (M, n, H)
+        du = (dpre * w1).sum(-1)  # (M, n)
+        # u = psi(r) / psi(T): du/dc = (r / (1 + c r) - u T / (1 + c T)) / psi(T);  dc/da_c = c
+        dac = (du * c * (rho / (1.0 + c * rho) - u * T / (1.0 + c * T)) / den).sum(-1)  # (M,)
+        # du/dL = -u c / ((1 + c L) psi(L)) where L > t (else the normaliser does not read L);  dL/da_L = L
+        daL = (du * -u * (c * L / (1.0 + c * L)) / den * (L > t)).sum(-1)  # (M,)
+        return None, {
+            "fire_ac": dac[:, None],
+            "fire_aL": daL[:, None],
+            "fire_w1": (dpre * u[..., None]).sum(1),  # (M, H)
+            "fire_b1": dpre.sum(1),  # (M, H)
+            "fire_w2": (g[..., None] * np.maximum(pre, 0.0)).sum(1),  # (M, H)
+        }
