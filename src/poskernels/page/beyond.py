@@ -1,12 +1,13 @@
-"""The README's table "Beyond the article: the schemes models ship", rendered from ``numbers.json``.
+"""The table "Beyond the article: the schemes models ship", rendered from ``numbers.json``.
 
 One row per scheme of :data:`poskernels.encodings.SCHEMES` the tournament trained (the article's five, T5 and
-Shaw, Kerple's two kernels, FIRE), side by side under identical conditions: the tournament's accuracy at
+Shaw, and every scheme beyond the article), side by side under identical conditions: the tournament's accuracy at
 32 to 256 (``tournament.accuracy``), the cue task and the needle at 10^5 tokens (``long.length`` and
 ``long.distance``), the heads trained on filings on the far queries (``filings.accuracy`` for the article's
 schemes, ``filings.beyond.accuracy`` for the others), each mean ± standard error over the seeds; then,
 for Kerple's heads, the certified cut their learned tail allows (``long.distance.tail_cut``).
-The prose is ``docs/guide/beyond.md``.
+The prose is ``docs/guide/beyond.md``, which holds the whole table (:func:`markdown`); the README holds its
+headline (:func:`headline`): each scheme's paper, its accuracy at 32 and 256, at 10^5 tokens and on the filings.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from ..encodings import SCHEMES
 from .registry import READER_LABELS, cell, cell_se
 
-__all__ = ["markdown"]
+__all__ = ["headline", "markdown"]
 
 #: The long readings the table quotes: the cue task at its longest length, the needle just past the window and at
 #: its farthest offset.
@@ -98,3 +99,43 @@ def markdown(numbers: dict) -> str:
             _md(["scheme", "r1", "r2", "heads with a cut", "cut"], lines),
         ]
     return "\n".join(out)
+
+
+def headline(numbers: dict) -> str:
+    """The README's shorter table: each scheme's paper and year, the tournament at 32 and at its longest length,
+    the cue task and the needle at 10^5 tokens, and the filings' far queries (the columns of :func:`markdown`).
+
+    Examples
+    --------
+    >>> acc = {"alibi": {"32": 1.0, "256": 0.9}}
+    >>> long = {"accuracy": {"alibi": {"100000": 0.9}}, "stderr": {"alibi": {"100000": 0.01}}}
+    >>> n = {"tournament": {"accuracy": acc, "stderr": {"alibi": {"32": 0.0, "256": 0.02}}, "seeds": [0]},
+    ...      "long": {"length": long, "distance": long},
+    ...      "filings": {"accuracy": {"alibi": {"far": 0.6}}, "stderr": {"alibi": {"far": 0.05}}}}
+    >>> headline(n).splitlines()[4].split(" | ")[1:4]
+    ['Press, Smith, and Lewis 2022', '1.000 ± 0.000', '0.900 ± 0.020']
+    """
+    t, long = numbers["tournament"], numbers["long"]
+    lengths = list(next(iter(t["accuracy"].values())))
+    first, last = lengths[0], lengths[-1]
+    rows = []
+    for s, by_n in t["accuracy"].items():
+        scheme = SCHEMES[s]
+        source = f"{scheme.paper} {scheme.year}" if scheme.paper and scheme.year else scheme.article
+        rows.append([
+            READER_LABELS[s],
+            source,
+            cell_se(by_n[first], t["stderr"][s][first]),
+            cell_se(by_n[last], t["stderr"][s][last]),
+            _long_cell(long, "length", "100000", s),
+            _long_cell(long, "distance", "100000", s),
+            _filings_far(numbers["filings"], s),
+        ])  # fmt: skip
+    headers = ["scheme", "paper", f"n = {first}", f"n = {last}", "cue at 10^5", "needle at 10^5", "filings, far"]
+    return "\n".join([
+        f"Accuracy, mean ± SE over {len(t['seeds'])} seeds, of single heads trained at {first} tokens under identical "
+        "conditions (the whole table, with 64, 128 and the needle at 64: [the schemes models ship]"
+        "(docs/guide/beyond.md)).",
+        "",
+        _md(headers, rows),
+    ])  # fmt: skip

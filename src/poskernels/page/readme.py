@@ -392,6 +392,7 @@ REGIONS: dict[str, Callable[[dict], str]] = {
     "differences": _differences,
     "long": lambda numbers: long_markdown(numbers["long"]).strip("\n"),
     "beyond": pb.markdown,
+    "beyond-headline": pb.headline,
     "claims-unresolved": unresolved_markdown,
     "claims-all": claims_markdown,
     "filings-distance": pf.distance_markdown,

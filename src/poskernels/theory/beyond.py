@@ -37,11 +37,17 @@ __all__ = [
     "kerple_log_kernel",
     "kerple_power_kernel",
     "kerple_tail_bound",
+    "causal_offsets",
     "offset_gram",
 ]
 
 
-def _offsets(r: ArrayLike) -> np.ndarray:
+def causal_offsets(r: ArrayLike) -> np.ndarray:
+    """``r`` as a float array of causal offsets ``r = t - j >= 0``, or :class:`PosKernelsError` naming its minimum.
+
+    >>> causal_offsets([0, 3]).tolist()
+    [0.0, 3.0]
+    """
     r = check_array("offsets r", r)
     if r.size and r.min() < 0:
         raise PosKernelsError(f"offsets r must be >= 0 (causal: r = t - j); got a minimum of {r.min()!r}")
@@ -63,7 +69,7 @@ def kerple_log_kernel(r: ArrayLike, r1: float, r2: float) -> np.ndarray:
     >>> kerple_log_kernel([0, 1, 10], 1.0, 0.5).round(4).tolist()
     [-0.0, -0.4055, -1.7918]
     """
-    return kerple_log_bias(_offsets(r), check_positive_real("r1", r1), check_positive_real("r2", r2))
+    return kerple_log_bias(causal_offsets(r), check_positive_real("r1", r1), check_positive_real("r2", r2))
 
 
 def kerple_power_kernel(r: ArrayLike, r1: float, r2: float) -> np.ndarray:
@@ -74,7 +80,7 @@ def kerple_power_kernel(r: ArrayLike, r1: float, r2: float) -> np.ndarray:
     >>> kerple_power_kernel([0, 1, 4], 0.5, 1.0).tolist()  # r2 = 1: ALiBi's bias at slope r1
     [-0.0, -0.5, -2.0]
     """
-    return kerple_power_bias(_offsets(r), check_positive_real("r1", r1), check_positive_real("r2", r2))
+    return kerple_power_bias(causal_offsets(r), check_positive_real("r1", r1), check_positive_real("r2", r2))
 
 
 #: Kerple's two kernels, by the registry's scheme names.
@@ -133,7 +139,7 @@ def fire_kernel(r: ArrayLike, t: float, c: float, L: float, w1: ArrayLike, b1: A
     >>> fire_kernel([0, 99_999], 99_999, 0.1, 20.0, w1, b1, w2).tolist()
     [0.5, 2.0]
     """
-    r = _offsets(r)
+    r = causal_offsets(r)
     t, c, L = float(check_array("t", t)), check_positive_real("c", c), check_positive_real("L", L)
     if r.size and r.max() > t:
         raise PosKernelsError(f"offsets of a query at t = {t!r} lie in [0, t]; got {r.max()!r}")

@@ -34,6 +34,7 @@ from ..encodings.rotary_family import (
     xpos_zeta,
 )
 from ..errors import PosKernelsError, check_array, check_budget
+from .beyond import causal_offsets
 
 __all__ = [
     "attention_resolution",
@@ -45,13 +46,6 @@ __all__ = [
     "xpos_envelope",
     "xpos_kernel",
 ]
-
-
-def _offsets(r: ArrayLike) -> np.ndarray:
-    r = check_array("offsets r", r)
-    if r.size and r.min() < 0:
-        raise PosKernelsError(f"offsets r must be >= 0 (causal: r = t - j); got a minimum of {r.min()!r}")
-    return r
 
 
 def _planes(name: str, v: ArrayLike | None, P: int) -> np.ndarray:
@@ -87,7 +81,7 @@ def rotary_kernel(r: ArrayLike, theta: ArrayLike, q: ArrayLike | None = None, k:
     >>> rotary_kernel([0, 10], [1.0 - 0.1j]).round(4).tolist()  # a decayed plane: 2 cos(10) e^{-1}
     [2.0, -0.6173]
     """
-    r = _offsets(r)
+    r = causal_offsets(r)
     theta = check_array("theta", theta, ndim=1, complex_ok=True)  # (P,)
     P = theta.size
     h = np.conj(_planes("q", q, P)) * _planes("k", k, P)  # (P,)
@@ -136,7 +130,7 @@ def xpos_envelope(
     >>> xpos_envelope([0, 16, 160], 16).round(3).tolist()
     [16.0, 9.571, 1.184]
     """
-    r = _offsets(r)
+    r = causal_offsets(r)
     zeta = xpos_zeta(d, gamma_x)  # (P,)
     w = np.abs(_planes("q", q, zeta.size)) * np.abs(_planes("k", k, zeta.size))  # (P,)
     return (zeta ** (r[..., None] / scale_base)) @ w
