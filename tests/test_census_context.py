@@ -104,6 +104,19 @@ def test_first_negative_offset_against_a_brute_force_scan(b):
     assert first_negative_offset(theta, 59999, chunk=37) == want
 
 
+@given(
+    theta=st.lists(st.floats(-3.0, 3.0, allow_nan=False) | st.floats(-1e-3, 1e-3), min_size=1, max_size=6),
+    scale=st.sampled_from([1.0, 1e-2, 1e-4]),
+    last=st.integers(0, 5000),
+)
+def test_first_negative_offset_skips_only_offsets_where_every_cosine_is_nonnegative(theta, scale, last):
+    # below pi / (2 max |theta|) every cos(Delta theta_j) >= 0, so the scan starts past it; brute force reads all
+    theta = np.asarray(theta) * scale
+    kernel = np.cos(np.arange(last + 1.0)[:, None] * theta).sum(axis=1)
+    negative = np.flatnonzero(kernel < 0)
+    assert first_negative_offset(theta, last, chunk=64) == (int(negative[0]) if negative.size else None)
+
+
 def test_first_negative_offset_refuses_bad_input():
     for theta, n in [([], 10), ([[1.0]], 10), ([1.0], -1), ([1.0], 10**8), ([float("nan")], 10)]:
         with pytest.raises(PosKernelsError):

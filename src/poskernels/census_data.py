@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .errors import PosKernelsError, check_positive_int, did_you_mean
+from .errors import PosKernelsError, check_length, did_you_mean
 from .extension import MAPS, extend
 from .extension.ecosystem import compare_yarn_ramps
 from .rope_config import ROPE_TYPES, RopeConfig, config_extension, parse_layer_configs, raw_config
@@ -96,7 +96,8 @@ def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = 
     1.15
     """
     L = cfg.training_length
-    N = cfg.default_target_length() if target_length is None else check_positive_int("the target length", target_length)
+    # checked first: float64 holds every offset below 2^53, and a larger N would fail only after every scan
+    N = cfg.default_target_length() if target_length is None else check_length("the target length", target_length)
     if N < L:
         raise PosKernelsError(f"the target length must be >= the training length L = {L}; got {N!r}")
     kappa = N / L

@@ -128,22 +128,26 @@ def first_negative_offset(theta: ArrayLike, max_offset: int, chunk: int = CHUNK)
         raise PosKernelsError(f"theta must be a non-empty 1-d array of frequencies; got shape {theta.shape}")
     max_offset = check_int("the largest offset", max_offset, 0, MAX_SCAN, "the kernel is scanned offset by offset")
     chunk = check_int("chunk", chunk, 1, 1 << 20)
-    for first, values in _scan(theta, max_offset + 1, chunk):
+    # every cos(Delta theta_j) >= 0 while Delta |theta_j| <= pi / 2: no offset up to `safe` can be negative
+    fastest = float(np.max(np.abs(theta)))
+    safe = max_offset if fastest == 0.0 else min(max_offset, math.floor(math.pi / 2 / fastest))
+    for first, values in _scan(theta, max_offset + 1, chunk, start=safe + 1 if safe > 0 else 0):
         negative = np.flatnonzero(values < 0)
         if negative.size:
             return int(first + negative[0])
     return None
 
 
-def _scan(theta: np.ndarray, stop: int, chunk: int):
-    """``(first offset, kappa from there)`` over ``0..stop-1``: offsets below ``4 chunk`` by the direct sum
-    (:func:`_kernel`) in blocks that double from 256, so a kernel that turns negative at ``Delta`` costs at most
-    about ``2 Delta`` offsets; the rest by the engine (:func:`_kernel_blocks`)."""
-    direct = min(stop, 4 * chunk)
-    a, b = 0, min(256, direct)
+def _scan(theta: np.ndarray, stop: int, chunk: int, start: int = 0):
+    """``(first offset, kappa from there)`` over ``start..stop-1``: the first ``4 chunk`` offsets by the direct sum
+    (:func:`_kernel`) in blocks that double from 256, so a kernel that turns negative ``Delta`` past ``start``
+    costs at most about ``2 Delta`` offsets; the rest by the engine (:func:`_kernel_blocks`)."""
+    direct = min(stop, start + 4 * chunk)
+    a, width = start, 256
     while a < direct:
+        b = min(a + width, direct)
         yield a, _kernel(np.arange(a, b, dtype=np.float64), theta)
-        a, b = b, min(2 * b, direct)
+        a, width = b, 2 * width
     if direct < stop:
         yield from _kernel_blocks(theta, direct, stop, chunk)
 
