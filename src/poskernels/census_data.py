@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .errors import PosKernelsError, check_length, did_you_mean
+from .errors import PosKernelsError, check_positive_int, did_you_mean
 from .extension import MAPS, extend
 from .extension.ecosystem import compare_yarn_ramps
 from .rope_config import ROPE_TYPES, RopeConfig, config_extension, parse_layer_configs, raw_config
@@ -96,8 +96,11 @@ def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = 
     1.15
     """
     L = cfg.training_length
-    # checked first: float64 holds every offset below 2^53, and a larger N would fail only after every scan
-    N = cfg.default_target_length() if target_length is None else check_length("the target length", target_length)
+    N = cfg.default_target_length() if target_length is None else check_positive_int("the target length", target_length)
+    if N > 2**53:  # checked first: a larger N would be refused by the kernel's scans only after all of them had run
+        raise PosKernelsError(
+            f"the target length must be at most 2^53 = {2**53} (float64 holds every offset below it exactly); got {N}"
+        )
     if N < L:
         raise PosKernelsError(f"the target length must be >= the training length L = {L}; got {N!r}")
     kappa = N / L
