@@ -172,3 +172,11 @@ def test_the_reference_has_an_independent_term_for_every_scheme():
 
     # the oracle is written apart from the head's hooks: it holds neither the registry nor a scheme
     assert not any(v is SCHEMES or isinstance(v, Scheme) for v in vars(reference).values())
+
+
+def test_every_built_in_scheme_has_a_colour_of_its_own():
+    # the figures and the lab tell the schemes apart by colour alone (the payload carries them)
+    from poskernels.encodings import BUILT_IN
+
+    colours = [SCHEMES[name].colour for name in sorted(BUILT_IN)]
+    assert len(set(colours)) == len(colours), {c: n for n, c in zip(sorted(BUILT_IN), colours) if colours.count(c) > 1}

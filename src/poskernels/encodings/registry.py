@@ -255,8 +255,8 @@ SCHEMES: dict[str, Scheme] = {
         *(NoPosition(), Sinusoidal(), Learned(), Rope(), Alibi()),  # the article's
         *(T5(), Shaw(), KerpleLog(), KerplePower(), Fire()),  # beyond it
         *(XPos(), PRope(), PartialRotary()),  # the rotary family (encodings/rotary_family.py)
-        *(ssmax(NoPosition, colour="#aaaaaa")(), ssmax(Rope, colour="#56b4e9")()),  # the scaled softmax
-        *(randomized(Sinusoidal, colour="#d55e00")(), randomized(Rope, colour="#332288")()),  # randomized positions
+        *(ssmax(NoPosition, colour="#aaaaaa")(), ssmax(Rope, colour="#88ccee")()),  # the scaled softmax
+        *(randomized(Sinusoidal, colour="#d55e00")(), randomized(Rope, colour="#aa4499")()),  # randomized positions
     )
 }
 #: The names of the schemes the library ships (a scheme registered from outside needs another).
