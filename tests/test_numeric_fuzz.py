@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from poskernels.encodings import registry
 from poskernels.model.config import HeadConfig
 from poskernels.model.engine.reductions import stack_cross_entropy
 from poskernels.model.head import PLAIN, cross_entropy, init_params
@@ -37,8 +38,8 @@ TOKENS = st.one_of(
     hnp.arrays(np.uint8, _token_shapes, elements=st.integers(0, 255)),
     ARRAY,
 )
-SCHEMES = ["alibi", "rope", "nope", "t5", "shaw", "sinusoidal", "learned", "kerple_log", "kerple_power", "fire", "xpos",
-           "p_rope", "partial_rotary"]
+#: Every registered scheme is fuzzed: the list is the registry's, never typed here.
+SCHEMES = sorted(registry.SCHEMES)
 FUZZ = settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
