@@ -38,7 +38,7 @@ def test_the_example_file_registers_its_scheme_and_passes_every_check(clean_regi
     cfg = HeadConfig(scheme="gauss")
     assert cfg.gauss_width == 8.0 and HeadConfig(scheme="gauss", settings={"gauss_width": 2.0}).gauss_width == 2.0
     checks = check_scheme("gauss")
-    assert [c.ok for c in checks] == [True] * 5, [c.line() for c in checks]  # torch is in the test extra
+    assert [c.ok for c in checks] == [True] * 7, [c.line() for c in checks]  # torch is in the test extra
 
 
 def test_a_wrong_backward_fails_its_check(clean_registry, tmp_path):
