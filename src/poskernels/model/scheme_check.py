@@ -227,8 +227,12 @@ def _stack(params, cfg, tokens, targets) -> Check:
                                           f"{np.shape(h[k])} (alone: {a.shape})")  # fmt: skip
             err = _rel(g[i], a[0])
             if err > 1e-10:
-                return Check(name, False, f"head {i}'s gradient of {k!r} in a stack of 3 differs from the same head "
-                                          f"alone by {err:.1e} (relative): the backward mixes the heads of a stack")
+                return Check(
+                    name,
+                    False,
+                    f"head {i}'s gradient of {k!r} in a stack of 3 differs from the same head "
+                    f"alone by {err:.1e} (relative): the backward mixes the heads of a stack",
+                )
             same &= bool(np.array_equal(g[i], a[0]))
     return Check(name, worst <= 1e-12, "bit for bit, forward and backward" if same else f"max relative difference "
                  f"{worst:.1e}")  # fmt: skip

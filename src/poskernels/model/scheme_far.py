@@ -252,8 +252,9 @@ def _tail(bound, b, m: int) -> list[str]:
                 return [f"tail_bound({W}, {D}) is {value!r} for head {m} at random parameters; a bound is a number "
                         ">= 0 (inf for none)"]  # fmt: skip
             if D < FAR and value < math.exp(W) * tails[D] * (1 - 1e-9):
-                return [f"tail_bound({W}, {D}) = {value:.3g} is below the bias's own tail, {math.exp(W) * tails[D]:.3g} "
-                        f"summed to offset {FAR} (head {m} at random parameters)"]  # fmt: skip
+                own = math.exp(W) * tails[D]
+                return [f"tail_bound({W}, {D}) = {value:.3g} is below the bias's own tail, {own:.3g} summed to offset "
+                        f"{FAR} (head {m} at random parameters)"]  # fmt: skip
         if value > last * (1 + 1e-12):
             return [f"tail_bound grows with the offset (at D = {D}); a bound on the weight past D cannot"]
         last = value
@@ -284,6 +285,8 @@ def _stream(cfg: HeadConfig, heads: list, rng) -> list[str]:
             cut = stream_logits(head, cfg, tokens, chunk=256, eps=1e-6)
             gap = float(np.abs(cut - plain).max())
             if not gap <= allowed * (1 + 1e-9) + 1e-12:
-                return [f"the certified cut moves a logit by {gap:.3g} at n = {n}, past its bound {allowed:.3g} (head "
-                        f"{m} at random parameters): a promise to the engine (linear_slope or tail_bound) is false"]
+                return [
+                    f"the certified cut moves a logit by {gap:.3g} at n = {n}, past its bound {allowed:.3g} (head "
+                    f"{m} at random parameters): a promise to the engine (linear_slope or tail_bound) is false"
+                ]
     return []

@@ -112,8 +112,10 @@ def _import(where: str, module_name: str, resolved: str, source: str):
         del sys.modules[module_name]
         line = _line_of(err, resolved)
         if isinstance(err, SystemExit):
-            raise PosKernelsError(f"{where}{line}: failed to load: it called sys.exit({err.code!r}) (raised "
-                                  "SystemExit) while it was imported; a scheme file only defines classes") from None
+            raise PosKernelsError(
+                f"{where}{line}: failed to load: it called sys.exit({err.code!r}) (raised "
+                "SystemExit) while it was imported; a scheme file only defines classes"
+            ) from None
         raise PosKernelsError(f"{where}{line}: raised {type(err).__name__} while loading: {err}") from None
     return module
 
