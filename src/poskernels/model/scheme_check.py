@@ -30,7 +30,7 @@ from .optim import central_difference
 from .reading import PLAIN, frequencies
 from .scheme_far import engine_promises, hook_gradients, random_params
 
-__all__ = ["Check", "check_scheme"]
+__all__ = ["Check", "check_scheme", "checked_scheme_file"]
 
 #: The small head every check reads (every scheme setting at its default).
 SMALL = dict(d=6, vocab=9, n_classes=4, n_train=10)
@@ -83,9 +83,38 @@ def check_scheme(scheme, seed: int = 0) -> list[Check]:
     for check in (_metadata, _central_differences, _far_gradients, _engine, _stack, _promises, _torch):
         try:
             checks.append(check(params, cfg, tokens, targets))
-        except Exception as err:  # noqa: BLE001 - a hook that raises fails its check, with what it raised
+        except (Exception, SystemExit) as err:  # noqa: BLE001 - a hook that raises (or exits) fails its check
             checks.append(Check(check.__doc__.split(":")[0], False, f"raised {type(err).__name__}: {err}"))
     return checks
+
+
+_PASSED: dict[str, str] = {}  # scheme name -> the digest of the version that passed every check (this process)
+
+
+def checked_scheme_file(path) -> list[str]:
+    """The gate every entry to a user's scheme runs (``check-scheme``, the tournament, a sweep's ``scheme_file``):
+    load the file (:func:`~poskernels.model.scheme_file.load_scheme_file`) and check each of its schemes; the first
+    check that fails is one :class:`PosKernelsError` naming the file, the class and the check.
+
+    Returns
+    -------
+    list of str
+        The names of the file's schemes, every one of which passed.
+    """
+    from .scheme_file import load_scheme_file, scheme_digest
+
+    names = load_scheme_file(path)
+    for name in names:
+        digest = scheme_digest(name)
+        if digest is not None and _PASSED.get(name) == digest:
+            continue
+        for c in check_scheme(name):
+            if c.ok is False:
+                cls = type(SCHEMES[name]).__name__
+                raise PosKernelsError(f"scheme file {path}: class {cls}: {c.name} fails: {c.detail}")
+        if digest is not None:
+            _PASSED[name] = digest
+    return names
 
 
 def _rel(a, b) -> float:

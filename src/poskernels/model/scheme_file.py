@@ -21,6 +21,7 @@ import importlib.util
 import inspect
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
 
@@ -29,7 +30,15 @@ from ..encodings.registry import BUILT_IN
 from ..errors import PosKernelsError
 from .config import HeadConfig, TrainConfig
 
-__all__ = ["RESERVED", "load_scheme_file", "load_scheme_files", "scheme_digest", "scheme_signature"]
+__all__ = [
+    "RESERVED",
+    "blamed",
+    "file_of",
+    "load_scheme_file",
+    "load_scheme_files",
+    "scheme_digest",
+    "scheme_signature",
+]
 
 _LOADED: dict[str, list[str]] = {}  # resolved path -> the names of the schemes its last load registered
 
@@ -166,6 +175,40 @@ def _line_of(err: BaseException, resolved: str) -> str:
             line = tb.tb_lineno
         tb = tb.tb_next
     return "" if line is None else f", line {line}"
+
+
+def file_of(name: str) -> str | None:
+    """The scheme file ``name`` was loaded from (None for a scheme not loaded from a file).
+
+    >>> file_of("rope") is None
+    True
+    """
+    for path, names in _LOADED.items():
+        if name in names:
+            return path
+    return None
+
+
+@contextmanager
+def blamed(name: str, doing: str = "training"):
+    """Run the block; what a scheme loaded from a file raises in it (an exit too) becomes one
+    :class:`PosKernelsError` naming the scheme, its file and what it raised.
+
+    >>> with blamed("rope"):  # a built-in scheme's error is the library's own already
+    ...     pass
+    """
+    try:
+        yield
+    except PosKernelsError:
+        raise
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - the user's hook failed: say whose
+        path = file_of(name)
+        if path is None:
+            raise
+        line = _line_of(err, path)
+        raise PosKernelsError(
+            f"scheme {name!r} (scheme file {path}{line}) raised {type(err).__name__} while {doing}: {err}"
+        ) from err
 
 
 def load_scheme_files(paths) -> list[str]:
