@@ -93,6 +93,8 @@ def test_the_tournament_trains_the_example_beside_a_built_in_scheme(clean_regist
     assert table["seeds"] == [7, 8]  # the first seed given wins over the environment
     assert table["accuracy"]["gauss"]["32"] > 0.5  # the marked symbol is learned within the window
     assert table["stderr"]["gauss"]["64"] is not None
+    per_seed = table["per_seed"]["gauss"]["64"]  # each seed's value, from which the mean and its SE come
+    assert len(per_seed) == 2 and abs(sum(per_seed) / 2 - table["accuracy"]["gauss"]["64"]) < 1e-12
     assert head_path(tmp_path, preset("tournament", "gauss"), 7).exists()  # keyed by the file's source
 
 

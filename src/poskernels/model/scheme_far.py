@@ -76,10 +76,7 @@ def _vjp_errors(f, grads: dict, params: dict, rng, what: str) -> list[str]:
     problems = []
     for k, value in params.items():
         g = grads.get(k)
-        if g is None:
-            problems.append(f"{what} returns no gradient for parameter {k!r}")
-            continue
-        g = np.asarray(g, dtype=float)
+        g = np.zeros_like(value) if g is None else np.asarray(g, dtype=float)  # none: the hook must not read it
         if g.shape != value.shape:
             problems.append(f"{what} returns the gradient of {k!r} with shape {g.shape}; the parameter is "
                             f"{value.shape} (a gradient broadcast into it is wrong)")  # fmt: skip

@@ -77,6 +77,7 @@ def load_scheme_file(path) -> list[str]:
     if getattr(loaded, "__source__", None) == source and all(n in SCHEMES for n in _LOADED.get(resolved, [None])):
         return list(_LOADED[resolved])
     module = _import(where, module_name, resolved, source)
+    replaced = {n: SCHEMES.pop(n) for n in _LOADED.get(resolved, []) if n in SCHEMES}  # the file's older version
     classes = [
         obj
         for obj in vars(module).values()
@@ -94,8 +95,9 @@ def load_scheme_file(path) -> list[str]:
             except PosKernelsError as err:
                 raise PosKernelsError(f"{where}: class {cls.__name__}: {err}") from None
     except PosKernelsError:
-        SCHEMES.clear()  # nothing registered from a file that fails
+        SCHEMES.clear()  # nothing registered from a file that fails (its older version, if any, kept)
         SCHEMES.update(before)
+        SCHEMES.update(replaced)
         raise
     _LOADED[resolved] = names
     return names
@@ -279,7 +281,11 @@ def _module_texts(cls) -> list[str]:
                 text = module.__name__
         seen[module.__name__] = text
         for value in list(vars(module).values()):
-            other = value if inspect.ismodule(value) else sys.modules.get(getattr(value, "__module__", None) or "")
+            try:
+                owner = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+            except Exception:  # noqa: BLE001 - an object that refuses to be asked: not a module of the user's
+                continue
+            other = sys.modules.get(owner) if isinstance(owner, str) else None
             if other is not None and other.__name__ not in seen and _outside(other):
                 todo.append(other)
     return [f"{k}\n{v}" for k, v in sorted(seen.items())]
@@ -311,13 +317,13 @@ def scheme_signature(name: str) -> str:
             else:
                 a = np.ascontiguousarray(np.asarray(value))
                 parts.append(f"{label}={a.dtype}{a.shape}:{hashlib.sha256(a.tobytes()).hexdigest()}")
-        except Exception as err:  # noqa: BLE001 - what a hook raises is part of what it computes
+        except (Exception, SystemExit) as err:  # noqa: BLE001 - what a hook raises (or exits) is part of what it computes
             parts.append(f"{label} raised {type(err).__name__}: {err}")
 
     try:
         cfg = HeadConfig(scheme=name, d=8, vocab=9, n_classes=4, n_train=16)
         params = init_params(cfg, np.random.default_rng(0))
-    except Exception as err:  # noqa: BLE001 - a scheme that cannot make a head is signed by why
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - a scheme that cannot make a head is signed by why
         return f"no head: {type(err).__name__}: {err}"
     own = {k: params[k][None] for k in scheme.init(cfg, np.random.default_rng(0))}
     n = 1024 if scheme.defined_everywhere else cfg.n_train

@@ -143,9 +143,9 @@ def check_row(path, r: dict) -> dict:
             raise _damaged_row(path, key, f"setting {name} = {_shown(value)} is not {kind.__name__}")
     if not isinstance(r["config"].get("scheme"), str):
         raise _damaged_row(path, key, "config has no scheme")
+    if not isinstance(r["config"].get("scheme_source", ""), str):  # a user's scheme's digest (point.with_source)
+        raise _damaged_row(path, key, f"scheme_source is {_shown(r['config']['scheme_source'])}, not text")
     metrics = r["metrics"]
-    if r.get("status") == "done" and (metrics is None or not metrics.get("accuracy")):
-        raise _damaged_row(path, key, f"it is marked done but holds no metrics ({_shown(metrics)})")
     if metrics is not None:
         accuracy = metrics.get("accuracy", {})
         if not isinstance(accuracy, dict):
@@ -158,6 +158,8 @@ def check_row(path, r: dict) -> dict:
         loss = metrics.get("final_loss")
         if loss is not None and not _is_number(loss):
             raise _damaged_row(path, key, f"final_loss is {_shown(loss)}, not a finite number or null")
+    if r.get("status") == "done" and (metrics is None or not metrics.get("accuracy")):
+        raise _damaged_row(path, key, f"it is marked done but holds no metrics ({_shown(metrics)})")
     for name, kinds in _BOOKKEEPING_TYPES.items():
         value = r[name]
         if value is not None and not (isinstance(value, kinds) and (not isinstance(value, float)
