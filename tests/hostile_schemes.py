@@ -223,3 +223,21 @@ RIGHT = {
         "        return lambda W, D: np.exp(W) * ((1 + D) ** -1.5 + 2 / np.sqrt(1 + D))\n",
     ),
 }
+
+#: A scheme whose parameters cannot be drawn: the head does not build.
+INIT_RAISES = (
+    HEAD
+    + """
+class NoHead(Scheme):
+    name, title, article, where, colour = "no_head", "no head", "none", "score", "#999933"
+
+    def init(self, cfg, rng):
+        return {"c": np.zeros(cfg.no_such_setting)}
+
+    def bias(self, params, cfg, q, r):
+        return -0.5 * r
+
+    def bias_backward(self, dz, params, cfg, q, r):
+        return None, {}
+"""
+)

@@ -11,7 +11,7 @@ import types
 import numpy as np
 import pytest
 
-from hostile_schemes import RIGHT, WRONG, fixed, gauss
+from hostile_schemes import INIT_RAISES, RIGHT, WRONG, fixed, gauss
 from poskernels.cli import main
 from poskernels.encodings import SCHEMES
 from poskernels.errors import PosKernelsError
@@ -213,3 +213,11 @@ def test_random_parameters_move_every_parameter():
     cfg = HeadConfig(scheme="fire")
     a, b = (random_params(cfg, np.random.default_rng(s)) for s in (0, 1))
     assert all(np.all(a[k] != b[k]) for k in a)
+
+
+def test_a_scheme_whose_head_cannot_be_built_is_bad_input_not_an_internal_error(clean_registry, tmp_path, capsys):
+    path = tmp_path / "no_head.py"
+    path.write_text(INIT_RAISES)
+    assert main(["check-scheme", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "a head of the scheme builds fails: raised AttributeError" in err and "no_such_setting" in err, err

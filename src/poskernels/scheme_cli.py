@@ -2,9 +2,11 @@
 
 ``poskernels tournament [--scheme-file my_pe.py ...] [--schemes NAME,...] [--seeds K] [--lengths 32,64,...]
 [--json PATH|-]`` trains the article's tournament heads (the cue task, length 32, 1,500 Adam steps) of each
-scheme for ``K`` seeds and prints the accuracy at each test length, the mean over seeds with its standard error.
-A scheme file's schemes are checked first (:func:`poskernels.model.scheme_check.check_scheme`): a file that fails
-a check trains nothing, so no cache entry of a broken scheme is ever written.
+scheme for ``K`` seeds and prints the accuracy at each test length, the mean over seeds with its standard error
+(the JSON also carries ``per_seed``, each seed's value).  A scheme file's schemes pass the gate first
+(:func:`poskernels.model.scheme_check.checked_scheme_file`), and ``--json`` is checked against the files before any
+training: a file that fails a check trains nothing, so no cache entry of a broken scheme is ever written, and a hook
+that raises while training is one error naming the scheme and its file.
 
 ``poskernels check-scheme my_pe.py [--json PATH|-]`` prints every check of every scheme the file defines (its
 backward against central differences and PyTorch autograd, the engine against the readable head, a head in a stack

@@ -1,5 +1,7 @@
-"""Is a scheme right?  Its backward against central differences and PyTorch autograd, its head alone and in a stack,
-the engine against the readable head, and its hooks against what its metadata claims.
+"""Is a scheme right?  Its backward against central differences (at the start and at random parameters) and PyTorch
+autograd, its hooks' backwards far from the window, its head alone and in a stack (forward and backward), the engine
+against the readable head, its hooks against what its metadata claims, and its promises to the engine far out
+(:mod:`poskernels.model.scheme_far`).  :func:`checked_scheme_file` is the gate every entry to a user's file runs.
 
 :func:`check_scheme` runs every check on a small head (``d = 6``, ``n = 10``, weights larger than at
 initialisation, so a wrong term would show) and returns one :class:`Check` per line; ``poskernels check-scheme
@@ -74,9 +76,12 @@ def check_scheme(scheme, seed: int = 0) -> list[Check]:
         raise PosKernelsError(f"check_scheme takes a scheme's name, or a Scheme subclass or instance; got {scheme!r}")
     if name not in SCHEMES:
         raise PosKernelsError(f"unknown scheme {name!r}; accepted: {', '.join(sorted(SCHEMES))}")
-    cfg = HeadConfig(scheme=name, **SMALL)
-    rng = np.random.default_rng(seed)
-    params = {k: 2.0 * v for k, v in init_params(cfg, rng).items()}  # larger than at init: every term shows
+    try:
+        cfg = HeadConfig(scheme=name, **SMALL)
+        rng = np.random.default_rng(seed)
+        params = {k: 2.0 * np.asarray(v, dtype=float) for k, v in init_params(cfg, rng).items()}  # every term shows
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - a scheme whose head cannot be built fails, saying why
+        return [Check("a head of the scheme builds", False, f"raised {type(err).__name__}: {err}")]
     tokens, targets = cue_batch(rng, 5, cfg.n_train, n_symbols=4, mark_prob=0.3)
     tokens[1, -1] = 2  # a second query token
     checks = []
