@@ -157,6 +157,11 @@ WRONG = {
         "promises to the engine hold far out",
         "far_past",
     ),
+    "far_past_false_far_out": (
+        fixed("far_false3", "-1e-3 * (r >= 2000000)", "    def far_past(self, cfg):\n        return 100000\n"),
+        "promises to the engine hold far out",
+        "far_past",
+    ),
     "linear_slope_false_past_400": (
         fixed(
             "slope_false",

@@ -206,7 +206,11 @@ def _bias(scheme, own, cfg, q, r, t) -> np.ndarray:
 def _far_past(R0, b_near, b_far) -> list[str]:
     if isinstance(R0, bool) or not isinstance(R0, (int, np.integer)) or R0 < 0:
         return [f"far_past must be an offset (an integer >= 0) or None; got {R0!r}"]
-    if R0 >= FAR:
+    if R0 >= FAR:  # past the contiguous offsets: the sampled ones from R0 on
+        far = b_far[..., _FARTHER >= R0]
+        if far.shape[-1] and not np.all(far == far[..., :1]):
+            return [f"far_past says the score no longer depends on the offset from {R0}, but the bias still changes "
+                    f"past it (between offsets {R0} and {int(_FARTHER[-1])})"]  # fmt: skip
         return []
     tail = b_near[..., R0:]
     moved = np.abs(tail - tail[..., :1])
