@@ -38,7 +38,7 @@ def test_the_example_file_registers_its_scheme_and_passes_every_check(clean_regi
     cfg = HeadConfig(scheme="gauss")
     assert cfg.gauss_width == 8.0 and HeadConfig(scheme="gauss", settings={"gauss_width": 2.0}).gauss_width == 2.0
     checks = check_scheme("gauss")
-    assert [c.ok for c in checks] == [True] * 5, [c.line() for c in checks]  # torch is in the test extra
+    assert [c.ok for c in checks] == [True] * 7, [c.line() for c in checks]  # torch is in the test extra
 
 
 def test_a_wrong_backward_fails_its_check(clean_registry, tmp_path):
@@ -93,6 +93,8 @@ def test_the_tournament_trains_the_example_beside_a_built_in_scheme(clean_regist
     assert table["seeds"] == [7, 8]  # the first seed given wins over the environment
     assert table["accuracy"]["gauss"]["32"] > 0.5  # the marked symbol is learned within the window
     assert table["stderr"]["gauss"]["64"] is not None
+    per_seed = table["per_seed"]["gauss"]["64"]  # each seed's value, from which the mean and its SE come
+    assert len(per_seed) == 2 and abs(sum(per_seed) / 2 - table["accuracy"]["gauss"]["64"]) < 1e-12
     assert head_path(tmp_path, preset("tournament", "gauss"), 7).exists()  # keyed by the file's source
 
 

@@ -167,7 +167,7 @@ FOLDER_FILES: dict[str, dict[str, tuple[str, ...]]] = {"reproduce": {"out": ("nu
 #: What each command reads (its ``dest``s): no output may be one of these files (a sweep store with the files SQLite
 #: keeps beside it).  A value that is not an existing file (a bundled config's name, ``export``) is no input.
 INPUTS: dict[str, tuple[str, ...]] = {"census": ("config",), "sweep": ("grid", "export_store"), "plot": ("store",),
-                                      "check-scheme": ("file",)}  # fmt: skip
+                                      "check-scheme": ("file",), "tournament": ("scheme_file",)}  # fmt: skip
 
 #: Environment variable that turns ``--debug`` on.
 DEBUG_ENV = "POSKERNELS_DEBUG"
@@ -180,9 +180,9 @@ def check_outputs(command: str, args: argparse.Namespace) -> None:
 
     inputs = []
     for dest in INPUTS.get(command, ()):
-        value = getattr(args, dest, None)
-        if value is not None and Path(value).is_file():
-            inputs += store_files(value) if dest in ("store", "export_store") else [Path(value)]
+        for value in (lambda v: v if isinstance(v, list) else [v])(getattr(args, dest, None)):  # one, or a list
+            if value is not None and Path(value).is_file():
+                inputs += store_files(value) if dest in ("store", "export_store") else [Path(value)]
     files = {}
     for dest, kind in OUTPUTS.get(command, {}).items():
         path = getattr(args, dest, None)

@@ -2,9 +2,11 @@
 
 ``poskernels tournament [--scheme-file my_pe.py ...] [--schemes NAME,...] [--seeds K] [--lengths 32,64,...]
 [--json PATH|-]`` trains the article's tournament heads (the cue task, length 32, 1,500 Adam steps) of each
-scheme for ``K`` seeds and prints the accuracy at each test length, the mean over seeds with its standard error.
-A scheme file's schemes are checked first (:func:`poskernels.model.scheme_check.check_scheme`): a file that fails
-a check trains nothing, so no cache entry of a broken scheme is ever written.
+scheme for ``K`` seeds and prints the accuracy at each test length, the mean over seeds with its standard error
+(the JSON also carries ``per_seed``, each seed's value).  A scheme file's schemes pass the gate first
+(:func:`poskernels.model.scheme_check.checked_scheme_file`), and ``--json`` is checked against the files before any
+training: a file that fails a check trains nothing, so no cache entry of a broken scheme is ever written, and a hook
+that raises while training is one error naming the scheme and its file.
 
 ``poskernels check-scheme my_pe.py [--json PATH|-]`` prints every check of every scheme the file defines (its
 backward against central differences and PyTorch autograd, the engine against the readable head, a head in a stack
@@ -23,8 +25,8 @@ from .encodings import SCHEMES
 from .errors import PosKernelsError, check_int, check_name
 from .experiments.tournament import TEST_LENGTHS, head_accuracy
 from .model.config import preset
-from .model.scheme_check import check_scheme
-from .model.scheme_file import load_scheme_file
+from .model.scheme_check import check_scheme, checked_scheme_file
+from .model.scheme_file import blamed, load_scheme_file
 from .model.train import train_stack
 from .seeds import DEFAULT_COUNT, first_seed, mean_stderr
 
@@ -49,17 +51,6 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", default=None, metavar="PATH", help="also write the checks as JSON ('-': JSON alone)")
 
 
-def _checked(path: str) -> list[str]:
-    """Load a scheme file and check its schemes; a failed check is one error naming file, class and check."""
-    names = load_scheme_file(path)
-    for name in names:
-        for c in check_scheme(name):
-            if c.ok is False:
-                cls = type(SCHEMES[name]).__name__
-                raise PosKernelsError(f"scheme file {path}: class {cls}: {c.name} fails: {c.detail}")
-    return names
-
-
 def _list(text: str, what: str) -> list[str]:
     items = [s.strip() for s in str(text).split(",") if s.strip()]
     if not items:
@@ -69,7 +60,7 @@ def _list(text: str, what: str) -> list[str]:
 
 def tournament(args: argparse.Namespace) -> int:
     """Train and read the heads; print the table (and write it as JSON with ``--json``)."""
-    from_files = [name for path in args.scheme_file for name in _checked(path)]
+    from_files = [name for path in args.scheme_file for name in checked_scheme_file(path)]
     names = _list(args.schemes, "--schemes") if args.schemes else (from_files or list(SCHEMES))
     for name in names:
         check_name("scheme", name, SCHEMES)
@@ -81,13 +72,17 @@ def tournament(args: argparse.Namespace) -> int:
         if not item.isdigit():
             raise PosKernelsError(f"--lengths must be integers >= 2; got {item!r}")
         lengths.append(check_int("a test length", int(item), 2, 1 << 16, "2,000 test sequences a length"))
-    table = {"seeds": seeds, "lengths": lengths, "accuracy": {}, "stderr": {}}
+    table = {"seeds": seeds, "lengths": lengths, "accuracy": {}, "stderr": {}, "per_seed": {}}
     for name in names:
-        heads = train_stack(preset("tournament", name), seeds, args.cache)
+        with blamed(name, "training"):
+            heads = train_stack(preset("tournament", name), seeds, args.cache)
         for n in lengths:
-            mean, se = mean_stderr([head_accuracy(h, n) for h in heads])
+            with blamed(name, f"reading its heads at length {n}"):
+                values = [head_accuracy(h, n) for h in heads]
+            mean, se = mean_stderr(values)
             table["accuracy"].setdefault(name, {})[str(n)] = mean
             table["stderr"].setdefault(name, {})[str(n)] = se
+            table["per_seed"].setdefault(name, {})[str(n)] = values
     if args.json is not None:  # through the one writer ("-": standard output, the JSON alone)
         write_output(args.json, json.dumps(table, indent=1) + "\n", "--json", inputs=args.scheme_file)
         if args.json == "-":

@@ -21,6 +21,7 @@ from .grid import load_grid
 from .plot import parse_where, plot_store
 from .runner import dask_backend, local_backend, run_sweep
 from .store import Store, store_files
+from .store_rows import refuse_store_output
 
 __all__ = ["add_plot_arguments", "add_sweep_arguments", "failure_reasons", "plot", "sweep"]
 
@@ -59,6 +60,7 @@ def sweep(args: argparse.Namespace) -> int:
     if args.grid == "export":
         if args.export_store is None or args.out is None:
             raise PosKernelsError("usage: poskernels sweep export STORE --format csv|parquet --out FILE")
+        refuse_store_output(args.out, args.export_store, "--out")  # its -wal or -shm, made by SQLite or not yet
         out = check_output(args.out, "--out", inputs=store_files(args.export_store))
         with Store(args.export_store, create=False) as store:
             n = export(store, out, args.format)
@@ -134,6 +136,7 @@ def add_plot_arguments(p: argparse.ArgumentParser) -> None:
 
 def plot(args: argparse.Namespace) -> int:
     where = parse_where(args.where)
+    refuse_store_output(args.out, args.store, "--out")
     out = check_output(args.out, "--out", inputs=store_files(args.store), figure=True)
     with Store(args.store, create=False) as store:
         path, data = plot_store(store, out, where=where, facet=args.facet)

@@ -15,6 +15,7 @@ from ..atomic import Output, check_output
 from ..errors import PosKernelsError
 from .grid import SETTINGS
 from .store import Store, store_files
+from .store_rows import refuse_store_output
 
 __all__ = ["FORMATS", "export", "records"]
 
@@ -38,12 +39,16 @@ def records(store: Store) -> tuple[list[str], list[dict]]:
     (['acc_32', 'acc_64'], 0.5, None, 'done')
     """
     lengths: set[int] = set()
+    sources = False
     out = []
     for r in store.rows():
         rec = {"key": r["key"], "status": r["status"], "code_version": r["code_version"]}
         for name in SETTINGS:
             value = r["config"].get(name)
             rec[name] = value
+        if "scheme_source" in r["config"]:  # a user's scheme: the digest of what it computed (scheme_digest)
+            sources = True
+            rec["scheme_source"] = r["config"]["scheme_source"]
         metrics = r["metrics"] or {}
         for n, acc in (metrics.get("accuracy") or {}).items():
             lengths.add(int(n))
@@ -51,8 +56,8 @@ def records(store: Store) -> tuple[list[str], list[dict]]:
         rec["final_loss"] = metrics.get("final_loss")
         rec.update({k: r[k] for k in _BOOKKEEPING})
         out.append(rec)
-    names = ["key", "status", "code_version", *SETTINGS, *(f"acc_{n}" for n in sorted(lengths)), "final_loss",
-             *_BOOKKEEPING]  # fmt: skip
+    names = ["key", "status", "code_version", *SETTINGS, *(["scheme_source"] if sources else []),
+             *(f"acc_{n}" for n in sorted(lengths)), "final_loss", *_BOOKKEEPING]  # fmt: skip
     return names, [{n: rec.get(n) for n in names} for rec in out]
 
 
@@ -86,6 +91,7 @@ def export(store: Store, path, fmt: str = "csv") -> int:
     """
     if fmt not in FORMATS:
         raise PosKernelsError(f"unknown export format {fmt!r}; accepted: {', '.join(FORMATS)}")
+    refuse_store_output(path, store.path, "--out")
     out = path if isinstance(path, Output) else check_output(path, "--out", inputs=store_files(store.path))
     names, rows = records(store)
     write, mode = FORMATS[fmt]

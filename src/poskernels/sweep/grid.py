@@ -369,7 +369,7 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
 
 def _scheme_files(r: _Reader, value, name: str) -> tuple:
     """Load the grid's scheme files (relative to the grid file's folder) and add their schemes' settings."""
-    from ..model.scheme_file import load_scheme_file
+    from ..model.scheme_check import checked_scheme_file
 
     files = [value] if isinstance(value, str) else value
     if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
@@ -379,7 +379,7 @@ def _scheme_files(r: _Reader, value, name: str) -> tuple:
     for f in files:
         path = (base / f).resolve() if not Path(f).is_absolute() else Path(f)
         try:
-            load_scheme_file(path)
+            checked_scheme_file(path)  # the gate of check-scheme and the tournament: a failing scheme trains nothing
         except PosKernelsError as err:
             r.fail(str(err), "sweep", "scheme_file")
         out.append(str(path))

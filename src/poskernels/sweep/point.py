@@ -28,7 +28,7 @@ from ..experiments.tournament import defined_at, heldout, rescaled_reading
 from ..model.cache import CODE_VERSION as HEAD_CODE_VERSION
 from ..model.config import TrainConfig
 from ..model.head import PLAIN
-from ..model.scheme_file import load_scheme_files
+from ..model.scheme_file import blamed, load_scheme_files, scheme_digest
 from ..model.train import evaluate, load_head, train_stack
 from .grid import SETTINGS, head_config
 
@@ -49,6 +49,20 @@ CODE_VERSION = f"{HEAD_CODE_VERSION}/sweep-2"  # sweep-2: the test_task setting
 def _digest(obj) -> str:
     text = json.dumps(obj, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def with_source(point: dict) -> dict:
+    """The point with its scheme's digest (``scheme_source``) when the scheme is a user's, so that a row is keyed by
+    what the scheme computes (:func:`poskernels.model.scheme_file.scheme_digest`): an edited scheme file never
+    reads the rows of its older version.
+
+    >>> from poskernels.sweep.grid import parse_grid
+    >>> p = parse_grid("").points[0]
+    >>> with_source(p) == p  # a built-in scheme's code is the library's (CODE_VERSION)
+    True
+    """
+    digest = scheme_digest(point["scheme"])
+    return point if digest is None else {**point, "scheme_source": digest}
 
 
 def point_key(point: dict) -> str:
@@ -167,7 +181,9 @@ def run_job(job: dict) -> dict:
         else:
             heads[tkey] = cached
     for config, todo in by_config.items():
-        for (tkey, _), head in zip(todo, train_stack(config, [seed for _, seed in todo], cache_dir)):
+        with blamed(config.head.scheme, "training"):  # a user's hook that raises: the error names scheme and file
+            stack = train_stack(config, [seed for _, seed in todo], cache_dir)
+        for (tkey, _), head in zip(todo, stack):
             heads[tkey] = head
             trained.add(tkey)
     train_seconds = (time.perf_counter() - t0) / len(trainings)

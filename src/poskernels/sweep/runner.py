@@ -44,7 +44,7 @@ from pathlib import Path
 from ..errors import PosKernelsError, check_positive_int
 from ..pool import available_cpus, halt, process_pool, worker_init
 from .grid import Grid
-from .point import CODE_VERSION, group_jobs, group_stacks, point_key, run_job
+from .point import CODE_VERSION, group_jobs, group_stacks, point_key, run_job, with_source
 from .store import Store
 
 __all__ = ["Backend", "Progress", "SweepSummary", "dask_backend", "local_backend", "run_sweep"]
@@ -281,8 +281,9 @@ def run_sweep(
     stream = sys.stderr if stream is None else stream
     store.lock()
     start = time.perf_counter()
-    keys = [point_key(p) for p in grid.points]
-    point_of = dict(zip(keys, grid.points))
+    points = [with_source(p) for p in grid.points]  # a user's scheme: keyed by what it computes
+    keys = [point_key(p) for p in points]
+    point_of = dict(zip(keys, points))
     store.add_points(list(point_of.items()), CODE_VERSION)
     todo, stale = store.todo(keys, CODE_VERSION, retry_failed)
     todo_set = set(todo)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import json
 import math
+import os
 from pathlib import Path
 
 from ..errors import PosKernelsError
@@ -44,6 +45,9 @@ def store_failure(err: Exception, path) -> Exception:
     if primary in (_BUSY, _LOCKED) or "database is locked" in text:
         return OSError(errno.EBUSY, f"the sweep store {shown} is locked by another process (SQLite says: {text}); "
                        "wait for it to finish and run again")  # fmt: skip
+    if (primary == _IOERR or "disk I/O error" in text) and _no_space(path):  # SQLite's I/O error on a full disk
+        return OSError(errno.ENOSPC, f"disk full: the sweep store {shown} could not be written (SQLite says: {text}, "
+                       "and its folder has no space left); free some space and run the same command again")  # fmt: skip
     if primary == _IOERR or "disk I/O error" in text:
         return OSError(errno.EIO, f"the sweep store {shown} could not be read or written (SQLite says: {text})")
     if primary == _READONLY or "readonly database" in text:
@@ -52,6 +56,19 @@ def store_failure(err: Exception, path) -> Exception:
     if primary == _CANTOPEN:
         return PosKernelsError(f"cannot open the sweep store {shown} (SQLite says: {text})")
     return PosKernelsError(f"the sweep store {shown} is damaged (SQLite says: {text}); move it away and run again")
+
+
+#: Free space below which an I/O error of the store's folder is read as a full disk (a page and its journal).
+_FULL_BELOW = 1 << 20
+
+
+def _no_space(path) -> bool:
+    """Whether the folder of ``path`` has (almost) no space left for the store to write in."""
+    try:
+        st = os.statvfs(os.path.dirname(os.path.abspath(os.fspath(path))) or ".")
+    except (OSError, TypeError, ValueError, AttributeError):
+        return False
+    return st.f_bavail * st.f_frsize < _FULL_BELOW or (st.f_favail == 0 and st.f_files > 0)
 
 
 def store_files(path) -> list[Path]:
@@ -64,6 +81,28 @@ def store_files(path) -> list[Path]:
     """
     path = Path(path)
     return [path, *(path.with_name(path.name + tail) for tail in ("-wal", "-shm", ".lock"))]
+
+
+def refuse_store_output(out, store, what: str = "--out") -> None:
+    """Refuse an output that is one of the store's files by name, whether SQLite has made it yet or not (a ``-wal``
+    or ``-shm`` exists only while the store is open, so the output check's comparison of files cannot see it).
+
+    >>> refuse_store_output("s.sqlite-wal", "s.sqlite")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --out: 's.sqlite-wal' is the sweep store's own file (s.sqlite-wal of ...
+    """
+    given = getattr(out, "given", out)
+    if given is None or str(given) == "-":
+        return
+    try:
+        target = os.path.realpath(os.fspath(given))
+    except (TypeError, ValueError):
+        return  # not a path: the output check names it
+    for f in store_files(store):
+        if os.path.realpath(f) == target:
+            raise PosKernelsError(f"{what}: {str(given)!r} is the sweep store's own file ({f.name} of "
+                                  f"{str(store)!r}); writing it would destroy the store")  # fmt: skip
 
 
 def _damaged_row(path, key, why: str) -> PosKernelsError:
@@ -104,6 +143,8 @@ def check_row(path, r: dict) -> dict:
             raise _damaged_row(path, key, f"setting {name} = {_shown(value)} is not {kind.__name__}")
     if not isinstance(r["config"].get("scheme"), str):
         raise _damaged_row(path, key, "config has no scheme")
+    if not isinstance(r["config"].get("scheme_source", ""), str):  # a user's scheme's digest (point.with_source)
+        raise _damaged_row(path, key, f"scheme_source is {_shown(r['config']['scheme_source'])}, not text")
     metrics = r["metrics"]
     if metrics is not None:
         accuracy = metrics.get("accuracy", {})
@@ -117,6 +158,8 @@ def check_row(path, r: dict) -> dict:
         loss = metrics.get("final_loss")
         if loss is not None and not _is_number(loss):
             raise _damaged_row(path, key, f"final_loss is {_shown(loss)}, not a finite number or null")
+    if r.get("status") == "done" and (metrics is None or not metrics.get("accuracy")):
+        raise _damaged_row(path, key, f"it is marked done but holds no metrics ({_shown(metrics)})")
     for name, kinds in _BOOKKEEPING_TYPES.items():
         value = r[name]
         if value is not None and not (isinstance(value, kinds) and (not isinstance(value, float)
