@@ -88,7 +88,9 @@ def draw_sd(
     right = np.bincount(groups, weights=h, minlength=n_items)  # (G,) the mean over heads of right answers per item
     asked = np.bincount(groups, minlength=n_items).astype(float)  # (G,) queries per item
     w = resample_counts(n_items, resamples, seed)  # (B, G)
-    return float(((w @ right) / (w @ asked)).std(ddof=1))
+    drawn = w @ asked  # (B,) queries counted in each resample
+    kept = drawn > 0  # a resample that draws no counted query has no accuracy (never at the case study's sizes)
+    return float(((w @ right)[kept] / drawn[kept]).std(ddof=1))
 
 
 def draw_sd_table(hits: dict, groups=None) -> dict:
