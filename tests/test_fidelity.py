@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import FIRST_SEED, SEEDS
+from conftest import CACHE, FIRST_SEED, SEEDS
 from poskernels.experiments.filings import filings_results
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.page import fidelity
@@ -24,7 +23,6 @@ from poskernels.page.readme import REFERENCE_NUMBERS
 from poskernels.page.registry import Context, differs_se
 from poskernels.seeds import ARTICLE_COUNT
 
-CACHE = Path(__file__).resolve().parents[1] / ".cache" / "poskernels"
 K = 4.0  # as tests/seedstats.py: many cells at once, ten seeds each
 
 
