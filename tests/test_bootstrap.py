@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from poskernels.experiments.bootstrap import RESAMPLES, draw_sd, resample_counts
+from poskernels.experiments.bootstrap import RESAMPLES, draw_sd, draw_sd_table, resample_counts
 from poskernels.experiments.tournament import head_accuracy, head_hits, hit_rate, rescaled_reading
 from poskernels.model.config import preset
 from poskernels.model.train import train_stack
@@ -59,6 +59,15 @@ def test_the_resamples_are_seeded_and_read_only():
     assert a is b and not a.flags.writeable
     assert np.array_equal(a, resample_counts.__wrapped__(100))  # drawn again from the same seed
     assert (a.sum(axis=1) == 100).all()
+
+
+def test_a_table_of_cells_is_each_cells_draw_sd():
+    rng = np.random.default_rng(3)
+    cells = {"a": {"32": rng.random((3, 500)) < 0.5, "64": [None]}, "b": {"32": rng.random((3, 200)) < 0.9}}
+    table = draw_sd_table(cells)
+    assert table["a"]["64"] is None and list(table["a"]) == ["32", "64"]
+    for row, col in (("a", "32"), ("b", "32")):
+        assert table[row][col] == pytest.approx(draw_sd(cells[row][col]), rel=1e-12)
 
 
 def test_no_read_no_error():

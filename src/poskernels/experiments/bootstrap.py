@@ -30,14 +30,16 @@ BOOTSTRAP_SEED = 27_182_818
 def resample_counts(items: int, resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED) -> np.ndarray:
     """How often each of ``items`` test items is drawn in each resample, shape ``(resamples, items)``, float64.
 
-    Each row is a multinomial draw of ``items`` out of ``items`` equally likely ones (a read-only array).
+    Each row counts ``items`` draws with replacement of ``items`` equally likely ones (a multinomial; read-only).
 
     >>> w = resample_counts(5, resamples=3)
     >>> w.shape, w.sum(axis=1).tolist()
     ((3, 5), [5.0, 5.0, 5.0])
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, items]))
-    counts = rng.multinomial(items, np.full(items, 1.0 / items), size=resamples).astype(float)
+    drawn = rng.integers(0, items, size=(resamples, items))  # each resample's items, drawn with replacement
+    drawn += items * np.arange(resamples)[:, None]  # (B, items) one bin range per resample
+    counts = np.bincount(drawn.ravel(), minlength=resamples * items).reshape(resamples, items).astype(float)
     counts.setflags(write=False)
     return counts
 
@@ -96,7 +98,25 @@ def draw_sd(
 def draw_sd_table(hits: dict, groups=None) -> dict:
     """:func:`draw_sd` of every cell of ``{row: {column: [hits of each head]}}``, same nesting.
 
+    Without ``groups`` the cells of one test size are resampled in one product (each resample read once for all of
+    them); every cell's value is :func:`draw_sd`'s, to rounding.
+
     >>> draw_sd_table({"a": {"32": [[1, 1], [1, 1]], "64": [None, [0, 1]]}})
     {'a': {'32': 0.0, '64': None}}
     """
-    return {row: {col: draw_sd(v, groups) for col, v in by.items()} for row, by in hits.items()}
+    if groups is not None:
+        return {row: {col: draw_sd(v, groups) for col, v in by.items()} for row, by in hits.items()}
+    out: dict = {row: {} for row in hits}
+    by_size: dict = {}
+    for row, by in hits.items():
+        for col, v in by.items():
+            if v is None or any(h is None for h in v):
+                out[row][col] = None
+                continue
+            h = np.asarray(v, dtype=float).mean(axis=0)  # (Q,)
+            by_size.setdefault(h.size, []).append((row, col, h))
+    for size, cells in by_size.items():
+        means = resample_counts(size) @ np.stack([h for *_, h in cells], axis=1) / size  # (B, cells)
+        for (row, col, _), sd in zip(cells, means.std(axis=0, ddof=1)):
+            out[row][col] = float(sd)
+    return {row: {col: out[row][col] for col in by} for row, by in hits.items()}  # the columns in their order
