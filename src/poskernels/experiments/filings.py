@@ -198,7 +198,8 @@ def reader_table(
     dict
         ``{"accuracy": {reader: {"all": float, "far": float}}, "stderr": (same), "first_three": (same),
         "per_seed": {reader: {"all": [...], "far": [...]}}, "by_distance": ..., "draw_sd": (as accuracy)}``:
-        ``draw_sd`` the test-draw SD of each mean, the filings resampled (:func:`~.bootstrap.draw_sd`).
+        ``draw_sd`` the test-draw SD of each mean, the filings resampled
+        (:func:`~poskernels.experiments.bootstrap.draw_sd`).
     """
     answers, r, filing = _truth(docs)
     far = r - 1 > FAR  # (Q,) the answer more than 32 tokens back from the asked position

@@ -98,7 +98,7 @@ def read_head(head: TrainedHead) -> dict:
         sinusoidal code ``defect``, ``projected``, ``shifted`` and ``spreads``; for the bias schemes
         ``offset_kernel`` at :data:`KERNEL_OFFSETS`; and ``final_loss``.  ``hits`` holds, for each of those
         accuracies, the 0/1 vector over the test sequences it is the mean of (``{"accuracy": {n: ...}, ...}``), from
-        which :func:`_assemble` resamples the test-draw error and which it then drops.
+        which the laboratory resamples the test-draw error of each cell and which it then drops.
     """
     cfg = head.head
     hits = {"accuracy": read_hits(head)}
