@@ -76,7 +76,7 @@ __all__ = [
 #: The schemes trained on filings; the seven readers are these and RoPE's three re-readings.
 TRAINED_SCHEMES = ("nope", "sinusoidal", "rope", "alibi")
 #: Bump when the readers or the results' layout change, so cached results are recomputed.
-RESULTS_VERSION = "filings-7"
+RESULTS_VERSION = "filings-8"  # 8: each cell's test-draw SD, resampled (experiments.bootstrap)
 #: How the results name each rule of ``kappa`` (``numbers.json``'s ``filings.kappa``).
 KAPPA_TEXT = {
     "question": "max(1, (t + 2) / 32) per question at t (its prefix and the query)",
