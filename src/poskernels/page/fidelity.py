@@ -25,7 +25,7 @@ from . import filings as pf
 from . import window as pt
 from .registry import READER_LABELS, Context, Section, cell, differs_se, format_table
 
-__all__ = ["DIFFERENCES", "FIDELITY", "LABELS", "Z", "cells", "differing", "find"]
+__all__ = ["DIFFERENCES", "FIDELITY", "LABELS", "Z", "cells", "differing"]
 
 #: Standard errors (all three joined) beyond which a cell is listed as differing from the article.
 Z = 3.0
@@ -119,13 +119,6 @@ def cells(numbers: dict) -> list[dict]:
             se, seeds = f["stderr"][reader][column], f["per_seed"][reader][column]
             out.append(_row("filings", reader, column, f["accuracy"][reader][column], se, a, count, draw, seeds))
     return out
-
-
-def find(numbers: dict, section: str, reader: str, column: str) -> dict | None:
-    """The cell of :func:`cells` at ``(section, reader, column)``, None if the article prints none there."""
-    return next(
-        (c for c in cells(numbers) if (c["section"], c["reader"], c["column"]) == (section, reader, column)), None
-    )
 
 
 def differing(numbers: dict) -> list[dict]:
