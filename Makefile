@@ -51,12 +51,14 @@ docs: $(TSTAMP)
 	$(BLAS1) $(VENV)/bin/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
 	@echo "docs: open docs/_build/html/index.html"
 
+# The suite on every core (pytest-xdist; a file's tests on one worker, so its module fixtures run once), the trained
+# heads built once into .cache/poskernels before the workers start (tests/conftest.py), the 25 slowest tests named.
 test: $(TSTAMP) lint
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
-	$(PY) -m pytest -q
+	$(BLAS1) $(PY) -m pytest -q -n auto --dist loadfile --durations=25
 
 bench: $(TSTAMP)
-	for f in benchmarks/bench_*.py; do $(PY) $$f || exit 1; done
+	for f in benchmarks/bench_*.py; do $(BLAS1) $(PY) $$f || exit 1; done
 
 clean:
 	rm -rf $(VENV) results .cache docs/_build docs/api/generated

@@ -29,3 +29,30 @@ from poskernels.seeds import first_seed, seed_block  # noqa: E402
 FIRST_SEED = first_seed()
 #: The suite's seed block: the ten seeds every trained test reads.
 SEEDS = seed_block(first=FIRST_SEED)
+
+from pathlib import Path  # noqa: E402
+
+#: The one cache of trained heads and results the whole run reads: the repository's, the one `poskernels reproduce`
+#: fills (``.cache/poskernels``).  Every test that reads the article's heads reads them here.
+CACHE = Path(__file__).resolve().parents[1] / ".cache" / "poskernels"
+
+
+def pytest_configure(config):
+    """Build the trained cache once, before the workers start, when the suite runs on several (``pytest -n``).
+
+    Every trained section of the page is computed into :data:`CACHE` in this process (on the package's own process
+    pool), so no two workers train the same heads at once and every test reads them; a warm cache makes this a read
+    of its result files.  A run in one process trains what it needs as it goes, into the same cache.
+    """
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    import sys
+    import time
+
+    from poskernels import page
+
+    start = time.perf_counter()
+    ctx = page.Context(cache_dir=CACHE, log=lambda msg: None, first_seed=FIRST_SEED)
+    page.assemble(ctx, include_trained=True)
+    print(f"[suite] the trained cache, seeds {SEEDS[0]}..{SEEDS[-1]}, built once in {time.perf_counter() - start:.1f} s"
+          f" ({CACHE})", file=sys.stderr)  # fmt: skip

@@ -12,19 +12,16 @@ tokens by more than five points, yet stays far above RoPE.
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from claimcheck import assert_claim, claim_id, consistent, holds
-from conftest import SEEDS
+from conftest import CACHE, SEEDS
 from poskernels.claims import by_id, of_suite
 from poskernels.claims.beyond import CLAIMED, CONTRAST, HOLD
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.experiments.long_context import run_long_context
-
-CACHE = Path(".cache") / "poskernels"
 
 
 @pytest.fixture(scope="module")

@@ -27,10 +27,10 @@ from poskernels.model.engine.stream import stream_logits
 from poskernels.model.head import init_params, query_logits
 from poskernels.model.train import head_path, load_head, train
 from poskernels.tasks.cue import cue_batch
-from robust import address_ceiling, time_limit
+from robust import address_ceiling, work_limit
 
-#: Seconds a call that must end may take (each is milliseconds when it does).
-LIMIT = 5.0
+#: Function calls a call that must end may make (each makes at most thousands when it does): a count, not a clock.
+LIMIT = 2_000_000
 
 EPS = 1e-12
 
@@ -66,7 +66,7 @@ def _within(W: float, s: float, D: int, eps: float, slack: float = 0.0) -> bool:
 def test_the_cut_is_the_smallest_offset_whose_bound_is_within_eps(W, s, eps):
     from poskernels.model.engine.cut import cut_offset
 
-    with time_limit(LIMIT):
+    with work_limit(LIMIT):
         D, tail = cut_offset(W, s, eps)
     assert isinstance(D, int) and D >= 0 and 0 <= tail <= eps
     assert _within(W, s, D + 1, eps)  # the bound holds in exact arithmetic, not only in floats
@@ -84,7 +84,7 @@ def test_the_cut_is_the_smallest_offset_whose_bound_is_within_eps(W, s, eps):
 def test_large_content_widths_end_with_an_exact_cut(W, s):
     from poskernels.model.engine.cut import cut_offset
 
-    with time_limit(LIMIT):
+    with work_limit(LIMIT):
         D, tail = cut_offset(W, s, EPS)
     assert tail <= EPS and _within(W, s, D + 1, EPS)
     assert D == 0 or not _within(W, s, D, EPS, 1e-6)
@@ -106,7 +106,7 @@ def test_certified_cut_of_a_head_with_large_finite_weights_ends(scale):
     from poskernels.model.engine.cut import certified_cut
 
     params, cfg = _heavy_alibi(scale)
-    with time_limit(LIMIT):
+    with work_limit(LIMIT):
         cut = certified_cut(params, cfg, [16], EPS)
     assert cut.tail_bound <= EPS and cut.D >= 0 and np.isfinite(cut.logit_bound)
     assert _within(cut.W, cut.s, cut.D + 1, EPS)
@@ -116,7 +116,7 @@ def test_certified_cut_of_a_head_with_large_finite_weights_ends(scale):
 def test_stream_logits_with_eps_on_a_heavy_head_ends_and_reads_exactly(scale):
     params, cfg = _heavy_alibi(scale)
     x, _ = cue_batch(np.random.default_rng(1), 4, 300)
-    with time_limit(LIMIT):
+    with work_limit(LIMIT):
         got = stream_logits(params, cfg, x, eps=EPS)
     np.testing.assert_allclose(got, query_logits(params, cfg, x), rtol=1e-9, atol=1e-12)  # the cut keeps every key
 
@@ -129,7 +129,7 @@ def test_weights_past_float64_are_refused_by_the_cut_not_looped_on(bad):
     params["W_Q"] = params["W_Q"].copy()
     params["W_Q"][0, 0] = bad
     params["W_K"] = params["W_K"] * (1e200 if bad == 1e200 else 1.0)  # 1e200 * 1e200 overflows
-    with time_limit(LIMIT), pytest.raises(PosKernelsError, match="content width W is"):
+    with work_limit(LIMIT), pytest.raises(PosKernelsError, match="content width W is"):
         certified_cut(params, cfg, [16], EPS)
 
 
@@ -152,7 +152,7 @@ def test_a_sweep_point_on_a_heavy_alibi_head_ends(tmp_path, task):
     text = f'[fixed]\nscheme = "alibi"\nsteps = 3\nbatch = 4\ntest_task = "{task}"\ntest_lengths = [40]\ntest_size = 5'
     point = parse_grid(text).points[0]
     _cached_heavy(tmp_path, point)
-    with time_limit(LIMIT):
+    with work_limit(LIMIT):
         out = run_job({"points": [[point_key(point), point]], "cache_dir": str(tmp_path)})
     result = out["results"][point_key(point)]
     assert out["trained"] == 0 and 0.0 <= result["accuracy"]["40"] <= 1.0
@@ -189,9 +189,9 @@ def _warns_unless(absent: bool):
 def test_a_head_cache_entry_that_is_not_a_file_is_rebuilt_not_waited_on(tmp_path, kind):
     path = head_path(tmp_path, TINY, 0)
     _make(kind, path)
-    with time_limit(LIMIT), _warns_unless(kind == "dangling symlink"):
+    with work_limit(LIMIT), _warns_unless(kind == "dangling symlink"):
         assert load_head(tmp_path, TINY, 0) is None
-    with time_limit(LIMIT):
+    with work_limit(LIMIT):
         head = train(TINY, 0, tmp_path)  # retrains and writes a real file where the entry was
     assert path.is_file()  # a real file there (a dangling symlink is written through, by the one output writer)
     assert kind == "dangling symlink" or not path.is_symlink()
@@ -206,7 +206,7 @@ def test_a_result_cache_entry_that_is_not_a_file_is_recomputed(tmp_path, kind):
     path = tmp_path / "results" / "r.json"
     _make(kind, path)
     seen = []
-    with time_limit(LIMIT):
+    with work_limit(LIMIT):
         assert cached_json(path, "k", seen.append) is None
     assert (kind == "dangling symlink") or any("not a regular file" in m for m in seen)
     save_json(path, {"a": 1}, {"key": "k"})
@@ -217,7 +217,7 @@ def test_reading_a_fifo_entry_never_opens_it_for_a_blocking_read(tmp_path):
     from poskernels.model.cache import CacheError, read_regular
 
     os.mkfifo(tmp_path / "x.npz")
-    with time_limit(LIMIT), pytest.raises(CacheError, match=r"not a regular file \(a FIFO\)"):
+    with work_limit(LIMIT), pytest.raises(CacheError, match=r"not a regular file \(a FIFO\)"):
         read_regular(tmp_path / "x.npz")
     with pytest.raises(FileNotFoundError):
         read_regular(tmp_path / "missing.npz")
@@ -242,7 +242,7 @@ def test_a_tail_cut_of_a_heavy_kerple_head_ends(scheme, scale):
     params = init_params(cfg, np.random.default_rng(0))
     params = {**params, "kerple_a1": np.log([2.0]), "W_Q": params["W_Q"] * scale}  # r1 = 2: a light tail
     assert has_cut(params, cfg)
-    with time_limit(LIMIT):
+    with work_limit(LIMIT):
         try:
             cut = certified_cut(params, cfg, [16], EPS)
         except PosKernelsError as err:  # a width so large that no offset below 2^53 is within eps
@@ -257,7 +257,7 @@ def test_a_grid_point_with_a_needle_past_its_budget_fails_with_a_reason():
 
     config = replace(TINY, head=replace(TINY.head, n_train=8))
     head = TrainedHead(config, 0, init_params(config.head, np.random.default_rng(0)), np.zeros(2), "")
-    with time_limit(LIMIT), address_ceiling(), pytest.raises(PosKernelsError, match="needle offset r"):
+    with work_limit(LIMIT), address_ceiling(), pytest.raises(PosKernelsError, match="needle offset r"):
         read_head(head, None, "distance", 2**30, 5)  # 5 sequences of 2^30 tokens: refused before any is drawn
 
 
@@ -274,7 +274,7 @@ def test_a_grid_point_with_a_needle_past_its_budget_fails_with_a_reason():
 def test_a_filing_plan_bounds_the_loops_that_fill_a_filing(plan):
     from poskernels.tasks.filings.corpus import FilingPlan, generate_filing
 
-    with time_limit(LIMIT), pytest.raises(PosKernelsError, match="FilingPlan"):
+    with work_limit(LIMIT), pytest.raises(PosKernelsError, match="FilingPlan"):
         generate_filing(np.random.default_rng(0), "d0", plan=FilingPlan(**plan))
 
 
@@ -282,7 +282,7 @@ def test_a_fifo_where_the_figure_stamps_go_does_not_block_drawing(tmp_path):
     from poskernels.lab.figures import STAMP, draw_figures
 
     os.mkfifo(tmp_path / STAMP)
-    with time_limit(LIMIT):
+    with work_limit(LIMIT):
         written, skipped = draw_figures({}, tmp_path)  # nothing to draw: only the stamps are read
     assert written == [] and skipped
 
@@ -293,7 +293,7 @@ def test_a_filings_file_that_is_a_fifo_with_no_writer_is_refused_at_once(tmp_pat
 
     fifo = tmp_path / "filings.jsonl"
     os.mkfifo(fifo)
-    with time_limit(LIMIT), pytest.raises(PosKernelsError, match="no filing"):
+    with work_limit(LIMIT), pytest.raises(PosKernelsError, match="no filing"):
         read_filings(fifo)
 
 

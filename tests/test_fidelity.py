@@ -1,35 +1,36 @@
 """Fidelity: every trained cell the article prints, ours against its figure, with the error that includes the draw.
 
-The error of a cell joins the seeds' standard error, the binomial error of the article's test count and the
-test-draw SD (the same heads re-read on other test draws, :func:`poskernels.experiments.redraws.redraw_sd`).  A cell
-more than 4 such errors from the article must be one of the listed differences
-(:data:`poskernels.page.fidelity.DIFFERENCES`, each with its cause where known); the README lists those beyond 3.
+The error of a cell joins the seeds' standard error, the article's own (three seeds), the binomial error of the
+article's test count and the test-draw SD (a bootstrap over the test sequences every seed read, over the held-out
+filings for the case study: :mod:`poskernels.experiments.bootstrap`).  A cell more than 4 such errors from the
+article must be one of the listed differences (:data:`poskernels.page.fidelity.DIFFERENCES`, each with its cause
+where known); the README lists those beyond 3 and those the docs' tables star.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import SEEDS
+from conftest import CACHE, FIRST_SEED, SEEDS
 from poskernels.experiments.filings import filings_results
 from poskernels.experiments.laboratory import run_laboratory
-from poskernels.experiments.redraws import redraw_sd
 from poskernels.page import fidelity
 from poskernels.page.readme import REFERENCE_NUMBERS
+from poskernels.page.registry import Context, differs_se
+from poskernels.seeds import ARTICLE_COUNT
 
-CACHE = Path(__file__).resolve().parents[1] / ".cache" / "poskernels"
 K = 4.0  # as tests/seedstats.py: many cells at once, ten seeds each
 
 
 @pytest.fixture(scope="module")
 def numbers():
-    lab = run_laboratory(CACHE, seeds=SEEDS)
-    return {**lab, "filings": filings_results(CACHE, seeds=SEEDS), "fidelity": redraw_sd(CACHE, seeds=SEEDS)}
+    numbers = {**run_laboratory(CACHE, seeds=SEEDS), "filings": filings_results(CACHE, seeds=SEEDS)}
+    ctx = Context(cache_dir=CACHE, numbers=dict(numbers), log=lambda msg: None, first_seed=FIRST_SEED)
+    return {**numbers, "fidelity": fidelity.FIDELITY.compute(ctx)}
 
 
 def _cells():
@@ -46,23 +47,47 @@ def test_cell_agrees_with_the_article_or_is_a_listed_difference(numbers, where):
     )
 
 
-def test_the_error_joins_seeds_binomial_and_test_draw(numbers):
+def test_the_error_joins_seeds_the_articles_seeds_binomial_and_test_draw(numbers):
     for c in fidelity.cells(numbers):
         assert c["draw"] is not None and c["draw"] >= 0.0, c
-        assert c["error"] ** 2 == pytest.approx(c["stderr"] ** 2 + c["binomial"] ** 2 + c["draw"] ** 2)
-        count = 2000 if c["section"] != "filings" else (19_285 if c["column"] == "all" else 7_895)
-        p = min(max(c["article"], 1 / count), 1 - 1 / count)
-        assert c["binomial"] == pytest.approx(math.sqrt(p * (1 - p) / count))
+        parts = c["stderr"] ** 2 + c["article_seeds"] ** 2 + c["binomial"] ** 2 + c["draw"] ** 2
+        assert c["error"] ** 2 == pytest.approx(parts)
+        p = min(max(c["article"], 1 / _count(c)), 1 - 1 / _count(c))
+        assert c["binomial"] == pytest.approx(math.sqrt(p * (1 - p) / _count(c)))
+        # the article's figure is a mean of three seeds: our seeds' spread over sqrt(3), 10/3 of our SE squared
+        assert c["article_seeds"] ** 2 == pytest.approx(c["stderr"] ** 2 * len(SEEDS) / ARTICLE_COUNT)
 
 
-def test_the_test_draws_are_other_draws_of_the_same_heads(numbers):
+def _count(c) -> int:
+    return 2000 if c["section"] != "filings" else (19_285 if c["column"] == "all" else 7_895)
+
+
+def test_the_list_holds_every_cell_beyond_three_errors_and_every_starred_cell(numbers):
+    listed = {(c["section"], c["reader"], c["column"]) for c in fidelity.differing(numbers)}
+    for c in fidelity.cells(numbers):
+        starred = differs_se(c["ours"], c["stderr"], c["article"], _count(c))  # as the docs' tables star it
+        where = (c["section"], c["reader"], c["column"])
+        assert (where in listed) == (c["z"] > fidelity.Z or starred), where
+    # the sinusoidal head's two re-reads are cells of the list, with the article's three figures beside them
+    sin = {(c["reader"], c["column"]) for c in fidelity.cells(numbers) if c["section"] == "sinusoidal"}
+    assert sin == {
+        ("projected", "64"),
+        ("projected", "128"),
+        ("projected", "256"),
+        ("shifted", "64"),
+        ("shifted", "256"),
+    }
+
+
+def test_the_test_draw_error_is_resampled_from_the_reads_made(numbers):
     d = numbers["fidelity"]
-    assert d["draws"] >= 3 and d["seeds"] == list(SEEDS)
-    # at 32 every map reads the head as trained (kappa = 1): the same readings, draw by draw
+    assert d["method"] == "bootstrap" and d["resamples"] >= 1000 and d["seeds"] == list(SEEDS)
+    # at 32 every map reads the head as trained (kappa = 1): the same reads, so the same resampled error
     for reader in ("rope_pi", "rope_ntk", "rope_yarn"):
         assert d["rescaled"][reader]["32"] == d["tournament"]["rope"]["32"], reader
-    # the learned table has no reading past its length, on any draw
+    # the learned table has no reading past its length
     assert d["tournament"]["learned"]["64"] is None
-    # the filings' draws are other corpora: the draw moves each reader's mean (0 would be the same filings)
+    # the draw moves a mean near 1 less than one near chance (a binomial's p (1 - p))
+    assert d["tournament"]["alibi"]["32"] < d["tournament"]["nope"]["256"]
     assert all(v["all"] > 0 for v in d["filings"].values())
     assert np.isfinite([v for r in d["filings"].values() for v in r.values()]).all()

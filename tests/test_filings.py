@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from claimcheck import assert_claim, claim_id, consistent, holds
-from conftest import SEEDS
+from conftest import CACHE, SEEDS
 from poskernels.experiments import filings as fx
 from poskernels.experiments.filings_reader import (
     FILING_READERS,
@@ -32,8 +31,6 @@ from poskernels.experiments.filings_reader import (
 )
 from poskernels.page import filings as page_filings
 from poskernels.tasks.filings import case_corpus, encode_filing, filing_queries, laboratory_filing
-
-CACHE = Path(__file__).resolve().parents[1] / ".cache" / "poskernels"
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import SEEDS
+from conftest import CACHE, SEEDS
 from poskernels.encodings import SCHEMES
 from poskernels.errors import PosKernelsError
 from poskernels.experiments import filings_beyond as fb
@@ -29,7 +29,6 @@ from poskernels.tasks.filings.tokens import QUERY
 from seedstats import leaves, within
 
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / ".cache" / "poskernels"
 BEYOND = [s for s, scheme in SCHEMES.items() if not scheme.in_article]
 
 

@@ -11,7 +11,6 @@ import http.client
 import json
 import socket
 import threading
-import time
 
 import pytest
 
@@ -140,10 +139,9 @@ def test_an_upload_without_length_or_that_never_arrives_is_refused(served, monke
         assert sock.recv(65536).startswith(b"HTTP/1.0 411")
     monkeypatch.setattr(server._Handler, "timeout", 0.5)  # the whole body must arrive within the handler's timeout
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        start = time.monotonic()
         sock.sendall(b"POST /census/upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
-        answer = sock.recv(65536)
-        assert answer.startswith(b"HTTP/1.0 408") and time.monotonic() - start < 5
+        answer = sock.recv(65536)  # a 408 at all is the handler's timeout: the body never arrives
+        assert answer.startswith(b"HTTP/1.0 408")
 
 
 def test_unknown_models_and_addresses_are_json_refusals(served):

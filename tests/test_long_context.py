@@ -9,13 +9,12 @@ Theorem 3 are asserted here head by head, exactly.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from claimcheck import assert_claim, claim_id, consistent, holds
-from conftest import SEEDS
+from conftest import CACHE, SEEDS
 from poskernels.claims.long_context import BEYOND as CLAIM_BEYOND
 from poskernels.claims.long_context import INSIDE as CLAIM_INSIDE
 from poskernels.experiments.long_context import (
@@ -31,7 +30,6 @@ from poskernels.tasks.cue import cue_batch
 from poskernels.tasks.needle import needle_batch
 from poskernels.theory.alibi import alibi_tail_bound
 
-CACHE = Path(".cache") / "poskernels"
 INSIDE = tuple(int(r) for r in CLAIM_INSIDE)  # the offsets the claims read (poskernels.claims.long_context)
 BEYOND = tuple(int(r) for r in CLAIM_BEYOND)
 

@@ -23,7 +23,7 @@ from poskernels.model.train import train, train_many, train_stack
 from poskernels.tasks.cue import cue_batch
 from poskernels.tasks.needle import needle_batch
 from quoting import assert_quotes
-from robust import assert_only_library_error, time_limit
+from robust import assert_only_library_error, work_limit
 
 ALIBI = HeadConfig(scheme="alibi")
 ROPE = HeadConfig(scheme="rope")
@@ -157,7 +157,7 @@ SILENT = [
 @pytest.mark.parametrize(("what", "call", "quoted"), FOREIGN + SILENT, ids=[c[0] for c in FOREIGN + SILENT])
 def test_refused_with_the_value_quoted(what, call, quoted):
     assert_only_library_error(call)  # no foreign error, no hang, no gigabytes on the way
-    with time_limit(), pytest.raises(PosKernelsError) as err:
+    with work_limit(), pytest.raises(PosKernelsError) as err:
         call()
     assert_quotes(str(err.value), quoted)
 

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIRST_SEED
+from conftest import CACHE, FIRST_SEED
 from poskernels import page
 from poskernels.errors import PosKernelsError
 from poskernels.lab import PAYLOAD_PATH, common, payload, viz_payload, write_payload
@@ -29,7 +29,6 @@ from poskernels.lab.trained import filing_case
 from seedstats import FLOOR, leaves, within
 
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / ".cache" / "poskernels"
 
 
 @pytest.fixture(scope="module")

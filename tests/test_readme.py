@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import FIRST_SEED, SEEDS
+from conftest import CACHE, FIRST_SEED, SEEDS
 from poskernels import page
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.filings import filings_results
@@ -28,7 +28,6 @@ from poskernels.page.window import rebound_stats
 from seedstats import leaves, within
 
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / ".cache" / "poskernels"
 TRAINED = ("tournament", "rescaled", "rebound", "sinusoidal", "filings")
 
 

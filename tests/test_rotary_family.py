@@ -17,14 +17,13 @@ import numpy as np
 import pytest
 
 from claimcheck import assert_claim, claim_id, consistent, holds
-from conftest import SEEDS
+from conftest import CACHE, SEEDS
 from poskernels.claims import by_id, of_suite
 from poskernels.claims.rotary_family import HOLD, NONINFERIOR
 from poskernels.encodings import SCHEMES
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.experiments.long_context import run_long_context
 
-CACHE = Path(".cache") / "poskernels"
 FAMILY = ("xpos", "p_rope", "partial_rotary")
 
 

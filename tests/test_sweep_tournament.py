@@ -8,15 +8,12 @@ and must train none, and its accuracies must equal ``run_laboratory``'s per-seed
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from conftest import SEEDS
+from conftest import CACHE, SEEDS
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.sweep.grid import parse_grid
 from poskernels.sweep.runner import local_backend, run_sweep
 from poskernels.sweep.store import Store
-
-CACHE = Path(__file__).resolve().parents[1] / ".cache" / "poskernels"
 
 GRID = """
 [[grid]]

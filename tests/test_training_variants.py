@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from claimcheck import assert_claim, claim_id, consistent, holds
-from conftest import SEEDS
+from conftest import CACHE, SEEDS
 from poskernels.claims import by_id, of_suite
 from poskernels.claims.training import COST, GAIN, HOLD, RANDOMIZED_LENGTHS
 from poskernels.encodings import SCHEMES, Scheme, register_scheme
@@ -221,7 +220,6 @@ def test_training_at_random_positions_is_reproducible_and_each_head_its_own():
 
 # -- the papers' claims, as statistics over the seeds ------------------------------------------------------------------
 
-CACHE = Path(".cache") / "poskernels"
 
 
 @pytest.fixture(scope="module")

@@ -53,6 +53,7 @@ from ..tasks.filings import (
     filings_task_name,
     laboratory_filing,
 )
+from .bootstrap import draw_sd
 from .filings_reader import DEFAULT_KAPPA_RULE, FILING_READERS, KAPPA_RULES, content_width, read_filing_as
 from .tournament import tournament_jobs
 
@@ -75,7 +76,7 @@ __all__ = [
 #: The schemes trained on filings; the seven readers are these and RoPE's three re-readings.
 TRAINED_SCHEMES = ("nope", "sinusoidal", "rope", "alibi")
 #: Bump when the readers or the results' layout change, so cached results are recomputed.
-RESULTS_VERSION = "filings-6"
+RESULTS_VERSION = "filings-8"  # 8: each cell's test-draw SD, resampled (experiments.bootstrap)
 #: How the results name each rule of ``kappa`` (``numbers.json``'s ``filings.kappa``).
 KAPPA_TEXT = {
     "question": "max(1, (t + 2) / 32) per question at t (its prefix and the query)",
@@ -176,10 +177,11 @@ def _answer(head: TrainedHead, reader: str, docs: list[FilingTokens], answers: d
     return answer_filings(head, reader, docs) if known is None else known
 
 
-def _truth(docs: list[FilingTokens]) -> tuple[np.ndarray, np.ndarray]:
-    """Answers and offsets ``r = back + 1`` of every query of ``docs``, concatenated, shapes (Q,)."""
+def _truth(docs: list[FilingTokens]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Answers, offsets ``r = back + 1`` and the filing of every query of ``docs``, concatenated, shapes (Q,)."""
     qs = [filing_queries(d) for d in docs]
-    return np.concatenate([q.answers for q in qs]), np.concatenate([q.back + 1 for q in qs])
+    filing = np.repeat(np.arange(len(qs)), [len(q.answers) for q in qs])
+    return np.concatenate([q.answers for q in qs]), np.concatenate([q.back + 1 for q in qs]), filing
 
 
 def reader_table(
@@ -195,21 +197,27 @@ def reader_table(
     -------
     dict
         ``{"accuracy": {reader: {"all": float, "far": float}}, "stderr": (same), "first_three": (same),
-        "per_seed": {reader: {"all": [...], "far": [...]}}}``
+        "per_seed": {reader: {"all": [...], "far": [...]}}, "by_distance": ..., "draw_sd": (as accuracy)}``:
+        ``draw_sd`` the test-draw SD of each mean, the filings resampled
+        (:func:`~poskernels.experiments.bootstrap.draw_sd`).
     """
-    answers, r = _truth(docs)
+    answers, r, filing = _truth(docs)
     far = r - 1 > FAR  # (Q,) the answer more than 32 tokens back from the asked position
     bins = distance_bins(r)  # (Q,) the bin of each query's answer distance
-    per_seed, by_distance = {}, {}
+    per_seed, by_distance, draw = {}, {}, {}
     for reader, (scheme, _) in (FILING_READERS if readers is None else readers).items():
-        rows = []
+        rows, hits = [], []
         by_distance[reader] = {name: [] for name in DISTANCE_BINS}
         for head in heads[scheme]:
             ok = _answer(head, reader, docs, known) == answers  # (Q,)
             rows.append((float(ok.mean()), float(ok[far].mean())))
+            hits.append(ok)
             for i, name in enumerate(DISTANCE_BINS):
                 by_distance[reader][name].append(float(ok[bins == i].mean()) if np.any(bins == i) else None)
         per_seed[reader] = {"all": [a for a, _ in rows], "far": [f for _, f in rows]}
+        # the test-draw SD: the held-out filings resampled, each with all its queries (a bootstrap, not more reads)
+        fars = [h[far] for h in hits]
+        draw[reader] = {"all": draw_sd(hits, filing, len(docs)), "far": draw_sd(fars, filing[far], len(docs))}
     accuracy, stderr = stat_table(per_seed)
     first = {r: {k: mean_stderr(v[:ARTICLE_COUNT])[0] for k, v in t.items()} for r, t in per_seed.items()}
     filer = answers == FILER  # (Q,) the answer is the filer, the first company named
@@ -221,7 +229,14 @@ def reader_table(
         },
         "per_seed": by_distance,
     }
-    return {"accuracy": accuracy, "stderr": stderr, "first_three": first, "per_seed": per_seed, "by_distance": distance}
+    return {
+        "accuracy": accuracy,
+        "stderr": stderr,
+        "first_three": first,
+        "per_seed": per_seed,
+        "by_distance": distance,
+        "draw_sd": draw,
+    }
 
 
 #: The answer distances ``back = r - 1`` (tokens between the asked position and the last mention) the accuracy is
@@ -290,7 +305,7 @@ def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens], kn
     """
     W = content_width(head.params, head.head)
     horizon = W / head.head.alibi_slope  # Theorem 3 (iii): past W / s a key weighs less than the query itself
-    answers, r = _truth(docs)
+    answers, r, _ = _truth(docs)
     ok = _answer(head, "alibi", docs, known) == answers  # (Q,)
     inside, beyond = r <= horizon / 2, r > horizon
     between = ~inside & ~beyond

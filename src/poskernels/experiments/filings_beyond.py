@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: Bump when the reading or the results' layout change, so cached results are recomputed.
-BEYOND_VERSION = "filings-beyond-1"
+BEYOND_VERSION = "filings-beyond-3"  # 3: reader_table gives each cell its test-draw SD (experiments.bootstrap)
 
 #: Why a scheme beyond the article has no filing reader, by the field of :class:`~poskernels.encodings.Scheme`.
 _UNREAD = "its code is not defined at every position (a learned table has no row past its window)"

@@ -24,6 +24,7 @@ from ..tasks.cue import bag_reader_score
 from ..theory.counting import bag_reader_accuracy
 from . import rebound as rb
 from . import sinusoidal as sn
+from .bootstrap import RESAMPLES, draw_sd_table
 from .tournament import (
     ARTICLE_SCHEMES,
     EXTRA_SCHEMES,
@@ -32,10 +33,12 @@ from .tournament import (
     TEST_COUNT,
     TEST_LENGTHS,
     TEST_SEED,
+    head_hits,
     heldout,
+    hit_rate,
     offset_kernel,
-    read_accuracies,
-    read_rescaled,
+    read_hits,
+    read_rescaled_hits,
     rescaled_table,
     tournament_jobs,
     tournament_table,
@@ -44,7 +47,7 @@ from .tournament import (
 __all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "result_path", "run_laboratory"]
 
 #: Bump when what is computed from the trained heads changes.
-LAB_VERSION = "lab-7"
+LAB_VERSION = "lab-9"  # 9: each cell's test-draw SD, resampled (experiments.bootstrap)
 #: Offsets at which the learned offset kernels (T5, Shaw) are reported beside ALiBi's.
 KERNEL_OFFSETS = (0, 1, 8, 16, 24, 31, 32, 48, 64, 128, 255)
 
@@ -85,7 +88,7 @@ def _settings(config: TrainConfig) -> dict:
 
 
 def read_head(head: TrainedHead) -> dict:
-    """Everything the page reads off one trained head (JSON-ready; run in the worker that trained it).
+    """Everything the page reads off one trained head (JSON-ready but ``hits``; run in the worker that trained it).
 
     Returns
     -------
@@ -93,26 +96,41 @@ def read_head(head: TrainedHead) -> dict:
         ``accuracy`` at every test length; for RoPE ``rescaled`` (every map) and ``rebound``; for every rotary
         head ``rebound_height`` and ``window_fall`` (:mod:`poskernels.experiments.rebound`, of its score curve); for the
         sinusoidal code ``defect``, ``projected``, ``shifted`` and ``spreads``; for the bias schemes
-        ``offset_kernel`` at :data:`KERNEL_OFFSETS`; and ``final_loss``.
+        ``offset_kernel`` at :data:`KERNEL_OFFSETS`; and ``final_loss``.  ``hits`` holds, for each of those
+        accuracies, the 0/1 vector over the test sequences it is the mean of (``{"accuracy": {n: ...}, ...}``), from
+        which the laboratory resamples the test-draw error of each cell and which it then drops.
     """
     cfg = head.head
-    out = {"accuracy": read_accuracies(head), "final_loss": float(head.losses[-50:].mean())}
+    hits = {"accuracy": read_hits(head)}
     if cfg.scheme == "rope":  # the article's re-reads and rebound are RoPE's
-        out["rescaled"] = read_rescaled(head)
+        hits["rescaled"] = read_rescaled_hits(head)
+    if cfg.scheme == "sinusoidal":
+        long = [n for n in TEST_LENGTHS if n > cfg.n_train]
+        hits["projected"] = {str(n): head_hits(head, n, score_shift=sn.projected_shift(head, n)) for n in long}
+        hits["shifted"] = {str(n): head_hits(head, n, positions=sn.shifted_positions(n, cfg.n_train)) for n in long}
+    rates = lambda by: {n: hit_rate(h) for n, h in by.items()}  # noqa: E731
+    out = {k: rates(by) for k, by in hits.items() if k != "rescaled"}
+    if "rescaled" in hits:
+        out["rescaled"] = {reader: rates(by) for reader, by in hits["rescaled"].items()}
+    out["final_loss"] = float(head.losses[-50:].mean())
+    out["hits"] = hits
+    if cfg.scheme == "rope":
         out["rebound"] = rb.rebound_summary(head)
     if SCHEMES[cfg.scheme].rotary:  # the rotary family's rebound, beside RoPE's, on one statistic
         curve = rb.score_curve(head)  # (256,)
         out["rebound_height"] = rb.rebound_height(curve, cfg.n_train)
         out["window_fall"] = rb.window_fall(curve, cfg.n_train)
     if cfg.scheme == "sinusoidal":
-        long = [n for n in TEST_LENGTHS if n > cfg.n_train]
         out["defect"] = list(sn.defects(head))
-        out["projected"] = {str(n): sn.projected_accuracy(head, *heldout(n)) for n in long}
-        out["shifted"] = {str(n): sn.shifted_accuracy(head, *heldout(n)) for n in long}
         out["spreads"] = sn.term_spreads(head, heldout(cfg.n_train)[0])
     if SCHEMES[cfg.scheme].where == "score":  # a bias on the logits: ALiBi, T5, Shaw
         out["offset_kernel"] = dict(zip(map(str, KERNEL_OFFSETS), offset_kernel(head, KERNEL_OFFSETS).tolist()))
     return out
+
+
+def _cells(per_head: list[dict]) -> dict:
+    """``[{n: hits}]`` of each head -> ``{n: [hits of each head]}``."""
+    return {n: [h[n] for h in per_head] for n in per_head[0]}
 
 
 def _job(args) -> tuple[list, float]:
@@ -133,6 +151,10 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
     schemes = [s for s in ARTICLE_SCHEMES + EXTRA_SCHEMES if (s, seeds[0]) in readings]
     tour = tournament_table(readings, schemes, seeds)
     tour["first_three"] = _first_three(tour["per_seed"])
+    hits = {s: [readings[s, seed]["hits"] for seed in seeds] for s in schemes}
+    # the test-draw SD of each cell, resampled from the sequences every seed read (a bootstrap, not more reads)
+    tour["draw_sd"] = draw_sd_table({s: _cells([h["accuracy"] for h in hits[s]]) for s in schemes})
+    tour["draw_resamples"] = RESAMPLES
     tour["bag_reader"] = {str(n): bag_reader_accuracy(n) for n in TEST_LENGTHS}  # exact, by counting
     tour["bag_reader_heldout"] = {str(n): float(bag_reader_score(*heldout(n)).mean()) for n in TEST_LENGTHS}
     kernels = {
@@ -158,6 +180,7 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
     rescaled["first_three"] = _first_three(rescaled["per_seed"])
     rescaled["kappa"] = {str(n): n / config.head.n_train for n in RESCALED_LENGTHS}
     rescaled["readers"] = dict(RESCALED_READERS)
+    rescaled["draw_sd"] = draw_sd_table({r: _cells([h["rescaled"][r] for h in hits["rope"]]) for r in RESCALED_READERS})
 
     rebound = {str(s): readings["rope", s]["rebound"] for s in seeds}
 
@@ -175,6 +198,7 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
         "spread_ratio": [r["spreads"]["ratio"] for r in sin],
         "spreads": {k: [r["spreads"][k] for r in sin] for k in ("pos_pos", "pos_content", "content_pos")},
     }
+    sinusoidal["draw_sd"] = draw_sd_table({k: _cells([h[k] for h in hits["sinusoidal"]]) for k in per_seed})
     sinusoidal["spread_ratio_mean"], sinusoidal["spread_ratio_stderr"] = mean_stderr(sinusoidal["spread_ratio"])
     # the article: the two terms' spreads across keys "are within 6% of each other in every seed"
     within = [abs(x - 1.0) <= SPREAD_TOLERANCE for x in sinusoidal["spread_ratio"]]

@@ -1,12 +1,17 @@
-"""How much a trained figure moves with the draw of its test set: the same heads re-read on other test draws.
+"""How much a trained figure moves with the draw of its test set, measured directly: the same heads re-read on other
+test draws.
 
 A printed accuracy is a mean over seeds of heads read on one fixed test set (the tournament's 2,000 sequences per
-length, the case study's 100 held-out filings).  Against the article's figure, its error has three parts: the seeds'
-spread (the standard error), the binomial error of the article's own test count, and the draw of the test set,
-which every seed shares and which the standard error over seeds therefore does not see.  This module measures the
-third: the heads of the seed block are re-read on ``draws`` other test sets (the tournament's sequences from
-``SeedSequence([TEST_SEED + i, n])``, held-out filings of the corpora with seeds ``CORPUS_SEED + i``), and the
-standard deviation over those draws of the mean over seeds is the test-draw error of each cell.
+length, the case study's 100 held-out filings).  Against the article's figure, its error has several parts: the
+seeds' spread (the standard error), the article's own (three seeds), the binomial error of the article's test count,
+and the draw of the test set, which every seed shares and which the standard error over seeds therefore does not
+see.  The page estimates the last from the reads it already made (:mod:`poskernels.experiments.bootstrap`, a
+bootstrap over the test items); this module measures it the long way, the check of that estimate
+(``benchmarks/bench_draw_error.py`` prints the two side by side): the heads of the seed block are re-read on
+``draws`` other test sets (the tournament's sequences from ``SeedSequence([TEST_SEED + i, n])``, held-out filings
+of the corpora with seeds ``CORPUS_SEED + i``), and the standard deviation over those draws of the mean over seeds
+is the test-draw error of each cell.  It reads every head ``draws`` more times (59 s of a cold ``reproduce`` at
+three draws, when the page computed it so).
 
 :func:`redraw_sd` returns ``{"draws", "tournament": {scheme: {n: sd}}, "rescaled": {reader: {n: sd}},
 "filings": {reader: {"all": sd, "far": sd}}}`` (None where a head has no reading), cached as verified JSON.

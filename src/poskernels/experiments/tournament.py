@@ -19,7 +19,7 @@ import numpy as np
 from ..encodings import SCHEMES
 from ..errors import PosKernelsError, check_name
 from ..model.config import TrainConfig, preset
-from ..model.head import PLAIN, Reading, accuracy, token_table
+from ..model.head import PLAIN, Reading, query_logits, token_table
 from ..model.trained import TrainedHead, check_trained
 from ..seeds import stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
@@ -35,9 +35,13 @@ __all__ = [
     "TEST_SEED",
     "defined_at",
     "head_accuracy",
+    "head_hits",
     "offset_kernel",
+    "hit_rate",
     "read_accuracies",
+    "read_hits",
     "read_rescaled",
+    "read_rescaled_hits",
     "rescaled_reading",
     "rescaled_table",
     "heldout",
@@ -98,15 +102,36 @@ def defined_at(scheme: str, n_train: int, n: int) -> bool:
     return SCHEMES[check_name("scheme", scheme, SCHEMES)].defined_everywhere or n <= n_train
 
 
+def head_hits(head: TrainedHead, n: int, reading: Reading = PLAIN, **change) -> np.ndarray | None:
+    """Whether ``head`` answers each of the :func:`heldout` sequences at length ``n`` right, shape ``(2000,)`` bool.
+
+    None where its code is undefined (:func:`defined_at`).  ``change``: ``positions`` or ``score_shift``, as
+    :func:`poskernels.model.head.query_logits` takes them (the sinusoidal diagnostics' re-reads).  Its mean is
+    :func:`head_accuracy`; the vector itself is what the test-draw error is resampled from
+    (:mod:`poskernels.experiments.bootstrap`).
+    """
+    if not defined_at(check_trained(head).head.scheme, head.head.n_train, n):  # a diverged head has no accuracy
+        return None
+    tokens, targets = heldout(n)
+    return np.argmax(query_logits(head.params, head.head, tokens, reading=reading, **change), axis=1) == targets
+
+
+def hit_rate(hits: np.ndarray | None) -> float | None:
+    """The accuracy of a :func:`head_hits` vector (None stays None), as :func:`poskernels.model.head.accuracy`.
+
+    >>> hit_rate(np.array([True, False, True, True])), hit_rate(None)
+    (0.75, None)
+    """
+    return None if hits is None else float(np.mean(hits))
+
+
 def head_accuracy(head: TrainedHead, n: int, reading: Reading = PLAIN) -> float | None:
     """Accuracy of ``head`` on :func:`heldout` at length ``n``; None where its code is undefined.
 
     A learned table has no row past its training length, so a learned head has no reading at
     ``n > L`` (the article's dash), rather than a wrapped or clipped one (:func:`defined_at`).
     """
-    if not defined_at(check_trained(head).head.scheme, head.head.n_train, n):  # a diverged head has no accuracy
-        return None
-    return accuracy(head.params, head.head, *heldout(n), reading=reading)
+    return hit_rate(head_hits(head, n, reading))
 
 
 def rescaled_reading(head: TrainedHead, name: str, n: int) -> Reading:
@@ -123,17 +148,27 @@ def rescaled_reading(head: TrainedHead, name: str, n: int) -> Reading:
     return Reading.through(cfg, name, max(1.0, n / cfg.n_train))
 
 
+def read_hits(head: TrainedHead, lengths=TEST_LENGTHS) -> dict:
+    """``{str(n): head_hits or None}`` of one head on the test sets."""
+    return {str(n): head_hits(head, n) for n in lengths}
+
+
 def read_accuracies(head: TrainedHead, lengths=TEST_LENGTHS) -> dict:
     """``{str(n): accuracy or None}`` of one head on the test sets."""
-    return {str(n): head_accuracy(head, n) for n in lengths}
+    return {n: hit_rate(h) for n, h in read_hits(head, lengths).items()}
+
+
+def read_rescaled_hits(head: TrainedHead, lengths=RESCALED_LENGTHS) -> dict:
+    """``{reader: {str(n): head_hits}}`` of one RoPE head read through every map of :data:`RESCALED_READERS`."""
+    return {
+        reader: {str(n): head_hits(head, n, rescaled_reading(head, name, n)) for n in lengths}
+        for reader, name in RESCALED_READERS.items()
+    }
 
 
 def read_rescaled(head: TrainedHead, lengths=RESCALED_LENGTHS) -> dict:
     """``{reader: {str(n): accuracy}}`` of one RoPE head read through every map of :data:`RESCALED_READERS`."""
-    return {
-        reader: {str(n): head_accuracy(head, n, rescaled_reading(head, name, n)) for n in lengths}
-        for reader, name in RESCALED_READERS.items()
-    }
+    return {r: {n: hit_rate(h) for n, h in by.items()} for r, by in read_rescaled_hits(head, lengths).items()}
 
 
 def tournament_table(readings: dict, schemes, seeds, lengths=TEST_LENGTHS) -> dict:

@@ -71,11 +71,11 @@ PREPARE: dict[str, Callable[[Context], None]] = {
 
 #: Sections that may compute in the background once the sections listed are computed: the filings and the long
 #: context read the tournament's heads; the long context, the largest, also waits for the filings, whose short reads
-#: would otherwise queue behind its points (and whose table prints first).
+#: would otherwise queue behind its points (and whose table prints first).  The fidelity section reads no head (it
+#: gathers the test-draw errors the sections resampled from their own reads): it computes in its turn.
 AFTER: dict[str, tuple[str, ...]] = {
     "filings": ("tournament",),
     "long": ("tournament", "filings"),
-    "fidelity": ("tournament", "filings"),  # re-reads their heads on other test draws
 }
 
 

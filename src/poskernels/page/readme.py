@@ -320,18 +320,22 @@ def _filings_case(n: dict) -> str:
 
 
 def _differences(n: dict) -> str:
-    """Every trained cell more than 3 SE from the article's figure (seeds, binomial and, where ``numbers.json``
-    holds ``fidelity``, the test draw joined), with its cause where known; then the article's other figures."""
+    """Every trained cell more than 3 SE from the article's figure (our seeds, the article's three, the binomial
+    and, where ``numbers.json`` holds ``fidelity``, the test draw joined) or starred in the tables
+    (:func:`poskernels.page.fidelity.differing`), with its cause where known; then the article's other figures."""
     out = []
-    for c in fidelity.cells(n):
-        if c["z"] <= fidelity.Z:
-            continue
+    for c in fidelity.differing(n):
         where = "filings, " if c["section"] == "filings" else ""
         what = f"{c['column']} queries" if c["section"] == "filings" else f"at {c['column']}"
-        draw = "" if c["draw"] is None else f", test draw {cell(c['draw'])}"
+        draw = (
+            ""
+            if c["draw"] is None
+            else f", test draw {cell(c['draw'])}, the article's three seeds {cell(c['article_seeds'])}"
+        )
+        within = "" if c["z"] > fidelity.Z else "; starred by the seeds' SE and the binomial alone, within 3 joined"
         line = (
-            f"{where}{READER_LABELS[c['reader']]}, {what}: {cell_se(c['ours'], c['stderr'])} against"
-            f" {cell(c['article'])} ({c['z']:.1f} SE{draw})"
+            f"{where}{fidelity.LABELS[c['reader']]}, {what}: {cell_se(c['ours'], c['stderr'])} against"
+            f" {cell(c['article'])} ({c['z']:.1f} SE{draw}{within})"
         )
         out.append(line + (f": {c['cause']}" if c["cause"] else ""))
     out += _printed_differences(n)
