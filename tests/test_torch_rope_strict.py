@@ -135,16 +135,20 @@ def test_non_floating_inputs_are_refused_by_dtype(dtype):
 @pytest.mark.parametrize(
     ("dtype", "inv_freq", "positions", "quoted"),
     [
-        (torch.float32, [1e39, 1.0], torch.arange(4), "overflows float32"),  # fits float64, not float32
-        (torch.bfloat16, [1e39, 1.0], torch.arange(4), "working dtype of bfloat16"),
-        (torch.float16, [1e30, 1.0], torch.arange(4) + 10**10, "angles m theta overflow float32"),
-        (torch.float32, [1.0, 1.0], [0.0, 1.0, 2.0, 1e39], "positions overflow float32"),
-        (torch.float64, [1e300, 1.0], [0.0, 1.0, 2.0, 1e10], "angles m theta overflow float64"),
+        (torch.float32, [1e39, 1.0], torch.arange(4), "reaches 3e+39 for float32"),  # fits float64, not the limit
+        (torch.bfloat16, [1e39, 1.0], torch.arange(4), "for bfloat16 output"),
+        (torch.float16, [1e30, 1.0], torch.arange(4) + 10**10, "for float16 output"),
+        (torch.float32, [1.0, 1.0], [0.0, 1.0, 2.0, 1e39], "within 2**53"),
+        (torch.float64, [1e300, 1.0], [0.0, 1.0, 2.0, 1e10], "reaches inf for float64"),
+        (torch.float64, [1.0], torch.tensor([2**53 + 1]), "|m| = 9007199254740993"),
+        (torch.float32, [1.0], torch.tensor([-(2**63)]), "|m| = 9223372036854775808"),  # int64's least, not wrapped
+        (torch.float32, [1.0], [2.0**29 + 1], "for float32 output"),
+        (torch.bfloat16, [1.0], [2.0**45 + 2**20], "for bfloat16 output"),
     ],
 )
-def test_angles_are_checked_in_the_working_dtype(dtype, inv_freq, positions, quoted):
+def test_angles_past_what_float64_resolves_for_the_dtype_are_refused(dtype, inv_freq, positions, quoted):
     with pytest.raises(PosKernelsError) as err:
-        apply_rope(torch.ones(4, 4, dtype=dtype), positions, inv_freq)
+        apply_rope(torch.ones(len(positions), 2 * len(inv_freq), dtype=dtype), positions, inv_freq)
     assert quoted in str(err.value)
 
 

@@ -30,8 +30,8 @@ from tqdm import tqdm
 from . import advise_cli as _advise_cli
 from . import census_cli as _census_cli
 from . import scheme_cli as _scheme_cli
+from .atomic import check_inside, check_writable, confined, write_json_atomic
 from .atomic import check_outputs as _check_outputs
-from .atomic import check_writable, write_json_atomic
 from .errors import PosKernelsError, did_you_mean
 from .lab import figures as _lab_figures
 from .lab import payload as _lab_payload
@@ -84,6 +84,14 @@ def _reproduce(args: argparse.Namespace) -> int:
                               "drop --no-train, or add a section that does not train")  # fmt: skip
     # A progress bar on stderr when it is a terminal (tqdm); the tables go to stdout, written around the bar.
     out = Path(args.out)
+    with confined(out):  # every file under OUT (figures drawn early included) written inside it, never out of it
+        return _reproduce_into(out, ctx, chosen, args, quiet, start)
+
+
+def _reproduce_into(out: Path, ctx, chosen, args: argparse.Namespace, quiet: bool, start: float) -> int:
+    """:func:`_reproduce` once its arguments are checked: compute, print, write ``out``'s files."""
+    from . import page
+
     early: list[threading.Thread] = []
     with tqdm(total=len(chosen), desc="reproduce", unit="section", disable=True if quiet else None,
               leave=False) as progress:  # fmt: skip
@@ -164,6 +172,20 @@ OUTPUTS: dict[str, dict[str, str]] = {
 #: Files a command writes inside an output folder (``dest`` -> names): checked with the folder, before the work.
 FOLDER_FILES: dict[str, dict[str, tuple[str, ...]]] = {"reproduce": {"out": ("numbers.json", "payload.json")}}
 
+#: Subfolders a command writes files into inside an output folder: none of them, nor any file already in them, may
+#: be a link out of the folder (checked before the work).
+FOLDER_LINKS: dict[str, dict[str, tuple[str, ...]]] = {"reproduce": {"out": ("figures",)}}
+
+
+def _check_folder_links(folder: Path, sub: str, option: str) -> None:
+    """Refuse ``folder/sub`` or an entry of it whose real location is outside ``folder``."""
+    where = folder / sub
+    check_inside(where, f"{option} {sub}", folder)
+    if where.is_dir():
+        for entry in sorted(where.iterdir()):
+            check_inside(entry, f"{option} {sub}/{entry.name}", folder)
+
+
 #: What each command reads (its ``dest``s): no output may be one of these files (a sweep store with the files SQLite
 #: keeps beside it).  A value that is not an existing file (a bundled config's name, ``export``) is no input.
 INPUTS: dict[str, tuple[str, ...]] = {"census": ("config",), "sweep": ("grid", "export_store"), "plot": ("store",),
@@ -191,8 +213,11 @@ def check_outputs(command: str, args: argparse.Namespace) -> None:
             continue
         if kind == "folder":
             check_writable(path, "folder", option)
-            for name in FOLDER_FILES.get(command, {}).get(dest, ()):
-                _check_outputs({f"{option} {name}": Path(path) / name}, parents=True)
+            with confined(path):
+                for name in FOLDER_FILES.get(command, {}).get(dest, ()):
+                    _check_outputs({f"{option} {name}": Path(path) / name}, parents=True)
+                for sub in FOLDER_LINKS.get(command, {}).get(dest, ()):  # a subfolder's files, before any work
+                    _check_folder_links(Path(path), sub, option)
         else:
             files[option] = (path, kind)
     _check_outputs(files, inputs=inputs)

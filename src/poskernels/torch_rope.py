@@ -11,10 +11,16 @@ Definition 2 and GPT-J's); ``"half"`` rotates ``j`` with ``j + r/2`` inside the 
 (transformers' ``rotate_half``, GPT-NeoX's).  A vector in the first layout, reordered by
 :func:`~poskernels.encodings.to_half_split`, gets the same scores in the second.
 
-Angles ``m theta_j`` are computed in float32 (float64 for float64 input) and cos and sin cast to the
-input's dtype before the rotation, as transformers does; an angle (or a frequency) that overflows that working
-dtype is refused, never turned into NaN.  Only floating tensors are rotated (float16, bfloat16, float32, float64):
-an integer tensor would truncate cos and sin, a complex or bool one is not a vector of reals.
+Angles ``m theta_j`` are formed in float64 whatever the input's dtype, and cos and sin are cast to it before the
+rotation: float32, bfloat16 and float16 tensors at positions near ``10**6`` are as accurate as at ``10**3``
+(transformers forms them in float32, whose angle at ``10**6`` is off by up to 0.03 rad).  A position float64 cannot
+tell from the next (``|m| > 2**53``) is refused, and so is an angle whose float64 rounding would pass half the input
+dtype's own resolution (``|m| theta > 2**52 eps``: ``2**29`` for float32, ``2**45`` for bfloat16, ``2**42`` for
+float16, :data:`ANGLE_LIMITS`; for float64 input, an angle past float64's range, as on the NumPy side), never turned
+into a number.  An attention factor past the dtype's range, or a rotation whose
+result overflows it, is refused; meta, sparse and nested tensors are refused with the library's error.  Only floating
+tensors are rotated (float16, bfloat16, float32, float64): an integer tensor would truncate cos and sin, a complex or
+bool one is not a vector of reals.
 
 **Where the positions go.**  ``seq_dim`` is the axis of ``x`` that holds the ``n`` positions (default ``-2``:
 ``(..., n, d)``; rotary-embedding-torch's argument of the same name).  Positions ``(n,)`` apply along it for every
@@ -44,13 +50,47 @@ from numpy.typing import ArrayLike
 
 from .errors import PosKernelsError, check_array, check_int, check_positive_real
 
-__all__ = ["DTYPES", "LAYOUTS", "apply_rope", "cos_sin"]
+__all__ = ["ANGLE_LIMITS", "DTYPES", "LAYOUTS", "MAX_POSITION", "apply_rope", "cos_sin"]
 
 #: Where plane ``j`` lives in the rotated width ``r``: consecutive pairs, or first half with second half.
 LAYOUTS = ("pairs", "half")
 
 #: The dtypes rotated: the floating ones a model holds queries and keys in.
 DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+#: The largest ``|m|``: past ``2**53`` float64 cannot tell position ``m`` from ``m + 1``.
+MAX_POSITION = 2**53
+
+#: The largest angle ``|m| theta`` for each dtype: its float64 rounding (at most ``|m theta| 2**-53``) stays within half
+#: the dtype's resolution at 1 (``eps / 2``), i.e. within what casting cos and sin to it costs anyway; float64 input
+#: is rotated in its own arithmetic, as the NumPy side does, up to float64's range.
+ANGLE_LIMITS = {t: 2.0**52 * float(torch.finfo(t).eps) for t in DTYPES[:3]} | {
+    torch.float64: float(torch.finfo(torch.float64).max)
+}
+
+
+def _name(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _check_tensor(name: str, value) -> None:
+    """Refuse what torch would answer with its own error, or silently: meta, sparse and nested tensors."""
+    if not torch.is_tensor(value):
+        return
+    kind = (
+        "a nested tensor"
+        if getattr(value, "is_nested", False)
+        else "a meta tensor (no values)"
+        if value.is_meta
+        else f"a {value.layout} tensor"
+        if value.layout != torch.strided
+        else None
+    )
+    if kind is not None:
+        raise PosKernelsError(
+            f"{name} must be a dense tensor with values (torch.strided, on a real device); got {kind}: use "
+            ".to_dense(), or one tensor per sequence for a nested one"
+        )
 
 
 def _check_dtype(what: str, dtype) -> torch.dtype:
@@ -65,6 +105,7 @@ def _check_dtype(what: str, dtype) -> torch.dtype:
 
 def _as_numpy(name: str, value) -> np.ndarray:
     """A tensor or array_like as a finite float64 NumPy array (bool, complex, NaN and infinities refused)."""
+    _check_tensor(name, value)
     if torch.is_tensor(value):
         if value.dtype == torch.bool or value.is_complex():
             raise PosKernelsError(f"{name} must be real numbers; got a tensor of dtype {value.dtype}")
@@ -84,6 +125,7 @@ def _frequencies(inv_freq, device) -> torch.Tensor:
 
 def _positions(positions, device) -> torch.Tensor:
     """Positions as a tensor on ``device``: integer tensors as they are, anything else finite float64."""
+    _check_tensor("positions", positions)
     if torch.is_tensor(positions) and not positions.is_floating_point() and positions.dtype != torch.bool:
         if positions.is_complex():
             raise PosKernelsError(f"positions must be real numbers; got a tensor of dtype {positions.dtype}")
@@ -106,7 +148,7 @@ def cos_sin(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``cos(m theta_j)`` and ``sin(m theta_j)`` times ``attention_factor``, shape ``positions.shape + (P,)``.
 
-    The angles are computed in float32 (float64 when ``dtype`` is float64) and refused if one overflows it.
+    The angles are formed in float64 and refused past :data:`MAX_POSITION` or :data:`ANGLE_LIMITS` of ``dtype``.
 
     >>> c, s = cos_sin(torch.arange(3), [1.0, 0.5])
     >>> c.shape, round(float(s[2, 0]), 4)
@@ -114,7 +156,7 @@ def cos_sin(
     >>> cos_sin(torch.arange(3), [1e39], torch.bfloat16)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: inv_freq overflows float32, the working dtype of bfloat16 input: ...
+    poskernels.errors.PosKernelsError: the angle m theta reaches 2e+39 for bfloat16 output; ...
     """
     dtype = _check_dtype("dtype", dtype)
     factor = check_positive_real("attention_factor", attention_factor)
@@ -124,22 +166,46 @@ def cos_sin(
 
 def _cos_sin(pos: torch.Tensor, theta: torch.Tensor, dtype, factor: float):
     """:func:`cos_sin` of checked arguments (``theta`` float64 on ``pos``'s device, possibly empty)."""
-    work = torch.float64 if dtype == torch.float64 else torch.float32  # transformers: float32 angles
-    where = f"{str(work).removeprefix('torch.')}, the working dtype of {str(dtype).removeprefix('torch.')} input"
-    top = f"{torch.finfo(work).max:.3g}"
-    th = theta.to(work)  # (P,)
-    if not bool(torch.isfinite(th).all()):
-        raise PosKernelsError(f"inv_freq overflows {where}: largest {float(theta.max())!r}; it must stay below {top}")
-    m = pos.to(work)
-    if not bool(torch.isfinite(m).all()):
-        raise PosKernelsError(f"positions overflow {where}: largest |m| {float(pos.abs().max())!r}; below {top}")
-    ang = m[..., None] * th  # (..., P)
-    if not bool(torch.isfinite(ang).all()):  # finite m and theta, an infinite product
+    top = float(torch.finfo(dtype).max)
+    if factor > top:
         raise PosKernelsError(
-            f"the angles m theta overflow {where}: largest |m| {float(pos.abs().max())!r}, largest theta "
-            f"{float(theta.max())!r}; positions times frequencies must stay below {top}"
+            f"attention_factor {factor!r} overflows {_name(dtype)} (largest {top:.4g}): cos and sin times it would be "
+            f"inf; it must stay below that"
         )
+    m_top = _largest(pos)
+    if m_top > MAX_POSITION:
+        raise PosKernelsError(
+            f"positions must stay within 2**53 = {MAX_POSITION} in magnitude, where float64 still tells m from m + 1; "
+            f"got |m| = {_shown(pos)}"
+        )
+    th_top = float(theta.max()) if theta.numel() else 0.0
+    limit = ANGLE_LIMITS[dtype]
+    if m_top * th_top > limit:
+        raise PosKernelsError(
+            f"the angle m theta reaches {m_top * th_top:.3g} for {_name(dtype)} output; past {limit:.4g} "
+            + (
+                "it overflows float64"
+                if dtype == torch.float64
+                else f"its float64 rounding exceeds what {_name(dtype)} resolves"
+            )
+            + f" (largest |m| {_shown(pos)}, largest theta {th_top!r}): "
+            "use smaller positions (they are relative: shift them) or lower frequencies"
+        )
+    ang = pos.to(torch.float64)[..., None] * theta  # (..., P), exact positions times float64 frequencies
     return (ang.cos() * factor).to(dtype), (ang.sin() * factor).to(dtype)
+
+
+def _largest(pos: torch.Tensor) -> int | float:
+    """The largest ``|m|``, exact for integer tensors (an int64 past ``2**53`` is not rounded, -2**63 not wrapped)."""
+    if not pos.numel():
+        return 0
+    if pos.is_floating_point():
+        return float(pos.abs().max())
+    return max(int(pos.max()), -int(pos.min()))
+
+
+def _shown(pos: torch.Tensor) -> str:
+    return repr(_largest(pos))
 
 
 def _seq_axis(seq_dim, ndim: int) -> int:
@@ -176,7 +242,8 @@ def apply_rope(
     rotated_planes : int, optional
         Planes rotated (partial rotary embeddings); default ``P``.  The rest of ``x`` passes unchanged.
     attention_factor : float, default 1.0
-        Multiplies cos and sin (transformers' ``attention_scaling``: YaRN, LongRoPE); finite and positive.
+        Multiplies cos and sin (transformers' ``attention_scaling``: YaRN, LongRoPE); finite, positive, within the
+        dtype's range, and the rotated result must be too.
     layout : {"pairs", "half"}
         Consecutive pairs (this library) or ``rotate_half`` halves (transformers).
     seq_dim : int, default -2
@@ -208,6 +275,7 @@ def apply_rope(
         raise PosKernelsError(
             f"x must be a torch tensor (use poskernels.encodings.apply_rope for arrays); got {type(x)}"
         )
+    _check_tensor("x", x)
     _check_dtype("x", x.dtype)
     bad = ~torch.isfinite(x.detach())
     if bool(bad.any()):  # an infinite coordinate turns into NaN (inf * 0) as the NumPy side refuses it
@@ -243,4 +311,12 @@ def apply_rope(
     else:
         a, b = x[..., :planes], x[..., planes:r]  # (..., P) each
         rotated = torch.cat((c * a - s * b, s * a + c * b), dim=-1)  # (..., r)
+    bad = ~torch.isfinite(rotated.detach())
+    if bool(bad.any()):  # finite x and cos, sin: the rotation (or the attention factor) passed the dtype's range
+        at = tuple(int(i) for i in bad.nonzero()[0])
+        raise PosKernelsError(
+            f"the rotated x overflows {_name(x.dtype)} (largest {float(torch.finfo(x.dtype).max):.4g}) at index {at}: "
+            f"|x| up to {float(x.detach().abs().max()):.4g} times the attention factor {factor!r}; scale x down or "
+            "rotate in a wider dtype"
+        )
     return torch.cat((rotated, x[..., r:]), dim=-1) if r < d else rotated

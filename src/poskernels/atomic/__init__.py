@@ -15,7 +15,9 @@ The rules, checked by :func:`check_output` before the first byte of any output i
   read-only (no write bit, even for root), a path whose folder does not exist (named; only ``parents=True``
   creates it, for an output folder such as ``reproduce --out DIR`` and the package's own caches), a path under a
   file, a folder where no file can be created, an output that is the same file as an input (device and inode,
-  through links), two outputs of one command that are one file, and two outputs on standard output.
+  through links), two outputs of one command that are one file, and two outputs on standard output;
+- inside an output folder (:func:`confined`, as ``reproduce --out DIR`` writes): a path whose real location, every
+  link followed, is outside the folder (:mod:`poskernels.atomic.confine`).
 
 What is written is built in full first (in memory for standard output, a device or a FIFO; in the temporary file
 otherwise): a writer that raises leaves nothing behind and writes no byte to the target.
@@ -43,6 +45,7 @@ from pathlib import Path
 
 from ..errors import PosKernelsError
 from .check import _probe_folder, check_output, check_outputs
+from .confine import check_inside, confined
 from .output import FIFO_WAIT, STDOUT, Output, _brief, replacing
 
 __all__ = [
@@ -50,9 +53,11 @@ __all__ = [
     "STDOUT",
     "Output",
     "check_figure_path",
+    "check_inside",
     "check_output",
     "check_outputs",
     "check_writable",
+    "confined",
     "replacing",
     "save_figure",
     "savefig_atomic",

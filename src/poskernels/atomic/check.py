@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 
 from ..errors import PosKernelsError
+from .confine import check_inside
 from .output import STDOUT, Output, _brief, _refuse
 
 __all__ = ["check_output", "check_outputs"]
@@ -105,6 +106,7 @@ def check_output(path, what: str = "output", *, inputs=(), figure: bool = False,
     if given.endswith(("/", os.sep)):
         raise PosKernelsError(f"{what}: {_brief(given)} ends in a slash, so it names a folder; give a file path")
     p = Path(given)
+    check_inside(p, what)  # under an output folder being written: never through a link out of it
     try:
         os.lstat(p)
         exists = True

@@ -94,6 +94,10 @@ class Output:
         if mode not in ("w", "wb"):
             raise ValueError(f"mode must be 'w' or 'wb'; got {mode!r}")
         text = {} if mode == "wb" else {"encoding": "utf-8", "newline": newline}
+        if not self.is_stdout:  # again at the write: a link made out of an output folder since the check
+            from .confine import check_inside
+
+            check_inside(self.given, self.what)
         if self.how == "replace":
             with replacing(self.target, parents=self.parents, what=self.what) as tmp:
                 with open(tmp, mode, **text) as fh:

@@ -1,7 +1,10 @@
 """``python -m poskernels.claims``: every trained claim checked on a ``numbers.json``, with its verdict.
 
-Exit status: 0 when every claim that applies passes, 1 when one fails, 2 for bad input (a file that cannot be
-read, is not JSON, or is not a ``numbers.json``: no trained section, or a section a claim cannot read).
+Exit status: 0 when every claim that applies passes, 1 when one fails or the output cannot be written (disk full),
+2 for bad input (a file that cannot be read, is not JSON, or is not a ``numbers.json``: no trained section, a
+per-seed dict in its place, a section a claim cannot read, a per-seed list with no number, an integer past
+float64) and for an output path the project's one writer refuses (a missing folder, a FIFO nobody reads).  Every
+error is one line on stderr, never a traceback.
 
 Examples
 --------
@@ -16,13 +19,17 @@ Examples
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import math
+import os
 import sys
+import warnings
 from pathlib import Path
 
-from ..atomic import check_writable, write_json_atomic
+from ..atomic import check_output
 from ..errors import PosKernelsError, parse_json, read_text
-from . import CLAIMS, check_all
+from . import CLAIMS
 from .record import Verdict
 
 __all__ = ["TRAINED_SECTIONS", "load_numbers", "main", "render"]
@@ -45,7 +52,67 @@ def load_numbers(path) -> dict:
     bad = [k for k in present if not isinstance(data[k], dict)]
     if bad:
         raise PosKernelsError(f"{path}: the section(s) {bad} must be JSON objects")
+    if any(k not in TRAINED_SECTIONS for k in data) and all(_per_seed_like(v) for v in data.values()):
+        raise PosKernelsError(
+            f"{path}: not a numbers.json: a per-seed dict (scheme -> length -> one value per seed), such as a "
+            f"section's 'per_seed'; give the numbers.json that `poskernels reproduce` writes"
+        )
+    _check_numbers(path, data, "")
     return data
+
+
+def _per_seed_like(value) -> bool:
+    """``{length or part: [values] or null}``: one scheme's per-seed entry, never a section of numbers.json."""
+    return isinstance(value, dict) and bool(value) and all(v is None or isinstance(v, list) for v in value.values())
+
+
+def _check_numbers(path, value, where: str) -> None:
+    """Every integer readable as a float64 (JSON allows 400 digits; a statistic of one overflows)."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and not math.isfinite(_as_float(value)):
+        shown = str(value)
+        shown = shown if len(shown) <= 24 else f"{shown[:12]}...({len(shown)} digits)"
+        raise PosKernelsError(f"{path}: {where or 'the file'} holds the integer {shown}, past float64's range")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_numbers(path, v, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_numbers(path, v, f"{where}[{i}]")
+
+
+def _as_float(value: int) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def _verdicts(path, numbers: dict) -> list[Verdict]:
+    """:func:`check_all`, one claim at a time: a claim whose values cannot be read (a per-seed list with no number
+    left, statistics of nothing) names the file as damaged instead of raising."""
+    verdicts = []
+    for claim in CLAIMS:
+        try:
+            with warnings.catch_warnings():  # a mean of nothing warns, then raises or gives NaN: the error says it
+                warnings.simplefilter("ignore", RuntimeWarning)
+                verdicts.append(claim.check(numbers))
+        except (ArithmeticError, ValueError, TypeError, KeyError, IndexError) as err:
+            if isinstance(err, PosKernelsError):
+                raise
+            raise PosKernelsError(
+                f"{path}: not as numbers.json writes it: claim {claim.id!r} cannot read its values "
+                f"({type(err).__name__}: {err}); each per-seed list it reads needs finite numbers"
+            ) from None
+    return verdicts
 
 
 def _unreadable(numbers: dict, verdicts: list[Verdict]) -> list[str]:
@@ -84,11 +151,11 @@ def main(argv=None) -> int:
     try:
         out = None
         if args.json is not None and args.json != "-":
-            out = check_writable(Path(args.json), what="--json")
-            if out.resolve() == args.numbers.resolve():
+            if _same_file(args.json, args.numbers):
                 raise PosKernelsError(f"--json {args.json!r} is the numbers file itself; choose another path")
+            out = check_output(args.json, "--json", inputs=[args.numbers])  # the one writer's checks, before work
         numbers = load_numbers(args.numbers)
-        verdicts = check_all(numbers)
+        verdicts = _verdicts(args.numbers, numbers)
         damaged = _unreadable(numbers, verdicts)
         if damaged:
             raise PosKernelsError(
@@ -100,7 +167,17 @@ def main(argv=None) -> int:
         return 2
     data = {"numbers": str(args.numbers), "claims": [v.as_dict() for v in verdicts]}
     if out is not None:
-        write_json_atomic(out, data)
+        try:
+            out.write(json.dumps(data, indent=1) + "\n")
+        except PosKernelsError as err:  # a FIFO nobody reads: the writer's refusal
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        except OSError as err:  # disk full, a device that fails: a runtime failure
+            what = err.strerror or str(err)
+            if err.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+                what = f"disk full ({what})"
+            print(f"error: --json {args.json}: {what}", file=sys.stderr)
+            return 1
     if args.json == "-":
         json.dump(data, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -10,6 +10,11 @@ head are capped in total (:attr:`GatedServer.max_connections`) and per client ad
 well-behaved client, whose head arrives at once, is always served while slow and idle connections are held.  A head
 larger than :attr:`GatedServer.max_head_bytes` gets 431.  The handler reads the head the gate kept, through
 :class:`Ready` (its ``setup`` unwraps it).
+
+A request with a body (an upload: a ``Content-Length`` of at most :attr:`GatedServer.max_body_bytes`) is held by the
+gate until the body has arrived too, under the same deadline and caps, so a client sending its body slowly holds no
+worker; at the deadline it is handed on marked unfinished (:attr:`Ready.whole` false), and the handler answers 408
+without waiting.  A ``Content-Length`` past the limit, or not a number, is handed on at once for the handler to refuse.
 """
 
 from __future__ import annotations
@@ -24,16 +29,37 @@ import time
 from collections import Counter
 from http.server import HTTPServer
 
-__all__ = ["GatedServer", "Ready", "Writer", "prefixed"]
+__all__ = ["GatedServer", "Ready", "Writer", "body_length", "prefixed"]
 
 
 class Ready:
-    """A connection whose request head has arrived whole: the socket and the bytes the gate read from it."""
+    """A connection whose request head has arrived whole: the socket and the bytes the gate read from it.
 
-    __slots__ = ("sock", "head")
+    ``whole`` is false when the body the head announced did not arrive by the deadline.
+    """
 
-    def __init__(self, sock: socket.socket, head: bytes):
-        self.sock, self.head = sock, head
+    __slots__ = ("sock", "head", "whole")
+
+    def __init__(self, sock: socket.socket, head: bytes, whole: bool = True):
+        self.sock, self.head, self.whole = sock, head, whole
+
+
+def body_length(head: bytes, limit: int) -> int:
+    r"""Bytes of body the gate waits for after ``head``: its ``Content-Length`` if a number within ``limit``, else 0.
+
+    >>> body_length(b"POST / HTTP/1.1\r\nContent-Length: 12\r\n\r\n", 100), body_length(b"GET / HTTP/1.1\r\n\r\n", 9)
+    (12, 0)
+    >>> body_length(b"POST / HTTP/1.1\r\ncontent-length: 10000\r\n\r\n", 100)  # past the limit: refused unread
+    0
+    """
+    for line in head.split(b"\n")[1:]:
+        name, sep, value = line.partition(b":")
+        if sep and name.strip().lower() == b"content-length":
+            value = value.strip()
+            if value.isdigit() and len(value) <= 18 and int(value) <= limit:
+                return int(value)
+            return 0
+    return 0
 
 
 def prefixed(head: bytes, sock: socket.socket) -> io.BufferedReader:
@@ -77,10 +103,11 @@ class Writer(io.BufferedIOBase):
 
 
 class _Pending:
-    __slots__ = ("address", "host", "data", "since")
+    __slots__ = ("address", "host", "data", "since", "end")
 
     def __init__(self, address, since: float):
         self.address, self.data, self.since = address, b"", since
+        self.end: int | None = None  # once the head is whole: the length of head plus the body it announced
         self.host = address[0] if isinstance(address, tuple) else str(address)
 
 
@@ -184,8 +211,13 @@ class _Gate:
             self._ready(sock) if p.data else self._drop(sock)
             return
         p.data += chunk
-        if b"\r\n\r\n" in p.data or b"\n\n" in p.data:
-            self._ready(sock)
+        if p.end is None:
+            cut = _head_end(p.data)
+            if cut is not None:
+                p.end = cut + body_length(p.data[:cut], self.server.max_body_bytes)
+        if p.end is not None:
+            if len(p.data) >= p.end:  # the head and the body it announced: a whole request
+                self._ready(sock)
         elif len(p.data) > self.server.max_head_bytes:
             try:
                 sock.send(b"HTTP/1.0 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n")
@@ -199,7 +231,10 @@ class _Gate:
             sock, p = next(iter(self.pending.items()))
             if p.since > deadline:
                 return
-            self._drop(sock)  # its whole head did not arrive in time: closed without an answer
+            if p.end is not None:  # a whole head, a body still arriving: the handler answers 408 at once
+                self._ready(sock, whole=False)
+            else:
+                self._drop(sock)  # its whole head did not arrive in time: closed without an answer
 
     def _forget(self, sock: socket.socket) -> _Pending | None:
         p = self.pending.pop(sock, None)
@@ -217,14 +252,20 @@ class _Gate:
         self._forget(sock)
         sock.close()
 
-    def _ready(self, sock: socket.socket) -> None:
+    def _ready(self, sock: socket.socket, whole: bool = True) -> None:
         p = self._forget(sock)
         try:
             sock.setblocking(True)
         except OSError:
             sock.close()
             return
-        self.server.dispatch(Ready(sock, p.data), p.address)
+        self.server.dispatch(Ready(sock, p.data, whole), p.address)
+
+
+def _head_end(data: bytes) -> int | None:
+    """Where the request head ends in ``data`` (after its blank line), None if it has not yet."""
+    ends = [i + len(sep) for sep in (b"\r\n\r\n", b"\n\n") if (i := data.find(sep)) >= 0]
+    return min(ends) if ends else None
 
 
 class GatedServer(HTTPServer):
@@ -242,6 +283,8 @@ class GatedServer(HTTPServer):
     max_per_client = 384
     #: Largest request head read (http.server's own limits apply inside it: 64 KiB per line, 100 headers).
     max_head_bytes = 2**17
+    #: Largest body the gate waits for (an upload); a longer one is handed on unread, for the handler to refuse.
+    max_body_bytes = 2**20
 
     def __init__(self, *args, **kwargs):
         self._work: queue.SimpleQueue = queue.SimpleQueue()
@@ -256,6 +299,10 @@ class GatedServer(HTTPServer):
         handler = getattr(self.RequestHandlerClass, "func", self.RequestHandlerClass)  # through functools.partial
         return float(getattr(handler, "timeout", None) or 10.0)
 
+    def thread_cap(self) -> int:
+        """Worker threads at most: :attr:`max_threads` (a subclass adds those its long waits may hold)."""
+        return self.max_threads
+
     def process_request(self, request, client_address):
         self._gate.add(request, client_address)  # never blocks the accept loop
 
@@ -263,7 +310,7 @@ class GatedServer(HTTPServer):
         """Queue a connection whose request head has arrived for a worker (a new one if all are busy)."""
         with self._lock:
             self._busy += 1
-            if self._busy > len(self._workers) and len(self._workers) < self.max_threads:
+            if self._busy > len(self._workers) and len(self._workers) < self.thread_cap():
                 worker = threading.Thread(target=self._serve, name="poskernels-lab-worker", daemon=True)
                 self._workers.append(worker)
                 worker.start()

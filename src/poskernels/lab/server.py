@@ -12,6 +12,12 @@ client address (the oldest closed to make room), and only whole requests reach t
 with a NUL byte or that cannot be decoded gets 400; a folder is never listed (404); nothing outside the static
 folder is served.
 
+An upload's body is read by the gate as well (a slow body holds no worker), and every census runs in a process of
+its own (:mod:`poskernels.lab.sandbox`: capped in number and per client, in memory, killed at its deadline), never on
+a thread that serves pages.  A request whose ``Origin`` is not the lab's own (``http://`` a loopback name or the
+address served, and the port served), or that a browser marks ``Sec-Fetch-Site: cross-site``, is refused with 403:
+a page on another site cannot drive the local lab through the user's browser.
+
 The census view (:mod:`poskernels.lab.census_view`) answers ``GET /census/models``, ``GET /census/model?name=...``
 and ``POST /census/upload`` (a ``config.json`` as the body, its ``Content-Length`` at most
 :data:`~poskernels.lab.census_view.UPLOAD_LIMIT`, the whole body within the handler's ``timeout``); every answer
@@ -40,10 +46,12 @@ import time
 from http import HTTPStatus
 from http.server import HTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..errors import PosKernelsError, check_int
 from . import census_view
 from .gate import GatedServer, Ready, Writer, prefixed
+from .sandbox import CensusRunner
 
 __all__ = ["DEFAULT_PAYLOAD", "STATIC_DIR", "add_arguments", "choose_payload", "is_loopback", "make_server", "run"]
 
@@ -82,6 +90,7 @@ class _Handler(SimpleHTTPRequestHandler):
         if not isinstance(ready, Ready):  # a socket given directly (the base class's way)
             return super().setup()
         self.request = self.connection = ready.sock
+        self._whole = ready.whole
         self.connection.settimeout(self.timeout)
         self.rfile = prefixed(ready.head, self.connection)  # the head the gate read, then the rest
         self.wfile = Writer(self.connection)
@@ -107,18 +116,53 @@ class _Handler(SimpleHTTPRequestHandler):
             self.send_error(HTTPStatus.BAD_REQUEST, "malformed path")
             return None
 
+    _whole = True  # the gate saw the whole body (see :class:`~poskernels.lab.gate.Ready`)
+
+    def _foreign(self) -> str | None:
+        """Why this request comes from another site (its ``Origin``, or ``Sec-Fetch-Site``), or None."""
+        if self.headers.get("Sec-Fetch-Site", "").strip().lower() == "cross-site":
+            return "Sec-Fetch-Site: cross-site"
+        origin = self.headers.get("Origin")
+        if origin is None:
+            return None  # not sent by a browser for a same-origin GET, nor by command-line clients
+        try:
+            parts = urlsplit(origin.strip())
+            host, port = parts.hostname, parts.port or 80
+        except ValueError:
+            return f"Origin {origin[:80]!r}"
+        own_host, own_port = str(self.server.server_address[0]), self.server.server_address[1]
+        if parts.scheme == "http" and port == own_port and host and (is_loopback(host) or host == own_host):
+            return None
+        return f"Origin {origin[:80]!r}"
+
+    def _refuse_foreign(self) -> bool:
+        why = self._foreign()
+        if why is None:
+            return False
+        self.close_connection = True
+        self._json(HTTPStatus.FORBIDDEN, {"error": f"refused: {why} is not the laboratory's own page"})
+        return True
+
+    def do_HEAD(self):  # noqa: N802 - the base class's name
+        if not self._refuse_foreign():
+            super().do_HEAD()
+
     def do_GET(self):  # noqa: N802 - the base class's name
+        if self._refuse_foreign():
+            return None
         route, _, query = self.path.partition("?")
         if route == "/census/models":
             return self._json(HTTPStatus.OK, {"models": census_view.models(), "limit": census_view.UPLOAD_LIMIT})
         if route == "/census/model":
-            return self._answer(lambda: census_view.view_of_model(query))
+            return self._census("view_of_model", query)
         if route.startswith("/census/"):
             return self._json(HTTPStatus.NOT_FOUND, {"error": f"no census address {route[:80]!r}"})
         return super().do_GET()
 
     def do_POST(self):  # noqa: N802 - the base class's name
         self.close_connection = True  # a body left unread must not be taken for the next request
+        if self._refuse_foreign():
+            return None
         route, _, query = self.path.partition("?")
         if route != "/census/upload":
             return self._json(HTTPStatus.NOT_FOUND, {"error": "only /census/upload takes a POST"})
@@ -133,11 +177,21 @@ class _Handler(SimpleHTTPRequestHandler):
         body = self._body(int(length))
         if body is None:
             return self._json(HTTPStatus.REQUEST_TIMEOUT, {"error": "the upload did not arrive whole in time"})
-        name = census_view.upload_name(query)
-        return self._answer(lambda: census_view.view_of_bytes(body, query, name))
+        try:
+            name = census_view.upload_name(query)
+        except PosKernelsError as err:
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": " ".join(str(err).split())})
+        return self._census("view_of_bytes", body, query, name)
+
+    def _census(self, work: str, *args) -> None:
+        """Answer with a census run in its own process (:mod:`~poskernels.lab.sandbox`), never on this thread."""
+        status, data = self.server.census.run(str(self.client_address[0]), work, *args)
+        return self._json(status, data)
 
     def _body(self, length: int) -> bytes | None:
         """The request body, read within :attr:`timeout` seconds in all (None: it did not arrive whole)."""
+        if not self._whole:  # the gate held it to the deadline: it did not arrive in time
+            return None
         deadline, parts, got = time.monotonic() + self.timeout, [], 0
         while got < length:
             left = deadline - time.monotonic()
@@ -153,18 +207,6 @@ class _Handler(SimpleHTTPRequestHandler):
             parts.append(chunk)
             got += len(chunk)
         return b"".join(parts)
-
-    def _answer(self, compute) -> None:
-        """Answer with ``compute()``'s JSON, or its refusal in one line (status 400); never a traceback."""
-        try:
-            data = compute()
-        except PosKernelsError as err:
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": " ".join(str(err).split())})
-        except Exception as err:  # noqa: BLE001 - the page shows one line; the server goes on
-            return self._json(
-                HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"the census failed: {type(err).__name__}: {err}"[:300]}
-            )
-        return self._json(HTTPStatus.OK, data)
 
     def _json(self, status: HTTPStatus, data: dict) -> None:
         body = json.dumps(data, allow_nan=False).encode()
@@ -203,8 +245,24 @@ def choose_payload(path=None) -> Path:
     return DEFAULT_PAYLOAD if DEFAULT_PAYLOAD.is_file() else STATIC_DIR / "payload.json"
 
 
-#: The server class (its bounds are :class:`~poskernels.lab.gate.GatedServer`'s attributes).
-_Server = GatedServer
+class _Server(GatedServer):
+    """The gated server with the census runner (its bounds: :class:`~poskernels.lab.gate.GatedServer`'s and
+    :class:`~poskernels.lab.sandbox.CensusRunner`'s attributes)."""
+
+    max_body_bytes = census_view.UPLOAD_LIMIT
+
+    def __init__(self, *args, **kwargs):
+        self.census = CensusRunner()
+        super().__init__(*args, **kwargs)
+
+    def thread_cap(self) -> int:
+        """:attr:`max_threads` workers for pages beyond those waiting on a census (at most its ``max_running``:
+        past the cap a census is refused at once), so a census never takes a page's worker."""
+        return self.max_threads + self.census.max_running
+
+    def server_close(self):
+        super().server_close()
+        self.census.close()
 
 
 class _Server6(_Server):

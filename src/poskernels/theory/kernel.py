@@ -212,10 +212,21 @@ def gram_matrix(positions: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.nda
     array([[2.   , 1.535, 0.564],
            [1.535, 2.   , 1.535],
            [0.564, 1.535, 2.   ]])
+
+    A window whose matrix would not fit is refused before anything is allocated, with the memory it would need:
+
+    >>> gram_matrix(range(100_000), 64)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: gram_matrix of 100000 positions, d = 64 (...: 2384 GiB) would hold ...
     """
     m = _offsets(positions)
     if m.ndim != 1:
         raise PosKernelsError(f"positions must be one-dimensional; got shape {m.shape}")
+    n, planes = m.size, check_even_dimension(d) // 2
+    need = n * n * planes  # the cosines kappa_d sums, (n, n, d/2): the largest array of the call
+    gib = need * 8 / 2**30
+    check_budget(f"gram_matrix of {n} positions, d = {d} ({n}^2 offsets x {planes} planes: {gib:.4g} GiB)", need)
     with np.errstate(over="ignore"):
         offsets = m[None, :] - m[:, None]  # (n, n)
     check_finite_result("the offsets m' - m", offsets, "positions less than 1.8e308 apart", positions=m)
