@@ -24,7 +24,8 @@ import reprlib
 from importlib import resources
 
 from ..errors import PosKernelsError
-from ..rope_keys import ATTENTION_KEYS
+from ..rope_keys import ATTENTION_KEYS, standard_keys
+from .hf_cache import memo, transformers_version
 
 __all__ = ["READ_KEYS", "attention_keys", "class_defaults", "defaults_table", "fill_defaults", "use_transformers"]
 
@@ -56,7 +57,13 @@ READ_KEYS = (
     "sliding_window",
     "attention_chunk_size",
     "local_attention",
+    "use_sliding_window",
+    "max_window_layers",
 )
+
+#: Switches a config class reads to derive its layer types and windows (Qwen2's ``use_sliding_window``: false sets
+#: ``sliding_window`` to None, every layer reading the whole context; ``max_window_layers``: the first layers full).
+_SWITCHES = ("sliding_window_pattern", "use_sliding_window", "max_window_layers")
 
 #: Keys giving an attention window (read by ``advise``: a layer that looks back at most a window needs no extension).
 _WINDOW_KEYS = ("sliding_window", "attention_chunk_size", "local_attention")
@@ -84,11 +91,7 @@ def use_transformers(flag: bool | None = None) -> bool:
         _USE_TRANSFORMERS[0] = bool(flag)
     if not _USE_TRANSFORMERS[0]:
         return False
-    try:
-        import transformers  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return transformers_version() is not None  # read from its metadata: nothing is imported
 
 
 def _jsonable(value):
@@ -117,12 +120,35 @@ def _entry(mapping, model_type: str) -> dict | None:
     names = {v for v in getattr(type(text), "attribute_map", {}).values()}
     keys = [k for k in raw if k in READ_KEYS or k in names]
     entry = {"part": part, "text_model_type": text.model_type, "defaults": _jsonable({k: raw[k] for k in keys})}
+    derived = _derived(type(text), raw)
+    if derived:
+        entry["derived"] = derived
     rope = raw.get("rope_parameters")
     if isinstance(rope, dict) and any(isinstance(v, dict) for v in rope.values()):
         entry["flat_to"] = _probe(type(text), rope)
     module = inspect.getmodule(type(text))
     entry["mscale_all_dim_in_attention"] = _attention_mscale(module)
     return entry
+
+
+def _derived(cls, raw: dict) -> list[str]:
+    """Defaults the class computes from other keys (Llama's ``head_dim = hidden_size // num_attention_heads``).
+
+    Probed: the class built with twice its ``hidden_size``; a ``head_dim`` that follows it is derived, and a
+    file that gives ``hidden_size`` or ``num_attention_heads`` without ``head_dim`` gets it from them.
+    """
+    import warnings
+
+    hidden, heads = raw.get("hidden_size"), raw.get("num_attention_heads")
+    if not (isinstance(hidden, int) and isinstance(heads, int) and raw.get("head_dim") == hidden // heads):
+        return []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probed = cls(hidden_size=2 * hidden).to_dict().get("head_dim")
+    except Exception:  # noqa: BLE001 - the class refuses the probe: the default is read as given
+        return []
+    return ["head_dim"] if probed == 2 * hidden // heads else []
 
 
 def _probe(cls, default_rope: dict) -> dict:
@@ -200,44 +226,61 @@ def class_defaults(model_type: str) -> tuple[dict | None, str]:
     ('text_config', 8, 256)
     """
     if use_transformers():
-        import transformers
-        from transformers import CONFIG_MAPPING
-
-        if model_type not in CONFIG_MAPPING:
-            return None, f"transformers {transformers.__version__}"
-        return _entry_cached(model_type), f"transformers {transformers.__version__}"
+        return _entry_cached(model_type), f"transformers {transformers_version()}"
     table = _shipped()
     return table["families"].get(model_type), table["_source"].split(":")[0] + " (shipped table)"
 
 
 @functools.cache
 def _entry_cached(model_type: str) -> dict | None:
-    import logging
+    """One family's entry, read from transformers once per installed version (:mod:`.hf_cache`)."""
 
-    from transformers import CONFIG_MAPPING
+    def compute():
+        import logging
 
-    logging.getLogger("transformers").setLevel(logging.ERROR)
-    return _entry(CONFIG_MAPPING, model_type)
+        from transformers import CONFIG_MAPPING
+
+        logging.getLogger("transformers").setLevel(logging.ERROR)
+        return _entry(CONFIG_MAPPING, model_type) if model_type in CONFIG_MAPPING else None
+
+    return memo("defaults", model_type, compute)
 
 
-def _layer_types(entry: dict, text: dict, source: str) -> tuple[list | None, str | None]:
+def _made_layer_types(model_type: str, n: int, switches: dict) -> list | None:
+    """The layer types transformers' class derives for ``n`` layers and the file's switches (None: it refuses)."""
+
+    def compute():
+        import warnings
+
+        from transformers import CONFIG_MAPPING
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return list(CONFIG_MAPPING[model_type](num_hidden_layers=n, **switches).layer_types)
+        except Exception:  # noqa: BLE001 - the class refuses the count: the default pattern is repeated instead
+            return None
+
+    return memo("layer_types", json.dumps([model_type, n, switches], sort_keys=True), compute)
+
+
+def _layer_types(entry: dict, text: dict, source: str, given: set) -> tuple[list | None, str | None]:
     """The layer types a file leaves out, for its ``num_hidden_layers``, and how they were found."""
     default = entry["defaults"].get("layer_types")
     if not isinstance(default, list) or not default:
         return None, None
     n = text.get("num_hidden_layers", len(default))
     pattern = text.get("sliding_window_pattern")
-    if n == len(default) and pattern is None:
+    switches = {  # the file's own switches, as the class reads them (a window of null: no layer is windowed)
+        k: text[k] for k in _SWITCHES if k in given and (k in entry["defaults"] or k == "sliding_window_pattern")
+    } | ({"sliding_window": None} if "sliding_window" in text and text["sliding_window"] is None else {})
+    if switches.get("sliding_window", 0) is None and "sliding_window" not in entry["defaults"]:
+        del switches["sliding_window"]
+    if n == len(default) and not switches:
         return list(default), f"{source} default"
-    if use_transformers():
-        from transformers import CONFIG_MAPPING
-
-        try:
-            kwargs = {"num_hidden_layers": n} | ({"sliding_window_pattern": pattern} if pattern is not None else {})
-            made = CONFIG_MAPPING[entry["text_model_type"]](**kwargs).layer_types
-            return list(made), f"{source}, for num_hidden_layers = {n}"
-        except Exception:  # noqa: BLE001 - the class refuses the count: repeat the default pattern below
-            pass
+    made = _made_layer_types(entry["text_model_type"], n, switches) if use_transformers() else None
+    if made is not None:
+        return made, f"{source}, for num_hidden_layers = {n}"
     if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern > 0:
         made = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
         return made, f"assumed: sliding_window_pattern = {pattern} (every {pattern}th layer full attention)"
@@ -285,13 +328,16 @@ def fill_defaults(raw: dict) -> tuple[dict, str, dict]:
         text = dict(sub)
         text.setdefault("model_type", entry["text_model_type"])
     text = dict(text)
-    given = {k for k, v in text.items() if v is not None}  # the file's own keys
+    given = {k for k, v in standard_keys(text).items() if v is not None}  # the file's own keys, standard names too
     defaults = copy.deepcopy(entry["defaults"])
     assumed = {}
     default_rope = defaults.pop("rope_parameters", None)
+    derived = set(entry.get("derived", ())) if {"hidden_size", "num_attention_heads"} & given else set()
     for key, value in defaults.items():
         if key == "layer_types" or key in given or (key == "num_hidden_layers" and "layer_types" in given):
             continue  # a file's own layer_types give its layer count
+        if key in derived:
+            continue  # computed by the class from the file's own keys (head_dim = hidden_size // heads)
         text[key] = value
         if key not in _WINDOW_KEYS:  # read by advise alone (the census does not depend on windows)
             assumed[key] = f"{source} default"
@@ -309,8 +355,10 @@ def fill_defaults(raw: dict) -> tuple[dict, str, dict]:
                 rope.pop("partial_rotary_factor", None)
             text["rope_parameters"] = rope
             assumed["rope_parameters"] = f"{source} default"
+    if text.get("use_sliding_window") is False and "use_sliding_window" in entry["defaults"]:
+        text["sliding_window"] = None  # as the class does: no layer looks back over a window
     if text.get("layer_types") is None:
-        layer_types, how = _layer_types(entry, text, source)
+        layer_types, how = _layer_types(entry, text, source, given)
         if layer_types is not None:
             text["layer_types"] = layer_types
             assumed["layer_types"] = how

@@ -275,8 +275,9 @@ def parse_config(
     rope_type = _rope_type(scaling, scope)
     L, L_from = count(raw, "original_max_position_embeddings", required=False), "original_max_position_embeddings"
     if L is None:
-        L, L_from = count(scaling, "original_max_position_embeddings", scope, required=False), where(
-            "original_max_position_embeddings", scope
+        L, L_from = (
+            count(scaling, "original_max_position_embeddings", scope, required=False),
+            where("original_max_position_embeddings", scope),
         )
     # Options the type needs, checked now so nothing downstream sees a bad value
     clean = {k: v for k, v in scaling.items() if k != "mrope_section"}
