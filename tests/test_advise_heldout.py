@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from heldout_configs import CONFIGS, SHIPPED
 
+from heldout_configs import CONFIGS, SHIPPED
 from poskernels import cli
 from poskernels.advise_cli import advise
 from poskernels.advise_rank import reach

@@ -34,6 +34,7 @@ import numpy as np
 from .advise_rank import CRITERION, block_for, changed_planes, rank
 from .atomic import check_outputs
 from .census_cli import census, has_rope, text_of
+from .census_data import census_work, check_work
 from .errors import PosKernelsError, check_positive_int, did_you_mean
 from .rope_config import config_extension, config_path, load_layer_configs, parse_config, raw_config, text_config
 from .rope_keys import count, layer_dicts, rope_dict
@@ -110,9 +111,12 @@ def _maps(raw: dict, name: str, cfg, N: int, layer_type: str | None = None, kept
     """Every advised block for one RoPE (``layer_type`` of a per-layer config, its other dicts ``kept``) at ``N``,
     ranked (:mod:`poskernels.advise_rank`)."""
     rows, refused, not_advised = {}, {}, {}
+    d = cfg.rotary_dim  # every block's census reads two kernels (native, the block's) at d/2 planes: bounded first
+    check_work("advise", d, N, len(ADVISED_TYPES) * census_work(d, N, 2, False)[0], len(ADVISED_TYPES) * d)
     trained, _, _ = config_extension(cfg, max(cfg.max_position_embeddings, cfg.training_length))
     turned = (cfg.training_length - 1) * trained.inv_freq >= 2 * math.pi  # (P,) planes the window resolves
-    for rope_type in ADVISED_TYPES:
+    types = ADVISED_TYPES + (("proportional",) if cfg.rope_type == "proportional" else ())
+    for rope_type in types:
         if rope_type == "longrope" and cfg.rope_type != "longrope":
             continue  # its factor lists are searched per model: only a config that carries them is advised
         block, max_pos, how = block_for(rope_type, cfg, N)
@@ -126,7 +130,7 @@ def _maps(raw: dict, name: str, cfg, N: int, layer_type: str | None = None, kept
             refused[rope_type] = why
             continue
         read = parse_config(new, name=f"{name} + {rope_type}", layer_type=layer_type)
-        data = census(read, N)
+        data = census(read, N, scan_base=False, every_map=False)
         inv_freq = data["maps"]["config"]["inv_freq"]
         rows[rope_type] = {
             "rope_parameters": block if layers is None else layers,
@@ -147,7 +151,7 @@ def _maps(raw: dict, name: str, cfg, N: int, layer_type: str | None = None, kept
             f"{f' (layer type {layer_type})' if layer_type else ''}: "
             + "; ".join(f"{t}: {w}" for t, w in refused.items())
         )
-    ranked = rank(rows, ADVISED_TYPES)
+    ranked = rank(rows, types)
     best = ranked[0]
     return {
         "training_length": cfg.training_length,
@@ -195,7 +199,7 @@ def _layer_advice(raw: dict, name: str, cfgs: dict, N: int) -> dict:
     kept = dict(dicts)  # a layer type without RoPE (null) stays null
     for lt, cfg in cfgs.items():  # every kept RoPE carries its own base: the flat keys are dropped
         kept[lt] = {"rope_type": cfg.rope_type, **{k: v for k, v in (dicts.get(lt) or {}).items() if k != "type"}}
-        kept[lt]["rope_theta"] = cfg.base
+        kept[lt]["rope_theta"] = (cfg.read_from.get("proportional") or {}).get("rope_theta", cfg.base)
     out = {}
     for lt, cfg in cfgs.items():
         L, window = cfg.training_length, _window(text, lt)

@@ -63,6 +63,8 @@ def block_for(rope_type: str, cfg, N: int) -> tuple[dict | None, int, str]:
     """
     L, own = cfg.training_length, cfg.rope_type
     keep_max = max(cfg.max_position_embeddings, N)  # never lowered
+    if own == "proportional" or rope_type == "proportional":
+        return _proportional(rope_type, cfg, N, keep_max)
     block = {"rope_type": rope_type, "rope_theta": cfg.base}
     if cfg.partial_rotary_factor != 1.0 and cfg.read_from.get("width") != "qk_rope_head_dim":
         block["partial_rotary_factor"] = cfg.partial_rotary_factor
@@ -94,6 +96,28 @@ def block_for(rope_type: str, cfg, N: int) -> tuple[dict | None, int, str]:
     if rope_type == "longrope":
         block |= {k: list(cfg.scaling[k]) for k in ("short_factor", "long_factor")}
         del block["factor"]  # LongRoPE's factor is max_position_embeddings / original
+    return block, keep_max, how
+
+
+def _proportional(rope_type: str, cfg, N: int, keep_max: int) -> tuple[dict | None, int, str]:
+    """Proportional RoPE takes one option, ``factor`` (the turning planes divided by it): its own map alone."""
+    if rope_type != "proportional":
+        return (
+            None,
+            0,
+            (
+                "the model's proportional RoPE pairs coordinates j and j + head_dim / 2 over every plane (the ones "
+                f"that do not turn included); a {rope_type} block rotates a partial width, pairing them otherwise"
+            ),
+        )
+    how = "kept" if reach(cfg) >= N else "rescaled"
+    block = {
+        "rope_type": "proportional",
+        "rope_theta": cfg.read_from["proportional"]["rope_theta"],
+        "partial_rotary_factor": cfg.partial_rotary_factor,
+        "factor": cfg.factor if how == "kept" else N / cfg.training_length,
+        "original_max_position_embeddings": cfg.training_length,  # what the census reads L from
+    }
     return block, keep_max, how
 
 

@@ -2,9 +2,10 @@
 
 Reading a family's class defaults builds its config class (which imports torch) and its modeling module (for the
 attention's logit scale): seconds per command.  What is read depends only on the installed transformers and on
-this package's reader, so it is kept in one JSON file per pair, ``<cache>/hf_read/transformers-<version>-<digest>.json``
-(``<cache>``: ``$POSKERNELS_CACHE``, else ``.cache/poskernels`` in the current directory, the trained heads' cache;
-``<digest>``: of the reader's source, :mod:`poskernels.rope_config.defaults` and this module), and read back by
+this package's reader, so it is kept in one JSON file per pair,
+``<cache>/hf_read/transformers-<version>-<digest>.json`` (``<cache>``: ``$POSKERNELS_CACHE``, else
+``.cache/poskernels`` in the current directory, the trained heads' cache; ``<digest>``: of the reader's source,
+:mod:`~poskernels.rope_config.defaults`, :mod:`~poskernels.rope_config.probes` and this module), and read back by
 every later command.  The version is read from the package's metadata, without importing it.  The cache is a
 saving, never a source of truth: a file that cannot be read or written is ignored (the value is computed again),
 and a value is written through :func:`poskernels.atomic.write_json_atomic`.
@@ -45,7 +46,7 @@ def transformers_version() -> str | None:
 def _digest() -> str:
     here = Path(__file__).parent
     h = hashlib.sha256()
-    for name in ("defaults.py", "hf_cache.py"):
+    for name in ("defaults.py", "probes.py", "hf_cache.py"):
         h.update((here / name).read_bytes())
     return h.hexdigest()[:12]
 
