@@ -5,9 +5,10 @@ config carries its two factor lists), the block is written as transformers v5 re
 with ``max_position_embeddings``), the config with it is read back by the census
 (:func:`~poskernels.census_cli.census` at ``N``), and its verdicts are printed: the planes reading angles
 training never produced (Theorem 5 (i)), the kernel's first negative offset up to ``N - 1`` (Men et al. 2024)
-and the logit multiplier.  One map is recommended, with its reason: the fewest unseen planes, then the kernel
-that stays nonnegative longest (through ``N`` best), then the order yarn, llama3, longrope, linear, dynamic
-(the maps that keep the fast planes unchanged first).  A block the installed transformers' config class refuses
+and the logit multiplier.  The blocks start from the map the weights were trained with, kept when it reaches
+``N`` and rescaled when it does not; no block lowers ``max_position_embeddings`` (dynamic NTK, which would, is not
+advised there); the maps are ranked by :data:`~poskernels.advise_rank.CRITERION`, and each says why it ranks where
+it does (:mod:`poskernels.advise_rank`).  A block the installed transformers' config class refuses
 (Phi-3 accepts LongRoPE only) is listed as refused, with transformers' reason.  ``--json PATH`` writes every
 block and verdict (``-``: standard output).
 
@@ -27,12 +28,15 @@ import json
 import math
 import sys
 from collections import Counter
-from pathlib import Path
 
+import numpy as np
+
+from .advise_rank import CRITERION, block_for, changed_planes, rank
 from .atomic import check_outputs
 from .census_cli import census, has_rope, text_of
+from .census_data import census_work, check_work
 from .errors import PosKernelsError, check_positive_int, did_you_mean
-from .rope_config import load_layer_configs, parse_config, raw_config, text_config
+from .rope_config import config_extension, config_path, load_layer_configs, parse_config, raw_config, text_config
 from .rope_keys import count, layer_dicts, rope_dict
 
 __all__ = ["ADVISED_TYPES", "WINDOWED", "add_arguments", "advise", "run"]
@@ -56,42 +60,36 @@ def _refused_by_transformers(new: dict) -> str | None:
     Without transformers (or for a family it does not know) nothing is refused here.
     """
     from .rope_config.defaults import use_transformers
+    from .rope_config.hf_cache import memo
 
     model_type = new.get("model_type")
     if not use_transformers() or not isinstance(model_type, str):
         return None
-    import warnings
 
-    from transformers import CONFIG_MAPPING
+    def compute():
+        import warnings
 
-    if model_type not in CONFIG_MAPPING:
+        from transformers import CONFIG_MAPPING
+
+        if model_type not in CONFIG_MAPPING:
+            return None
+        import transformers
+
+        transformers.logging.set_verbosity_error()  # its notes on keys a rope type does not read: not ours to print
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                CONFIG_MAPPING[model_type].from_dict(json.loads(json.dumps(new)))
+        except Exception as err:  # noqa: BLE001 - transformers' own refusal, quoted
+            return " ".join(str(err).split())[:300]
         return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            CONFIG_MAPPING[model_type].from_dict(json.loads(json.dumps(new)))
-    except Exception as err:  # noqa: BLE001 - transformers' own refusal, quoted
-        return " ".join(str(err).split())[:300]
-    return None
 
-
-def _block(rope_type: str, cfg, N: int) -> tuple[dict, int]:
-    """The ``rope_parameters`` block for ``rope_type`` reaching ``N`` from ``cfg``, and ``max_position_embeddings``."""
-    L, factor = cfg.training_length, N / cfg.training_length
-    block = {"rope_type": rope_type, "rope_theta": cfg.base}
-    if cfg.partial_rotary_factor != 1.0 and cfg.read_from.get("width") != "qk_rope_head_dim":
-        block["partial_rotary_factor"] = cfg.partial_rotary_factor
-    if rope_type == "dynamic":  # transformers' dynamic NTK grows past max_position_embeddings: it stays L
-        return block | {"factor": factor}, L
-    if rope_type == "linear":  # the census reads L = max_position_embeddings / factor
-        return block | {"factor": factor}, N
-    block |= {"factor": factor, "original_max_position_embeddings": L}
-    if rope_type == "llama3":
-        block |= {"low_freq_factor": 1.0, "high_freq_factor": 4.0}
-    if rope_type == "longrope":
-        block |= {k: list(cfg.scaling[k]) for k in ("short_factor", "long_factor")}
-        del block["factor"]  # LongRoPE's factor is max_position_embeddings / original
-    return block, N
+    # a class refuses a block for its rope type and keys (Phi-3: LongRoPE only), not for the advised values
+    _, text = text_of(new)
+    shape = {k: sorted(v) if isinstance(v, dict) else type(v).__name__ for k, v in sorted(text.items())}
+    rope = text.get("rope_parameters") or {}
+    types = {k: v.get("rope_type") for k, v in rope.items() if isinstance(v, dict)} or rope.get("rope_type")
+    return memo("refused", json.dumps([model_type, types, shape], sort_keys=True, default=str), compute)
 
 
 def advised_config(raw: dict, block: dict, max_pos: int, layers: dict | None = None) -> dict:
@@ -109,28 +107,22 @@ def advised_config(raw: dict, block: dict, max_pos: int, layers: dict | None = N
     return out
 
 
-def _reason(rows: dict, best: str) -> str:
-    r = rows[best]["verdicts"]
-    zero = (
-        "reaches no angle training never produced"
-        if not r["unseen_planes"]
-        else (f"leaves {len(r['unseen_planes'])} planes with angles training never produced (the fewest)")
-    )
-    kernel = (
-        "and its kernel stays nonnegative through N"
-        if r["first_negative_offset"] is None
-        else f"and its kernel stays nonnegative longest, to offset {r['first_negative_offset'] - 1}"
-    )
-    return f"{best} {zero}, {kernel}; ties go to {', '.join(ADVISED_TYPES)} in that order"
-
-
 def _maps(raw: dict, name: str, cfg, N: int, layer_type: str | None = None, kept: dict | None = None) -> dict:
-    """Every advised block for one RoPE (``layer_type`` of a per-layer config, its other dicts ``kept``) at ``N``."""
-    rows, refused = {}, {}
-    for rope_type in ADVISED_TYPES:
+    """Every advised block for one RoPE (``layer_type`` of a per-layer config, its other dicts ``kept``) at ``N``,
+    ranked (:mod:`poskernels.advise_rank`)."""
+    rows, refused, not_advised = {}, {}, {}
+    d = cfg.rotary_dim  # every block's census reads two kernels (native, the block's) at d/2 planes: bounded first
+    check_work("advise", d, N, len(ADVISED_TYPES) * census_work(d, N, 2, False)[0], len(ADVISED_TYPES) * d)
+    trained, _, _ = config_extension(cfg, max(cfg.max_position_embeddings, cfg.training_length))
+    turned = (cfg.training_length - 1) * trained.inv_freq >= 2 * math.pi  # (P,) planes the window resolves
+    types = ADVISED_TYPES + (("proportional",) if cfg.rope_type == "proportional" else ())
+    for rope_type in types:
         if rope_type == "longrope" and cfg.rope_type != "longrope":
             continue  # its factor lists are searched per model: only a config that carries them is advised
-        block, max_pos = _block(rope_type, cfg, N)
+        block, max_pos, how = block_for(rope_type, cfg, N)
+        if block is None:
+            not_advised[rope_type] = how
+            continue
         layers = None if layer_type is None else {**kept, layer_type: block}
         new = advised_config(raw, block, max_pos, layers)
         why = _refused_by_transformers(new)
@@ -138,16 +130,19 @@ def _maps(raw: dict, name: str, cfg, N: int, layer_type: str | None = None, kept
             refused[rope_type] = why
             continue
         read = parse_config(new, name=f"{name} + {rope_type}", layer_type=layer_type)
-        data = census(read, N)
+        data = census(read, N, scan_base=False, every_map=False)
+        inv_freq = data["maps"]["config"]["inv_freq"]
         rows[rope_type] = {
             "rope_parameters": block if layers is None else layers,
             "max_position_embeddings": max_pos,
+            "how": how,
             "verdicts": {
                 "unseen_planes": data["context"]["unseen_planes"]["config"],
+                "planes_changed": changed_planes(trained.inv_freq, np.asarray(inv_freq), turned),
                 "first_negative_offset": data["context"]["first_negative_offset"]["config"],
                 "logit_multiplier": data["logit_multiplier"]["total"],
                 "attention_factor": data["maps"]["config"]["attention_factor"],
-                "inv_freq": data["maps"]["config"]["inv_freq"],
+                "inv_freq": inv_freq,
             },
         }
     if not rows:
@@ -156,22 +151,19 @@ def _maps(raw: dict, name: str, cfg, N: int, layer_type: str | None = None, kept
             f"{f' (layer type {layer_type})' if layer_type else ''}: "
             + "; ".join(f"{t}: {w}" for t, w in refused.items())
         )
-    order = {t: i for i, t in enumerate(ADVISED_TYPES)}
-    best = min(
-        rows,
-        key=lambda t: (
-            len(rows[t]["verdicts"]["unseen_planes"]),
-            -(rows[t]["verdicts"]["first_negative_offset"] or math.inf),  # nonnegative longest
-            order[t],
-        ),
-    )
+    ranked = rank(rows, types)
+    best = ranked[0]
     return {
         "training_length": cfg.training_length,
         "target_length": N,
-        "maps": rows,
+        "shipped_map": cfg.rope_type,
+        "maps": {t: rows[t] for t in ranked},
+        "ranking": ranked,
+        "criterion": CRITERION,
         "refused_by_transformers": refused,
+        "not_advised": not_advised,
         "recommended": best,
-        "reason": _reason(rows, best),
+        "reason": f"{best}: {rows[best]['why']}",
     }
 
 
@@ -207,7 +199,7 @@ def _layer_advice(raw: dict, name: str, cfgs: dict, N: int) -> dict:
     kept = dict(dicts)  # a layer type without RoPE (null) stays null
     for lt, cfg in cfgs.items():  # every kept RoPE carries its own base: the flat keys are dropped
         kept[lt] = {"rope_type": cfg.rope_type, **{k: v for k, v in (dicts.get(lt) or {}).items() if k != "type"}}
-        kept[lt]["rope_theta"] = cfg.base
+        kept[lt]["rope_theta"] = (cfg.read_from.get("proportional") or {}).get("rope_theta", cfg.base)
     out = {}
     for lt, cfg in cfgs.items():
         L, window = cfg.training_length, _window(text, lt)
@@ -246,10 +238,12 @@ def advise(spec, target_length: int, layer_type: str | None = None) -> dict:
     >>> a["maps"]["linear"]["rope_parameters"]
     {'rope_type': 'linear', 'rope_theta': 10000.0, 'factor': 4.0}
     >>> a["recommended"], a["maps"]["yarn"]["verdicts"]["unseen_planes"]
-    ('dynamic', [])
+    ('llama3', [])
+    >>> advise("llama-3.1-8b", 65536)["maps"]["llama3"]["how"]  # the shipped llama3 x8 reaches 65,536: kept
+    'kept'
     >>> g = advise({"model_type": "modernbert"}, 32768)["layer_types"]
     >>> g["sliding_attention"]["needs_extension"], g["full_attention"]["recommended"]
-    (False, 'linear')
+    (False, 'llama3')
     """
     raw, name = raw_config(spec)
     N = check_positive_int("the target length", target_length)
@@ -285,7 +279,14 @@ def advise(spec, target_length: int, layer_type: str | None = None) -> dict:
         raise PosKernelsError(
             f"the target length must be above the training length L = {cfg.training_length}; got {N!r}"
         )
-    return {"config": name} | _maps(raw, name, cfg, N) | {"layer_notes": _layer_notes(text_config(raw), N)}
+    notes = _layer_notes(text_config(raw), N)
+    att = cfg.attention
+    if att.get("layers_without_rope"):
+        notes.append(
+            f"{att['layers_without_rope']} of {att['layers']} layers have no RoPE (no_rope_layers entries 0): no block "
+            "changes them; past L they read positions only through the causal mask"
+        )
+    return {"config": name} | _maps(raw, name, cfg, N) | {"layer_notes": notes}
 
 
 def _render_maps(data: dict) -> list[str]:
@@ -293,18 +294,24 @@ def _render_maps(data: dict) -> list[str]:
     for rope_type, row in data["maps"].items():
         v = row["verdicts"]
         first = v["first_negative_offset"]
+        shipped = {"kept": " (the shipped map, kept)", "rescaled": " (the shipped map, rescaled)"}.get(row["how"], "")
+        label = ("  (recommended)" if rope_type == data["recommended"] else "") + shipped
         lines += [
-            f"{rope_type}{'  (recommended)' if rope_type == data['recommended'] else ''}: paste into config.json",
+            f"{rope_type}{label}: paste into config.json",
             json.dumps(
                 {"max_position_embeddings": row["max_position_embeddings"], "rope_parameters": row["rope_parameters"]}
             ),
-            f"  planes reading angles training never produced: {len(v['unseen_planes'])}; kernel first negative at "
-            f"{first if first is not None else 'none up to N - 1'}; logit multiplier {v['logit_multiplier']:.4g}",
+            f"  planes reading angles training never produced: {len(v['unseen_planes'])}; trained planes moved: "
+            f"{len(v['planes_changed'])}; kernel first negative at {first if first is not None else 'none up to N - 1'}"
+            f"; logit multiplier {v['logit_multiplier']:.4g}",
+            f"  rank {row['rank']}, {row['why']}",
             "",
         ]
     for rope_type, why in data["refused_by_transformers"].items():
         lines.append(f"{rope_type}: not advised, transformers' config class refuses it: {why}")
-    lines.append(f"recommended: {data['reason']}")
+    for rope_type, why in data.get("not_advised", {}).items():
+        lines.append(f"{rope_type}: not advised: {why}")
+    lines += [data["criterion"], f"recommended: {data['reason']}"]
     return lines
 
 
@@ -339,7 +346,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``poskernels advise``: every check happens before anything is printed or written."""
     data = advise(args.config, args.target_length, getattr(args, "layer_type", None))
-    config = args.config if Path(args.config).is_file() else None  # a bundled name is not a file
+    path = config_path(args.config)  # a model folder: its config.json
+    config = str(path) if path.is_file() else None  # a bundled name is not a file
     outs = check_outputs({"--json": args.json}, inputs=[config])
     if "--json" in outs:
         outs["--json"].write(json.dumps(data, indent=1) + "\n")

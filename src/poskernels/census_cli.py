@@ -39,7 +39,7 @@ from .census_data import (
     text_of,
 )
 from .errors import PosKernelsError, check_positive_int
-from .rope_config import bundled_configs
+from .rope_config import bundled_configs, config_path
 
 __all__ = [  # the census's data (census, census_all, ...) is computed in census_data and importable from here too
     "add_arguments",
@@ -111,14 +111,22 @@ def _context_lines(data: dict, names: list[str]) -> list[str]:
     c, cfg, N = data["context"], data["config"], data["target_length"]
     first = c["first_negative_offset"]
     shown = ["native"] + [n for n in names if n in first]
-    base = c["smallest_base"]
+    base, bound = c["smallest_base"], c.get("base_bound") or {}
     scanned = (
-        f"{base:.3g} (grid of {c['smallest_base_grid_per_decade']} per decade)"
+        f"on a grid of {bound['steps_per_decade']} bases per decade (steps of {100 * bound['step']:.2g}%), the "
+        f"smallest passing is {base:.3g} and every grid base from {bound['every_base_passes_from']:.3g} to "
+        f"{bound['checked_to']:.3g} passes (a finer grid can find smaller passing bases, and failing ones above)"
         if base is not None
         else (
             "none up to 1e12"
             if c["smallest_base_grid_per_decade"]
-            else (f"not scanned past N = {BASE_SCAN_MAX}" if N > BASE_SCAN_MAX else "not scanned")
+            else (
+                f"not scanned past N = {BASE_SCAN_MAX}"
+                if N > BASE_SCAN_MAX
+                else f"not scanned: {c['base_not_scanned']}"
+                if c.get("base_not_scanned")
+                else "not scanned"
+            )
         )
     )
     lm = data["logit_multiplier"]
@@ -127,7 +135,7 @@ def _context_lines(data: dict, names: list[str]) -> list[str]:
         f"a whole circle in L; extrapolation bound T_extra = {_g(c['extrapolation_bound'])} tokens",
         "kernel sum_j cos(Delta f_j), first negative offset up to N - 1 (Men et al. 2024; none = nonnegative): "
         + ", ".join(f"{n} {first[n] if first[n] is not None else 'none'}" for n in shown),
-        f"smallest base whose native kernel stays nonnegative on 0..N-1: {scanned}; "
+        f"bases whose native kernel stays nonnegative on 0..N-1 (Men et al.'s bound): {scanned}; "
         f"this config's base {cfg['rope_theta']:g}",
         "planes reading angles training never produced at N (Theorem 5 (i)): "
         + ", ".join(f"{n} {_planes(c['unseen_planes'][n])}" for n in shown),
@@ -138,6 +146,19 @@ def _context_lines(data: dict, names: list[str]) -> list[str]:
         lines.append(
             f"{nope['count']} of {nope['of']} layers have no RoPE; their queries are scaled by "
             f"{nope['temperature_at_target']:.4g} at N = {N} (attention-temperature tuning)"
+        )
+    att = cfg.get("attention") or {}
+    if att.get("layers_without_rope") and "layers_without_rope" not in lm:
+        lines.append(
+            f"{att['layers_without_rope']} of {att['layers']} layers have no RoPE (no_rope_layers entries 0): they "
+            "read positions only through the causal mask; this census is of the other "
+            f"{att['layers'] - att['layers_without_rope']}"
+        )
+    read = data.get("longrope_factors")
+    if read:
+        lines.append(
+            f"LongRoPE lists: config = {read['config']} (transformers' module holds short_factor and switches to "
+            f"long_factor for the whole sequence once it passes L = {read['switch_at']}); config_short = short_factor"
         )
     for name, why in data.get("not_applicable", {}).items():
         lines.append(f"map {name} not applicable: {why}")
@@ -168,6 +189,14 @@ def _read_from(cfg: dict) -> list[str]:
             f"training length L = max_position_embeddings / factor = {cfg['training_length']} (linear scaling "
             "without original_max_position_embeddings: the factor is read as the extension ratio)"
         )
+    if read.get("proportional"):
+        pr = read["proportional"]
+        notes.append(
+            f"proportional RoPE (p-RoPE as transformers ships it): {pr['turning_planes']} of {pr['planes']} planes "
+            f"turn, at rope_theta^(-2j/head_dim) = {pr['rope_theta']:g}^(-2j/{2 * pr['planes']}), the other "
+            f"{pr['planes'] - pr['turning_planes']} never turn (frequency 0); the census reads the turning planes, "
+            f"base b = {pr['rope_theta']:g}^({cfg['rotary_dim']}/{2 * pr['planes']}) = {cfg['rope_theta']:.6g} over d"
+        )
     if read.get("mrope_section"):
         notes.append(f"mrope_section {read['mrope_section']}: on text all three position ids coincide, as read here")
     return notes
@@ -179,7 +208,8 @@ def _short(name: str) -> str:
 
 def _map_names(maps: dict) -> list[str]:
     names = [n for n in maps if n != "none"]
-    return ["config"] + [n for n in names if n != "config"]  # the config's own map first, beside the planes
+    own = [n for n in ("config", "config_short") if n in maps]  # the config's own map first, beside the planes
+    return own + [n for n in names if n not in own]
 
 
 def census_lines(data: dict) -> list[str]:
@@ -321,7 +351,8 @@ def run(args: argparse.Namespace) -> int:
     if args.width is not None:
         check_positive_int("--width", args.width)
     text = render_census(data, args.width or terminal_width())
-    config = args.config if Path(args.config).is_file() else None  # a bundled name is not a file
+    path = config_path(args.config)  # a model folder: its config.json
+    config = str(path) if path.is_file() else None  # a bundled name is not a file
     outs = check_outputs({"--json": args.json, "--plot": (args.plot, "figure")}, inputs=[config])
     if "--plot" in outs and "layer_types" in data:
         raise PosKernelsError("--plot draws one RoPE; choose one with --layer-type")

@@ -25,10 +25,11 @@ from .rope_config.defaults import class_defaults
 from .theory.census import chen_constant, sum_theta_sq, wavelength_census
 from .theory.context import (
     MAX_SCAN,
+    BaseBounds,
+    base_bounds,
     critical_dimension,
     extrapolation_bound,
     first_negative_offset,
-    smallest_nonnegative_base,
     unseen_planes,
 )
 
@@ -36,6 +37,9 @@ __all__ = [
     "BASE_GRID",
     "BASE_SCAN_MAX",
     "NULL_MEANS",
+    "WORK_BUDGET",
+    "census_work",
+    "check_work",
     "census",
     "census_all",
     "context_census",
@@ -81,10 +85,47 @@ def has_rope(raw: dict) -> bool:
     return any(entry["defaults"].get(k) is not None for k in _ROPE_KEYS)
 
 
-def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = True) -> dict:
+#: The most kernel terms (one offset at one plane) one census, or one ``advise``, may evaluate: checked before any
+#: is (the worst case, a kernel nonnegative through ``N``; about ten seconds on one loaded core).
+WORK_BUDGET = 4 * 10**9
+
+
+#: What one term of a direct sum of cosines (the base scan's first offsets) costs against one of the blocked engine.
+_DIRECT = 8
+
+
+def census_work(d: int, N: int, kernels: int, scan_base: bool) -> tuple[int, int]:
+    """The worst-case kernel terms of the kernel scans (``kernels`` frequency sets) and of the base scan at ``N``.
+
+    >>> census_work(128, 16384, 11, False)
+    (11534336, 0)
+    """
+    planes, scan = d // 2, min(N, MAX_SCAN + 1)
+    base = 0
+    if scan_base and N <= BASE_SCAN_MAX:
+        grid = math.ceil(BASE_GRID * math.log10(1e12 / 2)) + 1  # every grid base on its first 512 offsets
+        span = math.ceil(BASE_GRID * math.log10(20)) + 1  # the bases past the first that passes, checked whole
+        base = (_DIRECT * grid * min(N, 512) + span * N) * planes
+    return kernels * scan * planes, base
+
+
+def check_work(what: str, d: int, N: int, terms: int, per_offset: int) -> None:
+    """Refuse, before any is evaluated, ``terms`` kernel terms past :data:`WORK_BUDGET`, with the target that fits."""
+    if terms > WORK_BUDGET:
+        fits = WORK_BUDGET // per_offset
+        raise PosKernelsError(
+            f"{what} at d = {d} to N = {N} would evaluate {terms:.3g} kernel terms (offsets x planes, worst case), "
+            f"past the budget of {WORK_BUDGET:.3g}; a target length up to {fits} fits"
+        )
+
+
+def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = True, every_map: bool = True) -> dict:
     """The census of ``cfg`` at ``target_length`` (default: :meth:`RopeConfig.default_target_length`), JSON-ready.
 
-    ``scan_base=False`` skips the smallest-base scan (seconds at ``d = 128``; the lab's census view leaves it out).
+    ``scan_base=False`` skips the smallest-base scan (seconds at ``d = 128``; the lab's census view leaves it out);
+    ``every_map=False`` reads the config's own map alone (``advise``).  The work is bounded before it starts
+    (:data:`WORK_BUDGET`): a size past it is refused with the target that fits, and a base scan past it is skipped,
+    with the reason.
 
     Examples
     --------
@@ -106,8 +147,15 @@ def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = 
     kappa = N / L
     theta = cfg.theta  # (d/2,)
     d, b = cfg.rotary_dim, cfg.base
+    kernels = len(MAPS) + 2 if every_map else 2  # native, each map (LongRoPE's short list too), the config's
+    terms, base_terms = census_work(d, N, kernels, scan_base)
+    check_work("the census", d, N, terms, kernels * (d // 2))
+    skipped = None
+    if base_terms and terms + base_terms > WORK_BUDGET:
+        scan_base = False
+        skipped = f"it would evaluate {base_terms:.3g} kernel terms more, past the budget of {WORK_BUDGET:.3g}"
     maps, not_applicable = {}, {}
-    for name in MAPS:
+    for name in MAPS if every_map else ():
         try:
             ext = extend(name, theta, kappa, L, **cfg.map_options(name))
         except PosKernelsError as err:  # a map the config did not ask for that cannot apply (NTK-aware at d = 2)
@@ -129,6 +177,21 @@ def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = 
         "kappa": own_kappa,
         "L": own_L,
     }
+    factors_read = None
+    if cfg.rope_type == "longrope":  # both lists: transformers' module starts on short_factor, switches past L
+        short = extend("longrope", theta, 1.0, L, **cfg.map_options("longrope"), factor=cfg.factor)
+        maps["config_short"] = {
+            "map": "longrope",
+            "inv_freq": short.inv_freq.tolist(),
+            "attention_factor": short.attention_factor,
+            "kappa": 1.0,
+            "L": L,
+        }
+        factors_read = {
+            "config": "long_factor" if N > L else "short_factor",
+            "config_short": "short_factor",
+            "switch_at": L,
+        }
     planes = []
     for row in wavelength_census(L, d, b):  # Theorem 5 (i)
         j = row.plane
@@ -152,7 +215,7 @@ def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = 
     }
     ramps = {}
     for truncate in (True, False):
-        if "yarn_hf" in not_applicable:  # one plane: no ramp to compare
+        if "yarn_hf" in not_applicable or not every_map:  # one plane: no ramp to compare
             break
         c = compare_yarn_ramps(theta, kappa, L, truncate=truncate)
         ramps["truncated" if truncate else "untruncated"] = {k: c[k] for k in ("max_gap", "plane", "factor_gap")} | {
@@ -163,11 +226,12 @@ def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = 
             "config": cfg.summary(),
             "target_length": N,
             "kappa": kappa,
-            "context": context_census(cfg, N, maps, scan_base),
+            "context": context_census(cfg, N, maps, scan_base) | ({"base_not_scanned": skipped} if skipped else {}),
             "logit_multiplier": logit_multiplier(cfg, maps["config"]["attention_factor"], N),
             "planes": planes,
             "maps": maps,
             "not_applicable": not_applicable,
+            "longrope_factors": factors_read,
             "interpolation_bound": bound,
             "yarn_ramps": ramps,
             "null": NULL_MEANS,
@@ -205,9 +269,9 @@ BASE_GRID = 50
 
 
 @functools.lru_cache(maxsize=64)
-def _smallest_base(d: int, N: int) -> float | None:
+def _base_bounds(d: int, N: int) -> BaseBounds:
     """The scan depends on ``(d, N)`` alone: one per pair per process (``advise`` reads five maps at one ``N``)."""
-    return smallest_nonnegative_base(d, N, steps_per_decade=BASE_GRID)
+    return base_bounds(d, N, steps_per_decade=BASE_GRID)
 
 
 def context_census(cfg: RopeConfig, N: int, maps: dict, scan_base: bool = True) -> dict:
@@ -215,15 +279,18 @@ def context_census(cfg: RopeConfig, N: int, maps: dict, scan_base: bool = True) 
 
     ``critical_dimension`` and ``extrapolation_bound`` (Liu et al. 2023) at the training length;
     ``first_negative_offset`` of the kernel ``sum_j cos(Delta f_j)`` up to ``N - 1`` (None: nonnegative
-    throughout) for the native frequencies and after each map (Men et al. 2024); ``smallest_base``: the smallest
-    base, on a grid of :data:`BASE_GRID` per decade, whose native kernel stays nonnegative on ``0..N-1`` (scanned up to
-    :data:`BASE_SCAN_MAX`); ``unseen_planes``: Theorem 5 (i)'s planes that see angles training never produced.
+    throughout) for the native frequencies and after each map (Men et al. 2024); ``base_bound``: on a grid of
+    :data:`BASE_GRID` bases per decade, the smallest base whose native kernel stays nonnegative on ``0..N-1`` and the
+    base from which every grid base checked passes (:func:`~poskernels.theory.context.base_bounds`; scanned up to
+    :data:`BASE_SCAN_MAX`), ``smallest_base`` the first of them; ``unseen_planes``: Theorem 5 (i)'s planes that see
+    angles training never produced.
     """
     L, d, b, theta = cfg.training_length, cfg.rotary_dim, cfg.base, cfg.theta
     last = min(N - 1, MAX_SCAN)
     freqs = {"native": theta} | {name: np.asarray(m["inv_freq"]) for name, m in maps.items() if name != "none"}
     scanned = scan_base and N <= BASE_SCAN_MAX
-    base = _smallest_base(d, N) if scanned else None
+    bounds = _base_bounds(d, N) if scanned else None
+    base = bounds.smallest_passing if bounds else None
     return {
         "critical_dimension": critical_dimension(L, d, b),
         "extrapolation_bound": extrapolation_bound(L, d, b),
@@ -231,6 +298,17 @@ def context_census(cfg: RopeConfig, N: int, maps: dict, scan_base: bool = True) 
         "first_negative_offset": {name: first_negative_offset(f, last) for name, f in freqs.items()},
         "smallest_base": base,
         "smallest_base_grid_per_decade": BASE_GRID if scanned else None,
+        "base_bound": None
+        if bounds is None
+        else {
+            "smallest_passing": bounds.smallest_passing,
+            "every_base_passes_from": bounds.every_base_passes_from,
+            "checked_to": bounds.checked_to,
+            "steps_per_decade": bounds.steps_per_decade,
+            "step": bounds.step,
+            "on": "the grid 2 * 10**(k / steps_per_decade): a finer grid can find a smaller passing base and a "
+            "failing base above every_base_passes_from",
+        },
         "unseen_planes": {name: unseen_planes(theta, f, L, N).tolist() for name, f in freqs.items()},
     }
 

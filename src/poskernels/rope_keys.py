@@ -50,6 +50,7 @@ __all__ = [
     "default_theta",
     "factor_list",
     "layer_dicts",
+    "layer_head_dims",
     "layer_type_names",
     "layer_types",
     "partial_rotation",
@@ -109,13 +110,43 @@ def text_part(raw: dict) -> tuple[dict, str]:
                 f"config key {key!r} must be an object of per-layer settings (or null); "
                 f"got {reprlib.repr(raw['per_layer_config'])}"
             )
-        if not raw["per_layer_config"]:
-            return raw, part
-        raise PosKernelsError(
-            f"config key {key!r} gives layers their own head widths; the census reads one width per "
-            f"RoPE; got layers {reprlib.repr(list(raw['per_layer_config']))}"
-        )
+        layer_head_dims(raw, key)  # one width per layer type, or refused
     return raw, part
+
+
+def layer_head_dims(raw: dict, key: str = "per_layer_config") -> dict[str, int]:
+    """The head width each layer type's layers are given by ``per_layer_config`` (Gemma 4's full-attention layers:
+    ``head_dim = 512`` beside 256): ``{layer type: head_dim}``; refused unless every layer of a type has the same.
+
+    >>> layer_head_dims({"layer_types": ["sliding_attention", "full_attention"],
+    ...                  "per_layer_config": {"1": {"head_dim": 512}}})
+    {'full_attention': 512}
+    """
+    given = raw.get("per_layer_config")
+    if not given:
+        return {}
+    types = layer_types(raw)
+    items = list(given.items()) if isinstance(given, dict) else list(enumerate(given))
+    widths: dict[int, object] = {}
+    bad = False
+    for index, over in items:
+        i = int(index) if isinstance(index, int) or (isinstance(index, str) and index.isdigit()) else -1
+        if not 0 <= i < len(types) or not isinstance(over, dict):
+            bad = True
+            break
+        if over.get("head_dim") is not None:
+            widths[i] = over["head_dim"]
+    out: dict[str, int] = {}
+    for lt in dict.fromkeys(types):
+        mine = [widths.get(i) for i, t in enumerate(types) if t == lt]
+        if bad or len({repr(w) for w in mine}) > 1:
+            raise PosKernelsError(
+                f"config key {key!r} gives layers their own head widths; the census reads one width per "
+                f"RoPE (one per layer type); got layers {reprlib.repr([k for k, _ in items])}"
+            )
+        if mine and mine[0] is not None:
+            out[lt] = count({"head_dim": mine[0]}, "head_dim", key)
+    return out
 
 
 def rope_dict(raw: dict) -> tuple[dict, str]:

@@ -7,7 +7,7 @@ from: bundled configs of released models, files, dicts, transformers configs).  
 
 from __future__ import annotations
 
-from .load import bundled_configs, hub_configs, load_config, load_layer_configs, raw_config, text_config
+from .load import bundled_configs, config_path, hub_configs, load_config, load_layer_configs, raw_config, text_config
 from .parse import REFUSED_TYPES, ROPE_TYPES, RopeConfig, config_extension, parse_config, parse_layer_configs
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "ROPE_TYPES",
     "RopeConfig",
     "bundled_configs",
+    "config_path",
     "hub_configs",
     "config_extension",
     "load_config",

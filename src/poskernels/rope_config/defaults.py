@@ -24,7 +24,9 @@ import reprlib
 from importlib import resources
 
 from ..errors import PosKernelsError
-from ..rope_keys import ATTENTION_KEYS
+from ..rope_keys import ATTENTION_KEYS, standard_keys
+from . import probes
+from .hf_cache import memo, transformers_version
 
 __all__ = ["READ_KEYS", "attention_keys", "class_defaults", "defaults_table", "fill_defaults", "use_transformers"]
 
@@ -52,24 +54,24 @@ READ_KEYS = (
     "floor_scale",
     "attn_scale",
     "per_layer_config",
+    "global_head_dim",
     "sliding_window_pattern",
     "sliding_window",
     "attention_chunk_size",
     "local_attention",
+    "use_sliding_window",
+    "max_window_layers",
 )
+
+#: Switches a config class reads to derive its layer types and windows (Qwen2's ``use_sliding_window``: false sets
+#: ``sliding_window`` to None, every layer reading the whole context; ``max_window_layers``: the first layers full).
+_SWITCHES = ("sliding_window_pattern", "use_sliding_window", "max_window_layers")
 
 #: Keys giving an attention window (read by ``advise``: a layer that looks back at most a window needs no extension).
 _WINDOW_KEYS = ("sliding_window", "attention_chunk_size", "local_attention")
 
 #: Where a wrapper keeps its language model, in transformers' order (``get_text_config``).
 TEXT_PARTS = ("text_config", "decoder", "generator", "text_encoder", "language_config", "llm_config")
-
-#: Probes of how a family with per-layer-type defaults places a file's flat keys.
-_PROBES = {
-    "rope_scaling": {"rope_scaling": {"rope_type": "linear", "factor": 2.0}},
-    "rope_theta": {"rope_theta": 12345.0},
-    "rope_local_base_freq": {"rope_local_base_freq": 23456.0},
-}
 
 _USE_TRANSFORMERS = [True]
 
@@ -84,11 +86,7 @@ def use_transformers(flag: bool | None = None) -> bool:
         _USE_TRANSFORMERS[0] = bool(flag)
     if not _USE_TRANSFORMERS[0]:
         return False
-    try:
-        import transformers  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return transformers_version() is not None  # read from its metadata: nothing is imported
 
 
 def _jsonable(value):
@@ -117,49 +115,15 @@ def _entry(mapping, model_type: str) -> dict | None:
     names = {v for v in getattr(type(text), "attribute_map", {}).values()}
     keys = [k for k in raw if k in READ_KEYS or k in names]
     entry = {"part": part, "text_model_type": text.model_type, "defaults": _jsonable({k: raw[k] for k in keys})}
+    derived = probes.derived(type(text), raw)
+    if derived:
+        entry["derived"] = derived
     rope = raw.get("rope_parameters")
     if isinstance(rope, dict) and any(isinstance(v, dict) for v in rope.values()):
-        entry["flat_to"] = _probe(type(text), rope)
+        entry["flat_to"] = probes.probe(type(text), rope)
     module = inspect.getmodule(type(text))
-    entry["mscale_all_dim_in_attention"] = _attention_mscale(module)
+    entry["mscale_all_dim_in_attention"] = probes.attention_mscale(module)
     return entry
-
-
-def _probe(cls, default_rope: dict) -> dict:
-    """For each flat key of :data:`_PROBES`, the layer types transformers puts it on (None: it replaces the dict)."""
-    import warnings
-
-    out = {}
-    for key, kwargs in _PROBES.items():
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                rope = cls(**copy.deepcopy(kwargs)).rope_parameters
-        except Exception:  # noqa: BLE001 - the class refuses the probe: the key is not read
-            out[key] = []
-            continue
-        if not any(isinstance(v, dict) for v in rope.values()):
-            out[key] = None
-            continue
-        marker = {"rope_scaling": ("factor", 2.0), "rope_theta": ("rope_theta", 12345.0)}.get(
-            key, ("rope_theta", 23456.0)
-        )
-        out[key] = sorted(k for k, v in rope.items() if isinstance(v, dict) and v.get(marker[0]) == marker[1])
-    return out
-
-
-def _attention_mscale(config_module) -> bool:
-    """Whether the family's attention multiplies its logits by YaRN's ``mscale(factor, mscale_all_dim)**2``."""
-    import importlib
-
-    if config_module is None:
-        return False
-    name = config_module.__name__.replace(".configuration_", ".modeling_")
-    try:
-        source = inspect.getsource(importlib.import_module(name))
-    except Exception:  # noqa: BLE001 - no modeling module (or no source): nothing known
-        return False
-    return "mscale_all_dim" in source and "scaling * mscale * mscale" in source.replace("self.scaling", "scaling")
 
 
 def defaults_table() -> dict:
@@ -200,44 +164,62 @@ def class_defaults(model_type: str) -> tuple[dict | None, str]:
     ('text_config', 8, 256)
     """
     if use_transformers():
-        import transformers
-        from transformers import CONFIG_MAPPING
-
-        if model_type not in CONFIG_MAPPING:
-            return None, f"transformers {transformers.__version__}"
-        return _entry_cached(model_type), f"transformers {transformers.__version__}"
+        return _entry_cached(model_type), f"transformers {transformers_version()}"
     table = _shipped()
     return table["families"].get(model_type), table["_source"].split(":")[0] + " (shipped table)"
 
 
 @functools.cache
 def _entry_cached(model_type: str) -> dict | None:
-    import logging
+    """One family's entry, read from transformers once per installed version (:mod:`.hf_cache`)."""
 
-    from transformers import CONFIG_MAPPING
+    def compute():
+        import logging
 
-    logging.getLogger("transformers").setLevel(logging.ERROR)
-    return _entry(CONFIG_MAPPING, model_type)
+        from transformers import CONFIG_MAPPING
+
+        logging.getLogger("transformers").setLevel(logging.ERROR)
+        return _entry(CONFIG_MAPPING, model_type) if model_type in CONFIG_MAPPING else None
+
+    return memo("defaults", model_type, compute)
 
 
-def _layer_types(entry: dict, text: dict, source: str) -> tuple[list | None, str | None]:
+def _made_layer_types(model_type: str, n: int, switches: dict) -> list | None:
+    """The layer types transformers' class derives for ``n`` layers and the file's switches (None: it refuses)."""
+
+    def compute():
+        import warnings
+
+        from transformers import CONFIG_MAPPING
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return list(CONFIG_MAPPING[model_type](num_hidden_layers=n, **switches).layer_types)
+        except Exception:  # noqa: BLE001 - the class refuses the count: the default pattern is repeated instead
+            return None
+
+    return memo("layer_types", json.dumps([model_type, n, switches], sort_keys=True), compute)
+
+
+def _layer_types(entry: dict, text: dict, source: str, given: set | None = None) -> tuple[list | None, str | None]:
     """The layer types a file leaves out, for its ``num_hidden_layers``, and how they were found."""
     default = entry["defaults"].get("layer_types")
     if not isinstance(default, list) or not default:
         return None, None
     n = text.get("num_hidden_layers", len(default))
     pattern = text.get("sliding_window_pattern")
-    if n == len(default) and pattern is None:
+    given = set(text) if given is None else given
+    switches = {  # the file's own switches, as the class reads them (a window of null: no layer is windowed)
+        k: text[k] for k in _SWITCHES if k in given and (k in entry["defaults"] or k == "sliding_window_pattern")
+    } | ({"sliding_window": None} if "sliding_window" in text and text["sliding_window"] is None else {})
+    if switches.get("sliding_window", 0) is None and "sliding_window" not in entry["defaults"]:
+        del switches["sliding_window"]
+    if n == len(default) and not switches:
         return list(default), f"{source} default"
-    if use_transformers():
-        from transformers import CONFIG_MAPPING
-
-        try:
-            kwargs = {"num_hidden_layers": n} | ({"sliding_window_pattern": pattern} if pattern is not None else {})
-            made = CONFIG_MAPPING[entry["text_model_type"]](**kwargs).layer_types
-            return list(made), f"{source}, for num_hidden_layers = {n}"
-        except Exception:  # noqa: BLE001 - the class refuses the count: repeat the default pattern below
-            pass
+    made = _made_layer_types(entry["text_model_type"], n, switches) if use_transformers() else None
+    if made is not None:
+        return made, f"{source}, for num_hidden_layers = {n}"
     if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern > 0:
         made = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
         return made, f"assumed: sliding_window_pattern = {pattern} (every {pattern}th layer full attention)"
@@ -285,13 +267,18 @@ def fill_defaults(raw: dict) -> tuple[dict, str, dict]:
         text = dict(sub)
         text.setdefault("model_type", entry["text_model_type"])
     text = dict(text)
-    given = {k for k, v in text.items() if v is not None}  # the file's own keys
+    given = {k for k, v in standard_keys(text).items() if v is not None}  # the file's own keys, standard names too
     defaults = copy.deepcopy(entry["defaults"])
     assumed = {}
     default_rope = defaults.pop("rope_parameters", None)
+    derived = set(entry.get("derived", ())) if {"hidden_size", "num_attention_heads"} & given else set()
     for key, value in defaults.items():
+        if key == "per_layer_config":
+            continue  # derived below for the file's own layers
         if key == "layer_types" or key in given or (key == "num_hidden_layers" and "layer_types" in given):
             continue  # a file's own layer_types give its layer count
+        if key in derived:
+            continue  # computed by the class from the file's own keys (head_dim = hidden_size // heads)
         text[key] = value
         if key not in _WINDOW_KEYS:  # read by advise alone (the census does not depend on windows)
             assumed[key] = f"{source} default"
@@ -309,12 +296,33 @@ def fill_defaults(raw: dict) -> tuple[dict, str, dict]:
                 rope.pop("partial_rotary_factor", None)
             text["rope_parameters"] = rope
             assumed["rope_parameters"] = f"{source} default"
+    if text.get("use_sliding_window") is False and "use_sliding_window" in entry["defaults"]:
+        text["sliding_window"] = None  # as the class does: no layer looks back over a window
     if text.get("layer_types") is None:
-        layer_types, how = _layer_types(entry, text, source)
+        layer_types, how = _layer_types(entry, text, source, given)
         if layer_types is not None:
             text["layer_types"] = layer_types
             assumed["layer_types"] = how
+    if "per_layer_config" not in given and defaults.get("per_layer_config"):
+        _per_layer_widths(text, entry, defaults["per_layer_config"], assumed, source)
     return text, part, assumed
+
+
+def _per_layer_widths(text: dict, entry: dict, default: dict, assumed: dict, source: str) -> None:
+    """The class's per-layer head widths (Gemma 4: 512 on its full-attention layers, ``global_head_dim``), placed on
+    the file's own layers by layer type, as the class derives them from ``layer_types``."""
+    from ..rope_keys import layer_head_dims
+
+    types = entry["defaults"].get("layer_types") or []
+    try:
+        widths = layer_head_dims({"layer_types": types, "per_layer_config": default})
+    except PosKernelsError:
+        return  # not one width per layer type: the file's reading refuses it as the census does
+    if isinstance(text.get("global_head_dim"), int) and "full_attention" in widths:  # Gemma 4 reads it so
+        widths["full_attention"] = text["global_head_dim"]
+    own = text.get("layer_types") if isinstance(text.get("layer_types"), list) else []
+    text["per_layer_config"] = {str(i): {"head_dim": widths[t]} for i, t in enumerate(own) if t in widths}
+    assumed["per_layer_config"] = f"{source} default, placed on the file's layer types"
 
 
 def _nested_from_flat(text: dict, default_rope: dict, flat_to: dict, assumed: dict, source: str) -> dict | None:

@@ -13,7 +13,15 @@ from pathlib import Path
 from ..errors import PosKernelsError, did_you_mean, parse_json, read_text
 from .parse import RopeConfig, _text, parse_config, parse_layer_configs
 
-__all__ = ["bundled_configs", "hub_configs", "load_config", "load_layer_configs", "raw_config", "text_config"]
+__all__ = [
+    "bundled_configs",
+    "config_path",
+    "hub_configs",
+    "load_config",
+    "load_layer_configs",
+    "raw_config",
+    "text_config",
+]
 
 
 def _configs_dir():
@@ -45,11 +53,16 @@ def _raw_config(spec) -> tuple[dict, str]:
     if spec in bundled_configs():
         text, name = (_configs_dir() / f"{spec}.json").read_text(encoding="utf-8"), spec
     else:
-        path = Path(spec)
+        path = config_path(spec)
         try:
             found = path.is_file()
         except (OSError, ValueError):  # a name too long for the file system, a NUL byte
             found = False
+        if not found and _is_dir(path):
+            raise PosKernelsError(
+                f"the folder {spec if len(spec) <= 200 else spec[:100] + '...' + spec[-50:]!r} holds no config.json; "
+                "a model folder is read through its config.json (a hub snapshot's), or give the file's path"
+            )
         if not found:
             raise PosKernelsError(
                 f"no config file at {spec if len(spec) <= 200 else spec[:100] + '...' + spec[-50:]!r} and no bundled "
@@ -58,6 +71,28 @@ def _raw_config(spec) -> tuple[dict, str]:
             )
         text, name = read_text(path, "config file"), str(path)  # UTF-8 only: binary, UTF-16, Latin-1 refused
     return parse_json(text, f"config {name!r}"), name
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def config_path(spec) -> Path:
+    """The file a path names: a model folder (a hub snapshot) is read through its ``config.json``, as transformers does.
+
+    >>> config_path("models/llama").name, config_path("x.json").name
+    ('llama', 'x.json')
+    """
+    path = Path(spec)
+    try:
+        if path.is_dir() and (path / "config.json").is_file():
+            return path / "config.json"
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte: refused by the caller
+        pass
+    return path
 
 
 def hub_configs() -> dict:

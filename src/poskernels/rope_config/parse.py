@@ -30,6 +30,7 @@ from ..rope_keys import (
     count,
     factor_list,
     layer_dicts,
+    layer_head_dims,
     number,
     partial_rotation,
     rope_dict,
@@ -57,12 +58,11 @@ ROPE_TYPES: dict[str, str] = {
     "llama3": "llama3",
     "longrope": "longrope",
     "su": "longrope",
+    "proportional": "pi",
 }
 
 #: Rope types transformers knows that the census refuses, and why (one line each).
 REFUSED_TYPES: dict[str, str] = {
-    "proportional": "frequencies b**(-2j/head_dim) on a fraction of the planes and zero on the rest, "
-    "not a rotary width of its own",
     "axial": "a 2-D (image) rotary embedding over (row, column) positions, not one sequence of offsets",
 }
 
@@ -138,7 +138,7 @@ class RopeConfig:
 
         A factor whose ``factor L`` passes ``2**53`` (``factor: 1e308``) is refused, naming the key.
         """
-        if self.rope_type == "default":
+        if self.rope_type == "default" or (self.rope_type == "proportional" and self.factor == 1):
             return 4 * self.training_length
         extended = self.factor * self.training_length
         if not extended <= 2**53:  # also NaN
@@ -251,12 +251,20 @@ def parse_config(
         scaling, scope = layers[layer_type], f"{scope}.{layer_type}"
     if part:
         scope = f"{part}.{scope}"
+    widths = layer_head_dims(raw)  # a head width of the layer type's own (Gemma 4's full attention: 512)
+    if layer_type in widths:
+        raw = {**raw, "head_dim": widths[layer_type]}
     # Rotary width d = int(width * partial rotation)
     head_dim, width_from = width_keys(raw)
+    if layer_type in widths:
+        width_from = f"per_layer_config (the {layer_type} layers' head_dim)"
     prf, prf_from = partial_rotation(raw, scaling, scope, head_dim)
     if width_from == "qk_rope_head_dim":
         prf, prf_from = 1.0, None  # MLA: the rope part is rotated whole (transformers ignores the factor there)
     rotary_dim = int(head_dim * prf)
+    proportional = scaling.get("rope_type", scaling.get("type")) == "proportional"
+    if proportional:  # p-RoPE as transformers ships it: b**(-2j/head_dim) on the first planes, zero on the rest
+        rotary_dim = 2 * int(prf * head_dim // 2)
     if rotary_dim > MAX_D:
         raise PosKernelsError(
             f"the rotary width int({width_from} * {prf_from or 'partial_rotary_factor'}) = {rotary_dim} is past "
@@ -271,12 +279,16 @@ def parse_config(
             "(planes are pairs)"
         )
     base, base_from = base_key(raw, scaling, scope, DEFAULT_BASE, per_layer=layer_type is not None)
+    if proportional:  # the turning planes read b**(-2j/head_dim) = (b**(d/head_dim))**(-2j/d): the base over d
+        proportional = {"rope_theta": base, "turning_planes": rotary_dim // 2, "planes": head_dim // 2}
+        base, base_from = base ** (rotary_dim / head_dim), f"{base_from} ** (rotary width / head_dim)"
     max_pos = count(raw, "max_position_embeddings")
     rope_type = _rope_type(scaling, scope)
     L, L_from = count(raw, "original_max_position_embeddings", required=False), "original_max_position_embeddings"
     if L is None:
-        L, L_from = count(scaling, "original_max_position_embeddings", scope, required=False), where(
-            "original_max_position_embeddings", scope
+        L, L_from = (
+            count(scaling, "original_max_position_embeddings", scope, required=False),
+            where("original_max_position_embeddings", scope),
         )
     # Options the type needs, checked now so nothing downstream sees a bad value
     clean = {k: v for k, v in scaling.items() if k != "mrope_section"}
@@ -309,6 +321,8 @@ def parse_config(
         notes["part"] = part
     if assumed:
         notes["defaults"] = assumed
+    if proportional:
+        notes["proportional"] = proportional
     if "mrope_section" in scaling:  # Qwen2-VL: planes split among (t, h, w) position ids, equal on text
         notes["mrope_section"] = scaling["mrope_section"]
     return RopeConfig(
@@ -373,6 +387,8 @@ def config_extension(cfg: RopeConfig, target_length: int) -> tuple[Extension, fl
     L = cfg.training_length
     if cfg.rope_type in ("default",):
         kappa = 1.0
+    elif cfg.rope_type == "proportional":  # transformers divides the turning planes by its factor: PI at it
+        kappa = cfg.factor
     elif cfg.rope_type == "dynamic":
         L = cfg.max_position_embeddings
         kappa = max(target_length, L) / L

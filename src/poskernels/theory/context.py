@@ -20,6 +20,7 @@ Three readings of the frequencies ``theta_j`` a model trained with at length ``L
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -28,6 +29,8 @@ from ..encodings import DEFAULT_BASE, omega
 from ..errors import PosKernelsError, check_array, check_base, check_even_dimension, check_int, check_length
 
 __all__ = [
+    "BaseBounds",
+    "base_bounds",
     "critical_dimension",
     "extrapolation_bound",
     "first_negative_offset",
@@ -184,6 +187,83 @@ def smallest_nonnegative_base(
             if first_negative_offset(omega(d, float(b)), length - 1) is None:
                 return float(b)
     return None
+
+
+@dataclass(frozen=True)
+class BaseBounds:
+    """Men et al.'s base bound as a bound is reported: two figures on one grid of bases, with its resolution.
+
+    Attributes
+    ----------
+    smallest_passing : float or None
+        The smallest grid base whose kernel stays nonnegative on ``0..length - 1`` (a base that passes, so the
+        smallest base of all is at most this; a finer grid can find a smaller one: the passing bases have islands).
+    every_base_passes_from : float or None
+        The grid base past the last failing grid base up to ``checked_to``: every grid base from here to
+        ``checked_to`` passes (a finer grid can find a failing base above it).
+    checked_to : float
+        The largest grid base checked (``span`` times the smallest passing one, or ``high``).
+    steps_per_decade : int
+        The grid's resolution: consecutive bases differ by ``10**(1/steps_per_decade)``.
+    """
+
+    smallest_passing: float | None
+    every_base_passes_from: float | None
+    checked_to: float
+    steps_per_decade: int
+
+    @property
+    def step(self) -> float:
+        """The relative step between grid bases, ``10**(1/steps_per_decade) - 1`` (4.7% at 50 per decade)."""
+        return 10 ** (1 / self.steps_per_decade) - 1
+
+
+def base_bounds(
+    d: int, length: int, steps_per_decade: int = 50, low: float = 2.0, high: float = 1e12, span: float = 20.0
+) -> BaseBounds:
+    """The smallest passing base and the base from which every base passes, on the grid ``low * 10**(k / S)``.
+
+    Bases are checked upward from ``low``; past the first that passes, up to ``span`` times it (at most ``high``),
+    every grid base is checked, and the one after the last failure is where every checked base passes.  Both
+    figures are statements about this grid (``S = steps_per_decade``); a scan at ten times the resolution holds
+    them as bounds (its smallest passing base is at most the first, its last failure at least the second's
+    predecessor: ``tests/test_census_context.py``).
+
+    Examples
+    --------
+    >>> r = base_bounds(32, 1024, steps_per_decade=50, low=10.0)
+    >>> f"{r.smallest_passing:.4g} {r.every_base_passes_from:.4g} {r.step:.3f}"
+    '6.026e+04 1.585e+05 0.047'
+    """
+    d = check_even_dimension(d)
+    length = check_int("the context length", length, 2, MAX_SCAN + 1, "the kernel is scanned offset by offset")
+    steps = check_int("steps_per_decade", steps_per_decade, 1, 10**4)
+    low, high = check_base(low), check_base(high)
+    if not low < high:
+        raise PosKernelsError(f"need low < high; got low = {low!r}, high = {high!r}")
+    n = math.ceil(steps * math.log10(high / low))
+    bases = low * 10 ** (np.arange(n + 1) / steps)  # (n + 1,) the grid, ascending
+    first = last_fail = None
+    for start in range(0, bases.size, 32):
+        batch = bases[start : start + 32]  # (B,) tried together on the first offsets, where most fail
+        early = _nonnegative_on(batch, d, min(length, 512))
+        for k, b in enumerate(batch):
+            i = start + k
+            if first is not None and b > span * bases[first]:
+                break
+            ok = bool(early[k]) and first_negative_offset(omega(d, float(b)), length - 1) is None
+            if ok and first is None:
+                first = i
+            elif not ok and first is not None:
+                last_fail = i
+        else:
+            continue
+        break
+    if first is None:
+        return BaseBounds(None, None, float(bases[-1]), steps)
+    top = min(float(span * bases[first]), float(bases[-1]))
+    stop = bases[last_fail + 1] if last_fail is not None else bases[first]
+    return BaseBounds(float(bases[first]), float(stop), float(bases[bases <= top][-1]), steps)
 
 
 def _nonnegative_on(bases: np.ndarray, d: int, n: int) -> np.ndarray:
