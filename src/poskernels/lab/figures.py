@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import savefig_atomic, write_text_atomic
+from ..experiments.curves import reader_of
 from ..model.cache import CacheError, read_regular
 from .payload import viz_payload
 
@@ -35,6 +36,22 @@ __all__ = ["FIGURES", "draw_figures", "write_figures"]
 def _colour(p: dict, key: str) -> str:
     """A scheme's or reader's colour, as the payload carries it (:func:`poskernels.experiments.readers.colours`)."""
     return p.get("colours", {}).get(key, "#333333")
+
+
+def _reads(r: dict) -> tuple[str, str]:
+    """The head a payload reader reads and its map: the reader's own fields, or the readers' table for an older
+    payload (:func:`poskernels.experiments.curves.reader_of`); never the key's spelling."""
+    if "head" in r and "map" in r:
+        return r["head"], r["map"]
+    try:
+        return reader_of(r["key"])
+    except KeyError:
+        return r["key"], "none"
+
+
+def _dash(r: dict) -> str:
+    """A head re-read through a map is dashed; a head read as trained is solid."""
+    return "-" if _reads(r)[1] == "none" else "--"
 
 
 _DIM_COLORS = ["#e69f00", "#009e73", "#0072b2"]
@@ -81,7 +98,7 @@ def _tournament_accuracy(p: dict):
         acc = part["accuracy"].get(r["key"]) or part["rescaled"].get(r["key"], {})
         xs = [int(n) for n in lengths if acc.get(n) is not None]
         ys = [acc[n] for n in lengths if acc.get(n) is not None]
-        ls = "--" if r["key"].startswith("rope_") else "-"
+        ls = _dash(r)
         ax.plot(xs, ys, marker="o", ls=ls, color=_colour(p, r["key"]), label=r["label"])
     ax.set_xscale("log", base=2)
     ax.set_xticks([int(n) for n in lengths], lengths)
@@ -96,7 +113,7 @@ def _tournament_accuracy(p: dict):
 
 def _rope_rescaled_scores(p: dict):
     part = p["scores"]
-    keys = [r for r in part["readers"] if r["key"] == "rope" or r["key"].startswith("rope_")]
+    keys = [r for r in part["readers"] if _reads(r)[0] == "rope"]  # RoPE's own head, as trained and re-read
     if not keys:
         raise LookupError("the payload's scores have no RoPE reader")
     fig = _figure()
@@ -104,7 +121,7 @@ def _rope_rescaled_scores(p: dict):
     ax.axvspan(0, part["window"] - 1, color="#f0f0e8", label="training offsets")
     for r in keys:
         ys = [float("nan") if v is None else v for v in part["scores"][r["key"]]]
-        ax.plot(part["offsets"], ys, color=_colour(p, r["key"]), lw=2 if r["key"] == "rope" else 1.3,
+        ax.plot(part["offsets"], ys, color=_colour(p, r["key"]), lw=2 if r["key"] == "rope" else 1.3, ls=_dash(r),
                 label=r["label"])  # fmt: skip
     ax.axhline(0, color="#bbb", lw=0.8)
     ax.set_xlim(part["x"]["min"], part["x"]["max"])  # the y range follows the RoPE curves alone (no ALiBi here)
@@ -151,7 +168,7 @@ def _long_context(p: dict):
         xs = part[xs_key]
         for r in part["readers"]:
             ys = [float("nan") if v is None else v for v in part[curves_key][r["key"]]]
-            ls = "--" if r["key"].startswith("rope_") else "-"
+            ls = _dash(r)
             ax.plot(xs, ys, marker=".", ls=ls, lw=1.3, color=_colour(p, r["key"]), label=r["label"])
         ax.axhline(part["chance"], color="#999", lw=0.8, ls=":")
         if curves_key == "distance":

@@ -14,7 +14,7 @@ function panel(container, data, xs, curves, x, title, marks) {
   }
   for (const r of data.readers) {
     line(f, xs, curves[r.key], { stroke: color(r.key), "stroke-width": 1.6, class: "curve", "data-key": r.key,
-      "stroke-dasharray": r.key.startsWith("rope_") ? "5 3" : "" });
+      "stroke-dasharray": r.map && r.map !== "none" ? "5 3" : "" });
   }
   return f;
 }
@@ -32,7 +32,7 @@ export function draw(container, data, state) {
   ];
   for (const r of data.readers) {
     const b = el("button", { type: "button", class: "toggle", "data-key": r.key }, toggles);
-    el("span", { class: `swatch ${r.key.startsWith("rope_") ? "dashed" : ""}`, style: `--c:${color(r.key)}` }, b);
+    el("span", { class: `swatch ${r.map && r.map !== "none" ? "dashed" : ""}`, style: `--c:${color(r.key)}` }, b);
     el("span", {}, b, r.label);
     const curves = panels.map((f) => f.svg.querySelector(`path.curve[data-key="${r.key}"]`)).filter(Boolean);
     const render = () => {
