@@ -128,3 +128,10 @@ def test_a_reference_to_a_missing_name_fails_the_build(tmp_path):
     )
     assert run.returncode != 0
     assert "no_such" in run.stderr and "kappa_d" not in run.stderr
+
+
+def test_every_arxiv_id_of_the_bibliography_is_a_link():
+    text = (DOCS / "bibliography.md").read_text(encoding="utf-8")
+    ids = re.findall(r"arXiv:(\d{4}\.\d{4,5})", text)
+    linked = re.findall(r"\[arXiv:(\d{4}\.\d{4,5})\]\(https://arxiv\.org/abs/(\d{4}\.\d{4,5})\)", text)
+    assert len(ids) >= 15 and len(linked) == len(ids) and all(a == b for a, b in linked)
