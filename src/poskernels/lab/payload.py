@@ -160,7 +160,10 @@ def _scores(src: Sources) -> dict:
     part["scores"] = rnd(part["scores"], "score")
     part["window"] = L_TRAIN
     part["x"] = axis(part["offsets"], 32, "offset r = t − j of a marked key")
-    part["y"] = axis(list(part["scores"].values()), 20.0, "learned score (pre-softmax)")
+    part["groups"] = [{"key": k, "title": t} for k, t in trained.GROUPS.items()]
+    # the axis is sized to the curves shown at first (a hidden reader's curve, shown by its toggle, is clipped)
+    shown = [v for k, v in part["scores"].items() if k not in part["hidden"]] or list(part["scores"].values())
+    part["y"] = axis(shown, 20.0, "learned score (pre-softmax)")
     part["caption"] = captions.scores(part)
     return part
 
