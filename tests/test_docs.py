@@ -135,3 +135,23 @@ def test_every_arxiv_id_of_the_bibliography_is_a_link():
     ids = re.findall(r"arXiv:(\d{4}\.\d{4,5})", text)
     linked = re.findall(r"\[arXiv:(\d{4}\.\d{4,5})\]\(https://arxiv\.org/abs/(\d{4}\.\d{4,5})\)", text)
     assert len(ids) >= 15 and len(linked) == len(ids) and all(a == b for a, b in linked)
+
+
+def test_every_guide_links_into_the_api_reference():
+    for page in [*sorted((DOCS / "guide").glob("*.md")), DOCS / "getting-started.md"]:
+        text = page.read_text(encoding="utf-8")
+        assert re.search(r"\{(mod|func)\}`~?poskernels\.", text) and "api/index.md" in text, page.name
+
+
+def test_the_most_used_functions_have_parameters_and_an_example():
+    import inspect
+
+    from poskernels.encodings import alibi_bias, alibi_slopes, apply_rope, omega, shaw_clip, sinusoidal_code
+    from poskernels.extension import extend, ntk_aware, position_interpolation, yarn
+    from poskernels.theory.alibi import alibi_horizon, alibi_tail_bound, alibi_tail_weight
+    from poskernels.theory.rope import rope_offset_score
+
+    for f in (extend, position_interpolation, ntk_aware, yarn, omega, apply_rope, sinusoidal_code, alibi_slopes,
+              alibi_bias, shaw_clip, alibi_horizon, alibi_tail_bound, alibi_tail_weight, rope_offset_score):
+        doc = inspect.getdoc(f)
+        assert "Parameters\n----------" in doc and ">>> " in doc, f.__name__

@@ -59,6 +59,13 @@ def alibi_slopes(H: int) -> np.ndarray:
 def alibi_bias(n: int, s: float) -> np.ndarray:
     """Causal ALiBi bias ``-s (t - j)`` for ``j <= t`` and ``-inf`` above the diagonal.
 
+    Parameters
+    ----------
+    n : int
+        The sequence length, at least 1.
+    s : float
+        The head's slope, positive (:func:`alibi_slopes`).
+
     Returns
     -------
     ndarray, shape (n, n)
@@ -143,6 +150,20 @@ def t5_bucket(
 def shaw_clip(r: ArrayLike, K: int) -> np.ndarray:
     """Shaw et al.'s clipped offset ``min(r, K)`` for causal offsets ``r >= 0`` (Definition 3).
 
+    Parameters
+    ----------
+    r : array_like of int
+        Causal offsets ``t - j``, at least 0.
+    K : int
+        The clip, at least 1: every offset past ``K`` shares one learned vector.
+
+    Returns
+    -------
+    ndarray of int, the shape of ``r``
+        The index of each offset's learned vector.
+
+    Examples
+    --------
     >>> shaw_clip([0, 3, 9], 4)
     array([0, 3, 4])
     """
