@@ -5,6 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
+DSTAMP := $(VENV)/.installed-docs
 
 # constraints.txt pins the numeric stack (numpy, scipy, mpmath, matplotlib) the published numbers were made with.
 PIN    := -c constraints.txt
@@ -37,6 +38,12 @@ reference-payload: results/payload.json
 	cp results/numbers.json src/poskernels/page/reference_numbers.json
 	$(PY) -m poskernels.page.readme --partial src/poskernels/page/reference_numbers.json
 
+# The docs extra alone (Sphinx, MyST, numpydoc, the theme, the notebook's kernel, torch for poskernels.torch_rope):
+# `make docs` needs none of the test extras (transformers, dask, pyarrow, playwright).
+$(DSTAMP): $(STAMP) pyproject.toml constraints.txt
+	$(PY) -m pip install --quiet $(PIN) -e '.[docs]'
+	touch $@
+
 # ruff, then the layers of ARCHITECTURE.md as a contract ([tool.importlinter] in pyproject.toml; ARCHITECTURE.md).
 lint: $(TSTAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
@@ -46,7 +53,7 @@ lint: $(TSTAMP)
 # The documentation site (docs/, Sphinx + MyST + numpydoc, the PyData theme) into docs/_build/html, offline:
 # every warning is an error (-W --keep-going), and -n makes every unresolved reference one; the tutorial notebook is
 # executed during the build (tests/test_docs.py builds it too, so `make test` fails if the docs do not build).
-docs: $(TSTAMP)
+docs: $(DSTAMP)
 	rm -rf docs/_build
 	$(BLAS1) $(VENV)/bin/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
 	@echo "docs: open docs/_build/html/index.html"
@@ -61,4 +68,4 @@ bench: $(TSTAMP)
 	for f in benchmarks/bench_*.py; do $(BLAS1) $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) results .cache docs/_build docs/api/generated
+	rm -rf $(VENV) results .cache docs/_build docs/api/generated docs/_generated

@@ -74,8 +74,9 @@ myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 
 # Executed once per build in a fresh kernel; a cell that raises fails the build.  The notebook writes its
-# figures and cache under POSKERNELS_NOTEBOOK_OUT (docs/_build/tutorial, emptied first, unless set) and skips the
-# article's trained tables (its own head still trains) unless POSKERNELS_NOTEBOOK_TRAINED=1.
+# figures and cache under POSKERNELS_NOTEBOOK_OUT (docs/_build/tutorial, emptied first, unless set) and, unless
+# POSKERNELS_NOTEBOOK_TRAINED=1, trains nothing of the article (its own head still trains): the article's trained
+# tables and figures on the tutorial page are the shipped results of a full `poskernels reproduce`, seeds 0-9.
 nb_execution_mode = "force"
 nb_execution_timeout = 300
 nb_execution_raise_on_error = True

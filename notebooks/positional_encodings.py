@@ -21,10 +21,13 @@
 #
 # Open it in Jupyter with `jupytext --to notebook notebooks/positional_encodings.py` (the `notebook` extra:
 # `pip install '.[notebook]'`), or run it as a script: `python notebooks/positional_encodings.py`. It writes only
-# under one folder: `$POSKERNELS_NOTEBOOK_OUT` if set, else a new temporary folder (printed below); trained heads are
-# cached there too unless `$POSKERNELS_CACHE` names a cache (e.g. `.cache/poskernels`, the one `poskernels
-# reproduce` fills). The article's trained tables train their heads on a cold cache (minutes); set
-# `POSKERNELS_NOTEBOOK_TRAINED=0` to skip them (the tutorial still trains its own head, in a second).
+# under one folder: `$POSKERNELS_NOTEBOOK_OUT` if set, else a new temporary folder (printed below); the tutorial's own
+# heads are cached there too. The article's trained tables read the heads `make reproduce` trained: the cache
+# `$POSKERNELS_CACHE` names, else `.cache/poskernels` of the repository (the current folder or the one above it,
+# where Jupyter runs a notebook of `notebooks/`) when `make reproduce` filled it (seconds), else they train into the
+# notebook's folder (minutes on a cold cache). With `POSKERNELS_NOTEBOOK_TRAINED=0` nothing of the article trains:
+# its trained tables and figures are the shipped results of a full `poskernels reproduce` (seeds 0-9), so every
+# table and figure is still shown (the tutorial still trains its own head, in a second).
 #
 # **RoPE on your arrays.** `apply_rope(x, positions, theta)` rotates plane `j` of the vector at position `m` by
 # `m θ_j` (Definition 4); planes are consecutive coordinate pairs. The score of a rotated query and key depends on
@@ -114,33 +117,48 @@ if torch is not None:
 # as `poskernels reproduce` prints it (its trained part reads or trains the heads of the cache).
 
 # %%
+import json
 from dataclasses import replace
 
 from poskernels import extension, page
 from poskernels.census_cli import census, plot_census
-from poskernels.lab import figures, viz_payload
+from poskernels.lab import PAYLOAD_PATH, figures, viz_payload
+from poskernels.page.readme import REFERENCE_NUMBERS
 from poskernels.rope_config import config_extension, load_config
 from poskernels.seeds import first_seed
 from poskernels.theory import alibi, commutant, counting, decay, rope
 from poskernels.theory import census as wavelength
 
-CACHE = Path(os.environ.get("POSKERNELS_CACHE") or OUT / "cache")
+CACHE = OUT / "cache"  # the tutorial's own heads
 TRAINED = os.environ.get("POSKERNELS_NOTEBOOK_TRAINED", "1") != "0"
-ctx = page.Context(cache_dir=CACHE, log=lambda m: None, first_seed=first_seed())  # $POSKERNELS_FIRST_SEED, else 0
+# the article's heads: the cache named, else the one `make reproduce` filled in the repository, else the notebook's
+FILLED = [c / ".cache/poskernels" for c in (Path.cwd(), Path.cwd().parent) if (c / ".cache/poskernels").is_dir()]
+ARTICLE_CACHE = Path(os.environ.get("POSKERNELS_CACHE") or (FILLED[0] if FILLED else CACHE))
+ctx = page.Context(cache_dir=ARTICLE_CACHE, log=lambda m: None, first_seed=first_seed())  # $POSKERNELS_FIRST_SEED
+SHIPPED = json.loads(REFERENCE_NUMBERS.read_text(encoding="utf-8"))  # a full `poskernels reproduce`, seeds 0-9
+if TRAINED:
+    print("the article's trained tables read the heads cached in", ARTICLE_CACHE)
+else:
+    print("the article's trained tables and figures: the shipped results (POSKERNELS_NOTEBOOK_TRAINED=0)")
 
 
 def section(key: str):
-    """Compute the page sections of one article element (deterministic part first), print their tables."""
+    """Compute the page sections of one article element (deterministic part first), print their tables.
+
+    A trained part is read from the cache of trained heads, or, with ``POSKERNELS_NOTEBOOK_TRAINED=0``, printed from
+    the shipped results of a full ``poskernels reproduce``.
+    """
     found = [s for s in page.SECTIONS if s.key == key]
     if not found:
         print(f"[section {key!r} is not part of this installation]")
         return None
     for s in found:
         if s.trained and not TRAINED:
-            print(f"[section {key!r}: trained part skipped (POSKERNELS_NOTEBOOK_TRAINED=0)]")
+            print(f"[section {key!r}: the shipped results of a full `poskernels reproduce`, seeds 0-9]")
+            print(s.render(SHIPPED[key]))
             continue
         print(s.render(page.compute_section(ctx, s)))
-    return ctx.numbers.get(key)
+    return ctx.numbers.get(key, SHIPPED.get(key))
 
 
 # %% [markdown]
@@ -429,7 +447,8 @@ fidelity = section("fidelity")
 # Here are its static counterparts.
 
 # %%
-payload = viz_payload(ctx)
+# with the article's heads trained (or read from the cache), the payload of this run; else the shipped payload
+payload = viz_payload(ctx) if TRAINED else json.loads(PAYLOAD_PATH.read_text(encoding="utf-8"))
 print("views:", {fig: keys for fig, keys in payload["figures"].items()})
 print("absent:", {k: v["absent"] for k, v in payload.items() if isinstance(v, dict) and "absent" in v})
 written, skipped = figures.draw_figures(payload, OUT)

@@ -72,7 +72,9 @@ def test_the_api_reference_has_every_public_module(site):
 def test_the_tutorial_is_shown_executed(site):
     _, html = site
     page = (html / "tutorial.html").read_text(encoding="utf-8")
-    assert page.count("<img") >= 4  # its figures, drawn at build time
+    assert page.count("<img") >= 4 + 5  # its figures, drawn at build time, the shipped results' five among them
+    # every table and figure shown (the shipped results where the build must not train), no skip notice
+    assert "trained part skipped" not in page and not re.search(r"skipped \w+: payload part", page)
     assert "scores unchanged by a shift of every position by 100: True" in page
 
 
@@ -128,3 +130,30 @@ def test_a_reference_to_a_missing_name_fails_the_build(tmp_path):
     )
     assert run.returncode != 0
     assert "no_such" in run.stderr and "kappa_d" not in run.stderr
+
+
+def test_every_arxiv_id_of_the_bibliography_is_a_link():
+    text = (DOCS / "bibliography.md").read_text(encoding="utf-8")
+    ids = re.findall(r"arXiv:(\d{4}\.\d{4,5})", text)
+    linked = re.findall(r"\[arXiv:(\d{4}\.\d{4,5})\]\(https://arxiv\.org/abs/(\d{4}\.\d{4,5})\)", text)
+    assert len(ids) >= 15 and len(linked) == len(ids) and all(a == b for a, b in linked)
+
+
+def test_every_guide_links_into_the_api_reference():
+    for page in [*sorted((DOCS / "guide").glob("*.md")), DOCS / "getting-started.md"]:
+        text = page.read_text(encoding="utf-8")
+        assert re.search(r"\{(mod|func)\}`~?poskernels\.", text) and "api/index.md" in text, page.name
+
+
+def test_the_most_used_functions_have_parameters_and_an_example():
+    import inspect
+
+    from poskernels.encodings import alibi_bias, alibi_slopes, apply_rope, omega, shaw_clip, sinusoidal_code
+    from poskernels.extension import extend, ntk_aware, position_interpolation, yarn
+    from poskernels.theory.alibi import alibi_horizon, alibi_tail_bound, alibi_tail_weight
+    from poskernels.theory.rope import rope_offset_score
+
+    for f in (extend, position_interpolation, ntk_aware, yarn, omega, apply_rope, sinusoidal_code, alibi_slopes,
+              alibi_bias, shaw_clip, alibi_horizon, alibi_tail_bound, alibi_tail_weight, rope_offset_score):
+        doc = inspect.getdoc(f)
+        assert "Parameters\n----------" in doc and ">>> " in doc, f.__name__

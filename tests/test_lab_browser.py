@@ -314,6 +314,10 @@ def test_census_view_reads_a_bundled_model_and_a_target(open_page, sites):
     first = bundled_configs()[0]
     assert _shown_census(pg) == _census_lines(first)  # the first model at its default target, as the CLI reads it
     assert pg.locator("#census-result table.census-planes tbody tr").count() == load_config(first).rotary_dim // 2
+    from poskernels.lab import census_view
+
+    maps = census_view.view(first, None, first)["censuses"][0]["chart"]["maps"]  # the chart: a curve per map
+    assert pg.locator("#census-result svg.census-chart path.curve").count() == len(maps) >= 4
     pg.locator("#census-model-pick").select_option("hub:gemma-3-4b-it")
     pg.wait_for_selector("#census-result section.census-one[data-layer-type=full_attention]", timeout=30_000)
     pg.locator("#census-target").fill("262144")
@@ -368,6 +372,7 @@ def test_census_view_shows_a_bad_config_in_one_line(open_page, sites, tmp_path):
         path.write_bytes(content)
         pg.locator("#census-file").set_input_files(str(path))
         _settled(pg, "error")
+        assert pg.locator("#census-result").inner_html() == ""  # the previous census is cleared, not left under it
         message = pg.locator("#census-error")
         assert message.is_visible() and detail in message.inner_text() and "\n" not in message.inner_text()
         assert "Traceback" not in pg.content()

@@ -150,3 +150,18 @@ def test_unknown_models_and_addresses_are_json_refusals(served):
     assert status == 400 and "no bundled config named 'llama-3-8'" in data["error"]
     assert _ask(port, "GET", "/census/nothing")[0] == 404
     assert _ask(port, "POST", "/payload.json", b"{}")[0] == 404
+
+
+def test_the_census_chart_is_each_maps_factor_per_plane():
+    # the chart the page draws: every map's factor on theta_j per plane, read off the command line's census
+    import math
+
+    for spec, target in (("llama-3.1-8b", 131072), ("mistral-7b", 65536)):
+        data = census_all(spec, target, scan_base=False)
+        c = census_view.view(spec, target, spec)["censuses"][0]["chart"]
+        assert c["maps"][0]["key"] == "config" and {"pi", "ntk", "yarn"} <= set(c["factors"])
+        for m, fs in c["factors"].items():
+            assert fs == [float(p["factors"][m]) for p in data["planes"]], m
+            assert c["log2"][m] == [round(math.log2(f), 4) for f in fs]
+            assert c["y"]["min"] <= min(c["log2"][m]) and max(c["log2"][m]) <= c["y"]["max"]
+        assert all(math.isclose(f, 1 / data["kappa"]) for f in c["factors"]["pi"])  # PI: 1 / kappa on every plane

@@ -102,3 +102,21 @@ def test_a_figure_whose_inputs_did_not_change_is_kept(tmp_path):
     assert first.stat().st_mtime_ns != touched  # other data: drawn again
     first.unlink()
     assert figures.draw_figures(payload, tmp_path)[0] == [first] and first.exists()  # a missing PNG is drawn
+
+
+def test_the_rescaled_figure_draws_the_rope_heads_curves_and_no_other(monkeypatch, tmp_path):
+    # RoPE + SSMax and randomized RoPE are heads of their own (keys starting rope_, read as trained): not in the
+    # figure of RoPE's head re-read; each drawn line is its own reader's curve from the payload
+    monkeypatch.setattr(trained, "_tournament_heads", _random_heads)
+    numbers = _numbers()
+    for s in ("rope_ssmax", "rope_randpos"):
+        numbers["tournament"]["accuracy"][s] = numbers["tournament"]["accuracy"]["rope"]
+    p = viz_payload(numbers, cache_dir=tmp_path)
+    fig, _ = figures.FIGURES["rope_rescaled_scores"](p)
+    by_label = {r["label"]: r["key"] for r in p["scores"]["readers"]}
+    drawn = {by_label[line.get_label()]: line for line in fig.axes[0].get_lines() if line.get_label() in by_label}
+    assert sorted(drawn) == ["rope", "rope_pi"]
+    for key, line in drawn.items():
+        want = np.array([np.nan if v is None else v for v in p["scores"]["scores"][key]], dtype=float)
+        np.testing.assert_array_equal(np.asarray(line.get_ydata(), dtype=float), want)
+        assert line.get_linestyle() == ("-" if key == "rope" else "--")

@@ -136,3 +136,42 @@ def test_ropes_curve_is_the_rebound_curve_of_numbers_json(monkeypatch, tmp_path)
     numbers["rebound"]["7"]["curve"] = marked[:10]
     with pytest.raises(PosKernelsError, match="10 offsets"):
         viz_payload(numbers, cache_dir=tmp_path)
+
+
+def test_each_curve_reads_its_own_head(monkeypatch, tmp_path):
+    # a reader is a scheme's head read through a map: RoPE + SSMax and randomized RoPE read their own heads (their
+    # keys start with rope_ but they are not RoPE re-read), RoPE + PI / NTK / YaRN read the RoPE head through a map
+    from poskernels.experiments.curves import reader_of
+    from poskernels.lab import common, trained, viz_payload
+
+    schemes = ["rope", "alibi", "rope_ssmax", "rope_randpos", "p_rope"]
+    own = {s: _head(s, 11 + k) for k, s in enumerate(schemes)}  # a different draw per scheme
+    for h in own.values():  # scores of a trained head's size (an initial head's are ~0.01, below the rounding)
+        h.params["W_Q"] = h.params["W_Q"] * 1000
+    asked = []
+
+    def heads(src, names):
+        asked.append(list(names))
+        return {s: own.setdefault(s, _head(s, 99)) for s in names}
+
+    monkeypatch.setattr(trained, "_tournament_heads", heads)
+    numbers = {
+        "tournament": {"accuracy": {s: {} for s in schemes}},
+        "rescaled": {"accuracy": {r: {} for r in ("rope_pi", "rope_ntk", "rope_yarn")}},
+        "rebound": {"0": rebound_summary(own["rope"])},
+    }
+    sc = viz_payload(numbers, cache_dir=tmp_path)["scores"]
+    assert any("rope_ssmax" in a and "rope_randpos" in a for a in asked)
+    r = np.arange(256)
+    t = np.full(256, 255)
+    for entry in sc["readers"]:
+        key = entry["key"]
+        head, m = reader_of(key)
+        assert (entry["head"], entry["map"]) == (head, m)
+        reading = None if m == "none" else _reading(m, 256)
+        expected = marked_key_scores(own[head], t, t - r, reading)
+        np.testing.assert_allclose(sc["scores"][key], common.rnd(expected, "score"), atol=0.006, err_msg=key)
+    rope = np.asarray(sc["scores"]["rope"])
+    for key in ("rope_ssmax", "rope_randpos"):  # not plain RoPE's curve
+        assert np.max(np.abs(np.asarray(sc["scores"][key]) - rope)) > 1.0, key
+    assert [e["map"] for e in sc["readers"] if e["key"].startswith("rope")] == ["none"] * 3 + ["pi", "ntk", "yarn"]

@@ -4,12 +4,13 @@ article's numbers from the package.
 The notebook is kept in jupytext's percent format (``notebooks/positional_encodings.py``).  The test converts it
 with jupytext and executes it with nbclient in a fresh kernel, as Jupyter would, with the trained sections of the
 article skipped (``POSKERNELS_NOTEBOOK_TRAINED=0``; the tutorial still trains its own heads) so that its work is
-five short heads (counted in its cache, not timed); then it counts the image outputs: one per figure the notebook
-says it showed.
+five short heads (counted in its cache, not timed), its trained tables and figures the shipped results'; then it
+counts the image outputs: one per figure the notebook says it showed.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -22,9 +23,11 @@ from conftest import FIRST_SEED
 from poskernels import page
 from poskernels.model.config import preset
 from poskernels.model.train import head_path
+from poskernels.page.readme import REFERENCE_NUMBERS
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "positional_encodings.py"
+SHIPPED = json.loads(REFERENCE_NUMBERS.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +104,19 @@ def test_notebook_prints_every_registered_section(run):
     for s in page.SECTIONS:  # each deterministic section's table, exactly as `reproduce` prints it
         if not s.trained:
             assert s.render(s.compute(page.Context(log=lambda m: None, first_seed=FIRST_SEED))) in text
-        else:
-            assert f"[section {s.key!r}: trained part skipped" in text
+        else:  # the build must not train: the shipped results' table, the one the docs show
+            assert f"[section {s.key!r}: the shipped results of a full `poskernels reproduce`, seeds 0-9]" in text
+            assert s.render(SHIPPED[s.key]) in text
+
+
+def test_every_figure_is_shown_when_nothing_of_the_article_trains(run):
+    # from the shipped payload: no figure skipped, each of the laboratory's static figures shown
+    from poskernels.lab.figures import FIGURES
+
+    _, _, text, _, out = run
+    assert "skipped" not in text
+    for name in FIGURES:
+        assert f"figure: {out / name}.png" in text, name
 
 
 def test_notebook_computes_at_once_and_writes_only_under_its_folder(run):
@@ -134,3 +148,4 @@ def test_each_article_section_computes_in_the_open(run):
     for scheme in ("nope", "sinusoidal", "rope", "alibi"):  # the small tournament, one row per scheme
         assert any(line.startswith(scheme + " ") and line.count(".") == 5 for line in text.splitlines()), scheme
     assert "rope + PI at 256:" in text and "ALiBi, needle at offset r =  1024:" in text
+

@@ -88,7 +88,14 @@ def test_the_tournament_trains_the_example_beside_a_built_in_scheme(clean_regist
     argv = ["tournament", "--scheme-file", str(EXAMPLE), "--schemes", "alibi,gauss", "--seeds", "2",
             "--first-seed", "7", "--lengths", "32,64", "--cache", str(tmp_path), "--json", "-"]  # fmt: skip
     assert main(argv) == 0
-    table = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    table = json.loads(captured.out)
+    # progress on stderr (not a terminal here: one line as each scheme is trained and as it is read), never stdout
+    progress = [ln for ln in captured.err.splitlines() if ln.startswith("[tournament] ")]
+    assert progress == ["[tournament] alibi (1/2): 2 heads trained or read from the cache",
+                        "[tournament] alibi (1/2): read at 2 lengths",
+                        "[tournament] gauss (2/2): 2 heads trained or read from the cache",
+                        "[tournament] gauss (2/2): read at 2 lengths"], captured.err  # fmt: skip
     assert sorted(table["accuracy"]) == ["alibi", "gauss"]
     assert table["seeds"] == [7, 8]  # the first seed given wins over the environment
     assert table["accuracy"]["gauss"]["32"] > 0.5  # the marked symbol is learned within the window

@@ -20,6 +20,7 @@ import numpy as np
 __all__ = [
     "MAX_D",
     "MAX_ELEMENTS",
+    "MissingDependencyError",
     "PosKernelsError",
     "check_array",
     "check_base",
@@ -67,6 +68,36 @@ class PosKernelsError(ValueError):
     ...     print(err)
     d must be a positive even integer (planes are coordinate pairs); got 15
     """
+
+
+class MissingDependencyError(ImportError):
+    """An optional dependency is not installed: the message names the module that needs it and the extra to install.
+
+    An :class:`ImportError`, so ``except ImportError`` still catches it.
+
+    >>> print(MissingDependencyError.of("torch", "torch", "poskernels.torch_rope"))
+    poskernels.torch_rope needs torch, which is not installed: pip install 'poskernels[torch]'
+    """
+
+    @classmethod
+    def of(cls, module: str, extra: str, needed_by: str) -> MissingDependencyError:
+        """The error for ``needed_by`` needing ``module``, which the extra ``extra`` installs.
+
+        Parameters
+        ----------
+        module : str
+            The missing module (``"torch"``).
+        extra : str
+            The poskernels extra that installs it (``pyproject.toml``'s ``[project.optional-dependencies]``).
+        needed_by : str
+            What needs it, as a user would name it.
+
+        Returns
+        -------
+        MissingDependencyError
+        """
+        message = f"{needed_by} needs {module}, which is not installed: pip install 'poskernels[{extra}]'"
+        return cls(message, name=module)
 
 
 def _is_int(value) -> bool:

@@ -17,7 +17,9 @@ the check.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 from pathlib import Path
 
 from .atomic import write_output
@@ -51,6 +53,33 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", default=None, metavar="PATH", help="also write the checks as JSON ('-': JSON alone)")
 
 
+@contextlib.contextmanager
+def _progress(total: int, quiet: bool):
+    """Progress on stderr while the heads train and are read: a tqdm bar on a terminal, else one line a scheme.
+
+    Yields ``step(line)``: one unit of work done; ``line`` (when given) is written on stderr where no bar is drawn.
+    ``--quiet`` writes nothing.
+    """
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc="tournament", unit="step", file=sys.stderr, disable=True if quiet else None,
+               leave=False)  # fmt: skip
+    lines = not quiet and bar.disable  # stderr is not a terminal: a line at each scheme, for logs
+
+    def step(line: str | None) -> None:
+        if line is None:
+            bar.update(1)
+        elif lines:
+            print(f"[tournament] {line}", file=sys.stderr, flush=True)
+        elif "trained" in line:
+            bar.update(1)
+
+    try:
+        yield step
+    finally:
+        bar.close()
+
+
 def _list(text: str, what: str) -> list[str]:
     items = [s.strip() for s in str(text).split(",") if s.strip()]
     if not items:
@@ -73,16 +102,20 @@ def tournament(args: argparse.Namespace) -> int:
             raise PosKernelsError(f"--lengths must be integers >= 2; got {item!r}")
         lengths.append(check_int("a test length", int(item), 2, 1 << 16, "2,000 test sequences a length"))
     table = {"seeds": seeds, "lengths": lengths, "accuracy": {}, "stderr": {}, "per_seed": {}}
-    for name in names:
-        with blamed(name, "training"):
-            heads = train_stack(preset("tournament", name), seeds, args.cache)
-        for n in lengths:
-            with blamed(name, f"reading its heads at length {n}"):
-                values = [head_accuracy(h, n) for h in heads]
-            mean, se = mean_stderr(values)
-            table["accuracy"].setdefault(name, {})[str(n)] = mean
-            table["stderr"].setdefault(name, {})[str(n)] = se
-            table["per_seed"].setdefault(name, {})[str(n)] = values
+    with _progress(len(names) * (1 + len(lengths)), getattr(args, "quiet", False)) as step:
+        for i, name in enumerate(names, 1):
+            with blamed(name, "training"):
+                heads = train_stack(preset("tournament", name), seeds, args.cache)
+            step(f"{name} ({i}/{len(names)}): {len(heads)} heads trained or read from the cache")
+            for n in lengths:
+                with blamed(name, f"reading its heads at length {n}"):
+                    values = [head_accuracy(h, n) for h in heads]
+                mean, se = mean_stderr(values)
+                table["accuracy"].setdefault(name, {})[str(n)] = mean
+                table["stderr"].setdefault(name, {})[str(n)] = se
+                table["per_seed"].setdefault(name, {})[str(n)] = values
+                step(None)
+            step(f"{name} ({i}/{len(names)}): read at {len(lengths)} lengths")
     if args.json is not None:  # through the one writer ("-": standard output, the JSON alone)
         write_output(args.json, json.dumps(table, indent=1) + "\n", "--json", inputs=args.scheme_file)
         if args.json == "-":

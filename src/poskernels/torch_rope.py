@@ -45,10 +45,14 @@ torch.Size([2, 4, 16, 8])
 from __future__ import annotations
 
 import numpy as np
-import torch
 from numpy.typing import ArrayLike
 
-from .errors import PosKernelsError, check_array, check_int, check_positive_real
+from .errors import MissingDependencyError, PosKernelsError, check_array, check_int, check_positive_real
+
+try:
+    import torch
+except ImportError as err:  # the library's own error, naming the extra to install
+    raise MissingDependencyError.of("torch", "torch", "poskernels.torch_rope") from err
 
 __all__ = ["ANGLE_LIMITS", "DTYPES", "LAYOUTS", "MAX_POSITION", "apply_rope", "cos_sin"]
 

@@ -129,6 +129,21 @@ def plane_angles(what: str, m: ArrayLike, w: ArrayLike) -> np.ndarray:
 
     An infinite angle has no cosine: :class:`PosKernelsError` (``what`` names the caller), never a NaN downstream.
 
+    Parameters
+    ----------
+    what : str
+        What the angles are for, named in the error.
+    m : array_like
+        Positions, any shape.
+    w : array_like, shape (P,)
+        One frequency per plane.
+
+    Returns
+    -------
+    ndarray, shape m.shape + (P,)
+
+    Examples
+    --------
     >>> plane_angles("a code", [0.0, 2.0], [1.0, 0.5]).tolist()
     [[0.0, 0.0], [2.0, 1.0]]
     """
@@ -209,6 +224,18 @@ def _rotate(x: np.ndarray, angles: np.ndarray) -> np.ndarray:
 def rotation(phi: ArrayLike) -> np.ndarray:
     """The plane rotation ``R(phi) = [[cos, -sin], [sin, cos]]``, broadcast over ``phi``.
 
+    Parameters
+    ----------
+    phi : array_like
+        Angles in radians, any shape.
+
+    Returns
+    -------
+    ndarray, shape phi.shape + (2, 2)
+        One rotation matrix per angle.
+
+    Examples
+    --------
     >>> rotation(np.pi / 2).round(12)
     array([[ 0., -1.],
            [ 1.,  0.]])

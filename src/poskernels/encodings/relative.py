@@ -26,8 +26,30 @@ __all__ = ["alibi_bias", "alibi_slopes", "shaw_clip", "t5_bucket"]
 def alibi_slopes(H: int) -> np.ndarray:
     """ALiBi slopes ``s_h = 2**(-8h/H)`` for heads ``h = 1..H`` (Definition 3).
 
+    A geometric sequence from ``2**(-8/H)`` down to ``2**-8`` at every head count.  Where ``H`` is a power of two
+    this is Press et al.'s slopes exactly (and BLOOM's, ``transformers``' ``_get_alibi_slopes``, which writes out
+    theirs).  Where it is not, theirs differ: they take the slopes of the nearest power of two below,
+    ``n = 2**floor(log2 H)``, then every other slope of ``2n`` heads for the ``H - n`` heads left, so their
+    sequence is not geometric and not sorted.  At ``H = 12`` Press's are ``2**-1 .. 2**-8`` then
+    ``2**-0.5, 2**-1.5, 2**-2.5, 2**-3.5``; these are ``2**(-2/3) .. 2**-8`` (``tests/test_alibi_slopes.py``
+    checks both against ``transformers``).  Load Press's slopes yourself for a checkpoint trained with them.
+
+    Parameters
+    ----------
+    H : int
+        Number of heads, at least 1.
+
+    Returns
+    -------
+    ndarray, shape (H,)
+        The slope of head ``h = 1..H``, decreasing.
+
+    Examples
+    --------
     >>> alibi_slopes(8)[:2]
     array([0.5 , 0.25])
+    >>> alibi_slopes(12)[[0, 2, -1]].round(4)  # 2**(-8/12), 2**(-24/12), 2**-8: not Press et al.'s at H = 12
+    array([0.63  , 0.25  , 0.0039])
     """
     H = check_positive_int("H (number of heads)", H)
     check_budget(f"alibi_slopes at H = {H}", H)
@@ -36,6 +58,13 @@ def alibi_slopes(H: int) -> np.ndarray:
 
 def alibi_bias(n: int, s: float) -> np.ndarray:
     """Causal ALiBi bias ``-s (t - j)`` for ``j <= t`` and ``-inf`` above the diagonal.
+
+    Parameters
+    ----------
+    n : int
+        The sequence length, at least 1.
+    s : float
+        The head's slope, positive (:func:`alibi_slopes`).
 
     Returns
     -------
@@ -121,6 +150,20 @@ def t5_bucket(
 def shaw_clip(r: ArrayLike, K: int) -> np.ndarray:
     """Shaw et al.'s clipped offset ``min(r, K)`` for causal offsets ``r >= 0`` (Definition 3).
 
+    Parameters
+    ----------
+    r : array_like of int
+        Causal offsets ``t - j``, at least 0.
+    K : int
+        The clip, at least 1: every offset past ``K`` shares one learned vector.
+
+    Returns
+    -------
+    ndarray of int, the shape of ``r``
+        The index of each offset's learned vector.
+
+    Examples
+    --------
     >>> shaw_clip([0, 3, 9], 4)
     array([0, 3, 4])
     """

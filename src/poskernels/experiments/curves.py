@@ -19,7 +19,7 @@ from ..model.config import preset
 from ..model.head import PLAIN, score, token_table
 from ..model.train import TrainedHead, load_head
 from ..tasks.cue import N_SYMBOLS, query_token, token_id
-from .readers import READERS
+from .readers import all_readers
 from .tournament import rescaled_reading
 
 __all__ = [
@@ -29,6 +29,8 @@ __all__ = [
     "cached_heads",
     "drift",
     "marked_key_scores",
+    "reader_heads",
+    "reader_of",
     "scores_against_offset",
 ]
 
@@ -110,12 +112,57 @@ def drift(heads: dict[str, TrainedHead], r: int = DRIFT_OFFSET) -> dict:
     }
 
 
+def reader_of(reader: str) -> tuple[str, str]:
+    """The head a reader reads and the map it reads it through: ``(scheme, map)``, from the readers' one table.
+
+    A reader is a scheme's head read through a context-extension map (Definition 5; ``"none"``: as trained),
+    named once in :func:`poskernels.experiments.readers.all_readers`.  Its name is only a key: ``rope_ssmax`` is
+    RoPE + SSMax's own head read as trained, ``rope_pi`` RoPE's head read through PI.
+
+    Parameters
+    ----------
+    reader : str
+        A key of :func:`poskernels.experiments.readers.all_readers`.
+
+    Returns
+    -------
+    tuple of str
+        The scheme whose head is read and the map of :data:`poskernels.extension.MAPS` it is read through.
+
+    Examples
+    --------
+    >>> reader_of("rope_pi"), reader_of("rope_ssmax"), reader_of("rope_randpos")
+    (('rope', 'pi'), ('rope_ssmax', 'none'), ('rope_randpos', 'none'))
+    """
+    table = all_readers()
+    if reader not in table:
+        raise KeyError(f"reader {reader!r} is not one of the readers {sorted(table)}")
+    return table[reader]
+
+
+def reader_heads(readers) -> list[str]:
+    """The schemes whose heads ``readers`` read, each once, in the readers' order.
+
+    >>> reader_heads(["rope_ssmax", "rope_pi", "rope", "rope_randpos"])
+    ['rope_ssmax', 'rope', 'rope_randpos']
+    """
+    return list(dict.fromkeys(reader_of(r)[0] for r in readers))
+
+
 def scores_against_offset(heads: dict[str, TrainedHead], readers) -> dict:
     """Each reader's learned score of a marked key against its offset r (Figure B).
 
     The query sits at the end of a 256-token sequence (position 255; the learned table's at its last row, L - 1),
-    the key r before it; RoPE + PI / NTK / YaRN (readers ``rope_<map>``) read ``heads["rope"]`` through the map at
-    kappa = 256 / 32, as the re-read table does at 256.
+    the key r before it.  Each reader reads its own head (:func:`reader_of`): a scheme as trained, or a head
+    through a map of Definition 5 at kappa = 256 / 32, as the re-read table does at 256 (RoPE + PI / NTK / YaRN
+    read ``heads["rope"]``).
+
+    Parameters
+    ----------
+    heads : dict of str to TrainedHead
+        The trained head of every scheme the readers read (:func:`reader_heads`).
+    readers : sequence of str
+        Keys of :func:`poskernels.experiments.readers.all_readers`.
 
     Returns
     -------
@@ -127,12 +174,12 @@ def scores_against_offset(heads: dict[str, TrainedHead], readers) -> dict:
     t = np.full(n, n - 1)
     scores = {}
     for reader in readers:
-        if not reader.startswith("rope_"):
+        scheme, name = reader_of(reader)
+        head = heads[scheme]
+        if name == "none":
             # Definition 1: a learned table has no row past L - 1, so its query sits at L - 1
-            q = t if SCHEMES[reader].defined_everywhere else np.full(n, heads[reader].head.n_train - 1)
-            scores[reader] = marked_key_scores(heads[reader], q, q - offsets)
-        else:
-            _, name = READERS[reader]  # read at kappa = n / L, as the re-read table does at n
-            reading = rescaled_reading(heads["rope"], name, n)
-            scores[reader] = marked_key_scores(heads["rope"], t, t - offsets, reading)
+            q = t if SCHEMES[scheme].defined_everywhere else np.full(n, head.head.n_train - 1)
+            scores[reader] = marked_key_scores(head, q, q - offsets)
+        else:  # read at kappa = n / L, as the re-read table does at n
+            scores[reader] = marked_key_scores(head, t, t - offsets, rescaled_reading(head, name, n))
     return {"offsets": offsets.tolist(), "query_length": n, "scores": scores}

@@ -54,9 +54,45 @@ MAP_ALIASES: dict[str, str] = {"linear": "pi", "default": "none"}
 
 
 def extend(name: str, theta: ArrayLike, kappa: float, L: int, **options: Any) -> Extension:
-    """Apply the map ``name`` of :data:`MAPS`.
+    """Apply the context-extension map ``name`` of :data:`MAPS` to RoPE's frequencies (Definition 5).
 
+    A head trained at length ``L`` is read at ``kappa * L`` with new frequencies: each map returns the
+    :class:`Extension` holding them, the factor each plane's frequency was multiplied by and the logit scale the
+    scores are multiplied by (YaRN's attention factor, 1 elsewhere).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`MAPS` (the article's ``"pi"``, ``"ntk"``, ``"yarn"``; the ecosystem's ``"dynamic"``,
+        ``"llama3"``, ``"yarn_hf"``, ``"longrope"``, ...) or a transformers ``rope_type`` alias of one
+        (``"linear"`` is ``"pi"``).
+    theta : array_like, shape (d/2,)
+        The trained frequencies ``theta_j``, positive (:func:`poskernels.encodings.omega` for ``b**(-2j/d)``).
+    kappa : float
+        The extension factor, target length over ``L``; at least 1.
+    L : int
+        The training length (transformers' ``original_max_position_embeddings``).
+    **options
+        The map's own settings (YaRN's ``alpha`` and ``beta``; Llama 3's ``low_freq_factor``, ...); an option the
+        map does not take is refused with the list of those it does.
+
+    Returns
+    -------
+    Extension
+        ``inv_freq`` (the new frequencies, shape (d/2,)), ``factors`` (``inv_freq / theta``), ``logit_scale``
+        and ``name`` (the map's key).
+
+    Raises
+    ------
+    PosKernelsError
+        An unknown map or option (with the closest name), or a ``theta``, ``kappa`` or ``L`` out of range.
+
+    Examples
+    --------
     >>> from poskernels.encodings import omega
+    >>> e = extend("yarn", omega(16), 4, 32)  # read a head trained at 32 at length 128
+    >>> e.factors.round(3)[:3], round(e.logit_scale, 4)
+    (array([0.349, 0.265, 0.25 ]), 1.2965)
     >>> extend("pi", omega(4), 2, 32).inv_freq
     array([0.5  , 0.005])
     >>> extend("longrope?", omega(4), 2, 32)  # doctest: +ELLIPSIS

@@ -90,6 +90,22 @@ def _check_turns(name: str, value) -> float:
 def position_interpolation(theta: ArrayLike, kappa: float, L: int) -> Extension:
     """Position interpolation (Chen et al. 2023): ``m -> m/kappa`` in every plane.
 
+    Parameters
+    ----------
+    theta : array_like, shape (d/2,)
+        The trained frequencies ``theta_j``, positive.
+    kappa : float
+        The extension factor (target length over ``L``), at least 1.
+    L : int
+        The training length.
+
+    Returns
+    -------
+    Extension
+        The new frequencies ``inv_freq``, their ``factors`` on ``theta`` and the ``logit_scale`` (1).
+
+    Examples
+    --------
     >>> position_interpolation(np.array([1.0, 0.1]), 4, 32).factors
     array([0.25, 0.25])
     """
@@ -104,6 +120,22 @@ def ntk_aware(theta: ArrayLike, kappa: float, L: int) -> Extension:
     the slowest plane is divided by exactly ``kappa``.  The base is recovered from ``theta`` as
     ``theta_1**(-d/2)``; only ``theta``'s geometric form is used.
 
+    Parameters
+    ----------
+    theta : array_like, shape (d/2,)
+        The trained frequencies ``theta_j``, positive.
+    kappa : float
+        The extension factor (target length over ``L``), at least 1.
+    L : int
+        The training length.
+
+    Returns
+    -------
+    Extension
+        The new frequencies ``inv_freq``, their ``factors`` on ``theta`` and the ``logit_scale`` (1).
+
+    Examples
+    --------
     >>> from poskernels.encodings import omega
     >>> ntk_aware(omega(16), 4, 32).factors.round(3)
     array([1.   , 0.82 , 0.673, 0.552, 0.453, 0.371, 0.305, 0.25 ])
@@ -146,6 +178,26 @@ def yarn(theta: ArrayLike, kappa: float, L: int, alpha: float = 1.0, beta: float
     Plane ``j`` gets ``(1 - gamma_j) theta_j / kappa + gamma_j theta_j`` with ``gamma_j`` from
     :func:`yarn_ramp_turns`, and the scores are multiplied by ``(0.1 ln kappa + 1)**2``.
 
+    Parameters
+    ----------
+    theta : array_like, shape (d/2,)
+        The trained frequencies ``theta_j``, positive.
+    kappa : float
+        The extension factor (target length over ``L``), at least 1.
+    L : int
+        The training length.
+    alpha, beta : float, optional
+        The ramp's ends in turns within ``L``: a plane turning fewer than ``alpha`` times is interpolated, more
+        than ``beta`` times kept (Definition 5's 1 and 32).
+
+    Returns
+    -------
+    Extension
+        The new frequencies ``inv_freq``, their ``factors`` on ``theta`` and the ``logit_scale``
+        ``(0.1 ln kappa + 1)**2``.
+
+    Examples
+    --------
     >>> from poskernels.encodings import omega
     >>> e = yarn(omega(16), 4, 32)
     >>> e.factors.round(3)

@@ -15,6 +15,7 @@ the target is at most :data:`MAX_TARGET`, so no request holds a worker long.
 
 from __future__ import annotations
 
+import math
 from urllib.parse import parse_qs
 
 from ..census_cli import census_all, census_lines
@@ -22,8 +23,10 @@ from ..errors import PosKernelsError, decode_text, parse_json
 from ..rope_config import bundled_configs, hub_configs
 
 __all__ = [
+    "CHART_MAPS",
     "MAX_TARGET",
     "UPLOAD_LIMIT",
+    "chart",
     "models",
     "query_target",
     "upload_name",
@@ -82,10 +85,55 @@ def upload_name(query: str) -> str:
     return name or "config.json"
 
 
+#: The maps the census chart draws, each plane's factor on theta_j at the target (the config's own map first).
+CHART_MAPS = ("config", "pi", "ntk", "yarn", "dynamic", "llama3", "yarn_hf", "longrope")
+
+
+def chart(data: dict) -> dict:
+    """The census chart: each map's factor on ``theta_j`` per plane, at the census's target (Definition 5).
+
+    Parameters
+    ----------
+    data : dict
+        One census, as :func:`poskernels.census_cli.census_all` returns it (or one of its layer types).
+
+    Returns
+    -------
+    dict
+        ``planes`` (j), ``maps`` (``{"key", "label"}``, the config's own map first), ``factors[map]`` (one per
+        plane) and ``log2`` (``log2`` of each factor, what the page's y axis shows), with ``y`` its axis.
+
+    Examples
+    --------
+    >>> from poskernels.census_cli import census_all
+    >>> c = chart(census_all("llama-3.1-8b", 131072, scan_base=False))
+    >>> c["maps"][0]["label"], c["factors"]["pi"][0], c["y"]["min"]
+    ("the config's own (llama3)", 0.0625, -4.0)
+    """
+    keys = [m for m in CHART_MAPS if all(m in p["factors"] for p in data["planes"])]
+    factors = {m: [float(p["factors"][m]) for p in data["planes"]] for m in keys}
+    own = data["maps"]["config"]["map"]
+    labels = {"config": f"the config's own ({own})"}
+    log2 = {m: [round(math.log2(f), 4) if f > 0 else None for f in fs] for m, fs in factors.items()}
+    shown = [v for vs in log2.values() for v in vs if v is not None]
+    lo, hi = math.floor(min(shown, default=0.0)), math.ceil(max(shown, default=0.0))
+    lo, hi = (lo, hi) if lo < hi else (lo - 1, hi + 1)
+    step = max(1, math.ceil((hi - lo) / 8))
+    return {
+        "planes": [p["plane"] for p in data["planes"]],
+        "maps": [{"key": m, "label": labels.get(m, m)} for m in keys],
+        "factors": factors,
+        "log2": log2,
+        "y": {"min": float(lo), "max": float(hi), "log": False, "ticks": [float(t) for t in range(lo, hi + 1, step)],
+              "label": "log₂ of the factor on θ_j"},  # fmt: skip
+    }
+
+
 def _one(data: dict) -> dict:
-    """One census as the page draws it: its lines, and one table row per plane."""
+    """One census as the page draws it: its lines, one table row per plane and the chart of every map's factor."""
     planes = [[p["plane"], p["wavelength"], p["turns"], p["full_turn"], p["factors"]["config"]] for p in data["planes"]]
     return {
+        "chart": chart(data),
         "layer_type": data["config"].get("layer_type"),
         "lines": census_lines(data),
         "columns": ["j", "wavelength λ_j", "turns in L", "whole turn", f"factor ({data['maps']['config']['map']})"],

@@ -26,8 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import savefig_atomic, write_text_atomic
+from ..experiments.curves import reader_of
 from ..model.cache import CacheError, read_regular
 from .payload import viz_payload
+from .trained import GROUPS, reader_group
 
 __all__ = ["FIGURES", "draw_figures", "write_figures"]
 
@@ -35,6 +37,58 @@ __all__ = ["FIGURES", "draw_figures", "write_figures"]
 def _colour(p: dict, key: str) -> str:
     """A scheme's or reader's colour, as the payload carries it (:func:`poskernels.experiments.readers.colours`)."""
     return p.get("colours", {}).get(key, "#333333")
+
+
+def _reads(r: dict) -> tuple[str, str]:
+    """The head a payload reader reads and its map: the reader's own fields, or the readers' table for an older
+    payload (:func:`poskernels.experiments.curves.reader_of`); never the key's spelling."""
+    if "head" in r and "map" in r:
+        return r["head"], r["map"]
+    try:
+        return reader_of(r["key"])
+    except KeyError:
+        return r["key"], "none"
+
+
+def _group(r: dict) -> str:
+    """A payload reader's facet (:data:`poskernels.lab.trained.GROUPS`): its own field, or from its head and map."""
+    return r["group"] if "group" in r else reader_group(*_reads(r))
+
+
+def _facets(readers: list[dict], reference: str | None = None) -> list[tuple[str, list[dict]]]:
+    """The readers split into :data:`GROUPS`, in order, empty groups left out; ``reference`` (a reader key, RoPE
+    as trained) joins the re-read facet, so each map is seen beside the head it re-reads."""
+    ref = [r for r in readers if r["key"] == reference]
+    out = []
+    for g, title in GROUPS.items():
+        members = [r for r in readers if _group(r) == g]
+        if members:
+            out.append((title, (ref if g == "reread" else []) + members))
+    return out
+
+
+def _shown_range(scores: dict, keys: list[str], margin: float = 0.05) -> tuple[float, float]:
+    """The y range of the curves drawn (``keys`` of ``scores``), with a margin: never sized to a series not shown.
+
+    >>> _shown_range({"a": [0.0, 10.0], "b": [-360.0, None]}, ["a"])
+    (-0.5, 10.5)
+    """
+    vals = [v for k in keys for v in scores[k] if v is not None and np.isfinite(v)]
+    lo, hi = (min(vals), max(vals)) if vals else (-1.0, 1.0)
+    pad = margin * (hi - lo) if hi > lo else 1.0
+    return lo - pad, hi + pad
+
+
+def _band(ax, xs, ys, se, colour) -> None:
+    """The mean's standard-error band, ``mean +- SE`` over seeds, where both are known."""
+    lo = [np.nan if y is None or e is None else y - e for y, e in zip(ys, se)]
+    hi = [np.nan if y is None or e is None else y + e for y, e in zip(ys, se)]
+    ax.fill_between(xs, lo, hi, color=colour, alpha=0.18, lw=0)
+
+
+def _dash(r: dict) -> str:
+    """A head re-read through a map is dashed; a head read as trained is solid."""
+    return "-" if _reads(r)[1] == "none" else "--"
 
 
 _DIM_COLORS = ["#e69f00", "#009e73", "#0072b2"]
@@ -75,28 +129,36 @@ def _kernel_ruler(p: dict):
 def _tournament_accuracy(p: dict):
     part = p["readouts"]
     lengths = part["lengths"]
-    fig = _figure(9.0, 3.8)
-    ax = fig.add_subplot()
-    for r in part["readers"]:
-        acc = part["accuracy"].get(r["key"]) or part["rescaled"].get(r["key"], {})
-        xs = [int(n) for n in lengths if acc.get(n) is not None]
-        ys = [acc[n] for n in lengths if acc.get(n) is not None]
-        ls = "--" if r["key"].startswith("rope_") else "-"
-        ax.plot(xs, ys, marker="o", ls=ls, color=_colour(p, r["key"]), label=r["label"])
-    ax.set_xscale("log", base=2)
-    ax.set_xticks([int(n) for n in lengths], lengths)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("test length n (trained at 32)")
-    ax.set_ylabel("accuracy (mean of seeds)")
-    ax.set_title("The length tournament: accuracy against test length", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7.5, loc="center left", bbox_to_anchor=(1.01, 0.5))  # beside the axes, clear of the curves
+    facets = _facets(part["readers"], reference="rope")
+    cols = 2 if len(facets) > 1 else 1
+    rows = -(-len(facets) // cols)
+    fig = _figure(11.0, 3.1 * rows + 0.6)
+    for i, (title, readers) in enumerate(facets):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        for r in readers:
+            key = r["key"]
+            acc = part["accuracy"].get(key) or part["rescaled"].get(key, {})
+            se = part.get("stderr", {}).get(key) or part.get("rescaled_stderr", {}).get(key, {})
+            ns = [n for n in lengths if acc.get(n) is not None]
+            xs, ys = [int(n) for n in ns], [acc[n] for n in ns]
+            _band(ax, xs, ys, [se.get(n) for n in ns], _colour(p, key))
+            ax.plot(xs, ys, marker="o", ms=3.5, ls=_dash(r), color=_colour(p, key), label=r["label"])
+        ax.set_xscale("log", base=2)
+        ax.set_xticks([int(n) for n in lengths], lengths)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("test length n (trained at 32)")
+        ax.set_ylabel("accuracy")
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower left")
+    fig.suptitle("The length tournament: accuracy against test length (mean of seeds, band: ± one standard error)",
+                 fontsize=10)  # fmt: skip
     return fig, ("readouts",)
 
 
 def _rope_rescaled_scores(p: dict):
     part = p["scores"]
-    keys = [r for r in part["readers"] if r["key"] == "rope" or r["key"].startswith("rope_")]
+    keys = [r for r in part["readers"] if _reads(r)[0] == "rope"]  # RoPE's own head, as trained and re-read
     if not keys:
         raise LookupError("the payload's scores have no RoPE reader")
     fig = _figure()
@@ -104,10 +166,11 @@ def _rope_rescaled_scores(p: dict):
     ax.axvspan(0, part["window"] - 1, color="#f0f0e8", label="training offsets")
     for r in keys:
         ys = [float("nan") if v is None else v for v in part["scores"][r["key"]]]
-        ax.plot(part["offsets"], ys, color=_colour(p, r["key"]), lw=2 if r["key"] == "rope" else 1.3,
+        ax.plot(part["offsets"], ys, color=_colour(p, r["key"]), lw=2 if r["key"] == "rope" else 1.3, ls=_dash(r),
                 label=r["label"])  # fmt: skip
     ax.axhline(0, color="#bbb", lw=0.8)
-    ax.set_xlim(part["x"]["min"], part["x"]["max"])  # the y range follows the RoPE curves alone (no ALiBi here)
+    ax.set_xlim(part["x"]["min"], part["x"]["max"])
+    ax.set_ylim(*_shown_range(part["scores"], [r["key"] for r in keys]))  # the curves drawn, not a hidden series
     ax.set_xticks(part["x"]["ticks"])
     ax.set_xlabel(part["x"]["label"])
     ax.set_ylabel(part["y"]["label"])
@@ -143,32 +206,37 @@ def _filing_readers(p: dict):
 
 def _long_context(p: dict):
     part = p["long"]
-    fig = _figure(11.0, 4.0)
+    facets = _facets(part["readers"], reference="rope")
+    fig = _figure(11.0, 2.9 * len(facets) + 0.7)
     panels = (("lengths", "length", "x_length", "cue task: accuracy against length"),
               ("offsets", "distance", "x_distance", "needle: accuracy against its offset"))  # fmt: skip
-    for i, (xs_key, curves_key, x_key, title) in enumerate(panels):
-        ax = fig.add_subplot(1, 2, i + 1)
-        xs = part[xs_key]
-        for r in part["readers"]:
-            ys = [float("nan") if v is None else v for v in part[curves_key][r["key"]]]
-            ls = "--" if r["key"].startswith("rope_") else "-"
-            ax.plot(xs, ys, marker=".", ls=ls, lw=1.3, color=_colour(p, r["key"]), label=r["label"])
-        ax.axhline(part["chance"], color="#999", lw=0.8, ls=":")
-        if curves_key == "distance":
-            for h in part["horizons"]:  # Theorem 3 (iii): each ALiBi head's horizon W / s
-                ax.axvline(h["horizon"], color=_colour(p, "alibi"), lw=0.6, alpha=0.5)
-        x = part[x_key]
-        ax.set_xscale("log")
-        ax.set_xlim(x["min"], x["max"])
-        ax.set_xticks(x["ticks"], [f"{t:g}" for t in x["ticks"]])
-        ax.set_ylim(part["y"]["min"], part["y"]["max"] + 0.02)
-        ax.set_xlabel(x["label"])
-        ax.set_ylabel(part["y"]["label"])
-        ax.set_title(title, fontsize=10)
-        ax.grid(alpha=0.3)
-    fig.axes[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.suptitle("Far past the window: heads trained at 32 read to 100,000 tokens (green lines: ALiBi horizons)",
-                 fontsize=10)  # fmt: skip
+    rows = fig.subfigures(len(facets), 1, squeeze=False)[:, 0]  # one row a group, titled by it
+    for sub, (group, readers) in zip(rows, facets):
+        sub.suptitle(group, fontsize=9.5)
+        for i, (xs_key, curves_key, x_key, title) in enumerate(panels):
+            ax = sub.add_subplot(1, 2, i + 1)
+            xs = part[xs_key]
+            for r in readers:
+                ys = [float("nan") if v is None else v for v in part[curves_key][r["key"]]]
+                se = part.get(f"{curves_key}_stderr", {}).get(r["key"], [None] * len(xs))
+                _band(ax, xs, [None if np.isnan(y) else y for y in ys], se, _colour(p, r["key"]))
+                ax.plot(xs, ys, marker=".", ls=_dash(r), lw=1.3, color=_colour(p, r["key"]), label=r["label"])
+            ax.axhline(part["chance"], color="#999", lw=0.8, ls=":")
+            if curves_key == "distance" and any(_reads(r)[0] == "alibi" for r in readers):
+                for h in part["horizons"]:  # Theorem 3 (iii): each ALiBi head's horizon W / s
+                    ax.axvline(h["horizon"], color=_colour(p, "alibi"), lw=0.6, alpha=0.5)
+            x = part[x_key]
+            ax.set_xscale("log")
+            ax.set_xlim(x["min"], x["max"])
+            ax.set_xticks(x["ticks"], [f"{t:g}" for t in x["ticks"]])
+            ax.set_ylim(part["y"]["min"], part["y"]["max"] + 0.02)
+            ax.set_xlabel(x["label"], fontsize=8)
+            ax.set_ylabel(part["y"]["label"])
+            ax.set_title(title, fontsize=8.5)
+            ax.grid(alpha=0.3)
+        ax.legend(fontsize=6.5, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle("Far past the window: heads trained at 32 read to 100,000 tokens (band: ± one standard error; "
+                 "green lines: ALiBi horizons)", fontsize=10)  # fmt: skip
     return fig, ("long",)
 
 
@@ -189,6 +257,7 @@ def _rotary_family(p: dict):
         ax.plot(scores["offsets"], ys, color=_colour(p, r["key"]), lw=1.4, label=r["label"])
     ax.axhline(0, color="#bbb", lw=0.8)
     ax.set_xlim(scores["x"]["min"], scores["x"]["max"])
+    ax.set_ylim(*_shown_range(scores["scores"], [r["key"] for r in keys]))
     ax.set_xticks(scores["x"]["ticks"])
     ax.set_xlabel(scores["x"]["label"])
     ax.set_ylabel(scores["y"]["label"])

@@ -7,7 +7,7 @@ ALiBi head's horizon ``W / s`` on the offset axis (Theorem 3 (iii)).  Every numb
 
 from __future__ import annotations
 
-from ..experiments.readers import reader_label
+from . import trained
 from .common import PRECISION, need, rnd
 
 __all__ = ["build"]
@@ -31,7 +31,12 @@ def build(src) -> dict:
         "offsets": [int(r) for r in distance["offsets"]],
         "length": {r: rnd([length["accuracy"][r][n] for n in length["lengths"]], "accuracy") for r in readers},
         "distance": {r: rnd([distance["accuracy"][r][x] for x in distance["offsets"]], "accuracy") for r in readers},
-        "readers": [{"key": r, "label": reader_label(r)} for r in readers],
+        "length_stderr": {r: rnd([length.get("stderr", {}).get(r, {}).get(n) for n in length["lengths"]], "accuracy")
+                          for r in readers},  # fmt: skip
+        "distance_stderr": {r: rnd([distance.get("stderr", {}).get(r, {}).get(x) for x in distance["offsets"]],
+                                   "accuracy") for r in readers},  # fmt: skip
+        "readers": trained.reader_entries(readers),
+        "groups": [{"key": k, "title": t} for k, t in trained.GROUPS.items()],
         "horizons": [{"seed": s, "horizon": round(row["horizon"], 1)} for s, row in distance["horizon"].items()],
         "x_length": _log_axis(length["lengths"], "test length n (log; trained at 32)"),
         "x_distance": _log_axis(distance["offsets"], "offset r of the one marked token (log)"),

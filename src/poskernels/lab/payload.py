@@ -37,7 +37,7 @@ import numpy as np
 from .. import encodings, page
 from ..atomic import write_json_atomic
 from ..errors import PosKernelsError
-from ..experiments.readers import RESCALINGS, colours, reader_label
+from ..experiments.readers import RESCALINGS, colours
 from ..extension import MAPS
 from ..page.clocks import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
 from ..theory import census, kernel
@@ -130,7 +130,7 @@ def _ruler(src: Sources) -> dict:
 
 def _drift(src: Sources) -> dict:
     part = trained.drift(src)
-    part["readers"] = [{"key": k, "label": reader_label(k)} for k in part["readers"]]
+    part["readers"] = trained.reader_entries(part["readers"])
     part["scores"] = rnd(part["scores"], "score")
     part["window"] = L_TRAIN
     part["x"] = axis(part["positions"], 32, "query position t (key at t − r)")
@@ -147,7 +147,7 @@ def _readers(numbers: dict) -> list[dict]:
     acc = need(numbers, "tournament", "accuracy")
     rescaled = numbers.get("rescaled", {}).get("accuracy", {})
     keys = [k for k in encodings.SCHEMES if k in acc] + [f"rope_{m}" for m in ARTICLE_MAPS if f"rope_{m}" in rescaled]
-    return [{"key": k, "label": reader_label(k)} for k in keys]
+    return trained.reader_entries(keys)
 
 
 def _scores(src: Sources) -> dict:
@@ -160,7 +160,10 @@ def _scores(src: Sources) -> dict:
     part["scores"] = rnd(part["scores"], "score")
     part["window"] = L_TRAIN
     part["x"] = axis(part["offsets"], 32, "offset r = t − j of a marked key")
-    part["y"] = axis(list(part["scores"].values()), 20.0, "learned score (pre-softmax)")
+    part["groups"] = [{"key": k, "title": t} for k, t in trained.GROUPS.items()]
+    # the axis is sized to the curves shown at first (a hidden reader's curve, shown by its toggle, is clipped)
+    shown = [v for k, v in part["scores"].items() if k not in part["hidden"]] or list(part["scores"].values())
+    part["y"] = axis(shown, 20.0, "learned score (pre-softmax)")
     part["caption"] = captions.scores(part)
     return part
 
@@ -222,7 +225,7 @@ def _census(src: Sources) -> dict:
 
 def _filing(src: Sources) -> dict:
     part = trained.filing_case(need(src.numbers, "filings", "case"))
-    part["readers"] = [{"key": k, "label": reader_label(k)} for k in part["readers"]]
+    part["readers"] = trained.reader_entries(part["readers"])
     part["caption"] = captions.filing(part)
     return part
 

@@ -11,12 +11,38 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..encodings import SCHEMES
 from ..errors import PosKernelsError
 from ..experiments import curves
+from ..experiments.readers import reader_label
 from ..tasks.cue import N_SYMBOLS
 from .common import Absent, Sources, need
 
-__all__ = ["drift", "filing_case", "scores_against_offset", "shown_seed"]
+__all__ = ["GROUPS", "drift", "filing_case", "reader_entries", "reader_group", "scores_against_offset", "shown_seed"]
+
+#: The groups a figure draws in facets of its own (a few curves a panel, not twenty), in order: key -> title.
+GROUPS = {
+    "article": "the article's tournament",
+    "reread": "RoPE re-read through each map (Definition 5)",
+    "rotary": "beyond the article: the rotary family",
+    "other": "beyond the article: biases, codes and training-side variants",
+}
+
+
+def reader_group(head: str, m: str) -> str:
+    """The group of :data:`GROUPS` of a reader reading ``head`` through the map ``m``, from the scheme's fields.
+
+    >>> reader_group("rope", "pi"), reader_group("alibi", "none"), reader_group("rope_ssmax", "none")
+    ('reread', 'article', 'rotary')
+    >>> reader_group("t5", "none")
+    'other'
+    """
+    if m != "none":
+        return "reread"
+    s = SCHEMES.get(head)
+    if s is None or s.in_article:
+        return "article"
+    return "rotary" if s.rotary else "other"
 
 
 def shown_seed(numbers: dict) -> int:
@@ -26,6 +52,23 @@ def shown_seed(numbers: dict) -> int:
     (1000, 0)
     """
     return int(numbers.get("tournament", {}).get("seeds", [0])[0])
+
+
+def reader_entries(keys) -> list[dict]:
+    """The payload's readers: each one's key, label, the head it reads and the map it reads it through.
+
+    The figures and the page style a curve by its ``map`` (dashed: a head re-read through a map), pick a family
+    by its ``head`` and a facet by its ``group`` (:func:`reader_group`), never by the key's spelling
+    (``rope_ssmax`` is its own head, read as trained).
+
+    >>> [(r["key"], r["head"], r["map"], r["group"]) for r in reader_entries(["rope_ssmax", "rope_pi"])]
+    [('rope_ssmax', 'rope_ssmax', 'none', 'rotary'), ('rope_pi', 'rope', 'pi', 'reread')]
+    """
+    out = []
+    for k in keys:
+        head, m = curves.reader_of(k)
+        out.append({"key": k, "label": reader_label(k), "head": head, "map": m, "group": reader_group(head, m)})
+    return out
 
 
 def _tournament_heads(src: Sources, schemes) -> dict:
@@ -70,10 +113,8 @@ def scores_against_offset(src: Sources, readers: list[str]) -> dict:
     if "rope" in readers:
         rope_curve = need(src.numbers, "rebound", str(seed), "curve")
     others = [r for r in readers if r != "rope"]
-    schemes = [r for r in others if not r.startswith("rope_")]
-    if len(schemes) < len(others):
-        schemes.append("rope")  # the re-read readers read the RoPE head
-    part = curves.scores_against_offset(_tournament_heads(src, schemes), others)
+    # each reader reads its own head (RoPE + SSMax its own, RoPE + PI the RoPE head): the readers' table says which
+    part = curves.scores_against_offset(_tournament_heads(src, curves.reader_heads(others)), others)
     scores = dict(part["scores"])
     if rope_curve is not None:
         if len(rope_curve) != len(part["offsets"]):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..encodings import omega, shaw_clip, sinusoidal_code, t5_bucket
-from ..errors import PosKernelsError
+from ..errors import MissingDependencyError, PosKernelsError
 from .config import HeadConfig
 from .reading import PLAIN
 
@@ -36,8 +36,10 @@ __all__ = [
 
 
 def _torch():
-    import torch  # optional dependency, imported when used
-
+    try:
+        import torch  # optional dependency, imported when used
+    except ImportError as err:
+        raise MissingDependencyError.of("torch", "torch", "the PyTorch reference head") from err
     return torch
 
 

@@ -284,6 +284,20 @@ def alibi_time_kernel(positions: ArrayLike, s: float) -> np.ndarray:
 def alibi_tail_weight(alpha: ArrayLike, D: float) -> float:
     """Total weight on offsets ``r >= D`` (the left side of Theorem 3 (ii)).
 
+    Parameters
+    ----------
+    alpha : array_like, shape (n,)
+        Attention weights by causal offset ``r = 0..n-1`` (:func:`alibi_weights`).
+    D : float
+        The offset the tail starts at, at least 0.
+
+    Returns
+    -------
+    float
+        ``sum_{r >= D} alpha_r``, to set against :func:`alibi_tail_bound`.
+
+    Examples
+    --------
     >>> alibi_tail_weight([0.5, 0.25, 0.25], 1)
     0.5
     """
@@ -340,6 +354,20 @@ def alibi_offset_ratio_bound(W: float, s: float, r: ArrayLike) -> np.ndarray:
 def alibi_horizon(W: float, s: float) -> float:
     """Theorem 3 (iii): the horizon ``W / s``; a key farther back gets less weight than the query's own position.
 
+    Parameters
+    ----------
+    W : float
+        The spread of the content scores (largest minus smallest), at least 0.
+    s : float
+        The head's slope, positive.
+
+    Returns
+    -------
+    float
+        The offset past which ALiBi's penalty outweighs any content score.
+
+    Examples
+    --------
     >>> alibi_horizon(20, 0.5)
     40.0
     """

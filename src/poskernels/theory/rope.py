@@ -115,6 +115,18 @@ class TrigPolynomial:
 def rope_offset_score(q: ArrayLike, k: ArrayLike, theta: ArrayLike) -> TrigPolynomial:
     """Proposition 3 (iii): the offset score ``<q, R_theta(Delta) k>`` as a trigonometric polynomial.
 
+    Parameters
+    ----------
+    q, k : array_like, shape (d,)
+        A query and a key, planes as consecutive coordinate pairs.
+    theta : array_like, shape (d/2,)
+        RoPE's frequencies.
+
+    Returns
+    -------
+    TrigPolynomial
+        ``sum_j rho_j cos(theta_j Delta + phi_j)``, callable at any offsets ``Delta``.
+
     Examples
     --------
     >>> s = rope_offset_score([1.0, 0.0, 0.0, 2.0], [0.0, 1.0, 3.0, 0.0], [1.0, 0.1])

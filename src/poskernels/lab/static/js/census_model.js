@@ -1,6 +1,9 @@
 // A released model's census: pick a bundled config, or drop in a config.json; the lab server computes the census
 // (the same reader and census as `poskernels census`) and this module only lays out its lines and plane table.
-import { el } from "./svg.js";
+import { axes, el, frame, legend, line } from "./svg.js";
+
+// the chart's colours, one per map (Okabe-Ito, colour-blind safe); the config's own map is drawn thickest
+const MAP_PALETTE = ["#000000", "#56b4e9", "#d55e00", "#7a5195", "#e69f00", "#009e73", "#cc79a7", "#0072b2"];
 
 const num = (x) => (x === null || x === undefined ? "∞" : Number(x).toPrecision(4));
 
@@ -36,6 +39,22 @@ function table(parent, one) {
   }
 }
 
+// Each map's factor on θ_j per plane at the target, on a log₂ axis (census_view.chart computes every number).
+function chart(parent, c) {
+  const n = c.planes.length;
+  const x = { min: 0, max: Math.max(n - 1, 1), log: false, ticks: c.planes.filter((j) => j % 8 === 0),
+    label: "plane j (fast to slow)" };
+  const f = frame(parent, x, c.y, { height: 300, title: "factor per plane and map" });
+  f.svg.classList.add("census-chart");
+  axes(f, x, c.y);
+  c.maps.forEach((mp, i) => {
+    line(f, c.planes, c.log2[mp.key], { stroke: MAP_PALETTE[i % MAP_PALETTE.length],
+      "stroke-width": i === 0 ? 3 : 1.5, class: "curve", "data-key": mp.key,
+      "stroke-dasharray": i === 0 ? "" : "5 3" });
+  });
+  legend(parent, c.maps.map((mp, i) => ({ label: mp.label, color: MAP_PALETTE[i % MAP_PALETTE.length] })));
+}
+
 export function draw(container) {
   const box = el("div", { class: "census-model", id: "census-model", "data-state": "loading" }, container);
   el("h3", {}, box, "A released model's RoPE: what its frequencies mean for long context");
@@ -59,6 +78,7 @@ export function draw(container) {
     if (data.error) {
       error.textContent = data.error;
       error.hidden = false;
+      result.replaceChildren(); // the previous file's census is not this one's: nothing is left under the error
       box.dataset.state = "error";
       return;
     }
@@ -69,7 +89,8 @@ export function draw(container) {
       const part = el("section", { class: "census-one", "data-layer-type": one.layer_type ?? "" }, result);
       if (one.layer_type) el("h4", {}, part, `layer type ${one.layer_type}`);
       const lines = el("ul", { class: "census-lines" }, part);
-      for (const line of one.lines) el("li", {}, lines, line);
+      for (const text of one.lines) el("li", {}, lines, text);
+      if (one.chart) chart(part, one.chart);
       table(part, one);
     }
     box.dataset.state = "ready";

@@ -92,6 +92,49 @@ export function line(f, xs, ys, attrs = {}) {
   return svgEl("path", { d, fill: "none", ...attrs }, f.svg);
 }
 
+// The band mean ± SE of a curve, where both are known (a gap where either is null).
+export function band(f, xs, ys, se, attrs = {}) {
+  const g = svgEl("g", { class: "band", ...attrs }, f.svg);
+  let run = [];
+  const flush = () => {
+    if (run.length > 1) {
+      const up = run.map((i) => `${f.sx(xs[i]).toFixed(1)},${f.sy(ys[i] + se[i]).toFixed(1)}`);
+      const down = run.slice().reverse().map((i) => `${f.sx(xs[i]).toFixed(1)},${f.sy(ys[i] - se[i]).toFixed(1)}`);
+      svgEl("polygon", { points: [...up, ...down].join(" ") }, g);
+    }
+    run = [];
+  };
+  for (let i = 0; i < xs.length; i += 1) {
+    if (ys[i] === null || ys[i] === undefined || se[i] === null || se[i] === undefined) flush();
+    else run.push(i);
+  }
+  flush();
+  return g;
+}
+
+// Buttons that show one group of readers at a time (data.groups: {key, title}; each reader's r.group), or all:
+// a few curves at once, not twenty.  pick(key) sets state.hidden and state.group, then calls rerender().
+export function groupPicker(container, data, state, rerender) {
+  const present = (data.groups || []).filter((g) => data.readers.some((r) => r.group === g.key));
+  if (present.length < 2) return null;
+  const bar = el("div", { class: "groups", role: "group", "aria-label": "show one group of readers" }, container);
+  el("span", {}, bar, "show ");
+  const buttons = [];
+  const pick = (key) => {
+    const shown = (r) => key === "all" || r.group === key || (key === "reread" && r.map === "none" && r.head === "rope");
+    state.hidden = new Set(data.readers.filter((r) => !shown(r)).map((r) => r.key));
+    state.group = key;
+    for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.group === key));
+    rerender();
+  };
+  for (const g of [...present, { key: "all", title: "all readers" }]) {
+    const b = el("button", { type: "button", class: "toggle group", "data-group": g.key }, bar, g.title);
+    b.addEventListener("click", () => pick(g.key));
+    buttons.push(b);
+  }
+  return pick;
+}
+
 export function legend(parent, items) {
   const ul = el("ul", { class: "legend" }, parent);
   for (const it of items) {
