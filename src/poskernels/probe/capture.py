@@ -78,9 +78,14 @@ def unrotated(model) -> Iterator[dict]:
         for which in ("q", "k"):
             src = getattr(att, f"{which}_norm", None) or getattr(att, f"{which}_proj")
 
-            def hook(mod, inp, out, i=i, which=which, att=att):
+            heads = att.config.num_attention_heads if which == "q" else att.config.num_key_value_heads
+
+            def hook(mod, inp, out, i=i, which=which, att=att, heads=heads):
                 x = out.detach()
-                x = x.view(*x.shape[:2], -1, att.head_dim).transpose(1, 2) if x.dim() == 3 else x.transpose(1, 2)
+                if x.dim() == 3:  # a projection's output (B, T, H d)
+                    x = x.view(*x.shape[:2], -1, att.head_dim)
+                if x.shape[1] != heads or x.shape[2] == heads:  # (B, T, H, d); a norm after the transpose is not
+                    x = x.transpose(1, 2)
                 got.setdefault(i, {})[which] = x
 
             hooks.append(src.register_forward_hook(hook))

@@ -13,7 +13,7 @@ __all__ = ["MODULES", "stdlib_text", "text_sha256"]
 #: The standard-library modules read, in this order.
 MODULES = ("argparse", "collections", "contextlib", "csv", "dataclasses", "datetime", "decimal", "difflib",
            "fractions", "functools", "heapq", "inspect", "itertools", "json", "logging", "pathlib", "pickle",
-           "random", "shutil", "statistics", "string", "subprocess", "tarfile", "textwrap", "threading", "typing",
+           "random", "shutil", "statistics", "string", "subprocess", "tarfile", "textwrap", "threading", "enum",
            "unittest", "zipfile", "email.message", "urllib.parse", "http.client", "asyncio.locks",
            "collections.abc", "configparser", "ftplib", "imaplib", "mailbox", "smtplib", "xml.dom.minidom")  # fmt: skip
 
@@ -31,7 +31,7 @@ def stdlib_text() -> str:
         mod = importlib.import_module(name)
         parts.append(inspect.getdoc(mod) or "")
         for attr in sorted(n for n in vars(mod) if not n.startswith("_")):
-            obj = getattr(mod, attr)
+            obj = vars(mod)[attr]
             if not (inspect.isclass(obj) or inspect.isfunction(obj)) or getattr(obj, "__module__", None) != name:
                 continue
             parts.append(inspect.getdoc(obj) or "")

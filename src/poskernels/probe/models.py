@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import struct
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,7 +74,7 @@ def _packaged(name: str, spec: Packaged, cache: Path) -> Resolved:
     digest = sha256(path)
     if digest != spec.sha256:
         raise PosKernelsError(f"model {name!r}: {path} has SHA-256 {digest}, not {spec.sha256} "
-                              f"({spec.package}=={spec.version}); the file is corrupt or truncated: {install}")  # fmt: skip
+                              f"({spec.package}=={spec.version}); corrupt or truncated: {install}")  # fmt: skip
     source = f"{spec.package}=={dist.version} ({spec.license})"
     if spec.gguf_name:
         return Resolved(name, path.parent, spec.gguf_name, path, digest, source)
@@ -84,6 +85,17 @@ def _packaged(name: str, spec: Packaged, cache: Path) -> Resolved:
             zf.extractall(tmp)
         tmp.replace(folder)
     return Resolved(name, folder, None, path, digest, source)
+
+
+def _check_gguf(path: Path) -> None:
+    """Read a GGUF file's header and tensor table with gguf's reader: a truncated or corrupt file is bad input."""
+    import gguf
+
+    try:
+        gguf.GGUFReader(path)
+    except (ValueError, KeyError, OSError, EOFError, struct.error, IndexError) as err:
+        why = " ".join(str(err).split())[:200]
+        raise PosKernelsError(f"{path} is a corrupt or truncated GGUF file: {why}") from None
 
 
 def resolve(model: str, cache: Path) -> Resolved:
@@ -97,6 +109,7 @@ def resolve(model: str, cache: Path) -> Resolved:
             magic = f.read(4)
         if magic != b"GGUF":
             raise PosKernelsError(f"model {model!r} is a file but not a GGUF file (it starts {magic!r}); {accepted}")
+        _check_gguf(path)
         return Resolved(path.stem, path.resolve().parent, path.name, path, sha256(path), "a GGUF file")
     if path.is_dir():
         weights = sorted(path.glob("*.safetensors"))
@@ -117,6 +130,8 @@ def load(res: Resolved):
     from .capture import INTERFACE, register
 
     register()
+    transformers.utils.logging.disable_progress_bar()  # the probe says what it does in its own lines
+    transformers.utils.logging.set_verbosity_error()
     kw = {"gguf_file": res.gguf} if res.gguf else {}
     try:
         config = AutoConfig.from_pretrained(res.folder, **kw)
@@ -124,7 +139,7 @@ def load(res: Resolved):
         cls = AutoModelForCausalLM if causal else AutoModel
         model = cls.from_pretrained(res.folder, dtype=torch.float32, attn_implementation=INTERFACE, **kw)
         tokenizer = AutoTokenizer.from_pretrained(res.folder, **kw)
-    except (ValueError, KeyError, OSError, EOFError) as err:
+    except (ValueError, KeyError, OSError, EOFError, struct.error) as err:
         line = " ".join(str(err).split())[:300]
         raise PosKernelsError(f"transformers {transformers.__version__} cannot load {res.hashed}: {line}") from None
     return model.eval(), tokenizer

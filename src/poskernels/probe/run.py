@@ -87,6 +87,8 @@ def probe(model: str, length: int | None = None, sample: int = 128, seed: int = 
     net, tok = load(res)
     config = net.config
     text_cfg = config.get_text_config() if hasattr(config, "get_text_config") else config
+    if not any("Attention" in type(m).__name__ for m in net.modules()):
+        raise PosKernelsError(f"model {model!r} ({type(net).__name__}) has no attention layer: nothing to probe")
     table = getattr(getattr(net, "embeddings", None), "position_embeddings", None)
     limit = text_cfg.max_position_embeddings
     T = length or (min(2048, limit))

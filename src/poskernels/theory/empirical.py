@@ -131,8 +131,8 @@ def kernel_by_offset(scores: ArrayLike, query_pos: ArrayLike, key_pos: ArrayLike
     n = np.bincount(idx, minlength=max_offset + 1).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.stack([np.bincount(idx, row, max_offset + 1) for row in flat]) / n
-        sq = np.stack([np.bincount(idx, row * row, max_offset + 1) for row in flat]) / n
-        err = np.sqrt(np.maximum(sq - mean**2, 0.0) / np.maximum(n - 1, 1))
+        dev = np.stack([np.bincount(idx, (row - m[idx]) ** 2, max_offset + 1) for row, m in zip(flat, mean)])
+        err = np.sqrt(dev / np.maximum(n - 1, 1) / n)  # two passes: no cancellation
     shape = scores.shape[:-2] + (max_offset + 1,)
     mean[:, n == 0] = np.nan
     return mean.reshape(shape), err.reshape(shape)
