@@ -5,11 +5,23 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["render"]
+__all__ = ["never_turning_energy", "render"]
 
 
 def _top(energy: list[float], k: int = 3) -> str:
     return ",".join(str(int(p)) for p in np.argsort(energy)[::-1][:k])
+
+
+def never_turning_energy(result: dict) -> dict[str, tuple[float, float]]:
+    """Per layer type: the share of the query chunks' mean norm in the planes that never complete a turn within the
+    training length (the census's), and the share of the planes they are."""
+    out = {}
+    for kind, c in result["census"].items():
+        never = c["never_full_turn"]
+        e = np.array([h["q_energy"] for layer in result["layers"] if layer["type"] == kind for h in layer["heads"]])
+        if len(e) and never:
+            out[kind] = (float(e[:, never].sum() / e.sum()), len(never) / e.shape[1])
+    return out
 
 
 def _rotary_lines(result: dict) -> list[str]:
@@ -20,6 +32,9 @@ def _rotary_lines(result: dict) -> list[str]:
         span = f"{never[0]}..{never[-1]}" if never else "none"
         lines.append(f"  {kind}: base {c['base']:g}, L = {c['training_length']}, critical dimension "
                      f"{c['critical_dimension']}, first zero {c['first_zero']}, planes never turning {span}")
+    for kind, (share, planes) in never_turning_energy(result).items():
+        lines.append(f"  {kind}: the planes that never turn carry {share:.1%} of the queries' chunk norms "
+                     f"(they are {planes:.1%} of the planes)")  # fmt: skip
     return lines
 
 
@@ -49,13 +64,18 @@ def render(result: dict) -> str:
              f"kernel from {p['sample']} sampled queries, mean standard error {s['mean_kernel_error']:.3g}; "
              f"planes sum to the kernel within {s['max_plane_sum_error']:.1e}", ""]  # fmt: skip
     lines += _rotary_lines(result) if "census" in result else _absolute_lines(result["absolute"])
-    lines += ["", "layer  type               sinks  prev   kernel r=0   r=1     r=last   top query planes (head 0)"]
+    offsets = result["offsets"]
+    shown = [r for r in (0, 1, 16, 256) if r in offsets]
+    rotary = "census" in result
+    header = "layer  type               sinks  prev  " + "".join(f"{f'r={r}':>9s}" for r in shown) + "   planes"
+    lines += ["", "mean over the layer's heads of the kernel (the mean logit) at offset r; the strongest query planes "
+              "of head 0 (RoPE planes)", header]  # fmt: skip
     for layer in result["layers"]:
         hs = layer["heads"]
         k = np.array([h["kernel"] for h in hs])
+        cols = "".join(f"{np.nanmean(k[:, offsets.index(r)]):9.3f}" for r in shown)
+        top = _top(hs[0]["q_energy"]) if rotary else "-"
         sinks = sum(h["first_token"] > s["sink_threshold"] for h in hs)
         prev = sum(h["previous_token"] > s["previous_threshold"] for h in hs)
-        lines.append(f"{layer['layer']:5d}  {layer['type'][:17]:17s}  {sinks:5d}  {prev:4d}"
-                     f"   {np.nanmean(k[:, 0]):9.3f} {np.nanmean(k[:, 1]):7.3f} {np.nanmean(k[:, -1]):8.3f}"
-                     f"   {_top(hs[0]['q_energy'])}")  # fmt: skip
+        lines.append(f"{layer['layer']:5d}  {layer['type'][:17]:17s}  {sinks:5d}  {prev:4d}  {cols}   {top}")
     return "\n".join(lines)

@@ -12,7 +12,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from ..atomic import write_json_atomic, write_text_atomic
+from ..atomic import write_text_atomic
 
 __all__ = ["LENGTHS", "docs_block", "shipped", "update_docs"]
 
@@ -58,7 +58,7 @@ def main(argv=None) -> int:
     if not docs_only:
         for name in names:
             result = probe(name, LENGTHS[name], log=lambda m: print(m, file=sys.stderr))
-            write_json_atomic(out / f"{name}.json", result)
+            write_text_atomic(out / f"{name}.json", json.dumps(result, separators=(",", ":")) + "\n")  # compact
             print(f"wrote {out / f'{name}.json'}", file=sys.stderr)
     update_docs(shipped())
     return 0
