@@ -42,7 +42,7 @@ from http.server import HTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
 
 from ..errors import PosKernelsError, check_int
-from . import census_view
+from . import census_view, probe_view
 from .gate import GatedServer, Ready, Writer, prefixed
 
 __all__ = ["DEFAULT_PAYLOAD", "STATIC_DIR", "add_arguments", "choose_payload", "is_loopback", "make_server", "run"]
@@ -113,6 +113,10 @@ class _Handler(SimpleHTTPRequestHandler):
             return self._json(HTTPStatus.OK, {"models": census_view.models(), "limit": census_view.UPLOAD_LIMIT})
         if route == "/census/model":
             return self._answer(lambda: census_view.view_of_model(query))
+        if route == "/probe/models":  # the "Real models" view (poskernels.lab.probe_view)
+            return self._json(HTTPStatus.OK, {"models": probe_view.models()})
+        if route == "/probe/view":
+            return self._answer(lambda: probe_view.view_of_query(query))
         if route.startswith("/census/"):
             return self._json(HTTPStatus.NOT_FOUND, {"error": f"no census address {route[:80]!r}"})
         return super().do_GET()
