@@ -112,7 +112,9 @@ def test_json_through_the_writer(tmp_path, capsys):
     planted_llama(tmp_path / "llama")
     out = tmp_path / "probe.json"
     assert main(["-q", "probe", str(tmp_path / "llama"), "--length", "24", "--json", str(out),
-                 "--cache", str(tmp_path / "c")]) == 0  # fmt: skip
+                 "--cache", str(tmp_path / "c"), "--figures", str(tmp_path / "figs")]) == 0  # fmt: skip
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["llama-energy.png", "llama-kernels.png"]
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in (tmp_path / "figs").iterdir())
     data = json.loads(out.read_text())
     assert data["provenance"]["tokens"] == 24 and len(data["layers"]) == 2
     assert "sinks" in capsys.readouterr().out

@@ -161,7 +161,7 @@ OUTPUTS: dict[str, dict[str, str]] = {
     "plot": {"out": "figure"},
     "tournament": {"json": "file", "cache": "folder"},
     "check-scheme": {"json": "file"},
-    "probe": {"json": "file", "cache": "folder"},
+    "probe": {"json": "file", "cache": "folder", "figures": "folder"},
 }
 
 #: Files a command writes inside an output folder (``dest`` -> names): checked with the folder, before the work.

@@ -21,6 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sample", type=int, default=128, help="query positions scored against all keys (default 128)")
     p.add_argument("--seed", type=int, default=0, help="seed of the query sample (default 0)")
     p.add_argument("--json", type=Path, default=None, help="write the result as JSON ('-' for standard output)")
+    p.add_argument("--figures", type=Path, default=None, help="folder for the figures (energy map, kernels)")
     p.add_argument("--cache", type=Path, default=None, help="cache folder (default: .cache/poskernels)")
 
 
@@ -38,6 +39,12 @@ def run(args: argparse.Namespace) -> int:
         write_json_atomic(args.json, result)
         if not quiet and str(args.json) != "-":
             print(f"wrote {args.json}", file=sys.stderr)
+    if args.figures is not None:
+        from .figures import draw
+
+        for path in draw(result, args.figures):
+            if not quiet:
+                print(f"wrote {path}", file=sys.stderr)
     if str(args.json) != "-":
         print(render(result))
     return 0
