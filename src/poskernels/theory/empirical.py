@@ -106,7 +106,7 @@ def table_spectrum(P: ArrayLike) -> np.ndarray:
     return power / power.sum()
 
 
-def _offsets(query_pos: np.ndarray, key_pos: np.ndarray) -> np.ndarray:
+def _offsets(query_pos: ArrayLike, key_pos: ArrayLike) -> np.ndarray:
     return np.subtract.outer(np.asarray(query_pos), np.asarray(key_pos))  # (S, T): r = t - j
 
 
