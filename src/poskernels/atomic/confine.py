@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import PosKernelsError
-from .output import _brief
+from .brief import _brief
 
 __all__ = ["check_inside", "confined"]
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PosKernelsError
+from .brief import _brief
 
 __all__ = ["FIFO_WAIT", "STDOUT", "Output", "replacing"]
 
@@ -159,11 +160,6 @@ def _stream(target: Path, data: bytes, what: str) -> None:
 
 def _refuse(what: str, path, why: str) -> PosKernelsError:
     return PosKernelsError(f"{what}: {_brief(path)} {why}")
-
-
-def _brief(path) -> str:
-    text = str(path)
-    return repr(text if len(text) <= 120 else f"{text[:60]}...{text[-40:]}")
 
 
 @contextmanager

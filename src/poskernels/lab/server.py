@@ -49,7 +49,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import PosKernelsError, check_int
-from . import census_view
+from . import census_view, probe_view
 from .gate import GatedServer, Ready, Writer, prefixed
 from .sandbox import CensusRunner
 
@@ -155,6 +155,10 @@ class _Handler(SimpleHTTPRequestHandler):
             return self._json(HTTPStatus.OK, {"models": census_view.models(), "limit": census_view.UPLOAD_LIMIT})
         if route == "/census/model":
             return self._census("view_of_model", query)
+        if route == "/probe/models":  # the "Real models" view (poskernels.lab.probe_view)
+            return self._json(HTTPStatus.OK, {"models": probe_view.models()})
+        if route == "/probe/view":
+            return self._answer(lambda: probe_view.view_of_query(query))
         if route.startswith("/census/"):
             return self._json(HTTPStatus.NOT_FOUND, {"error": f"no census address {route[:80]!r}"})
         return super().do_GET()
@@ -182,6 +186,18 @@ class _Handler(SimpleHTTPRequestHandler):
         except PosKernelsError as err:
             return self._json(HTTPStatus.BAD_REQUEST, {"error": " ".join(str(err).split())})
         return self._census("view_of_bytes", body, query, name)
+
+    def _answer(self, compute) -> None:
+        """Answer with ``compute()``'s JSON (a cheap read of shipped results), or its refusal in one line (400)."""
+        try:
+            data = compute()
+        except PosKernelsError as err:
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": " ".join(str(err).split())})
+        except Exception as err:  # noqa: BLE001 - the page shows one line; the server goes on
+            return self._json(
+                HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"the view failed: {type(err).__name__}: {err}"[:300]}
+            )
+        return self._json(HTTPStatus.OK, data)
 
     def _census(self, work: str, *args) -> None:
         """Answer with a census run in its own process (:mod:`~poskernels.lab.sandbox`), never on this thread."""

@@ -1,0 +1,50 @@
+"""``poskernels probe MODEL``: the article's kernels measured on a released model's weights."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..atomic import write_json_atomic
+from ..errors import check_positive_int
+from .models import MODELS
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "the article's kernels measured on a released model's weights (queries and keys on its own forward pass)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", metavar="MODEL", help=f"{', '.join(MODELS)}, a .gguf file, or a Hugging Face model folder")
+    p.add_argument("--length", type=int, default=None, help="tokens of text (default: 2048, or the learned table's)")
+    p.add_argument("--sample", type=int, default=128, help="query positions scored against all keys (default 128)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the query sample (default 0)")
+    p.add_argument("--json", type=Path, default=None, help="write the result as JSON ('-' for standard output)")
+    p.add_argument("--figures", type=Path, default=None, help="folder for the figures (energy map, kernels)")
+    p.add_argument("--cache", type=Path, default=None, help="cache folder (default: .cache/poskernels)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .report import render
+    from .run import probe
+
+    if args.length is not None:
+        check_positive_int("--length", args.length)
+    check_positive_int("--sample", args.sample)
+    quiet = getattr(args, "quiet", False)
+    result = probe(args.model, args.length, args.sample, args.seed, args.cache,
+                   log=(lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr)))  # fmt: skip
+    if args.json is not None:
+        write_json_atomic(args.json, result)
+        if not quiet and str(args.json) != "-":
+            print(f"wrote {args.json}", file=sys.stderr)
+    if args.figures is not None:
+        from .figures import draw
+
+        for path in draw(result, args.figures):
+            if not quiet:
+                print(f"wrote {path}", file=sys.stderr)
+    if str(args.json) != "-":
+        print(render(result))
+    return 0

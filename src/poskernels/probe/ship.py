@@ -1,0 +1,68 @@
+"""``make probe``: the shipped probe results (``poskernels/data/probe/NAME.json``, a real run each, its provenance
+inside) and the tables of ``docs/guide/probe.md`` rendered from them (between the ``probe:`` markers).
+
+``python -m poskernels.probe.ship [--docs-only] [NAME ...]``; with ``--docs-only`` nothing runs, the page is
+regenerated from the shipped files.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+
+from ..atomic import write_text_atomic
+
+__all__ = ["LENGTHS", "docs_block", "shipped", "update_docs"]
+
+#: Each shipped model and its length: SmolLM2 at 2,048 tokens (every head, a quarter of its training length, what
+#: two CPU cores hold in minutes), MiniLM at its table's 512 positions.
+LENGTHS = {"smollm2-135m": 2048, "minilm-l6": 512}
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "guide" / "probe.md"
+BEGIN, END = "<!-- probe:begin (make probe writes this block) -->", "<!-- probe:end -->"
+
+
+def shipped() -> dict[str, dict]:
+    """The shipped results, by model name."""
+    folder = resources.files("poskernels") / "data" / "probe"
+    return {name: json.loads((folder / f"{name}.json").read_text()) for name in LENGTHS
+            if (folder / f"{name}.json").is_file()}  # fmt: skip
+
+
+def docs_block(results: dict[str, dict]) -> str:
+    """The docs page's block: each shipped result's text table, as ``poskernels probe`` prints it."""
+    from .report import render
+
+    parts = [BEGIN]
+    for name, result in results.items():
+        parts += [f"### `{name}`", "", "```text", render(result), "```", ""]
+    return "\n".join(parts + [END])
+
+
+def update_docs(results: dict[str, dict], page: Path = DOCS) -> None:
+    text = page.read_text()
+    head, _, rest = text.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    write_text_atomic(page, head + docs_block(results) + tail)
+
+
+def main(argv=None) -> int:
+    from .run import probe
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    docs_only = "--docs-only" in argv
+    names = [a for a in argv if not a.startswith("--")] or list(LENGTHS)
+    out = Path(__file__).resolve().parents[1] / "data" / "probe"
+    if not docs_only:
+        for name in names:
+            result = probe(name, LENGTHS[name], log=lambda m: print(m, file=sys.stderr))
+            write_text_atomic(out / f"{name}.json", json.dumps(result, separators=(",", ":")) + "\n")  # compact
+            print(f"wrote {out / f'{name}.json'}", file=sys.stderr)
+    update_docs(shipped())
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
