@@ -244,3 +244,71 @@ def test_a_section_present_in_part_is_not_applicable_not_passed():
     verdicts = {v.claim: v for v in check_all({"long": numbers["long"]})}
     reads_more = [k for k in verdicts if set(by_id(k).needs) != {"long"}]  # the claims that read other sections
     assert reads_more and all(verdicts[k].passed is None for k in reads_more)
+
+
+# ---------------------------------------------------------------- zero spread over seeds is no free comparison
+
+
+def _flat(value: float, n: int = 10) -> np.ndarray:
+    return np.full(n, value)  # (seeds,) every seed alike
+
+
+def test_zero_spread_makes_no_comparison_free():
+    # the cases a consistent numbers.json made pass: RoPE flat, ALiBi at chance, "RoPE ends below ALiBi"
+    flat_rope, chance = _flat(0.60), _flat(1 / 8)
+    assert not KINDS["gap"].evaluate({"a": chance, "b": flat_rope}, {})[1]  # a below b: never "a above b"
+    assert KINDS["gap"].evaluate({"a": chance, "b": flat_rope}, {})[0] < 0
+    # "RoPE falls from 128 to 256" with RoPE flat at both lengths: no gap
+    assert not KINDS["gap"].evaluate({"a": flat_rope, "b": flat_rope}, {})[1]
+    assert not KINDS["paired"].evaluate({"a": flat_rope, "b": flat_rope}, {})[1]
+    # "Shaw beats T5" with two equal seeds below T5
+    assert not KINDS["gap"].evaluate({"a": _flat(0.5, 2), "b": np.array([0.6, 0.7])}, {})[1]
+    assert not KINDS["paired"].evaluate({"a": _flat(0.5, 2), "b": np.array([0.6, 0.7])}, {})[1]
+    # a difference smaller than the floor's margin does not pass either: 3 x 0.01 x sqrt(2 / 10) = 0.0134
+    assert not KINDS["gap"].evaluate({"a": _flat(0.51), "b": _flat(0.50)}, {})[1]
+    assert KINDS["gap"].evaluate({"a": _flat(0.52), "b": _flat(0.50)}, {})[1]
+    # a mean at its bound with no spread is not "k SE" inside it
+    assert not KINDS["upper"].evaluate({"x": _flat(0.05)}, {"c": 0.05})[1]
+    assert not KINDS["lower"].evaluate({"x": _flat(0.05)}, {"c": 0.05})[1]
+    assert not KINDS["times"].evaluate({"a": _flat(0.2), "b": _flat(0.1)}, {"f": 2.0})[1]
+    # one seed gives no spread at all: nothing passes on it
+    for kind, v in (("lower", {"x": np.array([0.9])}), ("gap", {"a": np.array([0.9]), "b": np.array([0.1])})):
+        assert not KINDS[kind].evaluate(v, {"c": 0.5})[1]
+
+
+@settings(max_examples=30)
+@given(st.integers(0, 2**32 - 1))
+def test_the_floor_is_the_standard_error_where_the_seeds_spread_less(seed):
+    from poskernels.claims.kinds import SD_FLOOR
+
+    rng = np.random.default_rng(seed)
+    x = 0.7 + rng.normal(0, 0.02, 10) * rng.uniform(0, 1)  # (seeds,) spread below or above the floor
+    se = max(_se(x), SD_FLOOR / math.sqrt(x.size))
+    assert KINDS["lower"].evaluate({"x": x}, {"c": 0.6, "k": 3.0})[0] == pytest.approx(x.mean() - 3 * se, abs=1e-12)
+    assert KINDS["upper"].evaluate({"x": x}, {"c": 0.6, "k": 3.0, "sd_floor": 0.0})[0] == pytest.approx(
+        x.mean() + 3 * _se(x), abs=1e-12
+    )
+
+
+def test_a_tie_needs_the_difference_shown_inside_its_margin():
+    a, b = np.array([0.97, 0.98, 0.96, 0.97]), np.array([0.98, 0.98, 0.97, 0.99])
+    joined = math.hypot(max(_se(a), 0.01 / 2), max(_se(b), 0.01 / 2))  # each error at least the floor's
+    stat, ok = KINDS["tie"].evaluate({"a": a, "b": b}, {"margin": 0.05, "k": 3.0})
+    assert stat == pytest.approx(abs(a.mean() - b.mean()) + 3 * joined) and ok
+    assert not KINDS["tie"].evaluate({"a": a, "b": b}, {"margin": 0.02, "k": 3.0})[1]
+    moved = KINDS["tie"].null({"a": a, "b": b}, {"margin": 0.05}, np.random.default_rng(0))
+    assert abs(moved["a"].mean() - b.mean()) == pytest.approx(0.05)  # apart by the margin: the tie is false
+    assert not KINDS["tie"].evaluate(moved, {"margin": 0.05, "k": 3.0})[1]
+    # equal seeds on both sides: the floor's error still counts against the margin
+    assert not KINDS["tie"].evaluate({"a": _flat(0.5), "b": _flat(0.5)}, {"margin": 0.01})[1]
+
+
+def test_a_spread_ratio_is_tested_against_its_own_null():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(0.5, 0.10, 10), rng.normal(0.9, 0.02, 10)
+    params = {"f": 1.78, "null_f": 1.0}
+    assert KINDS["sd_above"].evaluate({"a": a, "b": b}, params)[1]
+    moved = KINDS["sd_above"].null({"a": a, "b": b}, params, rng)
+    assert np.std(moved["a"], ddof=1) == pytest.approx(np.std(b, ddof=1))  # the same spread: the claim is false
+    assert not KINDS["sd_above"].evaluate(moved, params)[1]
+    assert not KINDS["sd_above"].evaluate({"a": a, "b": _flat(0.9)}, {"f": 20.0})[1]  # b flat: its floor, not 0
