@@ -44,7 +44,7 @@ from .tournament import (
 __all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "result_path", "run_laboratory"]
 
 #: Bump when what is computed from the trained heads changes.
-LAB_VERSION = "lab-7"
+LAB_VERSION = "lab-8"
 #: Offsets at which the learned offset kernels (T5, Shaw) are reported beside ALiBi's.
 KERNEL_OFFSETS = (0, 1, 8, 16, 24, 31, 32, 48, 64, 128, 255)
 
@@ -97,6 +97,8 @@ def read_head(head: TrainedHead) -> dict:
     """
     cfg = head.head
     out = {"accuracy": read_accuracies(head), "final_loss": float(head.losses[-50:].mean())}
+    if getattr(cfg, "random_positions", 0):  # the paper's reading above; the consecutive 0..n-1 beside it
+        out["consecutive"] = read_accuracies(head, consecutive=True)
     if cfg.scheme == "rope":  # the article's re-reads and rebound are RoPE's
         out["rescaled"] = read_rescaled(head)
         out["rebound"] = rb.rebound_summary(head)
@@ -145,6 +147,13 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
     for key in ("rebound_height", "window_fall"):
         tour[key] = {s: [readings[s, seed][key] for seed in seeds] for s in rotary}
     tour["final_loss"] = {s: [readings[s, seed]["final_loss"] for seed in seeds] for s in schemes}
+    # heads trained at randomized positions: the per-seed table reads them as Ruoss et al. do (each test sequence at
+    # its own ordered random subset of [0, L_max)); here at the consecutive positions 0..n-1 they never trained on
+    randomized = [s for s in schemes if "consecutive" in readings[s, seeds[0]]]
+    tour["consecutive"] = {
+        s: {str(n): [readings[s, seed]["consecutive"][str(n)] for seed in seeds] for n in TEST_LENGTHS}
+        for s in randomized
+    }
     tour["settings"] = _settings(config)
     # the article: "at 256 its three seeds range from about 0.31 to 0.68"; every seed's range and the first three's
     tour["seed_range"] = {

@@ -20,6 +20,7 @@ from ..encodings import SCHEMES
 from ..errors import PosKernelsError, check_name
 from ..model.config import TrainConfig, preset
 from ..model.head import PLAIN, Reading, accuracy, token_table
+from ..model.random_reading import randomized_accuracy
 from ..model.trained import TrainedHead, check_trained
 from ..seeds import stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
@@ -98,14 +99,20 @@ def defined_at(scheme: str, n_train: int, n: int) -> bool:
     return SCHEMES[check_name("scheme", scheme, SCHEMES)].defined_everywhere or n <= n_train
 
 
-def head_accuracy(head: TrainedHead, n: int, reading: Reading = PLAIN) -> float | None:
+def head_accuracy(head: TrainedHead, n: int, reading: Reading = PLAIN, consecutive: bool = False) -> float | None:
     """Accuracy of ``head`` on :func:`heldout` at length ``n``; None where its code is undefined.
 
     A learned table has no row past its training length, so a learned head has no reading at
-    ``n > L`` (the article's dash), rather than a wrapped or clipped one (:func:`defined_at`).
+    ``n > L`` (the article's dash), rather than a wrapped or clipped one (:func:`defined_at`).  A head trained at
+    randomized positions (setting ``random_positions = L_max``) is read as Ruoss et al. read it, each test sequence
+    at its own ordered random subset of ``[0, L_max)`` drawn from the test set's seed
+    (:func:`poskernels.model.random_reading.randomized_accuracy`); ``consecutive=True`` reads it at ``0..n-1``.
     """
     if not defined_at(check_trained(head).head.scheme, head.head.n_train, n):  # a diverged head has no accuracy
         return None
+    L_max = getattr(head.head, "random_positions", 0)
+    if L_max and not consecutive:
+        return randomized_accuracy(head.params, head.head, *heldout(n), L_max, TEST_SEED)
     return accuracy(head.params, head.head, *heldout(n), reading=reading)
 
 
@@ -123,9 +130,9 @@ def rescaled_reading(head: TrainedHead, name: str, n: int) -> Reading:
     return Reading.through(cfg, name, max(1.0, n / cfg.n_train))
 
 
-def read_accuracies(head: TrainedHead, lengths=TEST_LENGTHS) -> dict:
-    """``{str(n): accuracy or None}`` of one head on the test sets."""
-    return {str(n): head_accuracy(head, n) for n in lengths}
+def read_accuracies(head: TrainedHead, lengths=TEST_LENGTHS, consecutive: bool = False) -> dict:
+    """``{str(n): accuracy or None}`` of one head on the test sets (see :func:`head_accuracy`)."""
+    return {str(n): head_accuracy(head, n, consecutive=consecutive) for n in lengths}
 
 
 def read_rescaled(head: TrainedHead, lengths=RESCALED_LENGTHS) -> dict:
