@@ -130,12 +130,12 @@ def test_every_claim_says_what_it_stands_for():
 
 
 def _parametrized_suites(path: Path) -> set[str]:
-    """The suites a test file parametrizes its claim tests over: ``holds("x")`` and ``consistent("x")``."""
-    found = {"holds": set(), "consistent": set()}
+    """The suites a test file parametrizes its claim tests over: ``holds("x")`` and ``reported("x")``."""
+    found = {"holds": set(), "reported": set()}
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) in found and node.args:
             found[node.func.id].add(node.args[0].value)
-    return found["holds"] & found["consistent"]
+    return found["holds"] & found["reported"]
 
 
 def _threshold_literals(path: Path) -> list[str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from claimcheck import assert_claim, claim_id, consistent, holds
+from claimcheck import assert_claim, assert_reported, claim_id, holds, reported
 from conftest import SEEDS
 from poskernels.claims import by_id, of_suite
 from poskernels.claims.rotary_family import HOLD, NONINFERIOR
@@ -41,9 +41,9 @@ def test_claim_holds(numbers, claim):
     assert_claim(numbers, claim)
 
 
-@pytest.mark.parametrize("claim", consistent("rotary_family"), ids=claim_id)
-def test_claim_is_consistent_but_not_resolved_by_ten_seeds(numbers, claim):
-    assert_claim(numbers, claim)
+@pytest.mark.parametrize("claim", reported("rotary_family"), ids=claim_id)
+def test_claim_is_reported_not_asserted(numbers, claim):
+    assert_reported(numbers, claim)
 
 
 def test_every_scheme_of_the_family_has_its_claims():
