@@ -119,6 +119,19 @@ def _fire_claims() -> list[Claim]:
                     " depends on it: reported either way",
                 )
             )
+            out.append(
+                Claim(
+                    f"{S}.fire_c1_holds_at_1e5",
+                    S,
+                    f"{SENTENCE['fire']} (c started at 1; read at 10^5 tokens)",
+                    PAPER["fire"] + "; c started at 1",
+                    "upper",
+                    {"c": HOLD, "k": 3.0},
+                    _drop(_long, scheme, "100000"),
+                    ("long",),
+                    finding="c started at 1: reported either way",
+                )
+            )
         out += [
             Claim(
                 f"{S}.{scheme}_does_not_hold_at_1e5",

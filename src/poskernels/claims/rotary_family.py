@@ -116,6 +116,7 @@ def _xpos_claims(scheme: str) -> list[Claim]:
     which = "" if scheme == "xpos" else " (scale base rescaled to 16)"
     paper = XPOS if scheme == "xpos" else XPOS + "; the scale base rescaled to our window (16, not 512)"
     finding = XPOS_FINDINGS.get(scheme, "")
+    far = ""  # at 10^5 the paper's xPos is still well above RoPE (at chance): asserted where it holds
     out = [
         Claim(
             f"{S}.{scheme}_degrades_less_than_rope_at_{_label(n)}",
@@ -126,7 +127,7 @@ def _xpos_claims(scheme: str) -> list[Claim]:
             {"k": K_NEAR if n == "128" else K},  # RoPE's mean drop above xPos's by more than k joined SE
             _pair(_drop("rope", n), _drop(scheme, n)),
             _needs(n),
-            finding=finding,
+            finding=far if n == "100000" else finding,
         )
         for n in ("128", "256", "100000")
     ]
@@ -163,7 +164,11 @@ def _xpos_claims(scheme: str) -> list[Claim]:
 
 
 #: The xPos claims reported as findings, not asserted, with why (from the tests' blocks).
-XPOS_FINDINGS: dict[str, str] = {}
+XPOS_FINDINGS: dict[str, str] = {
+    "xpos": "at the paper's scale base 512 on a 32-token window the decay is slight: past the window xPos reads"
+    " much as RoPE does (0.67 at 256 on the tests' block 0-9, RoPE 0.57) and rebounds; the paper's claim is not"
+    " shown here (xpos_rescaled, the scale base 16, is where it holds)",
+}
 
 
 def _claims() -> list[Claim]:
