@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from .record import Claim, arr
 
-__all__ = ["BEYOND_CLAIMS", "CLAIMED", "CONTRAST", "HOLD"]
+__all__ = ["BEYOND_CLAIMS", "CLAIMED", "CONTRAST", "FAR_SCHEMES", "HOLD"]
 
 S = "beyond"
 #: The largest drop in accuracy from the training length that still counts as holding (five points).
@@ -34,6 +34,8 @@ HOLD = 0.05
 #: The schemes whose papers make the claim, and the one they contrast with.
 CLAIMED = ("kerple_log", "kerple_power", "fire")
 CONTRAST = "rope"
+#: Every scheme the claims read at 10^5 tokens: the claimed ones, RoPE, FIRE from c = 1 and ALiBi (Chi et al.'s).
+FAR_SCHEMES = (CONTRAST, *CLAIMED, "fire_c1", "alibi")
 TRAIN = "32"
 
 PAPER = {
