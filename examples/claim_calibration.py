@@ -45,6 +45,23 @@ def _seeds(numbers: dict) -> list[int]:
     return list(numbers.get("tournament", {}).get("seeds", [])) + list(numbers.get("filings", {}).get("seeds", []))
 
 
+def keep_rows(out: dict, old: dict, claims) -> dict:
+    """Fill ``out``'s rows of the claims its pool cannot read from the earlier calibration ``old``, each marked
+    ``kept_from`` (the blocks it was measured on): only for the same statistic and threshold (a ``near`` reads its
+    target from the numbers).  The floor on a standard error (``claims.kinds.SD_FLOOR``) only makes a pass harder,
+    so a kept false-pass rate measured before it is an upper bound."""
+    earlier = {row["id"]: row for row in old["claims"]}
+    kept = old.get("kept_from_seeds", old["first_seeds"])
+    for i, (claim, row) in enumerate(zip(claims, out["claims"])):
+        was = earlier.get(row["id"])
+        same = was is not None and was["kind"] == claim.kind and (was["threshold"] == claim.threshold
+                                                                 or claim.kind == "near")  # fmt: skip
+        if row["size"] is None and same:
+            out["claims"][i] = {**was, "finding": claim.finding, "kept_from": was.get("kept_from", kept)}
+    out["kept_from_seeds"], out["kept_seeds"] = kept, old.get("kept_seeds", old["seeds"])
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("results", nargs="+", type=Path, help="folders holding numbers.json, one per seed block")
@@ -68,20 +85,7 @@ def main(argv=None) -> int:
     out = calibrate(blocks, CLAIMS, draws=args.draws)
     out["first_seeds"] = firsts
     if args.keep is not None:
-        old = json.loads(args.keep.read_text(encoding="utf-8"))
-        earlier = {row["id"]: row for row in old["claims"]}
-        kept = old.get("kept_from_seeds", old["first_seeds"])
-        for i, (claim, row) in enumerate(zip(CLAIMS, out["claims"])):
-            was = earlier.get(row["id"])
-            # kept only for the same statistic and threshold (a "near" reads its target from the numbers); the
-            # floor on a standard error (claims.kinds.SD_FLOOR) only makes a pass harder, so a kept false-pass
-            # rate measured before it is an upper bound
-            same = was is not None and was["kind"] == claim.kind and (was["threshold"] == claim.threshold
-                                                                     or claim.kind == "near")  # fmt: skip
-            if row["size"] is None and same:
-                out["claims"][i] = {**was, "kept_from": was.get("kept_from", kept)}
-        out["kept_from_seeds"], out["kept_seeds"] = kept, old.get("kept_seeds", old["seeds"])
-    out["max_false_pass"], out["max_joint_size"] = MAX_FALSE_PASS, MAX_JOINT_SIZE
+        keep_rows(out, json.loads(args.keep.read_text(encoding="utf-8")), CLAIMS)
     if args.out is not None:
         write_json_atomic(args.out, out)
     if args.csv is not None:

@@ -312,3 +312,60 @@ def test_a_spread_ratio_is_tested_against_its_own_null():
     assert np.std(moved["a"], ddof=1) == pytest.approx(np.std(b, ddof=1))  # the same spread: the claim is false
     assert not KINDS["sd_above"].evaluate(moved, params)[1]
     assert not KINDS["sd_above"].evaluate({"a": a, "b": _flat(0.9)}, {"f": 20.0})[1]  # b flat: its floor, not 0
+
+
+# ---------------------------------------------------------------- findings and the pool the calibration measured
+
+
+def test_a_finding_is_never_asserted_and_says_why():
+    import claimcheck
+
+    for suite in SUITES:
+        asserted = {c.id for c in claimcheck.holds(suite)}
+        for c in of_suite(suite):
+            if c.finding:
+                assert c.id not in asserted and len(c.finding) > 20, c.id
+            if c.id in asserted:  # asserted: measured, and passing at most 5% of the time when false
+                assert claimcheck.FALSE_PASS[c.id] <= 0.05
+
+
+def test_the_findings_table_lists_every_claim_not_asserted(tmp_path):
+    from poskernels.page.claims_page import unresolved_markdown
+
+    rows = [
+        {"id": "a.resolved", "threshold": "t", "size": 0.0, "false_pass": 0.01, "resolved": True, "finding": ""},
+        {"id": "a.weak", "threshold": "t", "size": 0.0, "false_pass": 0.4, "resolved": False, "finding": ""},
+        {"id": "a.paper", "threshold": "t", "size": 0.0, "false_pass": 0.0, "resolved": True, "finding": "why so"},
+    ]
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps({"claims": rows, "seeds": 30, "draws": 10, "joint_size": 0.0, "max_false_pass": 0.05}))
+    table = unresolved_markdown(path=path)
+    assert "`a.weak`" in table and "not resolved by ten seeds" in table
+    assert "`a.paper`" in table and "why so" in table
+    assert "`a.resolved`" not in table
+
+
+def test_the_calibration_keeps_an_earlier_pools_rows_only_for_the_same_statistic():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("claim_calibration", ROOT / "examples" / "claim_calibration.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    same, changed, measured = CLAIMS[0], next(c for c in CLAIMS if c.kind == "tie"), CLAIMS[1]
+    old = {
+        "seeds": 100,
+        "first_seeds": [2000, 3000],
+        "claims": [
+            {"id": same.id, "kind": same.kind, "threshold": same.threshold, "size": 0.0, "false_pass": 0.01},
+            {"id": changed.id, "kind": "agree", "threshold": "|mean a - mean b| <= 4 joined SE", "false_pass": 0.89},
+            {"id": measured.id, "kind": measured.kind, "threshold": measured.threshold, "false_pass": 0.5},
+        ],
+    }
+    empty = {"size": None, "false_pass": None}
+    out = {"claims": [{"id": same.id, **empty}, {"id": changed.id, **empty}, {"id": measured.id, "size": 0.0,
+                                                                            "false_pass": 0.02}]}  # fmt: skip
+    rows = script.keep_rows(out, old, [same, changed, measured])["claims"]
+    assert rows[0]["false_pass"] == 0.01 and rows[0]["kept_from"] == [2000, 3000]  # the same statistic: kept
+    assert rows[1]["false_pass"] is None  # "agree" then, "tie" now: the old rate says nothing of the new claim
+    assert rows[2]["false_pass"] == 0.02 and "kept_from" not in rows[2]  # measured on this pool: its own
+    assert out["kept_seeds"] == 100
