@@ -14,6 +14,11 @@ Reproduce (the heads of each block train once into ``.cache/poskernels``; about 
     python examples/claim_calibration.py results-{2000,3000,4000,5000,6000,7000,8000,9000,10000,11000} \\
         --out src/poskernels/page/claims_calibration.json --csv examples/claim_calibration.csv
 
+A pool of fewer blocks, or of blocks computed for some sections only (``reproduce --only tournament long``), is
+honest when said: ``--keep OLD.json`` takes the rows of the claims this pool cannot read from an earlier
+calibration, each marked with the blocks it was measured on (``kept_from``), so that the file says which pool
+measured which claim.
+
 ``claims_calibration.json`` ships with the package: the README's list of claims not resolved by ten seeds is
 rendered from it (``python -m poskernels.page.readme``).  A block holding a seed the tests run is refused.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import sys
 from pathlib import Path
 
@@ -39,12 +45,30 @@ def _seeds(numbers: dict) -> list[int]:
     return list(numbers.get("tournament", {}).get("seeds", [])) + list(numbers.get("filings", {}).get("seeds", []))
 
 
+def keep_rows(out: dict, old: dict, claims) -> dict:
+    """Fill ``out``'s rows of the claims its pool cannot read from the earlier calibration ``old``, each marked
+    ``kept_from`` (the blocks it was measured on): only for the same statistic and threshold (a ``near`` reads its
+    target from the numbers).  The floor on a standard error (``claims.kinds.SD_FLOOR``) only makes a pass harder,
+    so a kept false-pass rate measured before it is an upper bound."""
+    earlier = {row["id"]: row for row in old["claims"]}
+    kept = old.get("kept_from_seeds", old["first_seeds"])
+    for i, (claim, row) in enumerate(zip(claims, out["claims"])):
+        was = earlier.get(row["id"])
+        same = was is not None and was["kind"] == claim.kind and (was["threshold"] == claim.threshold
+                                                                 or claim.kind == "near")  # fmt: skip
+        if row["size"] is None and same:
+            out["claims"][i] = {**was, "finding": claim.finding, "kept_from": was.get("kept_from", kept)}
+    out["kept_from_seeds"], out["kept_seeds"] = kept, old.get("kept_seeds", old["seeds"])
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("results", nargs="+", type=Path, help="folders holding numbers.json, one per seed block")
     ap.add_argument("--out", type=Path, help="write the calibration as JSON (the shipped page/claims_calibration.json)")
     ap.add_argument("--csv", type=Path, help="write one row per claim as CSV")
     ap.add_argument("--draws", type=int, default=4000, help="blocks drawn for each rate (default 4000)")
+    ap.add_argument("--keep", type=Path, help="an earlier calibration whose rows fill the claims this pool cannot read")
     args = ap.parse_args(argv)
     try:
         blocks, firsts = [], []
@@ -60,7 +84,8 @@ def main(argv=None) -> int:
         return 2
     out = calibrate(blocks, CLAIMS, draws=args.draws)
     out["first_seeds"] = firsts
-    out["max_false_pass"], out["max_joint_size"] = MAX_FALSE_PASS, MAX_JOINT_SIZE
+    if args.keep is not None:
+        keep_rows(out, json.loads(args.keep.read_text(encoding="utf-8")), CLAIMS)
     if args.out is not None:
         write_json_atomic(args.out, out)
     if args.csv is not None:

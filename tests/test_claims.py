@@ -130,12 +130,12 @@ def test_every_claim_says_what_it_stands_for():
 
 
 def _parametrized_suites(path: Path) -> set[str]:
-    """The suites a test file parametrizes its claim tests over: ``holds("x")`` and ``consistent("x")``."""
-    found = {"holds": set(), "consistent": set()}
+    """The suites a test file parametrizes its claim tests over: ``holds("x")`` and ``reported("x")``."""
+    found = {"holds": set(), "reported": set()}
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) in found and node.args:
             found[node.func.id].add(node.args[0].value)
-    return found["holds"] & found["consistent"]
+    return found["holds"] & found["reported"]
 
 
 def _threshold_literals(path: Path) -> list[str]:
@@ -244,3 +244,128 @@ def test_a_section_present_in_part_is_not_applicable_not_passed():
     verdicts = {v.claim: v for v in check_all({"long": numbers["long"]})}
     reads_more = [k for k in verdicts if set(by_id(k).needs) != {"long"}]  # the claims that read other sections
     assert reads_more and all(verdicts[k].passed is None for k in reads_more)
+
+
+# ---------------------------------------------------------------- zero spread over seeds is no free comparison
+
+
+def _flat(value: float, n: int = 10) -> np.ndarray:
+    return np.full(n, value)  # (seeds,) every seed alike
+
+
+def test_zero_spread_makes_no_comparison_free():
+    # the cases a consistent numbers.json made pass: RoPE flat, ALiBi at chance, "RoPE ends below ALiBi"
+    flat_rope, chance = _flat(0.60), _flat(1 / 8)
+    assert not KINDS["gap"].evaluate({"a": chance, "b": flat_rope}, {})[1]  # a below b: never "a above b"
+    assert KINDS["gap"].evaluate({"a": chance, "b": flat_rope}, {})[0] < 0
+    # "RoPE falls from 128 to 256" with RoPE flat at both lengths: no gap
+    assert not KINDS["gap"].evaluate({"a": flat_rope, "b": flat_rope}, {})[1]
+    assert not KINDS["paired"].evaluate({"a": flat_rope, "b": flat_rope}, {})[1]
+    # "Shaw beats T5" with two equal seeds below T5
+    assert not KINDS["gap"].evaluate({"a": _flat(0.5, 2), "b": np.array([0.6, 0.7])}, {})[1]
+    assert not KINDS["paired"].evaluate({"a": _flat(0.5, 2), "b": np.array([0.6, 0.7])}, {})[1]
+    # a difference smaller than the floor's margin does not pass either: 3 x 0.01 x sqrt(2 / 10) = 0.0134
+    assert not KINDS["gap"].evaluate({"a": _flat(0.51), "b": _flat(0.50)}, {})[1]
+    assert KINDS["gap"].evaluate({"a": _flat(0.52), "b": _flat(0.50)}, {})[1]
+    # a mean at its bound with no spread is not "k SE" inside it
+    assert not KINDS["upper"].evaluate({"x": _flat(0.05)}, {"c": 0.05})[1]
+    assert not KINDS["lower"].evaluate({"x": _flat(0.05)}, {"c": 0.05})[1]
+    assert not KINDS["times"].evaluate({"a": _flat(0.2), "b": _flat(0.1)}, {"f": 2.0})[1]
+    # one seed gives no spread at all: nothing passes on it
+    for kind, v in (("lower", {"x": np.array([0.9])}), ("gap", {"a": np.array([0.9]), "b": np.array([0.1])})):
+        assert not KINDS[kind].evaluate(v, {"c": 0.5})[1]
+
+
+@settings(max_examples=30)
+@given(st.integers(0, 2**32 - 1))
+def test_the_floor_is_the_standard_error_where_the_seeds_spread_less(seed):
+    from poskernels.claims.kinds import SD_FLOOR
+
+    rng = np.random.default_rng(seed)
+    x = 0.7 + rng.normal(0, 0.02, 10) * rng.uniform(0, 1)  # (seeds,) spread below or above the floor
+    se = max(_se(x), SD_FLOOR / math.sqrt(x.size))
+    assert KINDS["lower"].evaluate({"x": x}, {"c": 0.6, "k": 3.0})[0] == pytest.approx(x.mean() - 3 * se, abs=1e-12)
+    assert KINDS["upper"].evaluate({"x": x}, {"c": 0.6, "k": 3.0, "sd_floor": 0.0})[0] == pytest.approx(
+        x.mean() + 3 * _se(x), abs=1e-12
+    )
+
+
+def test_a_tie_needs_the_difference_shown_inside_its_margin():
+    a, b = np.array([0.97, 0.98, 0.96, 0.97]), np.array([0.98, 0.98, 0.97, 0.99])
+    joined = math.hypot(max(_se(a), 0.01 / 2), max(_se(b), 0.01 / 2))  # each error at least the floor's
+    stat, ok = KINDS["tie"].evaluate({"a": a, "b": b}, {"margin": 0.05, "k": 3.0})
+    assert stat == pytest.approx(abs(a.mean() - b.mean()) + 3 * joined) and ok
+    assert not KINDS["tie"].evaluate({"a": a, "b": b}, {"margin": 0.02, "k": 3.0})[1]
+    moved = KINDS["tie"].null({"a": a, "b": b}, {"margin": 0.05}, np.random.default_rng(0))
+    assert abs(moved["a"].mean() - b.mean()) == pytest.approx(0.05)  # apart by the margin: the tie is false
+    assert not KINDS["tie"].evaluate(moved, {"margin": 0.05, "k": 3.0})[1]
+    # equal seeds on both sides: the floor's error still counts against the margin
+    assert not KINDS["tie"].evaluate({"a": _flat(0.5), "b": _flat(0.5)}, {"margin": 0.01})[1]
+
+
+def test_a_spread_ratio_is_tested_against_its_own_null():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(0.5, 0.10, 10), rng.normal(0.9, 0.02, 10)
+    params = {"f": 1.78, "null_f": 1.0}
+    assert KINDS["sd_above"].evaluate({"a": a, "b": b}, params)[1]
+    moved = KINDS["sd_above"].null({"a": a, "b": b}, params, rng)
+    assert np.std(moved["a"], ddof=1) == pytest.approx(np.std(b, ddof=1))  # the same spread: the claim is false
+    assert not KINDS["sd_above"].evaluate(moved, params)[1]
+    assert not KINDS["sd_above"].evaluate({"a": a, "b": _flat(0.9)}, {"f": 20.0})[1]  # b flat: its floor, not 0
+
+
+# ---------------------------------------------------------------- findings and the pool the calibration measured
+
+
+def test_a_finding_is_never_asserted_and_says_why():
+    import claimcheck
+
+    for suite in SUITES:
+        asserted = {c.id for c in claimcheck.holds(suite)}
+        for c in of_suite(suite):
+            if c.finding:
+                assert c.id not in asserted and len(c.finding) > 20, c.id
+            if c.id in asserted:  # asserted: measured, and passing at most 5% of the time when false
+                assert claimcheck.FALSE_PASS[c.id] <= 0.05
+
+
+def test_the_findings_table_lists_every_claim_not_asserted(tmp_path):
+    from poskernels.page.claims_page import unresolved_markdown
+
+    rows = [
+        {"id": "a.resolved", "threshold": "t", "size": 0.0, "false_pass": 0.01, "resolved": True, "finding": ""},
+        {"id": "a.weak", "threshold": "t", "size": 0.0, "false_pass": 0.4, "resolved": False, "finding": ""},
+        {"id": "a.paper", "threshold": "t", "size": 0.0, "false_pass": 0.0, "resolved": True, "finding": "why so"},
+    ]
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps({"claims": rows, "seeds": 30, "draws": 10, "joint_size": 0.0, "max_false_pass": 0.05}))
+    table = unresolved_markdown(path=path)
+    assert "`a.weak`" in table and "not resolved by ten seeds" in table
+    assert "`a.paper`" in table and "why so" in table
+    assert "`a.resolved`" not in table
+
+
+def test_the_calibration_keeps_an_earlier_pools_rows_only_for_the_same_statistic():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("claim_calibration", ROOT / "examples" / "claim_calibration.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    same, changed, measured = CLAIMS[0], next(c for c in CLAIMS if c.kind == "tie"), CLAIMS[1]
+    old = {
+        "seeds": 100,
+        "first_seeds": [2000, 3000],
+        "claims": [
+            {"id": same.id, "kind": same.kind, "threshold": same.threshold, "size": 0.0, "false_pass": 0.01},
+            {"id": changed.id, "kind": "agree", "threshold": "|mean a - mean b| <= 4 joined SE", "false_pass": 0.89},
+            {"id": measured.id, "kind": measured.kind, "threshold": measured.threshold, "false_pass": 0.5},
+        ],
+    }
+    empty = {"size": None, "false_pass": None}
+    out = {"claims": [{"id": same.id, **empty}, {"id": changed.id, **empty}, {"id": measured.id, "size": 0.0,
+                                                                            "false_pass": 0.02}]}  # fmt: skip
+    rows = script.keep_rows(out, old, [same, changed, measured])["claims"]
+    assert rows[0]["false_pass"] == 0.01 and rows[0]["kept_from"] == [2000, 3000]  # the same statistic: kept
+    assert rows[1]["false_pass"] is None  # "agree" then, "tie" now: the old rate says nothing of the new claim
+    assert rows[2]["false_pass"] == 0.02 and "kept_from" not in rows[2]  # measured on this pool: its own
+    assert out["kept_seeds"] == 100

@@ -25,7 +25,8 @@ def test_one_registry():
     assert not hasattr(model, "HEAD_SCHEMES")  # one name for the one registry
     article, beyond = ["nope", "sinusoidal", "learned", "rope", "alibi"], ["t5", "shaw", "kerple_log", "kerple_power"]
     trained = ["nope_ssmax", "rope_ssmax", "sinusoidal_randpos", "rope_randpos"]  # training-side variants
-    assert list(SCHEMES) == [*article, *beyond, "fire", "xpos", "p_rope", "partial_rotary", *trained]
+    variants = ["xpos_rescaled", "fire_c1"]  # a paper's constant changed, each a scheme of its own name
+    assert list(SCHEMES) == [*article, *beyond, "fire", "xpos", "p_rope", "partial_rotary", *trained, *variants]
     with pytest.raises(PosKernelsError, match="unknown scheme 'cope'"):
         HeadConfig(scheme="cope")
 
@@ -66,7 +67,8 @@ def test_the_article_tournament_and_beyond_come_from_the_registry():
 
     assert ARTICLE_SCHEMES == ("nope", "sinusoidal", "learned", "rope", "alibi")  # the article's table, in order
     assert EXTRA_SCHEMES == ("t5", "shaw", "kerple_log", "kerple_power", "fire", "xpos", "p_rope", "partial_rotary",
-                             "nope_ssmax", "rope_ssmax", "sinusoidal_randpos", "rope_randpos")  # fmt: skip
+                             "nope_ssmax", "rope_ssmax", "sinusoidal_randpos", "rope_randpos", "xpos_rescaled",
+                             "fire_c1")  # fmt: skip
     assert {n for n, s in SCHEMES.items() if s.offset_kernel is not None} == {"sinusoidal", "rope", "alibi"}
 
 

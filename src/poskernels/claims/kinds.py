@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["KINDS", "Kind", "mean_se"]
+__all__ = ["KINDS", "SD_FLOOR", "Kind", "mean_se"]
 
 K = 3.0  # standard errors of margin, unless a claim says otherwise
 
@@ -64,21 +64,38 @@ class Kind:
 
 # ---------------------------------------------------------------- means with a margin of k standard errors
 
+#: The smallest seed-to-seed standard deviation a mean's margin is computed with (the ``sd_floor`` of a claim on
+#: another scale says its own): a block whose seeds agree exactly (every head at chance, or at 1.0) has a
+#: standard error of 0, which would make any difference of means, however small, "k standard errors" -- a
+#: comparison for free.  One point of accuracy, about the binomial spread of one head's accuracy on the 2,000
+#: test sequences near 0.5 (0.011): below it, the seeds' agreement is the test set's resolution, not evidence.
+SD_FLOOR = 0.01
+
+
+def _spread(x, p) -> tuple[float, float]:
+    """Mean and standard error of ``x``, the error at least ``sd_floor / sqrt(n)``; NaN for fewer than 2 seeds."""
+    x = np.asarray(x, dtype=float).ravel()
+    x = x[~np.isnan(x)]
+    if x.size < 2:  # one seed (or none) gives no spread at all: no margin can be stated
+        return math.nan, math.nan
+    m, se = mean_se(x)
+    return m, max(se, p.get("sd_floor", SD_FLOOR) / math.sqrt(x.size))
+
 
 def _lower(v, p):
-    m, se = mean_se(v["x"])
+    m, se = _spread(v["x"], p)
     stat = m - p.get("k", K) * se
     return stat, bool(stat >= p["c"])
 
 
 def _upper(v, p):
-    m, se = mean_se(v["x"])
+    m, se = _spread(v["x"], p)
     stat = m + p.get("k", K) * se
     return stat, bool(stat <= p["c"])
 
 
 def _exceeds(v, p):  # the complement of _upper: the rule "mean + k SE <= c" fails
-    m, se = mean_se(v["x"])
+    m, se = _spread(v["x"], p)
     stat = m + p.get("k", K) * se
     return stat, bool(stat > p["c"])
 
@@ -89,8 +106,8 @@ def _to_mean(v, p, rng):  # the mean moved onto the bound
 
 
 def _gap(v, p):
-    (ma, sa), (mb, sb) = mean_se(v["a"]), mean_se(v["b"])
-    stat = (ma - p.get("off", 0.0) - mb) / math.hypot(sa, sb) if math.hypot(sa, sb) > 0 else math.inf
+    (ma, sa), (mb, sb) = _spread(v["a"], p), _spread(v["b"], p)
+    stat = (ma - p.get("off", 0.0) - mb) / math.hypot(sa, sb)  # the joined error is never 0 (the floor)
     return stat, bool(stat > p.get("k", K))
 
 
@@ -101,16 +118,29 @@ def _gap_null(v, p, rng):  # seed by seed, a moved so that mean a - off equals m
 
 def _paired(v, p):
     d = np.asarray(v["a"], dtype=float) - np.asarray(v["b"], dtype=float) - p.get("off", 0.0)  # seed by seed
-    m, se = mean_se(d)
-    stat = m / se if se > 0 else (math.copysign(math.inf, m) if m != 0 else 0.0)  # equal readings: no gap
+    m, se = _spread(d, p)
+    stat = m / se  # equal readings seed by seed: a difference of 0 over the floor's error, no gap
     return stat, bool(stat > p.get("k", K))
 
 
 def _times(v, p):
-    (ma, sa), (mb, sb) = mean_se(v["a"]), mean_se(v["b"])
+    (ma, sa), (mb, sb) = _spread(v["a"], p), _spread(v["b"], p)
     k = p.get("k", K)
     stat = (ma - k * sa) - p["f"] * (mb + k * sb)
     return stat, bool(stat > 0)
+
+
+def _tie(v, p):
+    """A tie with a stated margin: the difference of means, with ``k`` joined errors, inside ``margin``."""
+    (ma, sa), (mb, sb) = _spread(v["a"], p), _spread(v["b"], p)
+    stat = abs(ma - mb) + p.get("k", K) * math.hypot(sa, sb)
+    return stat, bool(stat <= p["margin"])
+
+
+def _tie_null(v, p, rng):  # a moved, seed by seed, so that its mean is b's plus the margin (on the side it was)
+    a, b = np.asarray(v["a"], dtype=float), np.asarray(v["b"], dtype=float)
+    side = 1.0 if np.nanmean(a) >= np.nanmean(b) else -1.0
+    return {**v, "a": a - np.nanmean(a) + np.nanmean(b) + side * p["margin"]}
 
 
 def _times_null(v, p, rng):
@@ -225,13 +255,14 @@ def _mode_null(v, p, rng):
 
 def _sd_above(v, p):
     a, b = np.asarray(v["a"], dtype=float), np.asarray(v["b"], dtype=float)
-    stat = float(np.std(a, ddof=1) / np.std(b, ddof=1))
+    floor = p.get("sd_floor", SD_FLOOR)  # b's seeds all equal: its spread is taken as the floor, not as 0
+    stat = float(np.std(a, ddof=1) / max(float(np.std(b, ddof=1)), floor))
     return stat, bool(stat > p["f"])
 
 
-def _sd_null(v, p, rng):  # a's spread shrunk to f times b's
+def _sd_null(v, p, rng):  # a's spread shrunk to null_f (default f) times b's
     a, b = np.asarray(v["a"], dtype=float), np.asarray(v["b"], dtype=float)
-    scale = p["f"] * np.std(b, ddof=1) / np.std(a, ddof=1)
+    scale = p.get("null_f", p["f"]) * np.std(b, ddof=1) / np.std(a, ddof=1)
     return {**v, "a": a.mean() + (a - a.mean()) * scale}
 
 
@@ -278,6 +309,12 @@ KINDS: dict[str, Kind] = {
     "agree": Kind(
         _agree, _agree_null, lambda p: f"|mean a - mean b| <= {_k(p)} joined SE", "off by twice the band it accepts"
     ),
+    "tie": Kind(
+        _tie,
+        _tie_null,
+        lambda p: f"|mean a - mean b| + {_k(p)} joined SE <= {p['margin']:g}",
+        "the means apart by the margin",
+    ),
     "share": Kind(
         _share,
         _share_null,
@@ -299,5 +336,7 @@ KINDS: dict[str, Kind] = {
         "median at the nearer bound",
     ),
     "mode": Kind(_mode, _mode_null, lambda p: f"most common value is {p['target']}", "target and runner-up tied"),
-    "sd_above": Kind(_sd_above, _sd_null, lambda p: f"SD of a > {p['f']:g} x SD of b", "SD of a = f x SD of b"),
+    "sd_above": Kind(
+        _sd_above, _sd_null, lambda p: f"SD of a > {p['f']:g} x SD of b", "SD of a = null_f (default f) x SD of b"
+    ),
 }

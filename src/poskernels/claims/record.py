@@ -85,6 +85,9 @@ class Claim:
         What would make it false (the kind's null unless said).
     optional : bool
         Reads values ``poskernels reproduce`` does not write (the tests compute them): missing, not applicable.
+    finding : str
+        Non-empty for a *finding*: a figure the table reports beside the papers' claims (the paper's claim that
+        does not hold here, or a statement ten seeds cannot settle), with why; it is never asserted.
     """
 
     id: str
@@ -97,6 +100,7 @@ class Claim:
     needs: tuple[str, ...]
     null: str = ""
     optional: bool = False
+    finding: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:

@@ -29,6 +29,7 @@ Scalars = np.ndarray | float
 
 __all__ = [
     "Fire",
+    "FireC1",
     "KerpleLog",
     "KerplePower",
     "fire_bias",
@@ -221,7 +222,8 @@ class Fire(Scheme):
     ``f(u) = sum_h w2_h relu(w1_h u + b1_h)``, a one-hidden-layer MLP of width :attr:`H` (32, the reference
     implementation's), drawn as PyTorch draws ``Linear(1, H)`` and ``Linear(H, 1)`` (uniform on
     ``+-1/sqrt(fan_in)``), with no output constant (it would move every logit of a query alike, which the softmax
-    ignores, so it would never learn).  ``c = 0.1 e^{a_c} > 0`` starts at the reference's 0.1; the threshold
+    ignores, so it would never learn).  ``c = c_0 e^{a_c} > 0`` starts at :attr:`C0`, the paper's code's 0.1
+    (``init_c``; :class:`FireC1`, ``fire_c1``, starts it at 1, as an independent reimplementation does); the threshold
     ``L = n_train e^{a_L} > 0`` starts at the training length, so that the query at the end of the window
     (``t = L - 1``) is normalised by ``psi(L)`` and ``L`` learns (the reference starts it at a quarter of its
     2,048-token window, where queries below ``L`` exist in every sequence; here the query is always the last
@@ -235,6 +237,8 @@ class Fire(Scheme):
     paper, year, colour = "Li et al.", 2023, "#ddcc77"
     where, relative, defined_everywhere, in_article = "score", False, True, False
     H = 32
+    #: The initial ``c`` (``a_c = 0``).
+    C0 = 0.1
 
     def init(self, cfg, rng):
         w1 = rng.uniform(-1.0, 1.0, size=self.H)  # (H,) Linear(1, H): fan_in 1
@@ -242,9 +246,8 @@ class Fire(Scheme):
         w2 = rng.uniform(-1.0, 1.0, size=self.H) / np.sqrt(self.H)  # (H,) Linear(H, 1): fan_in H
         return {"fire_ac": np.zeros(1), "fire_aL": np.zeros(1), "fire_w1": w1, "fire_b1": b1, "fire_w2": w2}
 
-    @staticmethod
-    def _c_L(params, cfg):
-        return 0.1 * np.exp(params["fire_ac"]), cfg.n_train * np.exp(params["fire_aL"])  # (M, 1) or (1,) each
+    def _c_L(self, params, cfg):
+        return self.C0 * np.exp(params["fire_ac"]), cfg.n_train * np.exp(params["fire_aL"])  # (M, 1) or (1,) each
 
     def bias(self, params, cfg, q, r, t=None):
         if t is None:
@@ -275,3 +278,12 @@ class Fire(Scheme):
             "fire_b1": dpre.sum(1),  # (M, H)
             "fire_w2": (g[..., None] * np.maximum(pre, 0.0)).sum(1),  # (M, H)
         }
+
+
+class FireC1(Fire):
+    """FIRE with ``c`` started at 1 rather than the paper's code's 0.1: the other initialisation in use (an
+    independent reimplementation's), tried to see whether the finding at 10^5 tokens depends on it."""
+
+    name, title = "fire_c1", "FIRE, c started at 1"
+    colour = "#aa9944"
+    C0 = 1.0

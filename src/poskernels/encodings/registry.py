@@ -19,10 +19,10 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import PosKernelsError, check_name
-from .beyond import Fire, KerpleLog, KerplePower
+from .beyond import Fire, FireC1, KerpleLog, KerplePower
 from .codes import omega, sinusoidal_code
 from .relative import shaw_clip, t5_bucket
-from .rotary_family import PartialRotary, PRope, XPos
+from .rotary_family import PartialRotary, PRope, XPos, XPosRescaled
 from .scheme import Scheme, Setting, default_positions
 from .variants import randomized, ssmax
 
@@ -257,6 +257,7 @@ SCHEMES: dict[str, Scheme] = {
         *(XPos(), PRope(), PartialRotary()),  # the rotary family (encodings/rotary_family.py)
         *(ssmax(NoPosition, colour="#aaaaaa")(), ssmax(Rope, colour="#88ccee")()),  # the scaled softmax
         *(randomized(Sinusoidal, colour="#d55e00")(), randomized(Rope, colour="#aa4499")()),  # randomized positions
+        *(XPosRescaled(), FireC1()),  # named variants of a paper's constant (docs/guide/beyond.md)
     )
 }
 #: The names of the schemes the library ships (a scheme registered from outside needs another).

@@ -37,6 +37,7 @@ __all__ = [
     "PartialRotary",
     "XPOS_PAPER_SCALE_BASE",
     "XPos",
+    "XPosRescaled",
     "p_rope_frequencies",
     "partial_rotary_frequencies",
     "rotated_planes",
@@ -132,11 +133,10 @@ class XPos(Scheme):
     """xPos (Sun et al. 2022): RoPE whose plane ``j`` decays as ``zeta_j^{(t - j) / gamma}`` in the offset.
 
     ``zeta_j = (2j/d + gamma_x) / (1 + gamma_x)`` with the paper's ``gamma_x = 0.4`` (setting ``xpos_gamma``);
-    the scale base ``gamma`` is the setting ``xpos_scale_base``.  The paper (and torchscale) use
-    ``gamma = 512`` (:data:`XPOS_PAPER_SCALE_BASE`) for a 1,024-token training length; at our 32-token window that
-    decay is nearly nothing (the fastest plane keeps ``zeta_0^{31/512} = 0.93`` of its weight at the window's edge),
-    so the head would be RoPE.  We keep the paper's *ratio* instead, ``gamma = L / 2 = 16``: over the training
-    window every plane decays as much as the paper's did over its own (``zeta_0^{2} = 0.08`` at the edge).
+    the scale base ``gamma`` is the setting ``xpos_scale_base``, by default the paper's (and torchscale's)
+    ``gamma = 512`` (:data:`XPOS_PAPER_SCALE_BASE`).  At our 32-token window that decay is slight (the fastest
+    plane keeps ``zeta_0^{31/512} = 0.93`` of its weight at the window's edge), so inside the window the head is
+    nearly RoPE; :class:`XPosRescaled` (``xpos_rescaled``) is the variant that keeps the paper's *ratio* instead.
     A reading's frequencies (Definition 5) replace ``theta`` and keep the decay.
     """
 
@@ -146,10 +146,7 @@ class XPos(Scheme):
     where, relative, defined_everywhere, in_article = "rotation", True, True, False
     settings = {
         "xpos_scale_base": Setting(
-            16.0,
-            0.0,
-            None,
-            "the scale base gamma: half the 32-token training length, as the paper's 512 is half its 1,024",
+            XPOS_PAPER_SCALE_BASE, 0.0, None, "the scale base gamma (the paper's and torchscale's 512)"
         ),
         "xpos_gamma": Setting(0.4, 0.0, None, "gamma_x in zeta_j = (2j/d + gamma_x) / (1 + gamma_x); the paper's 0.4"),
     }
@@ -157,6 +154,26 @@ class XPos(Scheme):
     def transform(self, cfg, reading):
         theta = xpos_frequencies(cfg.d, cfg.base, cfg.xpos_scale_base, cfg.xpos_gamma)  # (d/2,) complex
         return _read(theta.real, reading) + 1j * theta.imag  # theta - i gamma (imag = -gamma)
+
+
+class XPosRescaled(XPos):
+    """xPos with its scale base rescaled to our window, ``gamma = L / 2 = 16`` (not the paper's constant).
+
+    The paper's ``gamma = 512`` is half its 1,024-token training length; at ``gamma = 16`` every plane decays over
+    our 32-token window as much as the paper's did over its own (``zeta_0^{2} = 0.08`` at the edge).  The price:
+    far out the decay ``zeta^{r / gamma}`` erases the planes whose turns would rebound (planes 2 and 3 keep 0.0002
+    and 0.0012 of their weight at ``r = 181``, where the paper's constant keeps 0.76 and 0.81), so this variant's
+    long readings are those of a strongly decaying kernel, not of xPos as published.  Same setting, another default.
+    """
+
+    name, title = "xpos_rescaled", "xPos, scale base rescaled to 16"
+    colour = "#9ad0f0"
+    settings = {
+        **XPos.settings,
+        "xpos_scale_base": Setting(
+            16.0, 0.0, None, "the scale base gamma: half our 32-token training length (the paper's 512: half its 1,024)"
+        ),
+    }
 
 
 class PRope(Scheme):

@@ -37,6 +37,7 @@ from .tournament import (
     heldout,
     hit_rate,
     offset_kernel,
+    read_accuracies,
     read_hits,
     read_rescaled_hits,
     rescaled_table,
@@ -47,7 +48,7 @@ from .tournament import (
 __all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "result_path", "run_laboratory"]
 
 #: Bump when what is computed from the trained heads changes.
-LAB_VERSION = "lab-9"  # 9: each cell's test-draw SD, resampled (experiments.bootstrap)
+LAB_VERSION = "lab-10"  # 9: each cell's test-draw SD, resampled; 10: randomized heads read as the paper reads them
 #: Offsets at which the learned offset kernels (T5, Shaw) are reported beside ALiBi's.
 KERNEL_OFFSETS = (0, 1, 8, 16, 24, 31, 32, 48, 64, 128, 255)
 
@@ -112,6 +113,8 @@ def read_head(head: TrainedHead) -> dict:
     out = {k: rates(by) for k, by in hits.items() if k != "rescaled"}
     if "rescaled" in hits:
         out["rescaled"] = {reader: rates(by) for reader, by in hits["rescaled"].items()}
+    if getattr(cfg, "random_positions", 0):  # the paper's reading above; the consecutive 0..n-1 beside it
+        out["consecutive"] = read_accuracies(head, consecutive=True)
     out["final_loss"] = float(head.losses[-50:].mean())
     out["hits"] = hits
     if cfg.scheme == "rope":
@@ -167,6 +170,13 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
     for key in ("rebound_height", "window_fall"):
         tour[key] = {s: [readings[s, seed][key] for seed in seeds] for s in rotary}
     tour["final_loss"] = {s: [readings[s, seed]["final_loss"] for seed in seeds] for s in schemes}
+    # heads trained at randomized positions: the per-seed table reads them as Ruoss et al. do (each test sequence at
+    # its own ordered random subset of [0, L_max)); here at the consecutive positions 0..n-1 they never trained on
+    randomized = [s for s in schemes if "consecutive" in readings[s, seeds[0]]]
+    tour["consecutive"] = {
+        s: {str(n): [readings[s, seed]["consecutive"][str(n)] for seed in seeds] for n in TEST_LENGTHS}
+        for s in randomized
+    }
     tour["settings"] = _settings(config)
     # the article: "at 256 its three seeds range from about 0.31 to 0.68"; every seed's range and the first three's
     tour["seed_range"] = {

@@ -20,6 +20,7 @@ from ..encodings import SCHEMES
 from ..errors import PosKernelsError, check_name
 from ..model.config import TrainConfig, preset
 from ..model.head import PLAIN, Reading, query_logits, token_table
+from ..model.random_reading import randomized_hits
 from ..model.trained import TrainedHead, check_trained
 from ..seeds import stat_table
 from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
@@ -102,17 +103,24 @@ def defined_at(scheme: str, n_train: int, n: int) -> bool:
     return SCHEMES[check_name("scheme", scheme, SCHEMES)].defined_everywhere or n <= n_train
 
 
-def head_hits(head: TrainedHead, n: int, reading: Reading = PLAIN, **change) -> np.ndarray | None:
+def head_hits(head: TrainedHead, n: int, reading: Reading = PLAIN, consecutive: bool = False,
+              **change) -> np.ndarray | None:
     """Whether ``head`` answers each of the :func:`heldout` sequences at length ``n`` right, shape ``(2000,)`` bool.
 
     None where its code is undefined (:func:`defined_at`).  ``change``: ``positions`` or ``score_shift``, as
-    :func:`poskernels.model.head.query_logits` takes them (the sinusoidal diagnostics' re-reads).  Its mean is
-    :func:`head_accuracy`; the vector itself is what the test-draw error is resampled from
+    :func:`poskernels.model.head.query_logits` takes them (the sinusoidal diagnostics' re-reads).  A head trained at
+    randomized positions (setting ``random_positions = L_max``) is read as Ruoss et al. read it, each test sequence
+    at its own ordered random subset of ``[0, L_max)`` drawn from the test set's seed
+    (:func:`poskernels.model.random_reading.randomized_hits`); ``consecutive=True`` reads it at ``0..n-1``.  Its
+    mean is :func:`head_accuracy`; the vector itself is what the test-draw error is resampled from
     (:mod:`poskernels.experiments.bootstrap`).
     """
     if not defined_at(check_trained(head).head.scheme, head.head.n_train, n):  # a diverged head has no accuracy
         return None
     tokens, targets = heldout(n)
+    L_max = getattr(head.head, "random_positions", 0)
+    if L_max and not consecutive and not change:
+        return randomized_hits(head.params, head.head, tokens, targets, L_max, TEST_SEED)
     return np.argmax(query_logits(head.params, head.head, tokens, reading=reading, **change), axis=1) == targets
 
 
@@ -125,13 +133,16 @@ def hit_rate(hits: np.ndarray | None) -> float | None:
     return None if hits is None else float(np.mean(hits))
 
 
-def head_accuracy(head: TrainedHead, n: int, reading: Reading = PLAIN) -> float | None:
+def head_accuracy(head: TrainedHead, n: int, reading: Reading = PLAIN, consecutive: bool = False) -> float | None:
     """Accuracy of ``head`` on :func:`heldout` at length ``n``; None where its code is undefined.
 
     A learned table has no row past its training length, so a learned head has no reading at
-    ``n > L`` (the article's dash), rather than a wrapped or clipped one (:func:`defined_at`).
+    ``n > L`` (the article's dash), rather than a wrapped or clipped one (:func:`defined_at`).  A head trained at
+    randomized positions (setting ``random_positions = L_max``) is read as Ruoss et al. read it, each test sequence
+    at its own ordered random subset of ``[0, L_max)`` drawn from the test set's seed
+    (:func:`poskernels.model.random_reading.randomized_accuracy`); ``consecutive=True`` reads it at ``0..n-1``.
     """
-    return hit_rate(head_hits(head, n, reading))
+    return hit_rate(head_hits(head, n, reading, consecutive=consecutive))
 
 
 def rescaled_reading(head: TrainedHead, name: str, n: int) -> Reading:
@@ -148,14 +159,14 @@ def rescaled_reading(head: TrainedHead, name: str, n: int) -> Reading:
     return Reading.through(cfg, name, max(1.0, n / cfg.n_train))
 
 
-def read_hits(head: TrainedHead, lengths=TEST_LENGTHS) -> dict:
-    """``{str(n): head_hits or None}`` of one head on the test sets."""
-    return {str(n): head_hits(head, n) for n in lengths}
+def read_hits(head: TrainedHead, lengths=TEST_LENGTHS, consecutive: bool = False) -> dict:
+    """``{str(n): head_hits or None}`` of one head on the test sets (see :func:`head_hits`)."""
+    return {str(n): head_hits(head, n, consecutive=consecutive) for n in lengths}
 
 
-def read_accuracies(head: TrainedHead, lengths=TEST_LENGTHS) -> dict:
-    """``{str(n): accuracy or None}`` of one head on the test sets."""
-    return {n: hit_rate(h) for n, h in read_hits(head, lengths).items()}
+def read_accuracies(head: TrainedHead, lengths=TEST_LENGTHS, consecutive: bool = False) -> dict:
+    """``{str(n): accuracy or None}`` of one head on the test sets (see :func:`head_accuracy`)."""
+    return {n: hit_rate(h) for n, h in read_hits(head, lengths, consecutive).items()}
 
 
 def read_rescaled_hits(head: TrainedHead, lengths=RESCALED_LENGTHS) -> dict:

@@ -128,11 +128,13 @@ def _kerple_power_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
 def _fire_bias(tp: dict, cfg: HeadConfig, q, r: np.ndarray, dtype):
     """Li et al. 2023: ``f(log(c r + 1) / log(c max(L, t) + 1))``, ``f`` a ReLU MLP of one hidden layer.
 
-    ``c = 0.1 e^{a_c}``, ``L = n_train e^{a_L}``; the query sits at the last position, ``t = n - 1 = r[0]``.
+    ``c = c_0 e^{a_c}`` (``c_0`` 0.1, or 1 for ``fire_c1``), ``L = n_train e^{a_L}``; the query sits at the last
+    position, ``t = n - 1 = r[0]``.
     """
     torch = _torch()
     rt = _tensor(r, dtype)  # (n,)
-    c, L = 0.1 * torch.exp(tp["fire_ac"]), cfg.n_train * torch.exp(tp["fire_aL"])  # (M, 1) each
+    c0 = {"fire": 0.1, "fire_c1": 1.0}[cfg.scheme]  # the paper's code's init_c, and the variant's
+    c, L = c0 * torch.exp(tp["fire_ac"]), cfg.n_train * torch.exp(tp["fire_aL"])  # (M, 1) each
     t = torch.full_like(L, float(r[0]))  # (M, 1)
     u = torch.log(c * rt + 1) / torch.log(c * torch.maximum(L, t) + 1)  # (M, n)
     hidden = torch.relu(u[..., None] * tp["fire_w1"][:, None, :] + tp["fire_b1"][:, None, :])  # (M, n, H)
@@ -249,6 +251,8 @@ REFERENCE_TERMS: dict[str, Terms] = {
     "rope_ssmax": Terms(turn=_rope_turn, scale=_ssmax_scale),
     "sinusoidal_randpos": Terms(code=_sinusoidal_code),  # trained at random positions: pass them (positions=)
     "rope_randpos": Terms(turn=_rope_turn),
+    "xpos_rescaled": Terms(turn=_xpos_turn),  # the same turn at its own scale base
+    "fire_c1": Terms(bias=_fire_bias),
 }
 
 

@@ -43,18 +43,35 @@ def _summary(cal: dict) -> str:
         f" Joint size (a fresh block fails at least one claim): {_pct(cal['joint_size'])}. Claims whose false-pass"
         f" rate exceeds {_pct(cal['max_false_pass'])}: {len(weak)} of {len(measured)} measured"
         f" ({len(rows) - len(measured)} not measured: the pool's numbers.json lacks what they read)."
+        + (
+            f" The rows of {sum('kept_from' in r for r in rows)} claims the pool's blocks do not read are kept from an"
+            f" earlier pool of {cal.get('kept_seeds')} seeds (blocks starting"
+            f" {', '.join(str(f) for f in cal['kept_from_seeds'])}), marked *(earlier pool)*."
+            if cal.get("kept_from_seeds")
+            else ""
+        )
     )
 
 
 def unresolved_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
-    """The claims ten seeds do not resolve, with their false-pass rate (README region ``claims-unresolved``)."""
+    """The findings: every claim reported and not asserted (README region ``claims-unresolved``) -- those ten seeds
+    do not resolve (false pass above 5%) and those marked a finding (``Claim.finding``: a paper's claim that does not
+    hold here, or a reading reported beside the paper's), each with its rates and why."""
     cal = calibration(path)
     if cal is None:
         return "- no calibration shipped"
-    lines = [_summary(cal), "", "| claim | statistic and threshold | size | passes when false |", "|---|---|---|---|"]
+    lines = [
+        _summary(cal),
+        "",
+        "| finding (not asserted) | statistic and threshold | size | passes when false | why |",
+        "|---|---|---|---|---|",
+    ]
     for r in cal["claims"]:
-        if r["resolved"] is False:
-            lines.append(f"| `{r['id']}` | {_md(r['threshold'])} | {_pct(r['size'])} | {_pct(r['false_pass'])} |")
+        why = r.get("finding") or ("not resolved by ten seeds" if r["resolved"] is False else "")
+        if why:
+            lines.append(
+                f"| `{r['id']}` | {_md(r['threshold'])} | {_pct(r['size'])} | {_pct(r['false_pass'])} | {_md(why)} |"
+            )
     return "\n".join(lines)
 
 
@@ -71,6 +88,8 @@ def claims_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
     ]
     for r in cal["claims"]:
         word = {True: "yes", False: "**no**", None: "not measured"}[r["resolved"]]
+        word += " (a finding: reported, not asserted)" if r.get("finding") else ""
+        word += " *(earlier pool)*" if "kept_from" in r else ""
         rates = f"{_pct(r['size'])} | {_pct(r['power'])}"
         lines.append(f"| `{r['id']}` | {_md(r['threshold'])} | {r['null']} | {rates} | {word} |")
     return "\n".join(lines)

@@ -1,0 +1,117 @@
+"""Reading a head trained at randomized positions as Ruoss et al. 2023 read it: each test sequence at its own
+ordered random subset of ``[0, L_max)``.
+
+Ruoss et al.'s code draws the positions with the same call in training and in evaluation, so a randomized head
+never meets the consecutive positions ``0..n-1`` it was not trained on.  :func:`sequence_positions` draws, for the
+``B`` test sequences of length ``n``, ``B`` ordered subsets from a Generator seeded by the test set (the same
+positions for every head and seed, as the test sequences are); :func:`forward_at` is :func:`poskernels.model.head.
+forward` with one row of positions per sequence, line for line (the head's own ``forward`` takes one row shared by
+the batch); :func:`randomized_accuracy` is the paper's reading.  The consecutive reading (``0..n-1``) is what
+:func:`poskernels.model.head.accuracy` gives; the tournament reports it beside the paper's.
+
+Examples
+--------
+>>> from poskernels.model.config import HeadConfig
+>>> from poskernels.model.head import forward, init_params
+>>> cfg = HeadConfig(scheme="rope_randpos")
+>>> params = init_params(cfg, np.random.default_rng(0))
+>>> tokens = np.random.default_rng(1).integers(0, cfg.vocab, size=(3, 8))
+>>> pos = sequence_positions(3, 8, 2048, seed=5)
+>>> pos.shape, bool((np.diff(pos, axis=1) > 0).all())
+((3, 8), True)
+>>> one = forward(params, cfg, tokens[1:2], pos[1])[0]
+>>> bool(np.allclose(forward_at(params, cfg, tokens, pos)[1:2], one, rtol=0, atol=1e-12))
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..encodings import SCHEMES, rotate
+from ..encodings.variants import random_positions
+from ..errors import PosKernelsError
+from .config import HeadConfig
+from .embedding import token_table
+from .head import _logit_scale
+from .reading import PLAIN, Reading, check_tokens, frequencies
+
+__all__ = ["POSITION_STREAM", "forward_at", "randomized_accuracy", "randomized_hits", "sequence_positions"]
+
+#: The tag of the test positions' Generator, beside the test set's seed and length (a stream of its own).
+POSITION_STREAM = 29
+
+
+def sequence_positions(count: int, n: int, L_max: int, seed: int) -> np.ndarray:
+    """``count`` ordered random subsets of ``[0, L_max)`` of size ``n``, one per test sequence, shape ``(count, n)``.
+
+    Drawn from ``default_rng(SeedSequence([seed, n, POSITION_STREAM]))``: fixed by the test set, the same for
+    every head.
+
+    >>> bool(np.array_equal(sequence_positions(4, 5, 64, 1), sequence_positions(4, 5, 64, 1)))
+    True
+    """
+    rng = np.random.default_rng(np.random.SeedSequence([seed, n, POSITION_STREAM]))
+    return np.stack([random_positions(rng, n, L_max) for _ in range(count)]) if count else np.zeros((0, n))
+
+
+def forward_at(params: dict, cfg: HeadConfig, tokens, positions: np.ndarray, reading: Reading = PLAIN) -> np.ndarray:
+    """Logits ``(B, C)`` of the head on ``tokens (B, n)``, sequence ``b`` at its own positions ``positions[b]``.
+
+    :func:`poskernels.model.head.forward`'s lines, with positions of shape ``(B, n)``: the code of each sequence's
+    positions added to its embedding, each sequence's queries and keys turned by its own angles.  For the schemes
+    randomized positions apply to (an absolute code defined everywhere, or a rotation: no bias on the score).
+    """
+    tokens = check_tokens(cfg, tokens)
+    B, n = tokens.shape
+    pos = np.asarray(positions, dtype=float)
+    if pos.shape != (B, n) or not np.isfinite(pos).all():
+        raise PosKernelsError(f"forward_at needs finite positions of shape {(B, n)}; got shape {pos.shape}")
+    scheme = SCHEMES[cfg.scheme]
+    if scheme.where not in ("none", "input", "rotation"):
+        raise PosKernelsError(f"forward_at reads schemes without a bias on the score; got {cfg.scheme!r}")
+    theta, lam = frequencies(cfg, reading), _logit_scale(params, cfg, reading, n)
+    h = token_table(params, cfg)[tokens]  # (B, n, d)
+    code = scheme.code(params, cfg, pos.ravel())  # (B n, d) or None
+    if code is not None:
+        h = h + code.reshape(B, n, cfg.d)
+    q = h[:, -1] @ params["W_Q"]  # (B, d)
+    k, v = h @ params["W_K"], h @ params["W_V"]  # (B, n, d) each
+    if theta is not None:
+        q = rotate(q, pos[:, -1:] * np.conj(theta))  # (B, d) phi_t(q), t = each sequence's last position
+        k = rotate(k, pos[:, :, None] * theta)  # (B, n, d) phi_j(k_j)
+    s = np.einsum("bd,bnd->bn", q, k) * (lam / cfg.tau)  # (B, n)
+    a = np.exp(s - s.max(axis=-1, keepdims=True))  # (B, n) softmax over the causal prefix
+    a /= a.sum(axis=-1, keepdims=True)
+    return np.einsum("bn,bnd->bd", a, v) @ params["W_O"]  # (B, C)
+
+
+def randomized_hits(params: dict, cfg: HeadConfig, tokens, targets, L_max: int, seed: int,
+                    chunk: int = 1 << 16) -> np.ndarray:  # fmt: skip
+    """Whether each test sequence, at its own ordered random subset of ``[0, L_max)`` (:func:`sequence_positions`),
+    is answered right, shape ``(B,)`` bool, in chunks of about ``chunk`` tokens.  The paper's reading of a randomized
+    head; its mean is :func:`randomized_accuracy`, the vector what the test-draw error is resampled from.
+    """
+    tokens = check_tokens(cfg, tokens)
+    B, n = tokens.shape
+    pos = sequence_positions(B, n, L_max, seed)  # (B, n)
+    step = max(1, chunk // max(n, 1))
+    hits = [np.argmax(forward_at(params, cfg, tokens[i : i + step], pos[i : i + step]), axis=1) == targets[i : i + step]
+            for i in range(0, B, step)]  # fmt: skip
+    return np.concatenate(hits) if hits else np.zeros(0, dtype=bool)
+
+
+def randomized_accuracy(params: dict, cfg: HeadConfig, tokens, targets, L_max: int, seed: int,
+                        chunk: int = 1 << 16) -> float:  # fmt: skip
+    """Accuracy with each test sequence at its own ordered random subset of ``[0, L_max)`` (:func:`sequence_positions`),
+    in chunks of about ``chunk`` tokens.  The paper's reading of a randomized head.
+
+    >>> from poskernels.model.head import init_params
+    >>> from poskernels.tasks.cue import cue_batch
+    >>> cfg = HeadConfig(scheme="rope_randpos")
+    >>> x, y = cue_batch(np.random.default_rng(1), 50, 16)
+    >>> 0.0 <= randomized_accuracy(init_params(cfg, np.random.default_rng(0)), cfg, x, y, 2048, 7) <= 1.0
+    True
+    """
+    hits = randomized_hits(params, cfg, tokens, targets, L_max, seed, chunk)
+    return float(np.mean(hits)) if hits.size else float("nan")

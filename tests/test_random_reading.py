@@ -1,0 +1,76 @@
+"""Randomized positions read as Ruoss et al. read them: each test sequence at its own ordered random subset.
+
+Oracle: :func:`poskernels.model.head.forward`, the head written from its definition, called one sequence at a time
+at that sequence's positions; and the consecutive reading, which :func:`forward_at` must give when every row of
+positions is ``0..n-1``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from poskernels.encodings import SCHEMES
+from poskernels.errors import PosKernelsError
+from poskernels.experiments.tournament import TEST_SEED, head_accuracy, heldout
+from poskernels.model.config import HeadConfig, preset
+from poskernels.model.head import accuracy, forward, init_params
+from poskernels.model.random_reading import forward_at, randomized_accuracy, sequence_positions
+from poskernels.model.trained import TrainedHead
+
+RANDOMIZED = [n for n, s in SCHEMES.items() if s.settings.get("random_positions") is not None]
+
+
+def _head(scheme: str, seed: int = 0):
+    cfg = HeadConfig(scheme=scheme)
+    params = init_params(cfg, np.random.default_rng(seed))
+    params["W_Q"] = params["W_Q"] * 4.0  # sharper attention: positions matter to the logits
+    return cfg, params
+
+
+@pytest.mark.parametrize("scheme", [*RANDOMIZED, "nope", "xpos", "nope_ssmax"])
+def test_each_sequence_is_read_at_its_own_positions(scheme):
+    cfg, params = _head(scheme)
+    tokens = np.random.default_rng(1).integers(0, cfg.vocab, size=(6, 12))  # (B, n)
+    pos = sequence_positions(6, 12, 2048, seed=3)  # (B, n)
+    got = forward_at(params, cfg, tokens, pos)  # (B, C)
+    for b in range(6):
+        one = forward(params, cfg, tokens[b : b + 1], pos[b])[0]  # the definition, one sequence
+        np.testing.assert_allclose(got[b : b + 1], one, rtol=0, atol=1e-12)
+    consecutive = np.broadcast_to(np.arange(12.0), (6, 12))
+    np.testing.assert_allclose(
+        forward_at(params, cfg, tokens, consecutive), forward(params, cfg, tokens)[0], atol=1e-12
+    )
+
+
+def test_the_positions_are_distinct_ordered_and_seeded_by_the_test_set():
+    pos = sequence_positions(50, 32, 2048, seed=TEST_SEED)  # (B, n)
+    assert pos.shape == (50, 32) and (np.diff(pos, axis=1) > 0).all() and pos.min() >= 0 and pos.max() < 2048
+    assert len({tuple(row) for row in pos}) == 50  # each sequence its own subset
+    assert np.array_equal(pos, sequence_positions(50, 32, 2048, seed=TEST_SEED))
+    assert not np.array_equal(pos, sequence_positions(50, 32, 2048, seed=TEST_SEED + 1))
+
+
+def test_a_randomized_head_is_read_at_random_positions_and_beside_them_at_consecutive_ones():
+    cfg, params = _head("rope_randpos")
+    x, y = heldout(64)
+    paper = randomized_accuracy(params, cfg, x, y, cfg.random_positions, TEST_SEED)
+    plain = accuracy(params, cfg, x, y)
+    assert paper != plain  # the two readings differ for a head whose scores read positions
+
+    head = TrainedHead(preset("tournament", "rope_randpos"), 0, params, np.zeros(1), "")
+    assert head.head == cfg
+    assert head_accuracy(head, 64) == paper  # the paper's reading is the tournament's
+    assert head_accuracy(head, 64, consecutive=True) == plain
+
+
+def test_bad_positions_and_a_bias_scheme_are_refused():
+    cfg, params = _head("rope_randpos")
+    tokens = np.zeros((2, 4), dtype=np.int64)
+    with pytest.raises(PosKernelsError, match=r"shape \(2, 4\)"):
+        forward_at(params, cfg, tokens, np.zeros((2, 5)))
+    alibi, p = _head("alibi")
+    with pytest.raises(PosKernelsError, match="without a bias"):
+        forward_at(p, alibi, tokens, np.zeros((2, 4)))
+    with pytest.raises(PosKernelsError, match="do not fit"):
+        sequence_positions(1, 40, 32, seed=0)
