@@ -165,7 +165,8 @@ def test_scheme_kernels_against_the_codes():
     assert np.allclose(SCHEMES["alibi"].offset_kernel(r), alibi_bias(r.size, 0.5)[-1, ::-1])
     assert all(get_scheme(name).name == name for name in SCHEMES)
     # an absolute code, or FIRE's normaliser psi(max(L, t)), which reads the query's position
-    absolute = {"sinusoidal", "learned", "fire", "sinusoidal_randpos"}  # the sinusoidal code at random positions too
+    # FIRE from either initial c; the sinusoidal code at random positions too
+    absolute = {"sinusoidal", "learned", "fire", "fire_c1", "sinusoidal_randpos"}
     assert {name for name, s in SCHEMES.items() if not s.relative} == absolute
 
 

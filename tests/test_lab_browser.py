@@ -184,7 +184,7 @@ def test_offset_lock_keeps_the_readout_while_the_hands_turn(open_page, sites):
 
 def test_reader_toggles_show_and_hide_curves(open_page, sites):
     pg, problems = open_page(sites["filled"])
-    toggles = pg.locator("#view-scores button.toggle")
+    toggles = pg.locator("#view-scores button.toggle[data-key]")
     assert toggles.count() == len(sites["payload"]["scores"]["readers"]) >= 3
     key = sites["payload"]["scores"]["readers"][0]["key"]
     curve = pg.locator(f"#view-scores path.curve[data-key='{key}']")
@@ -207,7 +207,7 @@ def test_reader_toggles_show_and_hide_curves(open_page, sites):
 def test_long_view_toggles_hide_a_readers_curves_in_both_panels(open_page, sites):
     pg, problems = open_page(sites["real"])
     readers = sites["payload"]["long"]["readers"]
-    toggles = pg.locator("#view-long button.toggle")
+    toggles = pg.locator("#view-long button.toggle[data-key]")
     assert toggles.count() == len(readers) >= 3  # chips that look like buttons are buttons
     key = readers[0]["key"]
     curves = pg.locator(f"#view-long path.curve[data-key='{key}']")

@@ -57,8 +57,10 @@ def test_xpos_frequencies_are_torchscales():
     assert np.allclose(f.real, omega(d), rtol=0, atol=0)
     r = np.arange(50)
     assert np.allclose(np.exp(r[:, None] * f.imag), torchscale ** (r[:, None] / sb), rtol=1e-13)
-    assert np.array_equal(frequencies(HeadConfig(scheme="xpos")), f)  # the trained default: gamma = 16 = L / 2
-    assert XPOS_PAPER_SCALE_BASE == 512.0 and SCHEMES["xpos"].settings["xpos_scale_base"].default == 16.0
+    assert np.array_equal(frequencies(HeadConfig(scheme="xpos_rescaled")), f)  # the rescaled variant: 16 = L / 2
+    assert np.array_equal(frequencies(HeadConfig(scheme="xpos")), xpos_frequencies(d, 1e4, XPOS_PAPER_SCALE_BASE))
+    assert XPOS_PAPER_SCALE_BASE == 512.0 and SCHEMES["xpos"].settings["xpos_scale_base"].default == 512.0
+    assert SCHEMES["xpos_rescaled"].settings["xpos_scale_base"].default == 16.0
 
 
 def test_the_scale_base_keeps_the_papers_ratio_to_the_training_length():
@@ -199,7 +201,7 @@ def test_a_reading_replaces_the_turned_planes_only():
     assert np.array_equal(frequencies(HeadConfig(scheme="p_rope"), reading), np.r_[theta[:6], 0.0, 0.0])
     assert np.array_equal(frequencies(HeadConfig(scheme="partial_rotary"), reading), np.r_[theta[:2], np.zeros(6)])
     x = frequencies(HeadConfig(scheme="xpos"), reading)
-    assert np.array_equal(x.real, theta) and np.array_equal(x.imag, xpos_frequencies(16, 1e4, 16.0).imag)
+    assert np.array_equal(x.real, theta) and np.array_equal(x.imag, xpos_frequencies(16, 1e4, 512.0).imag)
 
 
 @pytest.mark.parametrize(

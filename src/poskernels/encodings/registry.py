@@ -272,7 +272,7 @@ def get_scheme(name: str) -> Scheme:
     >>> get_scheme("bogus")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: unknown scheme 'bogus'; accepted: alibi, fire, kerple_log, ..., t5, xpos
+    poskernels.errors.PosKernelsError: unknown scheme 'bogus'; accepted: alibi, fire, fire_c1, ..., xpos, xpos_rescaled
     """
     return SCHEMES[check_name("scheme", name, SCHEMES)]
 

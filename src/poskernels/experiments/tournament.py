@@ -81,7 +81,7 @@ def tournament_jobs(config: TrainConfig | None = None, extra: bool = True, *, se
 
     >>> jobs = tournament_jobs(seeds=range(10))
     >>> len(jobs), sorted({c.head.scheme for c, _ in jobs})[:3]
-    (170, ['alibi', 'fire', 'kerple_log'])
+    (190, ['alibi', 'fire', 'fire_c1'])
     >>> len(tournament_jobs(extra=False, seeds=(0, 1, 2)))
     15
     """

@@ -4,10 +4,11 @@ ordered random subset of ``[0, L_max)``.
 Ruoss et al.'s code draws the positions with the same call in training and in evaluation, so a randomized head
 never meets the consecutive positions ``0..n-1`` it was not trained on.  :func:`sequence_positions` draws, for the
 ``B`` test sequences of length ``n``, ``B`` ordered subsets from a Generator seeded by the test set (the same
-positions for every head and seed, as the test sequences are); :func:`forward_at` is :func:`poskernels.model.head.
-forward` with one row of positions per sequence, line for line (the head's own ``forward`` takes one row shared by
-the batch); :func:`randomized_accuracy` is the paper's reading.  The consecutive reading (``0..n-1``) is what
-:func:`poskernels.model.head.accuracy` gives; the tournament reports it beside the paper's.
+positions for every head and seed, as the test sequences are); :func:`forward_at` is
+:func:`poskernels.model.head.forward` with one row of positions per sequence, line for line (the head's own
+``forward`` takes one row shared by the batch); :func:`randomized_accuracy` is the paper's reading.  The
+consecutive reading (``0..n-1``) is what :func:`poskernels.model.head.accuracy` gives; the tournament reports it
+beside the paper's.
 
 Examples
 --------
