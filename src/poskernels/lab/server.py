@@ -53,6 +53,10 @@ from . import census_view, probe_view
 from .gate import GatedServer, Ready, Writer, prefixed
 from .sandbox import CensusRunner
 
+#: A body past the upload limit but at most this long is read (within the handler's deadline) and dropped before
+#: the 413, so that the answer reaches the client; a longer one is refused before its body is read.
+DRAIN_LIMIT = 4 * census_view.UPLOAD_LIMIT
+
 __all__ = ["DEFAULT_PAYLOAD", "STATIC_DIR", "add_arguments", "choose_payload", "is_loopback", "make_server", "run"]
 
 #: The page and its reference payload, shipped inside the package.
@@ -174,6 +178,8 @@ class _Handler(SimpleHTTPRequestHandler):
         if not length.isdigit() or len(length) > 18:
             return self._json(HTTPStatus.LENGTH_REQUIRED, {"error": "the upload needs a Content-Length (bytes)"})
         if int(length) > census_view.UPLOAD_LIMIT:
+            if int(length) <= DRAIN_LIMIT:  # read and drop a body a little too large: closing on unread bytes
+                self._body(int(length))  # resets the connection, and the client would lose the 413 it is sent
             return self._json(
                 HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                 {"error": f"the config file is {int(length)} bytes; the limit is {census_view.UPLOAD_LIMIT} bytes"},
