@@ -3,6 +3,7 @@
 import os
 import signal
 
+import pytest
 from hypothesis import settings
 
 # A job started in the background of a non-interactive shell (as CI runners may start `.ci/run`) inherits
@@ -56,3 +57,17 @@ def pytest_configure(config):
     page.assemble(ctx, include_trained=True)
     print(f"[suite] the trained cache, seeds {SEEDS[0]}..{SEEDS[-1]}, built once in {time.perf_counter() - start:.1f} s"
           f" ({CACHE})", file=sys.stderr)  # fmt: skip
+
+
+@pytest.fixture()
+def clean_registry():
+    """The scheme registry and the sweep's settings as they were before the test (a test that registers a scheme)."""
+    from poskernels.encodings import SCHEMES
+    from poskernels.sweep.grid import SETTINGS
+
+    before, settings = dict(SCHEMES), dict(SETTINGS)
+    yield
+    SCHEMES.clear()
+    SCHEMES.update(before)
+    SETTINGS.clear()
+    SETTINGS.update(settings)

@@ -20,18 +20,6 @@ from poskernels.model.trained import head_path
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "gaussian_bias.py"
 
 
-@pytest.fixture()
-def clean_registry():
-    from poskernels.sweep.grid import SETTINGS
-
-    before, settings = dict(SCHEMES), dict(SETTINGS)
-    yield
-    SCHEMES.clear()
-    SCHEMES.update(before)
-    SETTINGS.clear()
-    SETTINGS.update(settings)
-
-
 def test_the_example_file_registers_its_scheme_and_passes_every_check(clean_registry):
     assert load_scheme_file(EXAMPLE) == ["gauss"]
     assert load_scheme_file(EXAMPLE) == ["gauss"]  # a second load (a worker's) is a no-op

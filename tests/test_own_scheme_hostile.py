@@ -19,18 +19,6 @@ from poskernels.model.scheme_check import check_scheme, checked_scheme_file
 from poskernels.model.scheme_file import load_scheme_file
 
 
-@pytest.fixture()
-def clean_registry():
-    from poskernels.sweep.grid import SETTINGS
-
-    before, settings = dict(SCHEMES), dict(SETTINGS)
-    yield
-    SCHEMES.clear()
-    SCHEMES.update(before)
-    SETTINGS.clear()
-    SETTINGS.update(settings)
-
-
 @pytest.mark.parametrize("kind", sorted(WRONG))
 def test_a_wrong_scheme_fails_the_check_that_names_it(kind, clean_registry, tmp_path):
     source, check, words = WRONG[kind]

@@ -42,18 +42,6 @@ def _write(path: Path, slope: str = "0.5", extra: str = "def slope():\n    retur
     return path
 
 
-@pytest.fixture()
-def clean_registry():
-    from poskernels.sweep.grid import SETTINGS
-
-    before, settings = dict(SCHEMES), dict(SETTINGS)
-    yield
-    SCHEMES.clear()
-    SCHEMES.update(before)
-    SETTINGS.clear()
-    SETTINGS.update(settings)
-
-
 def _key(path: Path) -> tuple[str, Path]:
     load_scheme_file(path)
     return scheme_digest("sloped"), head_path(Path("c"), preset("tournament", "sloped"), 0)
