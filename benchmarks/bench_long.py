@@ -9,8 +9,8 @@ On trained tournament heads (seed 0, trained once and cached under ``.cache/posk
 2. peak memory (``tracemalloc``) of reading one query at ``n = 10^4`` and at ``n``, beyond the token array, which
    exists before tracing starts (target: within 1.5x);
 3. the streaming reader against the one-pass reader that materializes every key at once
-   (:func:`poskernels.model.head.query_forward`), side by side at lengths up to the largest whose predicted peak fits
-   ``--budget-mb``; their logits are checked equal.
+   (:func:`poskernels.model.engine.one_head.query_forward`), side by side at lengths up to the largest whose
+   predicted peak fits ``--budget-mb``; their logits are checked equal.
 
 Each time is the minimum over repeats (the better estimate on a shared machine) and the median.
 
@@ -89,8 +89,8 @@ def main(argv=None) -> None:
 
     from poskernels.model.config import preset
     from poskernels.model.engine.cut import certified_cut
+    from poskernels.model.engine.one_head import query_logits
     from poskernels.model.engine.stream import stream_logits
-    from poskernels.model.head import query_logits
     from poskernels.model.train import train_many
     from poskernels.tasks.cue import cue_batch
 

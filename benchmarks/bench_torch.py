@@ -4,7 +4,7 @@ Usage: ``python benchmarks/bench_torch.py [--batch 64] [--n 32] [--steps 300] [-
 (needs the ``bench`` extra: ``pip install -e '.[bench]'``, torch 2.13.0).
 
 Both train the same head from the same initial weights on the same batches for ``--steps`` Adam steps
-(lr 1e-2, the standard constants): NumPy with :func:`poskernels.model.head.query_forward` /
+(lr 1e-2, the standard constants): NumPy with :func:`poskernels.model.engine.one_head.query_forward` /
 ``query_backward`` and :func:`poskernels.model.optim.adam_step`, PyTorch with
 :func:`poskernels.model.reference.torch_logits`, ``loss.backward()`` and ``torch.optim.Adam``.  The
 batches are drawn beforehand and not timed.  Reported: median time per step and the ratio, per scheme,
@@ -20,7 +20,8 @@ import numpy as np
 
 from poskernels.encodings import SCHEMES
 from poskernels.model.config import HeadConfig
-from poskernels.model.head import cross_entropy, init_params, query_backward, query_forward
+from poskernels.model.engine.one_head import cross_entropy, query_backward, query_forward
+from poskernels.model.head import init_params
 from poskernels.model.optim import adam_init, adam_step, flatten
 from poskernels.tasks.cue import cue_batch
 

@@ -120,7 +120,8 @@ def test_fire_reads_its_mlp_inside_the_unit_interval_at_every_length(t, c, L, se
 def test_fire_gradients_with_the_threshold_below_and_above_the_query(a_L):
     # L = n_train e^{a_L}: below the query's position the normaliser follows t and L gets no gradient; above, L learns
     from poskernels.model.config import HeadConfig
-    from poskernels.model.head import cross_entropy, init_params, query_backward, query_forward
+    from poskernels.model.engine.one_head import cross_entropy, query_backward, query_forward
+    from poskernels.model.head import init_params
     from poskernels.model.optim import central_difference
     from poskernels.model.reference import torch_loss_and_grad
     from poskernels.tasks.cue import cue_batch
@@ -150,8 +151,9 @@ def test_a_kerple_head_cut_drops_no_more_than_eps(scheme, a1, a2):
     # moves no logit by more than its logit bound
     from poskernels.model.config import HeadConfig
     from poskernels.model.engine.cut import certified_cut, has_cut
+    from poskernels.model.engine.one_head import query_forward
     from poskernels.model.engine.stream import stream_logits
-    from poskernels.model.head import init_params, query_forward
+    from poskernels.model.head import init_params
     from poskernels.tasks.cue import cue_batch
 
     cfg = HeadConfig(scheme=scheme)

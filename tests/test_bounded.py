@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from poskernels.errors import PosKernelsError
 from poskernels.model.cache import cached_json, save_json
 from poskernels.model.config import HeadConfig, TrainConfig
+from poskernels.model.engine.one_head import query_logits
 from poskernels.model.engine.stream import stream_logits
-from poskernels.model.head import init_params, query_logits
+from poskernels.model.head import init_params
 from poskernels.model.train import head_path, load_head, train
 from poskernels.tasks.cue import cue_batch
 from robust import address_ceiling, work_limit

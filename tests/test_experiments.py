@@ -21,7 +21,8 @@ from poskernels.experiments.tournament import (
 )
 from poskernels.model.cache import CacheError, load_json, save_json
 from poskernels.model.config import TrainConfig, preset
-from poskernels.model.head import accuracy, init_params, score_all, token_table
+from poskernels.model.engine.one_head import accuracy
+from poskernels.model.head import init_params, score_all, token_table
 from poskernels.model.train import TrainedHead
 from poskernels.theory.commutant import commutant_projection
 

@@ -30,7 +30,8 @@ from poskernels.experiments.filings_reader import (
 )
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
-from poskernels.model.head import Reading, init_params, query_forward, token_table
+from poskernels.model.engine.one_head import query_forward
+from poskernels.model.head import Reading, init_params, token_table
 from poskernels.tasks.filings import QUERY, encode_filing, generate_filing, laboratory_filing
 
 

@@ -120,7 +120,8 @@ def test_integers_past_2_53_in_a_config_stay_exact():
 
 def test_accuracy_refuses_nan_positions_and_bad_targets():
     # A NaN position made every logit NaN and argmax pick class 0; an out-of-range target scored 0 silently.
-    from poskernels.model.head import accuracy, init_params
+    from poskernels.model.engine.one_head import accuracy
+    from poskernels.model.head import init_params
     from poskernels.tasks.cue import cue_batch
 
     tokens, targets = cue_batch(np.random.default_rng(1), 50, 32)

@@ -8,9 +8,10 @@ import pytest
 from poskernels.encodings import SCHEMES
 from poskernels.model.config import HeadConfig
 from poskernels.model.embedding import EMBEDDINGS
+from poskernels.model.engine.one_head import cross_entropy, loss_and_grad, query_backward, query_forward
 from poskernels.model.engine.reductions import stack_cross_entropy, stack_params
 from poskernels.model.engine.stack import stack_backward, stack_forward
-from poskernels.model.head import cross_entropy, init_params, loss_and_grad, query_backward, query_forward
+from poskernels.model.head import init_params
 from poskernels.model.optim import central_difference
 from poskernels.model.reading import PLAIN, Reading
 from poskernels.tasks.cue import cue_batch

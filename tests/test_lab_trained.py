@@ -1,7 +1,7 @@
 """The lab's curves drawn from a head's weights: the score of a marked key against offset and position.
 
 Oracle: the head's own forward pass.  With every key the same token, the attention weights of
-:func:`poskernels.model.head.query_forward` satisfy ``log a_j - log a_t = z_j - z_t``, which must equal
+:func:`poskernels.model.engine.one_head.query_forward` satisfy ``log a_j - log a_t = z_j - z_t``, which must equal
 ``marked_key_scores`` at ``(t, j)`` minus the query's score against itself.  Heads are drawn at random (the
 function is the same for any weights), with T5's and Shaw's parameters randomized too.
 """
@@ -18,7 +18,8 @@ from poskernels.experiments.curves import marked_key_scores
 from poskernels.experiments.rebound import rebound_summary
 from poskernels.extension import extend
 from poskernels.model.config import preset
-from poskernels.model.head import Reading, init_params, query_forward, token_table
+from poskernels.model.engine.one_head import query_forward
+from poskernels.model.head import Reading, init_params, token_table
 from poskernels.model.train import TrainedHead
 from poskernels.tasks.cue import query_token, token_id
 from poskernels.theory.rope import rope_offset_score

@@ -151,8 +151,8 @@ def test_a_sweep_with_the_long_reading_gives_the_sections_numbers(tmp_path, dist
 
 def test_the_cut_reading_of_the_trained_heads_is_within_its_certificate(alibi_heads):
     # the certified cut against the exact one-pass reader, on the trained heads at n = 3,000
+    from poskernels.model.engine.one_head import query_logits
     from poskernels.model.engine.stream import stream_logits
-    from poskernels.model.head import query_logits
 
     x, _ = cue_batch(np.random.default_rng(5), 40, 3000)
     for h in alibi_heads:

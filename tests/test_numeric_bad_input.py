@@ -16,9 +16,10 @@ import pytest
 
 from poskernels.errors import PosKernelsError
 from poskernels.model.config import HeadConfig, TrainConfig, preset
+from poskernels.model.engine.one_head import cross_entropy, query_logits
 from poskernels.model.engine.reductions import stack_cross_entropy
 from poskernels.model.engine.stream import recent_weights, stream_logits, stream_many
-from poskernels.model.head import PLAIN, cross_entropy, init_params, query_logits
+from poskernels.model.head import PLAIN, init_params
 from poskernels.model.train import train, train_many, train_stack
 from poskernels.tasks.cue import cue_batch
 from poskernels.tasks.needle import needle_batch

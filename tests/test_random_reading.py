@@ -14,7 +14,8 @@ from poskernels.encodings import SCHEMES
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.tournament import TEST_SEED, head_accuracy, heldout
 from poskernels.model.config import HeadConfig, preset
-from poskernels.model.head import accuracy, forward, init_params
+from poskernels.model.engine.one_head import accuracy
+from poskernels.model.head import forward, init_params
 from poskernels.model.random_reading import forward_at, randomized_accuracy, sequence_positions
 from poskernels.model.trained import TrainedHead
 

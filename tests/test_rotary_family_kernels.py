@@ -23,6 +23,7 @@ from poskernels.encodings.rotary_family import (
 )
 from poskernels.errors import PosKernelsError
 from poskernels.model.config import HeadConfig
+from poskernels.model.engine.scores import pair_scores
 from poskernels.model.head import score
 from poskernels.model.reading import Reading, frequencies
 from poskernels.theory.rotary_family import (
@@ -186,7 +187,7 @@ def test_each_kernel_is_the_heads_score(name):
     rng = np.random.default_rng(3)
     q, k = rng.normal(size=cfg.d), rng.normal(size=cfg.d)
     t, r = 5000.0, np.array([0.0, 1.0, 7.0, 31.0, 200.0, 4999.0])
-    z = score({}, cfg, q, np.full(r.size, t), k, t - r, pairwise=True) * cfg.tau  # (R,)
+    z = pair_scores({}, cfg, q, np.full(r.size, t), k, t - r) * cfg.tau  # (R,)
     kernel = {
         "xpos": lambda: xpos_kernel(r, cfg.d, cfg.base, cfg.xpos_scale_base, cfg.xpos_gamma, q, k),
         "p_rope": lambda: p_rope_kernel(r, cfg.d, cfg.base, cfg.prope_p, q, k),

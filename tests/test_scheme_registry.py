@@ -11,7 +11,8 @@ from poskernels.encodings import SCHEMES, Scheme
 from poskernels.encodings.scheme import WHERE
 from poskernels.errors import PosKernelsError
 from poskernels.model import HeadConfig
-from poskernels.model.head import cross_entropy, init_params, query_backward, query_forward
+from poskernels.model.engine.one_head import cross_entropy, query_backward, query_forward
+from poskernels.model.head import init_params
 from poskernels.model.optim import central_difference
 from poskernels.model.reading import PLAIN
 from poskernels.tasks.cue import cue_batch

@@ -15,8 +15,10 @@ from poskernels.experiments.rebound import marked_key_polynomial
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
 from poskernels.model.embedding import token_table
+from poskernels.model.engine.one_head import query_forward
+from poskernels.model.engine.scores import pair_scores, scores
 from poskernels.model.engine.stack import attention
-from poskernels.model.head import embed, init_params, phi, query_forward, score
+from poskernels.model.head import content_score, embed, init_params, phi, score
 from poskernels.model.reading import Reading, frequencies
 from poskernels.tasks.cue import N_SYMBOLS, query_token, token_id
 
@@ -110,7 +112,7 @@ def test_the_rebound_polynomial_is_the_score():
     q = T[query_token(N_SYMBOLS)] @ head.params["W_Q"]
     k = (T[token_id(np.arange(N_SYMBOLS), True)] @ head.params["W_K"]).mean(axis=0)
     for reading in _readings(cfg):
-        z = score(head.params, cfg, q, t, k, t - r, Reading(reading.inv_freq), pairwise=True)  # (R,)
+        z = pair_scores(head.params, cfg, q, t, k, t - r, Reading(reading.inv_freq))  # (R,)
         poly = marked_key_polynomial(head, reading=reading)
         assert np.allclose(poly(-r) / cfg.tau, z, rtol=1e-10, atol=1e-12)
 
@@ -126,10 +128,25 @@ def test_pairs_are_the_matrix_diagonal_and_rope_is_relative(scheme, seed, shift)
     tk = np.sort(rng.integers(0, 32, size=12)).astype(float)
     seen = np.arange(1, 13)  # the keys each query sees, for a scale that reads it (s log n): the same both ways
     Z = score(params, cfg, q, tq, k, tk, n=seen)  # (12, 12)
-    pairs = score(params, cfg, q, tq, k, tk, pairwise=True, n=seen)
+    pairs = pair_scores(params, cfg, q, tq, k, tk, n=seen)
     assert np.allclose(pairs, np.diagonal(Z), rtol=1e-12, atol=1e-12)
     if SCHEMES[scheme].relative:  # no absolute code, no query position (FIRE's normaliser): only t - j
         assert np.allclose(score(params, cfg, q, tq + shift, k, tk + shift, n=seen), Z, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+def test_the_readers_scores_are_the_definitions_bits(scheme):
+    # the engine's scores skips the offsets of a head without a bias: the same numbers, bit for bit, for every scheme
+    cfg = HeadConfig(scheme=scheme)
+    rng = np.random.default_rng(5)
+    params = _heavy(cfg, 7)
+    q, k = rng.normal(size=(2, 9, cfg.d))
+    t, j = np.arange(3.0, 12.0), np.arange(9.0)
+    for n in (None, np.arange(2, 11)):
+        assert np.array_equal(scores(params, cfg, q, t, k, j, n=n), score(params, cfg, q, t, k, j, n=n))
+    z = content_score(params, cfg, q, t, k, j)  # the first term: the score less its bias
+    bias = SCHEMES[scheme].bias_at(params, cfg, q, t[:, None] - j[None, :], t[:, None])
+    assert np.array_equal(score(params, cfg, q, t, k, j), z if bias is None else z + bias)
 
 
 @settings(max_examples=40, deadline=None)

@@ -14,8 +14,9 @@ from poskernels.errors import PosKernelsError
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
 from poskernels.model.engine.cut import certified_cut, content_width
+from poskernels.model.engine.one_head import query_forward, query_logits
 from poskernels.model.engine.stream import recent_weights, stream_logits, stream_many
-from poskernels.model.head import Reading, init_params, query_forward, query_logits, token_table
+from poskernels.model.head import Reading, init_params, token_table
 from poskernels.tasks.cue import cue_batch
 from poskernels.theory.alibi import alibi_tail_bound
 

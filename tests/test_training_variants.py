@@ -27,8 +27,9 @@ from poskernels.experiments.laboratory import run_laboratory
 from poskernels.experiments.long_context import run_long_context
 from poskernels.model.config import HeadConfig
 from poskernels.model.engine.cut import certified_cut, has_cut
+from poskernels.model.engine.one_head import query_logits
 from poskernels.model.engine.stream import stream_logits
-from poskernels.model.head import forward, init_params, query_logits, score
+from poskernels.model.head import forward, init_params, score
 from poskernels.model.reading import PLAIN
 from poskernels.tasks.cue import cue_batch
 
@@ -179,7 +180,7 @@ def test_training_positions_only_for_a_head_with_the_setting():
 
 @pytest.mark.parametrize("scheme", RANDOMIZED)
 def test_gradients_at_random_positions_against_central_differences_and_autograd(scheme):
-    from poskernels.model.head import cross_entropy, query_backward, query_forward
+    from poskernels.model.engine.one_head import cross_entropy, query_backward, query_forward
     from poskernels.model.optim import central_difference
     from poskernels.model.reference import torch_loss_and_grad
 

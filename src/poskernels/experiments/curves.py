@@ -16,7 +16,8 @@ import numpy as np
 
 from ..encodings import SCHEMES
 from ..model.config import preset
-from ..model.head import PLAIN, score, token_table
+from ..model.engine.scores import pair_scores
+from ..model.head import PLAIN, token_table
 from ..model.train import TrainedHead, load_head
 from ..tasks.cue import N_SYMBOLS, query_token, token_id
 from .readers import all_readers
@@ -55,7 +56,8 @@ def cached_heads(cache_dir, seed: int, schemes) -> dict[str, TrainedHead] | None
 def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     """The pre-softmax score of the query token at positions ``t`` against the mean marked key at ``j``.
 
-    The head's one score (:func:`poskernels.model.head.score`, which training factors):
+    The head's one score (:func:`poskernels.model.head.score`, which training factors; pair by pair,
+    :func:`poskernels.model.engine.scores.pair_scores`):
     ``z = <R(t) q_t, R(j) k_j> / tau + bias(t - j)``, with ``h = E[x] + p(position)`` for an additive code and
     the rotation for RoPE, read through ``reading`` (a rescaled RoPE).  The key is
     the mean of the eight marked symbols' keys: the score is linear in the key, so this is the mean of their
@@ -91,7 +93,7 @@ def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     if scheme.code(p, cfg, np.zeros(1)) is not None:
         hq = hq + scheme.code(p, cfg, t)
         hk = hk + scheme.code(p, cfg, j)
-    z = score(p, cfg, hq @ p["W_Q"], t, hk @ p["W_K"], j, reading, pairwise=True)  # (R,) the head's one score
+    z = pair_scores(p, cfg, hq @ p["W_Q"], t, hk @ p["W_K"], j, reading)  # (R,) the head's one score
     out[ok] = z
     return out
 

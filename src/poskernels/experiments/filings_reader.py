@@ -54,7 +54,9 @@ from ..encodings import SCHEMES, default_positions
 from ..errors import PosKernelsError, check_int, check_name
 from ..model.config import HeadConfig
 from ..model.engine.cut import content_width as stream_content_width
-from ..model.head import Reading, query_forward, score, token_table
+from ..model.engine.one_head import query_forward
+from ..model.engine.scores import pair_scores, scores
+from ..model.head import Reading, score, token_table
 from ..tasks.filings.tokens import QUERY
 from .readers import pick
 
@@ -294,12 +296,12 @@ def read_filing(
     Q, K, V = Hq @ params["W_Q"], H @ params["W_K"], H @ params["W_V"]  # (n - a, d), (n, d), (n, d)
     Ks, Vs = Hq @ params["W_K"], Hq @ params["W_V"]  # (n - a, d) each: the query token's own key and value
     seen = np.arange(a, n) + 2.0  # (n - a,) question t sees t + 2 keys: the prefix 0..t and the query's own
-    Z = score(params, cfg, Q, pos[a + 1 :], K, pos[:n], reading, n=seen)  # (n - a, n): query t + 1 against key j
+    Z = scores(params, cfg, Q, pos[a + 1 :], K, pos[:n], reading, n=seen)  # (n - a, n): query t + 1 against key j
     if a == 0:
         Z += _causal_mask(n)
     else:  # a band's rows only: question t sees the keys j <= t
         Z[np.arange(n)[None, :] > np.arange(a, n)[:, None]] = -np.inf
-    z_self = score(params, cfg, Q, pos[a + 1 :], Ks, pos[a + 1 :], reading, pairwise=True, n=seen)  # (n - a,) own
+    z_self = pair_scores(params, cfg, Q, pos[a + 1 :], Ks, pos[a + 1 :], reading, n=seen)  # (n - a,) own
     m = np.maximum(Z.max(axis=1), z_self)  # (n - a,)
     Z -= m[:, None]
     np.exp(Z, out=Z)  # (n - a, n) unnormalized weights, 0 past each question's prefix

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..model.cache import cache_key, cached_json, save_json
-from ..model.head import accuracy
+from ..model.engine.one_head import accuracy
 from ..model.train import head_key, train_many
 from ..pool import available_cpus, run_jobs
 from ..tasks.filings import CORPUS_SEED, FAR, encode_filing, filing_queries

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..encodings import sinusoidal_code
 from ..errors import PosKernelsError
-from ..model.head import accuracy, token_table
+from ..model.engine.one_head import accuracy
+from ..model.head import token_table
 from ..model.train import TrainedHead, initial_params
 from ..tasks.cue import N_SYMBOLS, query_token
 from ..theory.commutant import commutant_projection, relativity_defect

@@ -19,7 +19,8 @@ import numpy as np
 from ..encodings import SCHEMES
 from ..errors import PosKernelsError, check_name
 from ..model.config import TrainConfig, preset
-from ..model.head import PLAIN, Reading, query_logits, token_table
+from ..model.engine.one_head import query_logits
+from ..model.head import PLAIN, Reading, token_table
 from ..model.random_reading import randomized_hits
 from ..model.trained import TrainedHead, check_trained
 from ..seeds import stat_table
@@ -108,9 +109,9 @@ def head_hits(head: TrainedHead, n: int, reading: Reading = PLAIN, consecutive: 
     """Whether ``head`` answers each of the :func:`heldout` sequences at length ``n`` right, shape ``(2000,)`` bool.
 
     None where its code is undefined (:func:`defined_at`).  ``change``: ``positions`` or ``score_shift``, as
-    :func:`poskernels.model.head.query_logits` takes them (the sinusoidal diagnostics' re-reads).  A head trained at
-    randomized positions (setting ``random_positions = L_max``) is read as Ruoss et al. read it, each test sequence
-    at its own ordered random subset of ``[0, L_max)`` drawn from the test set's seed
+    :func:`poskernels.model.engine.one_head.query_logits` takes them (the sinusoidal diagnostics' re-reads).  A head
+    trained at randomized positions (setting ``random_positions = L_max``) is read as Ruoss et al. read it, each test
+    sequence at its own ordered random subset of ``[0, L_max)`` drawn from the test set's seed
     (:func:`poskernels.model.random_reading.randomized_hits`); ``consecutive=True`` reads it at ``0..n-1``.  Its
     mean is :func:`head_accuracy`; the vector itself is what the test-draw error is resampled from
     (:mod:`poskernels.experiments.bootstrap`).
@@ -125,7 +126,8 @@ def head_hits(head: TrainedHead, n: int, reading: Reading = PLAIN, consecutive: 
 
 
 def hit_rate(hits: np.ndarray | None) -> float | None:
-    """The accuracy of a :func:`head_hits` vector (None stays None), as :func:`poskernels.model.head.accuracy`.
+    """The accuracy of a :func:`head_hits` vector (None stays None), as
+    :func:`poskernels.model.engine.one_head.accuracy`.
 
     >>> hit_rate(np.array([True, False, True, True])), hit_rate(None)
     (0.75, None)

@@ -2,7 +2,8 @@
 
 from .config import PRESETS, HeadConfig, TrainConfig, preset
 from .embedding import token_table
-from .head import accuracy, init_params, loss_and_grad, query_logits, score_all
+from .engine.one_head import accuracy, loss_and_grad, query_logits
+from .head import init_params, score_all
 from .reading import Reading
 
 __all__ = [

@@ -17,10 +17,12 @@ A head reads token ids ``x_0..x_{n-1}`` at positions ``m`` and answers at the la
 
 Every scheme enters only through its hooks (:class:`poskernels.encodings.Scheme`): ``code`` / ``code_backward``,
 ``transform``, ``logit_scale``, ``bias`` / ``bias_backward``.  :func:`forward` and :func:`backward` are the
-definition; the engine (:mod:`poskernels.model.engine`: a stack of heads trained at once, the score factored into
-tables, the streaming reader, the certified cut) computes the same numbers fast, and ``tests/test_engine.py``
-checks it against them for every registered scheme.  The functions of the last section (:func:`query_forward`,
-:func:`loss_and_grad`, :func:`accuracy`, ...) are the engine's entry points for one head.
+definition, and this module imports nothing that computes them faster; the engine (:mod:`poskernels.model.engine`:
+a stack of heads trained at once, the score factored into tables, the streaming reader, the certified cut) computes
+the same numbers fast, and ``tests/test_engine.py`` checks it against them for every registered scheme.  One head
+by the engine (:func:`~poskernels.model.engine.one_head.query_forward`, ``loss_and_grad``, ``accuracy``, ...) is
+:mod:`poskernels.model.engine.one_head`; the score's reader forms (pairs, a head without a bias) are
+:mod:`poskernels.model.engine.scores`.
 
 Parameters are a dict of arrays: the embedding's (``E (S+1, d)`` and ``m (d,)``, or ``E (V, d)``),
 ``W_Q, W_K, W_V (d, d)``, ``W_O (d, C)``, and the scheme's own (``P`` for the learned table, ``beta`` for T5,
@@ -28,6 +30,7 @@ Parameters are a dict of arrays: the embedding's (``E (S+1, d)`` and ``m (d,)``,
 
 Examples
 --------
+>>> from poskernels.model.engine.one_head import query_forward
 >>> from poskernels.tasks.cue import cue_batch
 >>> cfg = HeadConfig(scheme="rope")
 >>> p = init_params(cfg, np.random.default_rng(0))
@@ -41,30 +44,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encodings import SCHEMES, Scheme, rotate
-from ..errors import PosKernelsError, check_array
+from ..encodings import SCHEMES, rotate
 from .config import HeadConfig
 from .embedding import init_embedding, token_table, token_table_backward
-from .engine.reductions import stack_cross_entropy
-from .engine.stack import attention, stack_backward, stack_forward
 from .reading import PLAIN, Reading, check_tokens, frequencies, read_positions
-from .validate import check_targets
 
 __all__ = [
-    "accuracy",
     "backward",
-    "cross_entropy",
+    "content_score",
     "embed",
     "forward",
     "init_params",
-    "loss_and_grad",
     "phi",
     "phi_backward",
-    "query_backward",
-    "query_forward",
-    "query_logits",
     "score",
     "score_all",
+    "score_scale",
 ]
 
 
@@ -129,9 +124,36 @@ def phi_backward(dy: np.ndarray, positions, theta: np.ndarray, query: bool = Fal
 # -- the score s(t, j) = <phi_t(q), phi_j(k)> lambda / tau + b(t - j) ------------------------------------------------
 
 
-def score(
-    params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading = PLAIN, *, pairwise: bool = False, n=None
-) -> np.ndarray:
+def score_scale(params: dict, cfg: HeadConfig, reading: Reading, seen, shape: tuple):
+    """``lambda / tau`` of queries that each see ``seen`` keys: a number, or one per query (``shape``) when the
+    scheme's logit scale grows with the key count (``s log n``; ``seen`` is read only then, at least 1).
+
+    >>> score_scale({}, HeadConfig(scheme="rope"), PLAIN, None, (3,)) == 1 / HeadConfig().tau
+    True
+    """
+    scheme = SCHEMES[cfg.scheme]
+    scale = 1.0 / cfg.tau
+    if not scheme.scale_grows:
+        lam = scheme.logit_scale(cfg, reading)  # the logit scale lambda
+        return scale if lam == 1.0 else scale * lam
+    seen = np.broadcast_to(np.maximum(np.asarray(seen, dtype=float), 1.0), shape)  # (Nq,)
+    return scale * scheme.logit_scale_at(_stack(params), cfg, reading, seen)[0]  # (Nq,)
+
+
+def content_score(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading = PLAIN, n=None) -> np.ndarray:
+    """The score's first term, ``<phi_t(q), phi_j(k)> * lambda / tau`` (arguments as :func:`score`)."""
+    theta = frequencies(cfg, reading)  # (P,) or None
+    q_pos, k_pos = np.asarray(q_pos, dtype=float), np.asarray(k_pos, dtype=float)
+    seen = n
+    if n is None and SCHEMES[cfg.scheme].scale_grows:  # the keys each query sees: those given at or before it
+        seen = (k_pos[None, :] <= q_pos[:, None]).sum(axis=1)  # (Nq,)
+    scale = score_scale(params, cfg, reading, seen, q_pos.shape)  # a number, or (Nq,)
+    scale = scale if np.ndim(scale) == 0 else scale[:, None]  # (Nq, 1): query t's own lambda
+    qt, kt = (q, k) if theta is None else (phi(q, q_pos, theta, query=True), phi(k, k_pos, theta))
+    return (qt * scale) @ np.swapaxes(kt, -1, -2)  # (..., Nq, Nk)
+
+
+def score(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading = PLAIN, n=None) -> np.ndarray:
     """The score ``<phi_t(q), phi_j(k)> * lambda / tau + b(t - j)`` of keys against queries: the one definition.
 
     Parameters
@@ -144,17 +166,19 @@ def score(
         Key vectors ``h W_K``, not yet turned, at positions ``k_pos (Nk,)``.
     reading : Reading
         Frequencies and logit scale a rotary head is read with (:data:`~poskernels.model.reading.PLAIN`: as trained).
-    pairwise : bool
-        Score query ``i`` against key ``i`` only: ``q`` and ``k`` of shape ``(R, d)`` (or ``(d,)``, one vector for
-        every pair), positions ``(R,)``.
     n : int or array_like, optional
         The number of keys each query sees, read only by a logit scale that grows with it (``s log n``): by default
-        the keys given at or before each query, or ``t + 1`` for a pair (a query at ``t`` over positions ``0..t``).
+        the keys given at or before each query.
 
     Returns
     -------
-    ndarray, shape (..., Nq, Nk), or (R,) with ``pairwise``
+    ndarray, shape (..., Nq, Nk)
         No causal mask: every key given is scored (a relative bias reads offsets ``r < 0`` as ``0``).
+
+    See Also
+    --------
+    poskernels.model.engine.scores.pair_scores : query ``i`` against key ``i`` only.
+    poskernels.model.engine.scores.scores : the same numbers, without the offsets of a head that has no bias.
 
     Examples
     --------
@@ -163,37 +187,13 @@ def score(
     >>> pos = np.arange(5.0)
     >>> h = embed(p, cfg, np.array([3, 1, 4, 1, 5]), pos)  # (5, d)
     >>> z = score(p, cfg, h @ p["W_Q"], pos, h @ p["W_K"], pos)  # (5, 5): query t against key j
-    >>> bool(np.isclose(z[4, 2], score(p, cfg, h[4] @ p["W_Q"], [4.0], h[2] @ p["W_K"], [2.0], pairwise=True)[0]))
+    >>> bool(np.isclose(z[4, 2], score(p, cfg, h[4:] @ p["W_Q"], [4.0], h[2:3] @ p["W_K"], [2.0])[0, 0]))
     True
     """
-    scheme = SCHEMES[cfg.scheme]
-    theta = frequencies(cfg, reading)  # (P,) or None
+    z = content_score(params, cfg, q, q_pos, k, k_pos, reading, n)  # (..., Nq, Nk)
     q_pos, k_pos = np.asarray(q_pos, dtype=float), np.asarray(k_pos, dtype=float)
-    if pairwise:
-        q_pos, k_pos = np.broadcast_arrays(q_pos, k_pos)  # (R,) each
-        shape = q_pos.shape + np.broadcast_shapes(np.shape(q)[-1:], np.shape(k)[-1:])
-        q, k = np.broadcast_to(q, shape), np.broadcast_to(k, shape)  # (R, d) each
-    scale = 1.0 / cfg.tau
-    if scheme.scale_grows:  # lambda of the keys each query sees: those given at or before it (t + 1 from 0 pairwise)
-        seen = (q_pos + 1.0 if pairwise else (k_pos[None, :] <= q_pos[:, None]).sum(axis=1)) if n is None else n
-        seen = np.broadcast_to(np.maximum(np.asarray(seen, dtype=float), 1.0), q_pos.shape)  # (R,) or (Nq,)
-        lam = scheme.logit_scale_at(_stack(params), cfg, reading, seen)[0]  # (R,) or (Nq,)
-        scale = scale * (lam if pairwise else lam[:, None])  # (R,) or (Nq, 1)
-    else:
-        lam = scheme.logit_scale(cfg, reading)  # the logit scale lambda
-        if lam != 1.0:
-            scale *= lam
-    if pairwise:  # Proposition 3 (i): <phi_t(q), phi_j(k)> = <q, phi_{j - t}(k)>, one turn per pair
-        kt = k if theta is None else phi(k, k_pos - q_pos, theta)  # (R, d)
-        z = np.einsum("rd,rd->r", q, kt) * scale  # (R,)
-        bias = scheme.bias_at(params, cfg, q, (q_pos - k_pos)[:, None], q_pos[:, None])  # (R, 1): pair i's offset
-        return z if bias is None else z + bias[..., 0]
-    qt, kt = (q, k) if theta is None else (phi(q, q_pos, theta, query=True), phi(k, k_pos, theta))
-    z = (qt * scale) @ np.swapaxes(kt, -1, -2)  # (..., Nq, Nk) content scores
-    if type(scheme).bias is Scheme.bias:  # no bias: skip the (Nq, Nk) offsets (a fresh array costs page faults)
-        return z
-    bias = scheme.bias_at(params, cfg, q, q_pos[:, None] - k_pos[None, :], q_pos[:, None])  # (..., Nq, Nk) or (Nq, Nk)
-    return z if bias is None else z + bias
+    bias = SCHEMES[cfg.scheme].bias_at(params, cfg, q, q_pos[:, None] - k_pos[None, :], q_pos[:, None])
+    return z if bias is None else z + bias  # b(t - j): (..., Nq, Nk) or (Nq, Nk)
 
 
 # -- the head at its last position: forward, then backward -------------------------------------------------------
@@ -203,7 +203,8 @@ def forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Read
     """Logits ``(B, C)`` of the head at the last position of each sequence ``tokens (B, n)``, and its cache.
 
     Written from the definition, one sequence's keys at a time in NumPy's batch: ``h``, ``q, k, v``, the score
-    of every key, its softmax, the read-out.  The engine's :func:`query_forward` computes the same, fast.
+    of every key, its softmax, the read-out.  The engine's :func:`~poskernels.model.engine.one_head.query_forward`
+    computes the same, fast.
     """
     tokens = check_tokens(cfg, tokens)
     B, n = tokens.shape
@@ -263,7 +264,8 @@ def backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) ->
 
 
 def _logit_scale(params: dict, cfg: HeadConfig, reading: Reading, n: int) -> float:
-    """The logit scale ``lambda`` of one head's query over ``n`` keys (the scheme's :meth:`~Scheme.logit_scale_at`)."""
+    """The logit scale ``lambda`` of one head's query over ``n`` keys (the scheme's
+    :meth:`~poskernels.encodings.Scheme.logit_scale_at`)."""
     scheme = SCHEMES[cfg.scheme]
     if not scheme.scale_grows:
         return scheme.logit_scale(cfg, reading)
@@ -302,90 +304,3 @@ def score_all(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Re
     A /= A.sum(axis=-1, keepdims=True)
     logits = (A @ Vv) @ params["W_O"]  # (B, n, C)
     return (logits, A) if return_attention else logits
-
-
-# -- the engine's entry points for one head ----------------------------------------------------------------------
-
-
-def query_forward(
-    params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, score_shift=None, validate=True
-):
-    """:func:`forward` by the engine: logits ``(B, C)`` and a cache, the stack of one (:func:`stack_forward`).
-
-    ``score_shift`` (broadcasting to ``(B, n)``) is added to the scores before the softmax; the cache holds ``a``,
-    the attention weights ``(B, n)``.
-    """
-    if validate:
-        tokens = check_tokens(cfg, tokens)
-    tokens = np.asarray(tokens)
-    shift = None if score_shift is None else np.asarray(score_shift, dtype=float)[None]
-    logits, cache = stack_forward(_stack(params), cfg, tokens[None], positions, reading, shift, validate=False)
-    return logits[0], {"a": attention(cache)[0], "stack": cache}
-
-
-def query_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
-    """:func:`backward` by the engine: gradients from ``dL/dlogits (B, C)`` (:func:`stack_backward` of one)."""
-    return _unstack(stack_backward(_stack(params), cfg, cache["stack"], np.asarray(dlogits)[None]))
-
-
-def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:
-    """Mean softmax cross-entropy and its gradient with respect to the logits (one head).
-
-    >>> loss, g = cross_entropy(np.zeros((2, 4)), [0, 3])
-    >>> round(loss, 4), float(abs(g.sum()).round(12))
-    (1.3863, 0.0)
-    """
-    logits = check_array("logits", logits)  # finite real numbers: inf - inf would make the loss NaN
-    if logits.ndim != 2:
-        raise PosKernelsError(f"logits must have shape (batch, classes); got {logits.shape}")
-    targets = check_targets(targets, logits.shape[1], logits.shape[0])  # (B,) in [0, C): never another row's logit
-    loss, grad = stack_cross_entropy(logits[None], targets[None])
-    return float(loss[0]), grad[0]
-
-
-def loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets) -> tuple[float, dict]:
-    """Cross-entropy of the head read at the last position, and its gradient (by the engine).
-
-    >>> from poskernels.tasks.cue import cue_batch
-    >>> rng = np.random.default_rng(0)
-    >>> cfg = HeadConfig(scheme="rope")
-    >>> loss, grads = loss_and_grad(init_params(cfg, rng), cfg, *cue_batch(rng, 8, 32))
-    >>> round(loss, 2), sorted(grads) == sorted(init_params(cfg, rng))
-    (2.08, True)
-    """
-    logits, cache = query_forward(params, cfg, tokens)
-    loss, dlogits = cross_entropy(logits, targets)
-    return loss, query_backward(params, cfg, cache, dlogits)
-
-
-def query_logits(
-    params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, score_shift=None, chunk=1 << 17
-):
-    """Logits ``(B, C)`` at the last position, computed in chunks of about ``chunk`` tokens (long test sets)."""
-    tokens = check_tokens(cfg, tokens)
-    B, n = tokens.shape
-    step = max(1, chunk // max(n, 1))
-    shift = None if score_shift is None else np.broadcast_to(score_shift, (B, n))
-    out = [
-        query_forward(
-            params, cfg, tokens[i : i + step], positions, reading, None if shift is None else shift[i : i + step]
-        )[0]
-        for i in range(0, B, step)
-    ]
-    return np.concatenate(out, axis=0) if out else np.zeros((0, cfg.n_classes))
-
-
-def accuracy(
-    params: dict, cfg: HeadConfig, tokens, targets, positions=None, reading: Reading = PLAIN, score_shift=None
-) -> float:
-    """Fraction of sequences whose last-position argmax equals the target (arguments as :func:`query_forward`).
-
-    >>> from poskernels.tasks.cue import cue_batch
-    >>> cfg = HeadConfig(scheme="alibi")
-    >>> acc = accuracy(init_params(cfg, np.random.default_rng(0)), cfg, *cue_batch(np.random.default_rng(1), 100, 32))
-    >>> 0.0 <= acc <= 1.0
-    True
-    """
-    targets = check_targets(targets, cfg.n_classes, np.shape(tokens)[0])  # (B,) class ids
-    logits = query_logits(params, cfg, tokens, positions, reading, score_shift)
-    return float(np.mean(np.argmax(logits, axis=1) == targets))

@@ -7,8 +7,8 @@ never meets the consecutive positions ``0..n-1`` it was not trained on.  :func:`
 positions for every head and seed, as the test sequences are); :func:`forward_at` is
 :func:`poskernels.model.head.forward` with one row of positions per sequence, line for line (the head's own
 ``forward`` takes one row shared by the batch); :func:`randomized_accuracy` is the paper's reading.  The
-consecutive reading (``0..n-1``) is what :func:`poskernels.model.head.accuracy` gives; the tournament reports it
-beside the paper's.
+consecutive reading (``0..n-1``) is what :func:`poskernels.model.engine.one_head.accuracy` gives; the tournament
+reports it beside the paper's.
 
 Examples
 --------

@@ -329,7 +329,8 @@ def torch_loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets, position
 
     Examples
     --------
-    >>> from poskernels.model.head import init_params, loss_and_grad
+    >>> from poskernels.model.head import init_params
+    >>> from poskernels.model.engine.one_head import loss_and_grad
     >>> from poskernels.tasks.cue import cue_batch
     >>> rng = np.random.default_rng(0)
     >>> cfg = HeadConfig(scheme="rope")

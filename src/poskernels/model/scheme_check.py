@@ -25,9 +25,10 @@ from ..encodings import SCHEMES, Scheme, register_scheme
 from ..errors import PosKernelsError, check_int
 from ..tasks.cue import cue_batch
 from .config import HeadConfig
+from .engine.one_head import cross_entropy, query_backward, query_forward
 from .engine.reductions import stack_params
 from .engine.stack import stack_backward, stack_forward
-from .head import backward, cross_entropy, forward, init_params, query_backward, query_forward
+from .head import backward, forward, init_params
 from .optim import central_difference
 from .reading import PLAIN, frequencies
 from .scheme_far import engine_promises, hook_gradients, random_params

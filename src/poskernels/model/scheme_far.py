@@ -29,7 +29,8 @@ import numpy as np
 from ..encodings import SCHEMES
 from ..encodings.scheme import default_positions
 from .config import HeadConfig
-from .head import init_params, query_logits
+from .engine.one_head import query_logits
+from .head import init_params
 from .reading import PLAIN
 
 __all__ = ["FAR", "Finding", "engine_promises", "hook_gradients", "random_params"]

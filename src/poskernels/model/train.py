@@ -151,7 +151,7 @@ def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log |
     """Train the heads of ``seeds`` as one stack: the only trainer (a single head is the stack of one).
 
     Each seed has its own initialization and data streams (:func:`_streams`), every per-head
-    quantity of the step is its own (:func:`~poskernels.model.head.stack_forward`), and Adam is
+    quantity of the step is its own (:func:`~poskernels.model.engine.stack.stack_forward`), and Adam is
     elementwise, so a head's weights do not depend on the heads stacked with it.  A head whose loss at step ``k``
     is not finite or past :data:`DIVERGED_FACTOR` ``ln C`` stops there (its weights as they were at that step, its
     later losses NaN) and leaves the stack; the others go on, with the same bits they have alone.
@@ -321,7 +321,7 @@ def train(
     Examples
     --------
     >>> from poskernels.model.config import preset
-    >>> from poskernels.model.head import accuracy
+    >>> from poskernels.model.engine.one_head import accuracy
     >>> from poskernels.tasks.cue import cue_batch
     >>> h = train(preset("quick", "alibi"), seed=0)
     >>> acc = accuracy(h.params, h.head, *cue_batch(np.random.default_rng(9), 500, 32))

@@ -19,7 +19,8 @@ import numpy as np
 from ..errors import PosKernelsError, check_int
 from .cache import CODE_VERSION, CacheError, cache_key, discard, load_arrays, save_arrays
 from .config import TrainConfig
-from .head import PLAIN, Reading, accuracy, init_params
+from .engine.one_head import accuracy
+from .head import PLAIN, Reading, init_params
 from .scheme_file import scheme_digest
 
 __all__ = ["TrainedHead", "check_trained", "evaluate", "head_key", "head_path", "load_head"]
@@ -128,7 +129,7 @@ def _save(cache_dir, head: TrainedHead) -> None:
 
 
 def evaluate(head: TrainedHead, tokens, targets, positions=None, reading: Reading = PLAIN) -> float:
-    """Accuracy of a trained head read at the last position (see :func:`poskernels.model.head.accuracy`).
+    """Accuracy of a trained head read at the last position (see :func:`poskernels.model.engine.one_head.accuracy`).
 
     >>> from poskernels.model.config import preset
     >>> from poskernels.model.train import train

@@ -1,6 +1,6 @@
 """Read a head far past its window: one query over ``n`` keys in chunks, with a running softmax.
 
-:func:`poskernels.model.head.query_forward` scores every key of a sequence at once (``(B, n)`` arrays, and a
+:func:`poskernels.model.engine.one_head.query_forward` scores every key of a sequence at once (``(B, n)`` arrays, and a
 ``(U, n, V)`` table for RoPE).  :func:`stream_logits` reads the same query over the keys in chunks of ``chunk``
 positions and keeps, per sequence, a running maximum ``m``, a normalizer ``Z = sum_j e^{z_j - m}`` and a weighted
 value ``N = sum_j e^{z_j - m} v_j W_O``; a chunk that raises the maximum to ``m'`` rescales both by ``e^{m - m'}``.
@@ -31,7 +31,8 @@ Two shortcuts, each read off the scheme (:class:`poskernels.encodings.Scheme`):
 
 Examples
 --------
->>> from poskernels.model.head import init_params, query_logits
+>>> from poskernels.model.head import init_params
+>>> from poskernels.model.engine.one_head import query_logits
 >>> from poskernels.tasks.cue import cue_batch
 >>> cfg = HeadConfig(scheme="rope")
 >>> p = init_params(cfg, np.random.default_rng(0))
@@ -234,7 +235,7 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     Parameters
     ----------
     heads : sequence of (params, cfg, reading)
-        Each head and how it is read (``reading`` as in :func:`poskernels.model.head.query_forward`).
+        Each head and how it is read (``reading`` as in :func:`poskernels.model.engine.one_head.query_forward`).
     tokens : ndarray of int, shape (B, n)
         Token ids (any integer dtype; ``uint8`` keeps long test sets small); the last column is the query.
     positions : array_like, shape (n,), optional
@@ -257,12 +258,7 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     if not heads:
         return []
     cfg0 = heads[0][1]
-    tokens = np.asarray(tokens)
-    if tokens.ndim != 2 or tokens.shape[1] < 1 or not np.issubdtype(tokens.dtype, np.integer):
-        raise PosKernelsError(f"tokens must be a 2-d integer array (batch, n); got {tokens.dtype} {tokens.shape}")
-    if tokens.shape[0] == 0:
-        raise PosKernelsError(f"tokens must hold at least one sequence (batch >= 1); got shape {tokens.shape}")
-    check_tokens(cfg0, tokens[:, -1:])  # the queries; every other column is checked as its chunk is read
+    tokens = _check_stream_tokens(cfg0, tokens)
     B, n = tokens.shape
     chunk = min(chunk, n)  # a step never holds more than the sequence (chunk = 10**12 would size tables by it)
     default_pos = positions is None
@@ -284,14 +280,30 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
                 st.mass[bad], st.code[bad] = exact.mass, exact.code
                 Z = st.mass.sum(axis=1)
             out.append((st.mass @ p.G + st.code) / Z[:, None])  # (B, C)
+    _check_finite(out, heads)
+    return out
+
+
+def _check_stream_tokens(cfg0, tokens) -> np.ndarray:
+    """``tokens`` as a non-empty 2-d integer array whose queries are ids of ``cfg0``, else :class:`PosKernelsError`."""
+    tokens = np.asarray(tokens)
+    if tokens.ndim != 2 or tokens.shape[1] < 1 or not np.issubdtype(tokens.dtype, np.integer):
+        raise PosKernelsError(f"tokens must be a 2-d integer array (batch, n); got {tokens.dtype} {tokens.shape}")
+    if tokens.shape[0] == 0:
+        raise PosKernelsError(f"tokens must hold at least one sequence (batch >= 1); got shape {tokens.shape}")
+    check_tokens(cfg0, tokens[:, -1:])  # the queries; every other column is checked as its chunk is read
+    return tokens
+
+
+def _check_finite(out: list, heads: list) -> None:
+    """Refuse a head whose logits are not finite (a NaN logit is an argmax of class 0: a wrong accuracy, silently)."""
     for i, (logits, (params, cfg, _)) in enumerate(zip(out, heads)):
-        if not np.isfinite(logits).all():  # a NaN logit is an argmax of class 0: a wrong accuracy, silently
+        if not np.isfinite(logits).all():
             top = max((float(np.abs(v).max()) for v in params.values() if np.size(v)), default=0.0)
             raise PosKernelsError(
                 f"heads[{i}] ({cfg.scheme}): its scores or values overflow float64 (largest |weight| {top:.3g}), "
                 "or its weights hold NaN: no finite logits to read"
             )
-    return out
 
 
 def stream_logits(
@@ -319,7 +331,8 @@ def recent_weights(params: dict, cfg: HeadConfig, tokens, k: int, reading: Readi
 
     Examples
     --------
-    >>> from poskernels.model.head import init_params, query_forward
+    >>> from poskernels.model.head import init_params
+    >>> from poskernels.model.engine.one_head import query_forward
     >>> from poskernels.tasks.cue import cue_batch
     >>> cfg = HeadConfig(scheme="alibi")
     >>> p = init_params(cfg, np.random.default_rng(0))
