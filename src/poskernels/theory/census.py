@@ -332,7 +332,8 @@ def interpolation_bound(h: ArrayLike, theta: ArrayLike, D1: float, D2: float, D:
     Raises
     ------
     PosKernelsError
-        If ``D1 < D2`` fails, an offset lies outside ``[D1, D2]``, `h` and `theta` are not 1-d of one shape, or the bound
+        If ``D1 < D2`` fails, an offset lies outside ``[D1, D2]``, `h` and `theta` are not 1-d of one shape, or the
+        bound
         passes float64's largest value.
 
     Examples

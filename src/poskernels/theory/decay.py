@@ -320,7 +320,7 @@ def counterexample_scores(Delta: float, theta: ArrayLike, n_samples: int, rng: n
 
 
 def counterexample_variance(Delta: ArrayLike, theta: ArrayLike) -> np.ndarray:
-    """Closed form: the counterexample's score has variance ``1 + cos(Delta (theta_0 - theta_1))`` (Proposition 4 (iii)).
+    """Proposition 4 (iii), closed form: the counterexample's score has variance ``1 + cos(Delta (theta_0 - theta_1))``.
 
     Parameters
     ----------
