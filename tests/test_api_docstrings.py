@@ -64,7 +64,7 @@ ALL_NOT_YET = (
     "poskernels.lab",
     "poskernels.model",
     "poskernels.page",
-    "poskernels.rope_config",
+    "poskernels.rope_config.parse",
     "poskernels.sweep",
     "poskernels.tasks",
 )
