@@ -71,6 +71,21 @@ __all__ = [
 def init_params(cfg: HeadConfig, rng: np.random.Generator) -> dict:
     """Draw a head: the embedding ``~ N(0, embed_scale^2)``, each map ``~ N(0, map_scale^2 / d)``, the scheme's own.
 
+    Parameters
+    ----------
+    cfg : HeadConfig
+        The head's configuration.
+    rng : numpy.random.Generator
+        The draws' only source.
+
+    Returns
+    -------
+    dict of str to ndarray
+        The head's arrays by name: the embedding ``E``, the read-out ``m``, the maps ``W_Q``, ``W_K``, ``W_V``,
+        ``W_O``, and the scheme's own (a learned table ``P``, ALiBi's slope, ...).
+
+    Examples
+    --------
     >>> p = init_params(HeadConfig(scheme="learned"), np.random.default_rng(0))
     >>> {k: v.shape for k, v in p.items()}
     {'E': (9, 16), 'm': (16,), 'W_Q': (16, 16), 'W_K': (16, 16), 'W_V': (16, 16), 'W_O': (16, 8), 'P': (32, 16)}
@@ -283,8 +298,36 @@ def score_all(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Re
 
     Position ``t`` attends to ``j <= t`` with :func:`score`, which is :func:`forward` on the prefix
     ``tokens[:, :t+1]`` (the tests check every ``t``).  Memory is ``O(B n^2)``: pass long sequences one at a time.
-    With ``return_attention`` also the weights ``(B, n, n)`` (row ``t`` on keys ``j``, zero above the diagonal).
 
+    Parameters
+    ----------
+    params : dict
+        The head's arrays, as :func:`init_params` draws them (or training leaves them).
+    cfg : HeadConfig
+        The head's configuration (width, vocabulary, scheme and its settings).
+    tokens : array_like of int, shape (B, n)
+        The sequences.
+    positions : array_like, shape (n,), optional
+        The tokens' positions; default ``0..n-1``.
+    reading : Reading, optional
+        How the head is read: extended frequencies (``inv_freq``) and a logit scale; default the trained head as
+        trained.
+    return_attention : bool, optional
+        Also return the attention weights; default False.
+
+    Returns
+    -------
+    ndarray, shape (B, n, C), or tuple of it and an ndarray of shape (B, n, n)
+        The logits at every position; with `return_attention` also the weights (row ``t`` on keys ``j``, zero above
+        the diagonal).
+
+    Raises
+    ------
+    PosKernelsError
+        If `tokens` is not a 2-d integer array of the head's vocabulary, or `positions` does not fit it.
+
+    Examples
+    --------
     >>> cfg = HeadConfig(scheme="t5")
     >>> p = init_params(cfg, np.random.default_rng(0))
     >>> x = np.random.default_rng(1).integers(0, cfg.vocab, size=(2, 40))
@@ -346,6 +389,29 @@ def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:
 def loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets) -> tuple[float, dict]:
     """Cross-entropy of the head read at the last position, and its gradient (by the engine).
 
+    Parameters
+    ----------
+    params : dict
+        The head's arrays, as :func:`init_params` draws them (or training leaves them).
+    cfg : HeadConfig
+        The head's configuration (width, vocabulary, scheme and its settings).
+    tokens : array_like of int, shape (B, n)
+        The sequences.
+    targets : array_like of int, shape (B,)
+        The class each sequence should give.
+
+    Returns
+    -------
+    tuple of (float, dict)
+        The mean cross-entropy, and its gradient with respect to each array of `params`, by name.
+
+    Raises
+    ------
+    PosKernelsError
+        If `tokens` or `targets` is not of the shape and range the head reads.
+
+    Examples
+    --------
     >>> from poskernels.tasks.cue import cue_batch
     >>> rng = np.random.default_rng(0)
     >>> cfg = HeadConfig(scheme="rope")
@@ -361,7 +427,46 @@ def loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets) -> tuple[float
 def query_logits(
     params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, score_shift=None, chunk=1 << 17
 ):
-    """Logits ``(B, C)`` at the last position, computed in chunks of about ``chunk`` tokens (long test sets)."""
+    """Logits ``(B, C)`` at the last position, computed in chunks of about ``chunk`` tokens (long test sets).
+
+    Parameters
+    ----------
+    params : dict
+        The head's arrays, as :func:`init_params` draws them (or training leaves them).
+    cfg : HeadConfig
+        The head's configuration (width, vocabulary, scheme and its settings).
+    tokens : array_like of int, shape (B, n)
+        The sequences.
+    positions : array_like, shape (n,), optional
+        The tokens' positions; default ``0..n-1``.
+    reading : Reading, optional
+        How the head is read: extended frequencies (``inv_freq``) and a logit scale; default the trained head as
+        trained.
+    score_shift : array_like, optional
+        Added to the scores before the softmax, broadcasting to ``(B, n)``; default None.
+    chunk : int, optional
+        About how many tokens each pass of the engine holds; default 131,072.
+
+    Returns
+    -------
+    ndarray, shape (B, C)
+        The logits, equal to :func:`query_forward`'s.
+
+    Raises
+    ------
+    PosKernelsError
+        If `tokens` is not a 2-d integer array of the head's vocabulary.
+
+    Examples
+    --------
+    >>> from poskernels.tasks.cue import cue_batch
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> x, _ = cue_batch(np.random.default_rng(1), 4, 32)
+    >>> out = query_logits(p, cfg, x, chunk=64)  # two sequences a pass
+    >>> out.shape, bool(np.allclose(out, query_forward(p, cfg, x)[0]))
+    ((4, 8), True)
+    """
     tokens = check_tokens(cfg, tokens)
     B, n = tokens.shape
     step = max(1, chunk // max(n, 1))
@@ -380,6 +485,36 @@ def accuracy(
 ) -> float:
     """Fraction of sequences whose last-position argmax equals the target (arguments as :func:`query_forward`).
 
+    Parameters
+    ----------
+    params : dict
+        The head's arrays, as :func:`init_params` draws them (or training leaves them).
+    cfg : HeadConfig
+        The head's configuration (width, vocabulary, scheme and its settings).
+    tokens : array_like of int, shape (B, n)
+        The sequences.
+    targets : array_like of int, shape (B,)
+        The class each sequence should give.
+    positions : array_like, shape (n,), optional
+        The tokens' positions; default ``0..n-1``.
+    reading : Reading, optional
+        How the head is read: extended frequencies (``inv_freq``) and a logit scale; default the trained head as
+        trained.
+    score_shift : array_like, optional
+        Added to the scores before the softmax, broadcasting to ``(B, n)``; default None.
+
+    Returns
+    -------
+    float
+        The accuracy, in ``[0, 1]``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `tokens` or `targets` is not of the shape and range the head reads.
+
+    Examples
+    --------
     >>> from poskernels.tasks.cue import cue_batch
     >>> cfg = HeadConfig(scheme="alibi")
     >>> acc = accuracy(init_params(cfg, np.random.default_rng(0)), cfg, *cue_batch(np.random.default_rng(1), 100, 32))
