@@ -62,7 +62,6 @@ ALL_NOT_YET = (
     "poskernels.lab",
     "poskernels.rope_config.parse",
     "poskernels.sweep",
-    "poskernels.tasks",
 )
 
 
