@@ -49,7 +49,6 @@ NOT_YET = (
     "poskernels.rope_config",
     "poskernels.rope_keys",
     "poskernels.scheme_cli",
-    "poskernels.seeds",
     "poskernels.sweep",
     "poskernels.tasks",
     "poskernels.theory.empirical",
