@@ -123,6 +123,7 @@ from dataclasses import replace
 from poskernels import extension, page
 from poskernels.census_cli import census, plot_census
 from poskernels.lab import PAYLOAD_PATH, figures, viz_payload
+from poskernels.model.cache import article_cache
 from poskernels.page.readme import REFERENCE_NUMBERS
 from poskernels.rope_config import config_extension, load_config
 from poskernels.seeds import first_seed
@@ -132,8 +133,8 @@ from poskernels.theory import census as wavelength
 CACHE = OUT / "cache"  # the tutorial's own heads
 TRAINED = os.environ.get("POSKERNELS_NOTEBOOK_TRAINED", "1") != "0"
 # the article's heads: the cache named, else the one `make reproduce` filled in the repository, else the notebook's
-FILLED = [c / ".cache/poskernels" for c in (Path.cwd(), Path.cwd().parent) if (c / ".cache/poskernels").is_dir()]
-ARTICLE_CACHE = Path(os.environ.get("POSKERNELS_CACHE") or (FILLED[0] if FILLED else CACHE))
+# own (model.cache.article_cache)
+ARTICLE_CACHE = article_cache(CACHE)  # $POSKERNELS_CACHE, else ./.cache/poskernels or ../.cache/poskernels, else CACHE
 ctx = page.Context(cache_dir=ARTICLE_CACHE, log=lambda m: None, first_seed=first_seed())  # $POSKERNELS_FIRST_SEED
 SHIPPED = json.loads(REFERENCE_NUMBERS.read_text(encoding="utf-8"))  # a full `poskernels reproduce`, seeds 0-9
 if TRAINED:

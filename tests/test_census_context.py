@@ -26,6 +26,7 @@ from poskernels.theory.census import wavelengths
 from poskernels.theory.context import (
     _kernel,
     _kernel_blocks,
+    base_bounds,
     critical_dimension,
     extrapolation_bound,
     first_negative_offset,
@@ -353,3 +354,9 @@ def test_census_refuses_a_short_target_and_a_model_without_rope(argv, detail, tm
     code, out, err = _run(capsys, config, *argv[1:], "--json", out_json)
     assert code == 2 and out == "" and not out_json.exists()
     assert detail in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("span", [0.5, float("nan"), "x"])
+def test_base_bounds_refuses_a_span_that_would_stop_before_the_first_passing_base(span):
+    with pytest.raises(PosKernelsError, match=r"span must be a finite number in \[1, inf\]; got"):
+        base_bounds(16, 10, span=span)

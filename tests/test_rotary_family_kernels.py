@@ -225,3 +225,10 @@ def test_a_reading_replaces_the_turned_planes_only():
 def test_bad_input_is_refused_with_the_value(call, message):
     with pytest.raises(PosKernelsError, match=message):
         call()
+
+
+@pytest.mark.parametrize("scale_base", [0, -1.0, "x"])
+def test_the_envelope_refuses_the_scale_base_the_frequencies_refuse(scale_base):
+    for call in (lambda: xpos_envelope([1.0], 16, scale_base), lambda: xpos_kernel([1.0], 16, scale_base=scale_base)):
+        with pytest.raises(PosKernelsError, match=r"scale_base must be a finite number in \(0, inf\]; got"):
+            call()

@@ -62,6 +62,23 @@ def first_seed(value: int | None = None) -> int:
     the API (``seed_block(first=first_seed())``).  Experiments and page sections never call it; they take
     their seeds as an argument (``tests/test_seeds.py`` scans the package for a call elsewhere).
 
+    Parameters
+    ----------
+    value : int, optional
+        The first seed, given (``--first-seed``); default None (the environment, else 0).
+
+    Returns
+    -------
+    int
+        The first seed, in ``[0, 2**63 - 1]``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `value` or ``$POSKERNELS_FIRST_SEED`` is not an integer in that range.
+
+    Examples
+    --------
     >>> first_seed(7)
     7
     >>> first_seed(-1)
@@ -85,6 +102,25 @@ def first_seed(value: int | None = None) -> int:
 def seed_block(count: int = DEFAULT_COUNT, *, first: int) -> tuple[int, ...]:
     """``count`` consecutive seeds from ``first`` (an argument: the block never comes from the environment).
 
+    Parameters
+    ----------
+    count : int, optional
+        How many seeds, in ``[1, 2**20]``; default 10 (the article's).
+    first : int
+        The first seed (:func:`first_seed`).
+
+    Returns
+    -------
+    tuple of int
+        ``first, first + 1, ..., first + count - 1``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `count` or `first` is out of range, or the block passes the largest seed.
+
+    Examples
+    --------
     >>> seed_block(3, first=5)
     (5, 6, 7)
     >>> seed_block(0, first=0)
@@ -105,6 +141,18 @@ def mean_stderr(values: Sequence) -> tuple[float | None, float | None]:
     ``(None, None)`` if ``values`` or any value is None (a reading that does not exist, the learned table past
     its length); the standard error of one value is None.
 
+    Parameters
+    ----------
+    values : sequence of float or None
+        One value per seed.
+
+    Returns
+    -------
+    tuple of (float or None, float or None)
+        The mean and its standard error.
+
+    Examples
+    --------
     >>> mean_stderr([1.0, None]), mean_stderr(None), mean_stderr([0.5])
     ((None, None), (None, None), (0.5, None))
     """
@@ -118,6 +166,18 @@ def mean_stderr(values: Sequence) -> tuple[float | None, float | None]:
 def stat_table(per_seed: dict) -> tuple[dict, dict]:
     """``(mean, stderr)`` tables of a nested dict whose leaves are per-seed lists (same nesting).
 
+    Parameters
+    ----------
+    per_seed : dict
+        Nested dicts whose leaves are lists of per-seed values.
+
+    Returns
+    -------
+    tuple of (dict, dict)
+        The means and the standard errors (:func:`mean_stderr` of each leaf), nested as `per_seed`.
+
+    Examples
+    --------
     >>> mean, stderr = stat_table({"rope": {"64": [0.9, 0.7]}})
     >>> round(mean["rope"]["64"], 6), round(stderr["rope"]["64"], 6)
     (0.8, 0.1)

@@ -154,6 +154,32 @@ def cos_sin(
 
     The angles are formed in float64 and refused past :data:`MAX_POSITION` or :data:`ANGLE_LIMITS` of ``dtype``.
 
+    Parameters
+    ----------
+    positions : torch.Tensor or array_like
+        Positions ``m``, any shape (``(batch, n)`` as transformers holds them).
+    inv_freq : torch.Tensor or array_like, shape (P,)
+        The frequencies ``theta_j``, finite and ``>= 0`` (an extension's ``inv_freq``).
+    dtype : torch.dtype, optional
+        A floating dtype for the output; default ``torch.float32``.
+    device : torch.device or str, optional
+        Where the output lives; default the positions' device (or the CPU).
+    attention_factor : float, optional
+        The multiplier on cos and sin (YaRN's, LongRoPE's); default 1.
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        ``(cos, sin)``, each of shape ``positions.shape + (P,)`` and of `dtype`.
+
+    Raises
+    ------
+    PosKernelsError
+        If `inv_freq` is not a non-empty 1-d array of finite frequencies ``>= 0``, `dtype` is not floating,
+        `attention_factor` not a finite positive number, or an angle passes what `dtype` resolves.
+
+    Examples
+    --------
     >>> c, s = cos_sin(torch.arange(3), [1.0, 0.5])
     >>> c.shape, round(float(s[2, 0]), 4)
     (torch.Size([3, 2]), 0.9093)

@@ -70,6 +70,31 @@ __all__ = [
 def write_output(path, data: str | bytes, what: str = "output", *, inputs=(), parents: bool = False) -> Output:
     """:func:`check_output` then :meth:`Output.write`; returns the :class:`Output`.
 
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        Where to write (``"-"``: standard output).
+    data : str or bytes
+        The whole content.
+    what : str, optional
+        What names the path in messages (``"--json"``); default ``"output"``.
+    inputs : iterable of paths, optional
+        The files the command reads; writing one of them is refused.
+    parents : bool, optional
+        Create missing folders; default False (refused, naming the folder).
+
+    Returns
+    -------
+    Output
+        The output written.
+
+    Raises
+    ------
+    PosKernelsError
+        If the path cannot be written (see :func:`check_output`) or the write fails.
+
+    Examples
+    --------
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "t.txt"
     >>> str(write_output(p, "hello")) == str(p), p.read_text()
@@ -85,6 +110,35 @@ def save_figure(fig, out, format: str | None = None, **kwargs) -> Output:
 
     ``format`` None takes it from the name's suffix (PNG without one, and on standard output).  ``kwargs`` go to
     :meth:`matplotlib.figure.Figure.savefig`.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    out : Output, str or pathlib.Path
+        Where to save it; a path is checked first (:func:`check_figure_path`).
+    format : str, optional
+        The format matplotlib writes; default None (from the suffix).
+    **kwargs
+        Passed to :meth:`matplotlib.figure.Figure.savefig`.
+
+    Returns
+    -------
+    Output
+        The output written.
+
+    Raises
+    ------
+    PosKernelsError
+        If the path cannot be written or its suffix names no format matplotlib writes.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from matplotlib.figure import Figure
+    >>> p = Path(tempfile.mkdtemp()) / "f.svg"
+    >>> save_figure(Figure(figsize=(1, 1)), p).how, p.read_text()[:5]
+    ('replace', '<?xml')
     """
     if not isinstance(out, Output):
         out = check_output(out, "figure", figure=True)
@@ -94,13 +148,56 @@ def save_figure(fig, out, format: str | None = None, **kwargs) -> Output:
 
 
 def write_text_atomic(path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through :class:`Output` (its folders created)."""
+    """Write ``text`` (UTF-8) to ``path`` through :class:`Output` (its folders created).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        Where to write.
+    text : str
+        The whole content.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    PosKernelsError
+        If the path cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "new" / "a.txt"
+    >>> write_text_atomic(p, "whole")
+    >>> p.read_text()
+    'whole'
+    """
     write_output(path, text, parents=True)
 
 
 def write_json_atomic(path, data) -> None:
     """Write ``data`` as JSON (indent 1, keys in their order, a final newline) to ``path`` through :class:`Output`.
 
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        Where to write (its folders created).
+    data : object
+        Anything :func:`json.dumps` writes.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    PosKernelsError
+        If the path cannot be written.
+
+    Examples
+    --------
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "n.json"
     >>> write_json_atomic(p, {"b": 1, "a": [0.5]})
@@ -115,6 +212,27 @@ def savefig_atomic(fig, path, format: str | None = None, **kwargs) -> Path:
 
     ``format`` is passed to matplotlib explicitly; None takes it from ``path``'s suffix, as ``savefig(path)``
     would (``png`` without one).  ``kwargs`` go to :meth:`matplotlib.figure.Figure.savefig`.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    path : str or pathlib.Path
+        Where to save it.
+    format : str, optional
+        The format; default None (from the suffix).
+    **kwargs
+        Passed to :meth:`matplotlib.figure.Figure.savefig`.
+
+    Returns
+    -------
+    pathlib.Path
+        `path`.
+
+    Raises
+    ------
+    PosKernelsError
+        If the path cannot be written.
 
     Examples
     --------
@@ -135,6 +253,27 @@ def check_writable(path, kind: str = "file", what: str = "output", parents: bool
     a file, under a file, or in a place where no file can be created (probed by creating and removing a temporary
     file in the nearest existing folder, so a read-only file system is caught as well as permissions).  Nothing
     is left behind.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The path given.
+    kind : {"file", "folder"}, optional
+        What will be written there; default ``"file"``.
+    what : str, optional
+        What names it in messages; default ``"output"``.
+    parents : bool, optional
+        Missing folders will be created; default True.
+
+    Returns
+    -------
+    pathlib.Path
+        `path`.
+
+    Raises
+    ------
+    PosKernelsError
+        If `path` cannot be written as a `kind` (the message says why).
 
     Examples
     --------
@@ -181,6 +320,25 @@ def check_writable(path, kind: str = "file", what: str = "output", parents: bool
 def check_figure_path(path, what: str = "figure") -> Path:
     """:func:`check_output` of a figure: the suffix names a format matplotlib writes (none: PNG); returns ``path``.
 
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The figure's path.
+    what : str, optional
+        What names it in messages; default ``"figure"``.
+
+    Returns
+    -------
+    pathlib.Path
+        `path`.
+
+    Raises
+    ------
+    PosKernelsError
+        If `path` cannot be written or its suffix names no format matplotlib writes (the formats accepted listed).
+
+    Examples
+    --------
     >>> check_figure_path("fig.xyz")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...

@@ -76,6 +76,17 @@ def check_output(path, what: str = "output", *, inputs=(), figure: bool = False,
     parents : bool
         Missing folders are created when writing (else refused, naming the folder).
 
+    Returns
+    -------
+    Output
+        The checked output, to write with :meth:`Output.write`.
+
+    Raises
+    ------
+    PosKernelsError
+        If the folder is missing (and not `parents`), the path is a folder, under a file, one of `inputs`, a link out
+        of a :func:`confined` folder, or (with `figure`) has a suffix matplotlib does not write.
+
     Examples
     --------
     >>> import tempfile
@@ -163,9 +174,27 @@ def check_output(path, what: str = "output", *, inputs=(), figure: bool = False,
 def check_outputs(outputs: dict, inputs=(), parents: bool = False) -> dict[str, Output]:
     """:func:`check_output` of several outputs of one command, and that no two are one file or both stdout.
 
-    ``outputs`` maps what names each (``"--json"``) to its path, or to ``(path, "figure")``; a None path is
-    skipped.  Returns what -> :class:`Output`.
+    Parameters
+    ----------
+    outputs : dict
+        What names each output (``"--json"``) to its path, or to ``(path, "figure")``; a None path is skipped.
+    inputs : iterable of paths, optional
+        The files the command reads.
+    parents : bool, optional
+        Missing folders are created when writing; default False.
 
+    Returns
+    -------
+    dict of str to Output
+        Each checked output by what names it.
+
+    Raises
+    ------
+    PosKernelsError
+        If one output cannot be written, two are one file, or two go to standard output.
+
+    Examples
+    --------
     >>> import tempfile
     >>> root = Path(tempfile.mkdtemp())
     >>> sorted(check_outputs({"--json": root / "a.json", "--plot": None}))

@@ -48,7 +48,29 @@ def _inside(path: Path, root: Path) -> bool:
 
 @contextmanager
 def confined(folder) -> Iterator[Path]:
-    """While the block runs, no output path under ``folder`` may resolve outside it; yields its real location."""
+    """While the block runs, no output path under ``folder`` may resolve outside it; yields its real location.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The output folder (``reproduce --out``).
+
+    Yields
+    ------
+    pathlib.Path
+        The folder's real location, every link followed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "out").mkdir(); (root / "out" / "link").symlink_to(root)
+    >>> with confined(root / "out") as real:
+    ...     check_inside(root / "out" / "link" / "a.json", "--json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --json: '...a.json' is a link out of the output folder '...out' (to ...
+    """
     entry = (Path(os.path.abspath(folder)), Path(os.path.realpath(folder)))
     with _LOCK:
         _ROOTS.append(entry)
@@ -61,7 +83,38 @@ def confined(folder) -> Iterator[Path]:
 
 def check_inside(path, what: str, folder=None) -> None:
     """Refuse ``path`` if it lies (as written) under ``folder`` or an open :func:`confined` folder but its real
-    location, every link followed, is outside that folder."""
+    location, every link followed, is outside that folder.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        An output path.
+    what : str
+        What names it in messages (``"--json"``).
+    folder : str or pathlib.Path, optional
+        One more folder to check against; default None (the :func:`confined` ones only).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    PosKernelsError
+        If `path` is written through a link out of its folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "out").mkdir(); (root / "out" / "link").symlink_to(root)
+    >>> check_inside(root / "out" / "a.json", "--json", root / "out") is None
+    True
+    >>> check_inside(root / "out" / "link" / "a.json", "--json", root / "out")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --json: '...a.json' is a link out of the output folder '...out' (to ...
+    """
     with _LOCK:
         roots = list(_ROOTS)
     if folder is not None:

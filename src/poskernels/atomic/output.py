@@ -173,6 +173,27 @@ def replacing(path, parents: bool = True, what: str = "output") -> Iterator[Path
     A new file gets the permissions a plain ``open(path, "w")`` would give (0o666 less the umask), not
     :func:`tempfile.mkstemp`'s 0o600; a file replaced keeps its own.
 
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file to replace (or create).
+    parents : bool, optional
+        Create a missing folder; default True.
+    what : str, optional
+        What names it in messages; default ``"output"``.
+
+    Yields
+    ------
+    pathlib.Path
+        The temporary path to write.
+
+    Raises
+    ------
+    PosKernelsError
+        If something at `path` is not a regular file.
+    OSError
+        If the folder is missing and not `parents` (the callers check the path first: :func:`check_output`).
+
     Examples
     --------
     >>> import tempfile

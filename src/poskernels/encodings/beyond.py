@@ -41,8 +41,23 @@ __all__ = [
 
 
 def kerple_log_bias(r: ArrayLike, r1: Scalars, r2: Scalars) -> np.ndarray:
-    """Kerple's logarithmic bias ``-r1 log(1 + r2 max(r, 0))`` (broadcast over ``r``, ``r1``, ``r2``).
+    """Kerple's logarithmic bias ``-r1 log(1 + r2 max(r, 0))`` (broadcast over ``r``, ``r1``, ``r2``; Chi et al. 2022).
 
+    Parameters
+    ----------
+    r : array_like
+        Offsets ``r = t - j``; negative ones (keys after the query) are read as 0.
+    r1, r2 : float or ndarray
+        The head's two positive parameters, broadcast against `r`.
+
+    Returns
+    -------
+    ndarray
+        The bias, of the broadcast shape.  The arguments are not checked (the head's hot path calls it;
+        :mod:`poskernels.theory.beyond` checks them).
+
+    Examples
+    --------
     >>> kerple_log_bias([0, 1, 3], 2.0, 1.0).round(4).tolist()
     [-0.0, -1.3863, -2.7726]
     """
@@ -51,8 +66,23 @@ def kerple_log_bias(r: ArrayLike, r1: Scalars, r2: Scalars) -> np.ndarray:
 
 
 def kerple_power_bias(r: ArrayLike, r1: Scalars, r2: Scalars) -> np.ndarray:
-    """Kerple's power bias ``-r1 max(r, 0)^r2`` (broadcast over ``r``, ``r1``, ``r2``).
+    """Kerple's power bias ``-r1 max(r, 0)^r2`` (broadcast over ``r``, ``r1``, ``r2``; Chi et al. 2022).
 
+    Parameters
+    ----------
+    r : array_like
+        Offsets ``r = t - j``; negative ones are read as 0.
+    r1, r2 : float or ndarray
+        The scale and the power (CPD for ``0 < r2 <= 2``), broadcast against `r`.
+
+    Returns
+    -------
+    ndarray
+        The bias, of the broadcast shape.  The arguments are not checked (the head's hot path calls it;
+        :mod:`poskernels.theory.beyond` checks them).
+
+    Examples
+    --------
     >>> kerple_power_bias([0, 1, 4], 0.5, 1.5).tolist()
     [-0.0, -0.5, -4.0]
     """
@@ -61,11 +91,30 @@ def kerple_power_bias(r: ArrayLike, r1: Scalars, r2: Scalars) -> np.ndarray:
 
 
 def fire_features(r: ArrayLike, t: Scalars, c: Scalars, L: Scalars) -> np.ndarray:
-    """FIRE's input to its MLP: ``u = psi(max(r, 0)) / psi(max(L, t))``, ``psi(x) = log(c x + 1)``.
+    """FIRE's input to its MLP: ``u = psi(max(r, 0)) / psi(max(L, t))``, ``psi(x) = log(c x + 1)`` (Li et al. 2023).
 
     ``u`` lies in ``[0, 1]`` for every causal offset ``0 <= r <= t`` once ``t >= L`` (the progressive
     interpolation: the farthest key of a query maps to 1 whatever its length).
 
+    Parameters
+    ----------
+    r : array_like
+        Offsets ``r = t - j``; negative ones are read as 0.
+    t : float or ndarray
+        The query's position, broadcast against `r`.
+    c : float or ndarray
+        ``psi``'s positive scale.
+    L : float or ndarray
+        The threshold below which the normalizer is ``psi(L)``.
+
+    Returns
+    -------
+    ndarray
+        ``u``, of the broadcast shape.  The arguments are not checked (the head's hot path calls it;
+        :mod:`poskernels.theory.beyond` checks them).
+
+    Examples
+    --------
     >>> fire_features([0, 9, 99], 99, 0.1, 20.0).round(4).tolist()
     [0.0, 0.2687, 1.0]
     """
@@ -79,6 +128,21 @@ def fire_bias(u: ArrayLike, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray) -> n
     The weights are ``(..., H)``, with the leading axes of ``u``'s leading axes (one MLP per head); the output
     layer has no constant: a constant added to every logit of a query leaves its softmax unchanged.
 
+    Parameters
+    ----------
+    u : array_like, shape (..., n)
+        Inputs, as :func:`fire_features` gives them.
+    w1, b1, w2 : ndarray, shape (..., H)
+        The hidden layer's weights and constants and the output weights.
+
+    Returns
+    -------
+    ndarray, shape (..., n)
+        ``f(u)``.  The arguments are not checked (the head's hot path calls it; :mod:`poskernels.theory.beyond` checks
+        them).
+
+    Examples
+    --------
     >>> fire_bias(np.array([0.0, 0.5, 1.0]), np.array([1.0, -1.0]), np.array([0.0, 0.5]), np.array([2.0, 1.0]))
     array([0.5, 1. , 2. ])
     """
@@ -94,18 +158,27 @@ def kerple_tail_bound(kind: str, W: float, r1: float, r2: float, D: float) -> fl
     weight on ``r >= D`` is at most ``e^W sum_{r >= D} e^{b(r)} <= e^W (e^{b(D)} + int_D^inf e^{b(x)} dx)``
     (:mod:`poskernels.theory.beyond` states it for both kernels); the scheme's ``tail_bound`` hook.
 
-    ``e^W (e^{b(D)} + int_D^inf e^{b(x)} dx)``; ``inf`` where the integral diverges (the logarithmic bias with
-    ``r1 <= 1``).
-
     Parameters
     ----------
     kind : {"kerple_log", "kerple_power"}
+        The bias.
     W : float
         Width of the interval holding the content scores, ``>= 0``.
     r1, r2 : float
-        The head's parameters.
+        The head's parameters, positive.
     D : float
         Offset, ``>= 0``.
+
+    Returns
+    -------
+    float
+        ``e^W (e^{b(D)} + int_D^inf e^{b(x)} dx)``; ``inf`` where the integral diverges (the logarithmic bias with
+        ``r1 <= 1``).
+
+    Raises
+    ------
+    PosKernelsError
+        If `kind` is not one of the two, `W` or `D` is negative, or `r1`, `r2` is not positive.
 
     Examples
     --------

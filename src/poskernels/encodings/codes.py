@@ -277,8 +277,27 @@ def R_omega(k: float, w: np.ndarray) -> np.ndarray:
 
 
 def generator(w: np.ndarray) -> np.ndarray:
-    """Block-skew generator ``A = (+)_j w_j J`` with ``R_omega(k) = expm(k A)``.
+    """Block-skew generator ``A = (+)_j w_j J`` with ``R_omega(k) = expm(k A)`` (Proposition 2: a shift is a rotation).
 
+    Parameters
+    ----------
+    w : array_like, shape (d/2,)
+        The plane frequencies ``omega_j``.
+
+    Returns
+    -------
+    ndarray, shape (d, d)
+        ``A``: plane ``j``'s block is ``w_j J``, ``J = R(pi/2)``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `w` is not a 1-d finite array, or ``d^2`` passes the work budget.
+
+    Examples
+    --------
+    >>> generator([1.0, 0.5]).tolist()
+    [[0.0, -1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, -0.5], [0.0, 0.0, 0.5, 0.0]]
     >>> from scipy.linalg import expm
     >>> w = omega(6)
     >>> np.allclose(expm(2.5 * generator(w)), R_omega(2.5, w))
@@ -382,6 +401,23 @@ def to_half_split(x: ArrayLike) -> np.ndarray:
     Hugging Face's ``rotate_half`` RoPE pairs coordinate ``j`` with ``j + d/2``.  A vector in
     this library's layout, reordered with this function, gets the same score there.
 
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+        Vectors in this library's layout (``d`` even).
+
+    Returns
+    -------
+    ndarray, shape (..., d)
+        The same vectors in the half-split layout.
+
+    Raises
+    ------
+    PosKernelsError
+        If `x` is a scalar or its last axis is not of even length.
+
+    Examples
+    --------
     >>> to_half_split(np.arange(6))
     array([0, 2, 4, 1, 3, 5])
     """
@@ -394,8 +430,25 @@ def to_half_split(x: ArrayLike) -> np.ndarray:
 
 
 def from_half_split(x: ArrayLike) -> np.ndarray:
-    """Inverse of :func:`to_half_split`.
+    """Inverse of :func:`to_half_split`: from halves ``(j, j + d/2)`` back to consecutive pairs ``(2j, 2j+1)``.
 
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+        Vectors in the half-split layout (``d`` even).
+
+    Returns
+    -------
+    ndarray, shape (..., d)
+        The same vectors in this library's layout.
+
+    Raises
+    ------
+    PosKernelsError
+        If `x` is a scalar or its last axis is not of even length.
+
+    Examples
+    --------
     >>> from_half_split(to_half_split(np.arange(6)))
     array([0, 1, 2, 3, 4, 5])
     """

@@ -265,8 +265,25 @@ BUILT_IN = frozenset(SCHEMES)
 
 
 def get_scheme(name: str) -> Scheme:
-    """Look a scheme up by name.
+    """Look a scheme up by name in :data:`SCHEMES`.
 
+    Parameters
+    ----------
+    name : str
+        A registered scheme's name.
+
+    Returns
+    -------
+    Scheme
+        The registered instance.
+
+    Raises
+    ------
+    PosKernelsError
+        If no scheme has that name (the message lists the names accepted, and the closest one).
+
+    Examples
+    --------
     >>> get_scheme("alibi").relative
     True
     >>> get_scheme("bogus")  # doctest: +ELLIPSIS
@@ -280,6 +297,13 @@ def get_scheme(name: str) -> Scheme:
 def scheme_settings() -> dict[str, Setting]:
     """Every registered scheme's settings by name, in registry order (each name once: schemes may share one).
 
+    Returns
+    -------
+    dict of str to Setting
+        The settings a head's configuration may carry, by name.
+
+    Examples
+    --------
     >>> list(scheme_settings())  # doctest: +NORMALIZE_WHITESPACE
     ['alibi_slope', 't5_buckets', 't5_max_distance', 'shaw_clip', 'xpos_scale_base', 'xpos_gamma', 'prope_p',
      'partial_rotary_factor', 'random_positions']
@@ -298,6 +322,22 @@ def register_scheme(scheme: type[Scheme] | Scheme) -> Scheme:
     curves read it by its name.  Registering the same class again is a no-op (a worker that loads the same file
     twice); a built-in name, another class under a registered name, or a setting that another scheme declares
     with another default is refused.
+
+    Parameters
+    ----------
+    scheme : Scheme subclass or Scheme
+        The scheme to register.
+
+    Returns
+    -------
+    Scheme
+        The registered instance.
+
+    Raises
+    ------
+    PosKernelsError
+        If `scheme` is not a Scheme subclass or instance, takes a built-in name or another class's name, or declares
+        a setting another scheme declares with another default.
 
     Examples
     --------

@@ -52,8 +52,27 @@ XPOS_PAPER_SCALE_BASE = 512.0
 def xpos_zeta(d: int, gamma_x: float = 0.4) -> np.ndarray:
     """xPos's per-plane decay base ``zeta_j = (2j/d + gamma_x) / (1 + gamma_x)``, ``j = 0..d/2-1``, in ``(0, 1)``.
 
-    torchscale writes it ``(arange(0, d, 2) + 0.4 d) / (1.4 d)``.
+    torchscale writes it ``(arange(0, d, 2) + 0.4 d) / (1.4 d)`` (Sun et al. 2022).
 
+    Parameters
+    ----------
+    d : int
+        The even head width.
+    gamma_x : float, optional
+        xPos's positive offset; default 0.4 (torchscale's).
+
+    Returns
+    -------
+    ndarray, shape (d/2,)
+        ``zeta_j``, increasing in ``j``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d` is not a positive even integer or `gamma_x` not positive.
+
+    Examples
+    --------
     >>> xpos_zeta(8).round(4).tolist()
     [0.2857, 0.4643, 0.6429, 0.8214]
     """
@@ -67,6 +86,29 @@ def xpos_frequencies(d: int, base: float, scale_base: float, gamma_x: float = 0.
 
     A key ``r`` back then weighs ``e^{-gamma_j r} = zeta_j^{r / scale_base}`` in plane ``j``.
 
+    Parameters
+    ----------
+    d : int
+        The even head width.
+    base : float
+        RoPE's base of ``theta_j = b^{-2j/d}``.
+    scale_base : float
+        xPos's positive scale: the decay is ``zeta_j`` per ``scale_base`` positions.
+    gamma_x : float, optional
+        xPos's positive offset in ``zeta_j``; default 0.4.
+
+    Returns
+    -------
+    ndarray of complex, shape (d/2,)
+        ``theta_j - i gamma_j``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d`, `base`, `scale_base` or `gamma_x` is out of range.
+
+    Examples
+    --------
     >>> f = xpos_frequencies(8, 10_000.0, 16.0)
     >>> f.real.round(4).tolist(), np.exp(-16 * -f.imag).round(4).tolist()  # theta; zeta = e^{-gamma * scale_base}
     ([1.0, 0.1, 0.01, 0.001], [0.2857, 0.4643, 0.6429, 0.8214])
@@ -77,8 +119,27 @@ def xpos_frequencies(d: int, base: float, scale_base: float, gamma_x: float = 0.
 
 
 def rotated_planes(d: int, p: float) -> int:
-    """How many of the ``d/2`` planes p-RoPE turns: ``floor(p d / 2)`` (at ``p = 1`` all: RoPE).
+    """How many of the ``d/2`` planes p-RoPE turns: ``floor(p d / 2)`` (at ``p = 1`` all: RoPE; Barbero et al. 2024).
 
+    Parameters
+    ----------
+    d : int
+        The even head width.
+    p : float
+        The share of planes that turn, in ``[0, 1]``.
+
+    Returns
+    -------
+    int
+        The number of turning planes (the fastest ones).
+
+    Raises
+    ------
+    PosKernelsError
+        If `d` is not a positive even integer or `p` lies outside ``[0, 1]``.
+
+    Examples
+    --------
     >>> rotated_planes(16, 0.75), rotated_planes(6, 0.75), rotated_planes(16, 1.0)
     (6, 2, 8)
     """
@@ -90,6 +151,27 @@ def rotated_planes(d: int, p: float) -> int:
 def p_rope_frequencies(d: int, base: float, p: float) -> np.ndarray:
     """p-RoPE's frequencies: RoPE's ``b^{-2j/d}`` on the fastest :func:`rotated_planes` planes, 0 on the rest.
 
+    Parameters
+    ----------
+    d : int
+        The even head width.
+    base : float
+        RoPE's base.
+    p : float
+        The share of planes that turn, in ``[0, 1]``.
+
+    Returns
+    -------
+    ndarray, shape (d/2,)
+        The frequencies, 0 on the planes that do not turn.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d`, `base` or `p` is out of range.
+
+    Examples
+    --------
     >>> p_rope_frequencies(8, 10_000.0, 0.75).tolist()
     [1.0, 0.1, 0.01, 0.0]
     """
@@ -104,6 +186,27 @@ def partial_rotary_frequencies(d: int, base: float, factor: float) -> np.ndarray
     As transformers' ``_compute_default_rope_parameters`` (``dim = int(head_dim * partial_rotary_factor)``,
     ``inv_freq = base ** -(arange(0, dim, 2) / dim)``) and GPT-NeoX's ``rotary_pct``.
 
+    Parameters
+    ----------
+    d : int
+        The even head width.
+    base : float
+        RoPE's base.
+    factor : float
+        The partial rotary factor ``f``, in ``[0, 1]``.
+
+    Returns
+    -------
+    ndarray, shape (d/2,)
+        The frequencies, 0 past the rotary width.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d`, `base` or `factor` is out of range.
+
+    Examples
+    --------
     >>> partial_rotary_frequencies(16, 10_000.0, 0.5).tolist()
     [1.0, 0.1, 0.01, 0.001, 0.0, 0.0, 0.0, 0.0]
     """

@@ -61,6 +61,16 @@ def ssmax(base: type[Scheme], name: str | None = None, colour: str | None = None
     colour : str, optional
         Its colour (default the base's).
 
+    Returns
+    -------
+    type
+        The new Scheme subclass (not registered: pass it to :func:`~poskernels.encodings.register_scheme`).
+
+    Raises
+    ------
+    PosKernelsError
+        If `base` already scales its logits with the key count.
+
     Examples
     --------
     >>> from poskernels.encodings import SCHEMES, register_scheme
@@ -116,6 +126,29 @@ def randomized(base: type[Scheme], L_max: int = RANDOM_POSITIONS, name: str | No
     The scheme is the base's (its code or its rotation, its parameters); only its setting ``random_positions``
     (default ``L_max``) differs, which the trainer reads (:func:`training_positions`).
 
+    Parameters
+    ----------
+    base : Scheme subclass
+        An absolute code defined at every position, or a rotation.
+    L_max : int, optional
+        The positions are drawn from ``[0, L_max)``; default 2048.
+    name : str, optional
+        The new scheme's registry name (default ``<base>_randpos``).
+    colour : str, optional
+        Its colour (default the base's).
+
+    Returns
+    -------
+    type
+        The new Scheme subclass (not registered).
+
+    Raises
+    ------
+    PosKernelsError
+        If `base` is neither an absolute code defined everywhere nor a rotation, or `L_max` is out of range.
+
+    Examples
+    --------
     >>> from poskernels.encodings import SCHEMES
     >>> cls = randomized(type(SCHEMES["sinusoidal"]), name="sin_rp_doc")
     >>> cls.settings["random_positions"].default, cls.where
@@ -156,6 +189,27 @@ def _setting(L_max: int) -> Setting:
 def random_positions(rng: np.random.Generator, n: int, L_max: int) -> np.ndarray:
     """``n`` distinct positions drawn from ``[0, L_max)`` without replacement, in increasing order, as floats.
 
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The draws' only source.
+    n : int
+        How many positions (a training sequence's length).
+    L_max : int
+        The positions lie in ``[0, L_max)``.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        The positions, increasing.
+
+    Raises
+    ------
+    PosKernelsError
+        If `n` distinct positions do not fit in ``[0, L_max)``.
+
+    Examples
+    --------
     >>> p = random_positions(np.random.default_rng(1), 32, 2048)
     >>> bool((np.diff(p) > 0).all() and p.min() >= 0 and p.max() < 2048)
     True
@@ -171,6 +225,34 @@ def random_positions(rng: np.random.Generator, n: int, L_max: int) -> np.ndarray
 
 def training_positions(cfg: object, rng: np.random.Generator, n: int) -> np.ndarray | None:
     """One training step's positions for a head of ``cfg``: :func:`random_positions` when its setting
-    ``random_positions`` is on, else None (``0..n-1``, drawing nothing from ``rng``)."""
+    ``random_positions`` is on, else None (``0..n-1``, drawing nothing from ``rng``).
+
+    Parameters
+    ----------
+    cfg : object
+        A head's configuration; its attribute ``random_positions`` (0 or absent: off) is ``L_max``.
+    rng : numpy.random.Generator
+        The draws' only source.
+    n : int
+        The sequence's length.
+
+    Returns
+    -------
+    ndarray of shape (n,), or None
+        The positions drawn, or None for the ordinary positions ``0..n-1``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `n` distinct positions do not fit in ``[0, L_max)``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> training_positions(SimpleNamespace(random_positions=0), np.random.default_rng(0), 4) is None
+    True
+    >>> training_positions(SimpleNamespace(random_positions=100), np.random.default_rng(0), 4).tolist()
+    [26.0, 50.0, 62.0, 82.0]
+    """
     L_max = getattr(cfg, "random_positions", 0)
     return None if not L_max else random_positions(rng, n, L_max)

@@ -150,11 +150,33 @@ def ntk_aware(theta: ArrayLike, kappa: float, L: int) -> Extension:
 
 
 def yarn_ramp_turns(theta: ArrayLike, L: int, alpha: float = 1.0, beta: float = 32.0) -> np.ndarray:
-    """YaRN's ramp ``gamma_j`` as the paper and the article define it: linear in turns per window.
+    """YaRN's ramp ``gamma_j`` as the paper and the article define it (Definition 5): linear in turns per window.
 
     ``gamma_j`` rises linearly from 0 to 1 as ``L / lambda_j`` (turns of plane ``j`` within the
     training length; ``lambda_j = 2 pi / theta_j``) goes from ``alpha`` to ``beta``.
 
+    Parameters
+    ----------
+    theta : array_like, shape (d/2,)
+        The trained frequencies ``theta_j``.
+    L : int
+        The training length.
+    alpha, beta : float, optional
+        The turns at which the ramp starts and ends, ``alpha < beta``; default 1 and 32 (the paper's).
+
+    Returns
+    -------
+    ndarray, shape (d/2,)
+        ``gamma_j`` in ``[0, 1]``: the weight on the trained frequency (1 keeps ``theta_j``, 0 divides it by
+        ``kappa``).
+
+    Raises
+    ------
+    PosKernelsError
+        If `theta` is not a 1-d array of positive frequencies, `L` not a positive integer or ``alpha < beta`` fails.
+
+    Examples
+    --------
     >>> from poskernels.encodings import omega
     >>> yarn_ramp_turns(omega(16), 32)[:3].round(4)
     array([0.132 , 0.0197, 0.    ])

@@ -81,12 +81,24 @@ def dynamic_ntk(theta: ArrayLike, kappa: float, L: int, factor: float = 1.0) -> 
 
     Parameters
     ----------
-    theta : ndarray, shape (d/2,)
+    theta : array_like, shape (d/2,)
+        The trained frequencies.
     kappa : float
         Sequence length over ``L`` (``L`` is ``max_position_embeddings`` for this map).
     L : int
+        The training length.
     factor : float, default 1.0
         The config's ``rope_scaling.factor``.
+
+    Returns
+    -------
+    Extension
+        The extended frequencies ``inv_freq``, the per-plane ``factors`` on ``theta`` and the ``attention_factor``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `kappa` is below 1, `L` not a positive integer, `factor` out of range or `theta` not positive frequencies.
 
     Examples
     --------
@@ -116,6 +128,27 @@ def yarn_ramp_index(
     ``high`` (``r = beta_slow``), floored and ceiled when ``truncate``, clamped to ``[0, d - 1]`` (the
     reference code's bound, with ``d`` the rotary width, not ``d/2 - 1``).  Returns the weight on the trained
     frequency, ``1 - ramp``, so it compares with :func:`~poskernels.extension.yarn_ramp_turns`.
+
+    Parameters
+    ----------
+    theta : array_like, shape (d/2,)
+        The trained frequencies ``theta_j``.
+    L : int
+        The training length (``original_max_position_embeddings``).
+    beta_fast, beta_slow : float, optional
+        The turns at which the ramp starts and ends, ``beta_fast > beta_slow > 0``; default 32 and 1.
+    truncate : bool, optional
+        Floor and ceil the ramp's ends to whole plane indices, as the reference code does; default True.
+
+    Returns
+    -------
+    ndarray, shape (d/2,)
+        The weight ``1 - ramp`` on the trained frequency, in ``[0, 1]``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `theta` is not positive frequencies, `L` not a positive integer or ``beta_fast > beta_slow > 0`` fails.
 
     Examples
     --------
@@ -157,6 +190,25 @@ def yarn_ramp_index(
 def yarn_mscale(kappa: float, mscale: float = 1.0) -> float:
     """YaRN's attention factor ``0.1 mscale ln kappa + 1`` (1 for ``kappa <= 1``), on cos and sin.
 
+    Parameters
+    ----------
+    kappa : float
+        The extension ratio, positive.
+    mscale : float, optional
+        The config's ``mscale`` multiplier; default 1.
+
+    Returns
+    -------
+    float
+        The factor on cos and sin (the score is multiplied by its square).
+
+    Raises
+    ------
+    PosKernelsError
+        If `kappa` is not a finite positive number or `mscale` not finite.
+
+    Examples
+    --------
     >>> round(yarn_mscale(4), 4), yarn_mscale(1)
     (1.1386, 1.0)
     """
@@ -189,6 +241,34 @@ def yarn_hf(
     ``yarn_mscale(kappa, mscale) / yarn_mscale(kappa, mscale_all_dim)`` when both are given and non-zero
     (DeepSeek's convention), else ``yarn_mscale(kappa)``.
 
+    Parameters
+    ----------
+    theta : array_like, shape (d/2,)
+        The trained frequencies ``theta_j``.
+    kappa : float
+        The extension ratio (the config's ``factor``), at least 1.
+    L : int
+        The training length (``original_max_position_embeddings``).
+    beta_fast, beta_slow : float, optional
+        The ramp's ends in turns; default 32 and 1.
+    mscale, mscale_all_dim : float, optional
+        DeepSeek's two multipliers of the attention factor (see above); default None.
+    attention_factor : float, optional
+        The attention factor itself, overriding the others; default None.
+    truncate : bool, optional
+        Floor and ceil the ramp's ends (transformers' ``truncate``); default True.
+
+    Returns
+    -------
+    Extension
+        The extended frequencies ``inv_freq``, the per-plane ``factors`` on ``theta`` and the ``attention_factor``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `kappa` is below 1, `L` not a positive integer, ``beta_fast > beta_slow > 0`` fails or a scale is not
+        finite.
+
     Examples
     --------
     >>> from poskernels.encodings import omega
@@ -216,6 +296,30 @@ def yarn_hf(
 def yarn_hf_untruncated(theta: ArrayLike, kappa: float, L: int, **options: Any) -> Extension:
     """:func:`yarn_hf` with ``truncate=False``: the ramp ends stay at the real correction dimensions.
 
+    Parameters
+    ----------
+    theta : array_like, shape (d/2,)
+        The trained frequencies.
+    kappa : float
+        The extension ratio (the config's ``factor``).
+    L : int
+        The training length (``original_max_position_embeddings``).
+    **options
+        :func:`yarn_hf`'s options: ``beta_fast``, ``beta_slow``, ``mscale``, ``mscale_all_dim``,
+        ``attention_factor``.
+
+    Returns
+    -------
+    Extension
+        The extended frequencies, the per-plane factors and the attention factor.
+
+    Raises
+    ------
+    PosKernelsError
+        If an option is unknown (the message lists those accepted) or a value is out of range.
+
+    Examples
+    --------
     >>> from poskernels.encodings import omega
     >>> yarn_hf_untruncated(omega(16), 4, 32).factors.round(3)[:2]
     array([1.  , 0.47])
@@ -241,6 +345,27 @@ def llama3(
     with ``lambda_j > L / low_freq_factor`` are divided by ``kappa``, and between them the weight on the
     trained frequency is ``(L / lambda_j - low) / (high - low)``, linear in turns: the article's YaRN ramp
     with ``(alpha, beta) = (low, high)`` and no logit scale.
+
+    Parameters
+    ----------
+    theta : array_like, shape (d/2,)
+        The trained frequencies ``theta_j``.
+    kappa : float
+        The config's ``factor``, at least 1.
+    L : int
+        The training length (``original_max_position_embeddings``).
+    low_freq_factor, high_freq_factor : float, optional
+        The config's two thresholds, ``low < high``; default 1 and 4.
+
+    Returns
+    -------
+    Extension
+        The extended frequencies ``inv_freq``, the per-plane ``factors`` on ``theta`` and the ``attention_factor``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `kappa` is below 1, `L` not a positive integer or ``high_freq_factor > low_freq_factor`` fails.
 
     Examples
     --------
@@ -279,6 +404,32 @@ def longrope(
     ``kappa``), 1 for ``s <= 1``.  Without lists the map reads as PI past ``L`` (``long_factor = kappa``)
     and as the trained head within it (``short_factor = 1``); real models pass their searched lists.
 
+    Parameters
+    ----------
+    theta : array_like, shape (d/2,)
+        The trained frequencies ``theta_j``.
+    kappa : float
+        The sequence length over ``L``, at least 1.
+    L : int
+        The training length (``original_max_position_embeddings``).
+    short_factor, long_factor : array_like, shape (d/2,), optional
+        The searched per-plane divisors; default ones (short) and ``kappa`` (long).
+    factor : float, optional
+        ``max_position_embeddings / L``, which sets the attention factor; default ``kappa``.
+    attention_factor : float, optional
+        The attention factor itself; default None (computed from `factor`).
+
+    Returns
+    -------
+    Extension
+        The extended frequencies ``inv_freq``, the per-plane ``factors`` on ``theta`` and the ``attention_factor``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `kappa` is below 1, `L` not a positive integer, a list does not hold one finite positive number per plane,
+        or `factor` or `attention_factor` is not positive.
+
     Examples
     --------
     >>> from poskernels.encodings import omega
@@ -313,6 +464,13 @@ def yarn_ramp_gap_max() -> float:
 
     ``max_u [u - (32**u - 1)/31] = log_32(31 / ln 32) - (31 / ln 32 - 1)/31``, at ``t = 31 / ln 32`` turns.
 
+    Returns
+    -------
+    float
+        The largest gap in the weight on the trained frequency.
+
+    Examples
+    --------
     >>> round(yarn_ramp_gap_max(), 4)
     0.3759
     """
@@ -323,12 +481,28 @@ def yarn_ramp_gap_max() -> float:
 def compare_yarn_ramps(theta: ArrayLike, kappa: float, L: int, truncate: bool = True) -> dict:
     """Where and by how much the reference YaRN (:func:`yarn_hf`) departs from the article's (Definition 5).
 
+    Parameters
+    ----------
+    theta : array_like, shape (d/2,)
+        The trained frequencies.
+    kappa : float
+        The extension ratio, at least 1.
+    L : int
+        The training length.
+    truncate : bool, optional
+        Whether the reference ramp's ends are floored and ceiled, as transformers does by default; default True.
+
     Returns
     -------
     dict
         ``gamma_article``, ``gamma_reference`` (lists, one per plane), ``max_gap`` (largest
         ``|gamma_ref - gamma_article|``), ``plane`` (where), ``factor_gap`` (the same gap in per-plane factor,
         ``max_gap (1 - 1/kappa)``), ``planes_differing`` (count with a gap above ``1e-9``).
+
+    Raises
+    ------
+    PosKernelsError
+        If `theta` is not positive frequencies, `kappa` below 1 or `L` not a positive integer.
 
     Examples
     --------

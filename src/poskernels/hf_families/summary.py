@@ -18,7 +18,28 @@ __all__ = ["README_BLOCK", "render", "summarize", "write_readme_block"]
 
 
 def summarize(cases: list[Case]) -> dict:
-    """Counts per class (a class agrees when every case of it agrees), and one reason per refused class."""
+    """Counts per class (a class agrees when every case of it agrees), and one reason per refused class.
+
+    Parameters
+    ----------
+    cases : list of Case
+        What :func:`~poskernels.hf_families.cases.enumerate_families` read.
+
+    Returns
+    -------
+    dict
+        ``transformers`` (its version), ``classes`` (how many), ``agree`` (the classes whose default-config cases
+        all agree), ``refused`` (class to the refusal's message), ``wrong`` (``"class (rope type)"``), ``cases``
+        (a count per status) and ``types`` (agreeing cases per rope type).
+
+    Examples
+    --------
+    >>> cases = [Case("LlamaRotaryEmbedding", "llama", t, None, "agrees", "3e-07") for t in ("default", "yarn")]
+    >>> cases.append(Case("FooRotaryEmbedding", "foo", "default", None, "refused", "config key 'bar' = 3 is unknown"))
+    >>> s = summarize(cases)
+    >>> s["classes"], s["agree"], dict(s["cases"]), dict(s["types"])
+    (2, ['LlamaRotaryEmbedding'], {'agrees': 2, 'refused': 1}, {'default': 1, 'yarn': 1})
+    """
     by_class: dict[str, list[Case]] = {}
     for c in cases:
         by_class.setdefault(c.rotary, []).append(c)
@@ -48,7 +69,33 @@ def _reason(message: str) -> str:
 
 
 def render(summary: dict, markdown: bool = False) -> str:
-    """The summary as lines: counts, then each refused class with its reason (grouped by reason)."""
+    """The summary as lines: counts, then each refused class with its reason (grouped by reason).
+
+    Parameters
+    ----------
+    summary : dict
+        What :func:`summarize` returns.
+    markdown : bool, optional
+        Bullets as Markdown list items (``"- "``, for the README); default False (two spaces).
+
+    Returns
+    -------
+    str
+        The lines, joined by newlines.
+
+    Examples
+    --------
+    >>> cases = [Case("LlamaRotaryEmbedding", "llama", t, None, "agrees", "3e-07") for t in ("default", "yarn")]
+    >>> cases.append(Case("FooRotaryEmbedding", "foo", "default", None, "refused", "config key 'bar' = 3 is unknown"))
+    >>> s = summarize(cases)
+    >>> s["transformers"] = "4.0"  # the installed version, here fixed for the example
+    >>> print(render(s, markdown=True))  # doctest: +NORMALIZE_WHITESPACE
+    transformers 4.0: 2 rotary-embedding classes built from a model config; with their default configs the census
+    agrees with 1, refuses 1, reads 0 wrong.
+    Over every rope type each class accepts (default 1, yarn 1 agreeing cases): 2 agree, 1 refused, 0 wrong.
+    Refused (default config), by reason:
+    - 'bar' is unknown: Foo
+    """
     reasons: dict[str, list[str]] = {}
     for cls, why in summary["refused"].items():
         reasons.setdefault(_reason(why), []).append(cls.replace("RotaryEmbedding", ""))
@@ -76,7 +123,38 @@ README_BLOCK = re.compile(r"(<!-- hf-families:start -->\n).*?(<!-- hf-families:e
 
 
 def write_readme_block(path, text: str) -> None:
-    """Replace the README's block between ``<!-- hf-families:start -->`` and ``<!-- hf-families:end -->``."""
+    r"""Replace the README's block between ``<!-- hf-families:start -->`` and ``<!-- hf-families:end -->``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The README.
+    text : str
+        The block's new content (:func:`render`'s Markdown).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    PosKernelsError
+        If the file has no such block.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "README.md"
+    >>> _ = p.write_text("a\n<!-- hf-families:start -->\nold\n<!-- hf-families:end -->\nb\n")
+    >>> write_readme_block(p, "new")
+    >>> p.read_text().splitlines()
+    ['a', '<!-- hf-families:start -->', 'new', '<!-- hf-families:end -->', 'b']
+    >>> _ = p.write_text("no block")
+    >>> write_readme_block(p, "new")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: '...README.md' has no <!-- hf-families:start --> ... <!-- hf-families:end -->...
+    """
     readme = Path(path).read_text()
     if not README_BLOCK.search(readme):
         raise PosKernelsError(f"{str(path)!r} has no <!-- hf-families:start --> ... <!-- hf-families:end --> block")

@@ -26,6 +26,7 @@ from ..atomic import replacing, write_text_atomic
 __all__ = [
     "CODE_VERSION",
     "CacheError",
+    "article_cache",
     "cached_json",
     "array_digest",
     "discard",
@@ -47,6 +48,53 @@ _META = "__meta__"
 
 class CacheError(Exception):
     """A cache file that exists but cannot be trusted (internal; callers log it and rebuild)."""
+
+
+def article_cache(fallback: Path, folders: list[Path] | None = None) -> Path:
+    """The cache of the article's trained heads that the notebook reads.
+
+    ``$POSKERNELS_CACHE`` when it is set and not empty; else ``.cache/poskernels`` in the first of `folders` where
+    that folder exists (the cache ``make reproduce`` fills, in the repository's root: the current folder, or the one
+    above it where Jupyter runs a notebook of ``notebooks/``); else `fallback` (the notebook's own folder, where the
+    heads then train).
+
+    Parameters
+    ----------
+    fallback : pathlib.Path
+        The cache used when neither ``$POSKERNELS_CACHE`` nor a filled ``.cache/poskernels`` exists.
+    folders : list of pathlib.Path, optional
+        Where to look for ``.cache/poskernels``, in order; default: the current folder, then its parent.
+
+    Returns
+    -------
+    pathlib.Path
+        The cache folder chosen (not created).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / ".cache" / "poskernels").mkdir(parents=True)
+    >>> saved = os.environ.pop("POSKERNELS_CACHE", None)
+    >>> article_cache(root / "mine", [root / "notebooks", root]) == root / ".cache" / "poskernels"
+    True
+    >>> article_cache(root / "mine", [root / "notebooks"]) == root / "mine"
+    True
+    >>> os.environ["POSKERNELS_CACHE"] = str(root / "named")
+    >>> article_cache(root / "mine", [root]) == root / "named"
+    True
+    >>> del os.environ["POSKERNELS_CACHE"]
+    >>> if saved is not None:
+    ...     os.environ["POSKERNELS_CACHE"] = saved
+    """
+    named = os.environ.get("POSKERNELS_CACHE")
+    if named:
+        return Path(named)
+    here = Path.cwd()
+    for folder in [here, here.parent] if folders is None else folders:
+        if (folder / ".cache" / "poskernels").is_dir():
+            return folder / ".cache" / "poskernels"
+    return fallback
 
 
 def cache_key(description: dict) -> str:

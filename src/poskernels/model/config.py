@@ -230,8 +230,27 @@ PRESETS: dict[str, TrainConfig] = {
 
 
 def preset(name: str, scheme: str | None = None) -> TrainConfig:
-    """A named preset, optionally with another scheme.
+    """A named preset (:data:`PRESETS`), optionally with another scheme.
 
+    Parameters
+    ----------
+    name : str
+        A key of :data:`PRESETS` (``"quick"``, ``"tournament"``).
+    scheme : str, optional
+        A registered scheme to train instead of the preset's; default None (the preset's own).
+
+    Returns
+    -------
+    TrainConfig
+        The head's configuration and the training settings.
+
+    Raises
+    ------
+    PosKernelsError
+        If `name` is not a preset or `scheme` not a registered scheme.
+
+    Examples
+    --------
     >>> c = preset("tournament", "alibi")
     >>> (c.head.scheme, c.head.n_train, c.steps, c.batch, c.lr)
     ('alibi', 32, 1500, 128, 0.02)

@@ -66,6 +66,21 @@ __all__ = [
 def init_params(cfg: HeadConfig, rng: np.random.Generator) -> dict:
     """Draw a head: the embedding ``~ N(0, embed_scale^2)``, each map ``~ N(0, map_scale^2 / d)``, the scheme's own.
 
+    Parameters
+    ----------
+    cfg : HeadConfig
+        The head's configuration.
+    rng : numpy.random.Generator
+        The draws' only source.
+
+    Returns
+    -------
+    dict of str to ndarray
+        The head's arrays by name: the embedding ``E``, the read-out ``m``, the maps ``W_Q``, ``W_K``, ``W_V``,
+        ``W_O``, and the scheme's own (a learned table ``P``, ALiBi's slope, ...).
+
+    Examples
+    --------
     >>> p = init_params(HeadConfig(scheme="learned"), np.random.default_rng(0))
     >>> {k: v.shape for k, v in p.items()}
     {'E': (9, 16), 'm': (16,), 'W_Q': (16, 16), 'W_K': (16, 16), 'W_V': (16, 16), 'W_O': (16, 8), 'P': (32, 16)}
@@ -285,8 +300,36 @@ def score_all(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Re
 
     Position ``t`` attends to ``j <= t`` with :func:`score`, which is :func:`forward` on the prefix
     ``tokens[:, :t+1]`` (the tests check every ``t``).  Memory is ``O(B n^2)``: pass long sequences one at a time.
-    With ``return_attention`` also the weights ``(B, n, n)`` (row ``t`` on keys ``j``, zero above the diagonal).
 
+    Parameters
+    ----------
+    params : dict
+        The head's arrays, as :func:`init_params` draws them (or training leaves them).
+    cfg : HeadConfig
+        The head's configuration (width, vocabulary, scheme and its settings).
+    tokens : array_like of int, shape (B, n)
+        The sequences.
+    positions : array_like, shape (n,), optional
+        The tokens' positions; default ``0..n-1``.
+    reading : Reading, optional
+        How the head is read: extended frequencies (``inv_freq``) and a logit scale; default the trained head as
+        trained.
+    return_attention : bool, optional
+        Also return the attention weights; default False.
+
+    Returns
+    -------
+    ndarray, shape (B, n, C), or tuple of it and an ndarray of shape (B, n, n)
+        The logits at every position; with `return_attention` also the weights (row ``t`` on keys ``j``, zero above
+        the diagonal).
+
+    Raises
+    ------
+    PosKernelsError
+        If `tokens` is not a 2-d integer array of the head's vocabulary, or `positions` does not fit it.
+
+    Examples
+    --------
     >>> cfg = HeadConfig(scheme="t5")
     >>> p = init_params(cfg, np.random.default_rng(0))
     >>> x = np.random.default_rng(1).integers(0, cfg.vocab, size=(2, 40))

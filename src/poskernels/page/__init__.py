@@ -85,6 +85,18 @@ def compute_section(ctx: Context, section: Section) -> dict:
     A section with ``merge=True`` adds its keys to those already under its key (the trained part of ``thm2``
     joins the deterministic part); any other section replaces its key.
 
+    Parameters
+    ----------
+    ctx : Context
+        Where the result goes (``ctx.numbers``), the cache and the logger the section may use.
+    section : Section
+        The section to compute.
+
+    Returns
+    -------
+    dict
+        The section's data, JSON-ready.
+
     Examples
     --------
     >>> ctx = Context(log=lambda msg: None, first_seed=0)
@@ -108,6 +120,21 @@ def _merge(ctx: Context, section: Section, data: dict) -> dict:
 def choose(keys: Iterable[str] | None = None, include_trained: bool = True) -> list[Section]:
     """The sections whose key is in ``keys`` (all when None), without the trained ones unless ``include_trained``.
 
+    Parameters
+    ----------
+    keys : iterable of str, optional
+        Section keys (``"thm1"``, ``"prop1"``, ...); default None (every section).  A key no section has chooses
+        nothing.
+    include_trained : bool, optional
+        Keep the sections that train heads; default True.
+
+    Returns
+    -------
+    list of Section
+        The chosen sections, in :data:`SECTIONS` order.
+
+    Examples
+    --------
     >>> [s.key for s in choose(["thm2", "prop1"], include_trained=False)]
     ['prop1', 'thm2']
     >>> len(choose(["thm2"]))  # the deterministic part and the trained heads' defects
@@ -143,7 +170,13 @@ def assemble(
     Returns
     -------
     dict
-        ``{key: data}``, JSON-ready.
+        ``{key: data}``, JSON-ready (``ctx.numbers``).
+
+    Examples
+    --------
+    >>> numbers = assemble(Context(log=lambda msg: None, first_seed=0), ["prop1"], include_trained=False)
+    >>> list(numbers), list(numbers["prop1"])
+    (['prop1'], ['bag_reader'])
     """
     chosen = choose(keys, include_trained)
     workers = available_cpus()

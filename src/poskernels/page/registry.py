@@ -100,6 +100,21 @@ def _fmt(value) -> str:
 def format_table(headers: Sequence[str], rows: Sequence[Sequence], title: str | None = None) -> str:
     """Aligned text table; numbers right-aligned, text left-aligned.
 
+    Parameters
+    ----------
+    headers : sequence of str
+        The column titles.
+    rows : sequence of sequence
+        The rows; a float to three decimals (three significant digits outside [0.001, 1e5)), anything else as
+        `str` writes it.
+    title : str, optional
+        A line printed above the table; default None.
+
+    Returns
+    -------
+    str
+        The table, one line per row, without a final newline.
+
     Examples
     --------
     >>> print(format_table(["d", "kappa"], [[64, 0.9661], ["limit", 0.974]]))

@@ -31,6 +31,13 @@ def _configs_dir():
 def bundled_configs() -> list[str]:
     """Names of the bundled configs (``poskernels census NAME``).
 
+    Returns
+    -------
+    list of str
+        The names, sorted.
+
+    Examples
+    --------
     >>> "llama-3.1-8b" in bundled_configs()
     True
     """
@@ -83,6 +90,19 @@ def _is_dir(path: Path) -> bool:
 def config_path(spec) -> Path:
     """The file a path names: a model folder (a hub snapshot) is read through its ``config.json``, as transformers does.
 
+    Parameters
+    ----------
+    spec : str or os.PathLike
+        A path.
+
+    Returns
+    -------
+    pathlib.Path
+        ``spec/config.json`` when `spec` is a folder holding one, else `spec` itself (whether it exists or not: the
+        caller refuses a missing file).
+
+    Examples
+    --------
     >>> config_path("models/llama").name, config_path("x.json").name
     ('llama', 'x.json')
     """
@@ -98,6 +118,13 @@ def config_path(spec) -> Path:
 def hub_configs() -> dict:
     """``{name: path}`` of the hub-style configs shipped in ``data/hub_configs`` (as the hub holds them).
 
+    Returns
+    -------
+    dict of str to pathlib.Path
+        Each shipped file by its name, sorted.
+
+    Examples
+    --------
     >>> sorted(hub_configs())
     ['deepseek-v3', 'gemma-3-4b-it']
     """
@@ -110,6 +137,25 @@ def hub_configs() -> dict:
 def raw_config(spec) -> tuple[dict, str]:
     """The JSON object behind a bundled name, a path, a dict or a transformers config, and a name for it.
 
+    Parameters
+    ----------
+    spec : str, os.PathLike, dict or transformers.PretrainedConfig
+        A bundled name (:func:`bundled_configs`), a ``config.json`` path or a model folder holding one, a config dict,
+        or a transformers config.
+
+    Returns
+    -------
+    tuple of (dict, str)
+        The config as a dict, and the name the census prints for it.
+
+    Raises
+    ------
+    PosKernelsError
+        If `spec` names no file and no bundled config, is of another type, or the file is not a valid config
+        (a missing key, a value out of range: the message names the key).
+
+    Examples
+    --------
     >>> raw_config("mistral-7b")[0]["model_type"]
     'mistral'
     """
@@ -119,6 +165,27 @@ def raw_config(spec) -> tuple[dict, str]:
 def load_config(spec, layer_type: str | None = None) -> RopeConfig:
     """Read a bundled config by name, a ``config.json`` by path, a dict, or a transformers ``PretrainedConfig``.
 
+    Parameters
+    ----------
+    spec : str, os.PathLike, dict or transformers.PretrainedConfig
+        A bundled name (:func:`bundled_configs`), a ``config.json`` path or a model folder holding one, a config dict,
+        or a transformers config.
+    layer_type : str, optional
+        For a config with one RoPE per kind of layer (Gemma 3's ``sliding_attention`` and ``full_attention``), the
+        kind to read; default None (a config with one RoPE for all layers).
+
+    Returns
+    -------
+    RopeConfig
+        The rotary width ``d``, the base, the training length ``L``, the scaling map and its options.
+
+    Raises
+    ------
+    PosKernelsError
+        If `spec` names no file and no bundled config, is of another type, or the file is not a valid config
+        (a missing key, a value out of range: the message names the key), or `layer_type` does not fit the config
+        (given to a config with one RoPE for all layers; missing, or a kind it lacks, where it has one per kind).
+
     Examples
     --------
     >>> c = load_config("llama-3.1-8b")
@@ -126,6 +193,9 @@ def load_config(spec, layer_type: str | None = None) -> RopeConfig:
     ('llama3', 8192, 8.0)
     >>> load_config({"head_dim": 64, "max_position_embeddings": 2048, "rope_theta": 5e5}).base
     500000.0
+    >>> gemma = hub_configs()["gemma-3-4b-it"]  # one RoPE per kind of layer
+    >>> [(c.base, c.rope_type) for c in (load_config(gemma, t) for t in ("sliding_attention", "full_attention"))]
+    [(10000.0, 'default'), (1000000.0, 'linear')]
     """
     raw, name = _raw_config(spec)
     return parse_config(raw, name=name, layer_type=layer_type)
@@ -134,6 +204,25 @@ def load_config(spec, layer_type: str | None = None) -> RopeConfig:
 def load_layer_configs(spec) -> dict[str | None, RopeConfig]:
     """Every RoPE of a config (:func:`parse_layer_configs`), from anything :func:`load_config` reads.
 
+    Parameters
+    ----------
+    spec : str, os.PathLike, dict or transformers.PretrainedConfig
+        A bundled name (:func:`bundled_configs`), a ``config.json`` path or a model folder holding one, a config dict,
+        or a transformers config.
+
+    Returns
+    -------
+    dict of str or None to RopeConfig
+        One entry per kind of layer; the key None for a config with one RoPE for all layers.
+
+    Raises
+    ------
+    PosKernelsError
+        If `spec` names no file and no bundled config, is of another type, or the file is not a valid config
+        (a missing key, a value out of range: the message names the key).
+
+    Examples
+    --------
     >>> list(load_layer_configs("mistral-7b"))
     [None]
     """
@@ -144,6 +233,23 @@ def load_layer_configs(spec) -> dict[str | None, RopeConfig]:
 def text_config(raw: dict) -> dict:
     """The language model's keys of a config dict, with the class defaults the file leaves out (as the census reads).
 
+    Parameters
+    ----------
+    raw : dict
+        A config as ``config.json`` holds it (a multimodal one's ``text_config`` is read).
+
+    Returns
+    -------
+    dict
+        The text model's keys, its class defaults filled in.
+
+    Raises
+    ------
+    PosKernelsError
+        If `raw` is not a dict.
+
+    Examples
+    --------
     >>> text = text_config({"model_type": "gemma3", "text_config": {"sliding_window": 1024}})
     >>> text["sliding_window"], text["layer_types"][:6].count("full_attention")
     (1024, 1)

@@ -26,6 +26,17 @@ _BOOKKEEPING = ("attempts", "failures", "lost", "trained", "training", "train_se
 def records(store: Store) -> tuple[list[str], list[dict]]:
     """Column names and one flat dict per row of ``store``.
 
+    Parameters
+    ----------
+    store : Store
+        The sweep's results.
+
+    Returns
+    -------
+    tuple of (list of str, list of dict)
+        The column names (the key, the status, every setting, then ``acc_<length>`` per test length and the final
+        loss), and one dict per row with those keys.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -86,8 +97,38 @@ FORMATS = {"csv": (_write_csv, "w"), "parquet": (_write_parquet, "wb")}
 def export(store: Store, path, fmt: str = "csv") -> int:
     """Write ``store`` to ``path`` as ``fmt`` (``csv`` or ``parquet``) through the one writer; returns the rows.
 
-    ``path`` is a path, ``"-"`` (the table alone on standard output, bytes for Parquet) or a checked
-    :class:`~poskernels.atomic.Output`; a path that is one of the store's files is refused before anything is read.
+    Parameters
+    ----------
+    store : Store
+        The sweep's results.
+    path : str, pathlib.Path or Output
+        A path, ``"-"`` (the table alone on standard output, bytes for Parquet) or a checked
+        :class:`~poskernels.atomic.Output`.
+    fmt : {"csv", "parquet"}, optional
+        The format; default ``"csv"`` (Parquet needs pyarrow).
+
+    Returns
+    -------
+    int
+        The number of rows written.
+
+    Raises
+    ------
+    PosKernelsError
+        If `fmt` is unknown, or `path` is one of the store's files (refused before anything is read) or cannot be
+        written.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from poskernels.sweep.grid import parse_grid
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> with Store(root / "s.sqlite") as s:
+    ...     _ = s.add_points([("k", parse_grid("").points[0])], "v")
+    ...     export(s, root / "rows.csv")
+    1
+    >>> (root / "rows.csv").read_text().split(",")[:3]
+    ['key', 'status', 'code_version']
     """
     if fmt not in FORMATS:
         raise PosKernelsError(f"unknown export format {fmt!r}; accepted: {', '.join(FORMATS)}")

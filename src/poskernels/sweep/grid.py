@@ -428,5 +428,29 @@ def _brief(point: dict) -> str:
 
 
 def load_grid(path) -> Grid:
-    """Read and expand the grid file at ``path`` (UTF-8; see :func:`parse_grid`)."""
+    r"""Read and expand the grid file at ``path`` (UTF-8; see :func:`parse_grid`).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A TOML grid file: ``[fixed]`` settings and ``[grid]`` lists to cross.
+
+    Returns
+    -------
+    Grid
+        Every point of the grid.
+
+    Raises
+    ------
+    PosKernelsError
+        If the file cannot be read, is not TOML, or names an unknown setting or a value out of range.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "grid.toml"
+    >>> _ = p.write_text('[grid]\nscheme = ["rope", "alibi"]\nseed = [0, 1]\n')
+    >>> [(q["scheme"], q["seed"]) for q in load_grid(p).points]
+    [('rope', 0), ('rope', 1), ('alibi', 0), ('alibi', 1)]
+    """
     return parse_grid(read_text(path, "grid file"), str(path))

@@ -121,6 +121,12 @@ def curves(rows: list[dict], exclude: tuple[str, ...] = ()) -> dict[str, dict[in
     exclude : tuple of str
         Settings that do not split curves even when they vary (a facet's key: each panel holds one value).
 
+    Returns
+    -------
+    dict
+        ``{curve label: {test length: (mean, lowest, highest, seeds)}}``; a curve's label joins the settings that
+        vary between curves.
+
     Examples
     --------
     >>> rows = [{"status": "done", "config": {"scheme": "rope", "extension": "none", "seed": s, "d": 16},
@@ -208,8 +214,41 @@ def plot_store(
 ) -> tuple[Path | str, dict]:
     """Curves of ``store`` (the points matching ``where``; one panel per value of ``facet``) drawn to ``path``.
 
-    ``path`` as for :func:`draw`; one of the store's own files is refused.  Returns the path and the curves
-    (labelled ``"facet | curve"`` when faceted).
+    ``path`` as for :func:`draw`; one of the store's own files is refused.
+
+    Parameters
+    ----------
+    store : Store
+        The sweep's results.
+    path : str, pathlib.Path or Output
+        Where to draw (``"-"``: standard output); the suffix names the format (PNG without one).
+    where : dict of str to str, optional
+        Keep only the points whose settings have these values (:func:`parse_where`); default all.
+    facet : str, optional
+        A setting whose values each get a panel; default None (one panel).
+
+    Returns
+    -------
+    tuple
+        The path written (``"-"`` for standard output) and the curves drawn, labelled ``"facet | curve"`` when
+        faceted.
+
+    Raises
+    ------
+    PosKernelsError
+        If `path` is one of the store's files or cannot be written, or no point is left to draw.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from poskernels.sweep.grid import parse_grid
+    >>> root = Path(tempfile.mkdtemp())
+    >>> with Store(root / "s.sqlite") as s:
+    ...     _ = s.add_points([("k", parse_grid("").points[0])], "v")
+    ...     s.finish({"k": {"metrics": {"accuracy": {"32": 0.5}, "final_loss": 1.0}}}, run_id=1)
+    ...     out, drawn = plot_store(s, root / "p.png")
+    >>> out == root / "p.png", drawn
+    (True, {'nope': {32: (0.5, 0.5, 0.5, 1)}})
     """
     out = path if isinstance(path, Output) else check_output(path, "--out", inputs=store_files(store.path), figure=True)
     rows = store.rows("done")

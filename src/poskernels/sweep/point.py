@@ -68,6 +68,18 @@ def with_source(point: dict) -> dict:
 def point_key(point: dict) -> str:
     """Key of a point's row: a hash of its full configuration (every setting and the task).
 
+    Parameters
+    ----------
+    point : dict
+        A point of a :class:`~poskernels.sweep.grid.Grid`.
+
+    Returns
+    -------
+    str
+        20 hexadecimal digits, the same for the same settings in any order.
+
+    Examples
+    --------
     >>> from poskernels.sweep.grid import parse_grid
     >>> p = parse_grid("").points[0]
     >>> len(point_key(p)), point_key(p) == point_key(dict(reversed(p.items())))
@@ -79,6 +91,18 @@ def point_key(point: dict) -> str:
 def train_config(point: dict) -> TrainConfig:
     """The :class:`TrainConfig` of a point (its head and Adam settings on the cue task).
 
+    Parameters
+    ----------
+    point : dict
+        A point of a :class:`~poskernels.sweep.grid.Grid`.
+
+    Returns
+    -------
+    TrainConfig
+        The head's configuration and the training settings.
+
+    Examples
+    --------
     >>> from poskernels.sweep.grid import parse_grid
     >>> train_config(parse_grid('[fixed]\\nscheme = "rope"\\nsteps = 30').points[0]).steps
     30

@@ -101,6 +101,23 @@ def local_backend(workers: int | None = None) -> Backend:
     code once), never from the driver, whatever threads the driver runs; ``spawn`` where there is
     no forkserver.
 
+    Parameters
+    ----------
+    workers : int, optional
+        The processes; default None (every CPU this process may use).
+
+    Returns
+    -------
+    Backend
+        The backend; its pool starts when :func:`run_sweep` first needs it.
+
+    Raises
+    ------
+    PosKernelsError
+        If `workers` is not a positive integer.
+
+    Examples
+    --------
     >>> local_backend(2).name
     'local:2'
     """

@@ -111,6 +111,25 @@ def t5_log_reach(num_buckets: int = 32, max_distance: int = 128, bidirectional: 
     ones; it reaches the last bucket ``E + N - 1`` at ``n = E (max_distance/E)**((N-1)/N)``,
     not at ``max_distance``.
 
+    Parameters
+    ----------
+    num_buckets : int, optional
+        T5's bucket count; default 32.
+    max_distance : int, optional
+        T5's ``max_distance``; default 128.
+    bidirectional : bool, optional
+        Whether the buckets are split between the two directions (half each); default False (causal).
+
+    Returns
+    -------
+    float
+        The offset ``n`` at which the map first gives the last bucket.
+
+    Raises
+    ------
+    PosKernelsError
+        If the bucket count or the distance is out of range.
+
     Examples
     --------
     >>> round(t5_log_reach(), 1)  # 16 * 8**(15/16)
@@ -126,6 +145,23 @@ def t5_bucket_ranges(num_buckets: int = 32, max_distance: int = 128) -> list[tup
     """Definition 3 (T5): which causal offsets share each bucket, as ``(bucket, first r, last r)``.
 
     The last bucket is open-ended (``last r`` is ``None``); a bucket no offset lands in is left out.
+
+    Parameters
+    ----------
+    num_buckets : int, optional
+        T5's bucket count; default 32.
+    max_distance : int, optional
+        T5's ``max_distance``; default 128.
+
+    Returns
+    -------
+    list of tuple
+        ``(bucket, first r, last r)`` in bucket order.
+
+    Raises
+    ------
+    PosKernelsError
+        If the bucket count or the distance is out of range.
 
     Examples
     --------
@@ -320,6 +356,16 @@ def alibi_tail_bound(W: float, s: float, D: float) -> float:
     D : float
         Offset, >= 0.
 
+    Returns
+    -------
+    float
+        The bound (``inf`` where ``e^{W - sD}`` passes float64; a weight is at most 1 anyway).
+
+    Raises
+    ------
+    PosKernelsError
+        If `W` or `D` is negative or `s` is not positive.
+
     Examples
     --------
     >>> [float(f"{alibi_tail_bound(20, 0.5, D):.3g}") for D in (40, 60, 80)]
@@ -336,6 +382,25 @@ def alibi_tail_bound(W: float, s: float, D: float) -> float:
 
 def alibi_offset_ratio_bound(W: float, s: float, r: ArrayLike) -> np.ndarray:
     """Theorem 3 (iii): ``alpha_r / alpha_0 <= e^{W - s r}`` for every offset ``r``.
+
+    Parameters
+    ----------
+    W : float
+        Width of the interval holding the content scores, >= 0.
+    s : float
+        ALiBi slope, > 0.
+    r : array_like
+        Causal offsets, >= 0.
+
+    Returns
+    -------
+    ndarray
+        The bound on the weight at offset ``r`` over the weight at offset 0, of `r`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If `W` or an offset is negative, or `s` is not positive.
 
     Examples
     --------
@@ -381,6 +446,27 @@ def alibi_worst_tail_weight(W: float, s: float, D: int, n: int) -> float:
 
     The tail fraction grows with ``c_r`` for ``r >= D`` and falls with ``c_r`` for ``r < D``, so the
     worst content within width ``W`` is ``0`` on offsets below ``D`` and ``W`` from ``D`` on.
+
+    Parameters
+    ----------
+    W : float
+        Width of the interval holding the content scores, >= 0.
+    s : float
+        ALiBi slope, > 0.
+    D : int
+        Offset, >= 0.
+    n : int
+        The sequence length: offsets ``0..n-1``.
+
+    Returns
+    -------
+    float
+        The weight ALiBi puts on offsets ``r >= D`` under that worst content.
+
+    Raises
+    ------
+    PosKernelsError
+        If `W` or `D` is negative, `s` not positive, `n` not a positive integer, or `n` past the work budget.
 
     Examples
     --------

@@ -45,12 +45,29 @@ __all__ = [
 def causal_offsets(r: ArrayLike) -> np.ndarray:
     """``r`` as a float array of causal offsets ``r = t - j >= 0``, or :class:`PosKernelsError` naming its minimum.
 
+    Parameters
+    ----------
+    r : array_like
+        Offsets of keys behind their query.
+
+    Returns
+    -------
+    ndarray of float
+        `r`, of its shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If an offset is negative or not finite.
+
+    Examples
+    --------
     >>> causal_offsets([0, 3]).tolist()
     [0.0, 3.0]
     """
     r = check_array("offsets r", r)
     if r.size and r.min() < 0:
-        raise PosKernelsError(f"offsets r must be >= 0 (causal: r = t - j); got a minimum of {r.min()!r}")
+        raise PosKernelsError(f"offsets r must be >= 0 (causal: r = t - j); got a minimum of {r.min().item()!r}")
     return r
 
 
@@ -64,6 +81,16 @@ def kerple_log_kernel(r: ArrayLike, r1: float, r2: float) -> np.ndarray:
     r1, r2 : float
         Its two positive parameters.
 
+    Returns
+    -------
+    ndarray
+        The bias, of `r`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If an offset is negative or `r1`, `r2` is not positive.
+
     Examples
     --------
     >>> kerple_log_kernel([0, 1, 10], 1.0, 0.5).round(4).tolist()
@@ -74,6 +101,23 @@ def kerple_log_kernel(r: ArrayLike, r1: float, r2: float) -> np.ndarray:
 
 def kerple_power_kernel(r: ArrayLike, r1: float, r2: float) -> np.ndarray:
     """Kerple's power bias ``-r1 r^r2`` at offsets ``r >= 0`` (Chi et al. 2022; CPD for ``0 < r2 <= 2``).
+
+    Parameters
+    ----------
+    r : array_like
+        Offsets ``r >= 0``.
+    r1, r2 : float
+        The scale and the power, both positive.
+
+    Returns
+    -------
+    ndarray
+        The bias, of `r`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If an offset is negative or `r1`, `r2` is not positive.
 
     Examples
     --------
@@ -90,6 +134,23 @@ KERPLE_KERNELS = {"kerple_log": kerple_log_kernel, "kerple_power": kerple_power_
 def offset_gram(kernel: Callable[[np.ndarray], np.ndarray], positions: ArrayLike) -> np.ndarray:
     """The matrix ``K_ij = kernel(|m_i - m_j|)`` of a kernel over offsets at positions ``m``, shape ``(N, N)``.
 
+    Parameters
+    ----------
+    kernel : callable
+        ``kernel(r)``: an array of offsets ``r >= 0`` to the kernel's values, of its shape.
+    positions : array_like, shape (N,)
+        The positions ``m``.
+
+    Returns
+    -------
+    ndarray, shape (N, N)
+        The Gram matrix.
+
+    Raises
+    ------
+    PosKernelsError
+        If `positions` is not a 1-d finite array, or ``N^2`` passes the work budget.
+
     Examples
     --------
     >>> offset_gram(lambda r: -r, [0, 2, 5]).tolist()
@@ -105,6 +166,21 @@ def conditional_min_eigenvalue(K: ArrayLike) -> float:
 
     ``K`` is symmetrized and restricted to the subspace ``sum(c) = 0`` through an orthonormal basis of it (the
     Householder reflection taking ``1 / sqrt(N)`` to the first axis); the result is the least eigenvalue there.
+
+    Parameters
+    ----------
+    K : array_like, shape (N, N)
+        A square matrix, ``N >= 2``.
+
+    Returns
+    -------
+    float
+        The least eigenvalue of ``K``'s symmetric part on ``sum(c) = 0``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `K` is not a finite square matrix of size at least 2.
 
     Examples
     --------
@@ -129,7 +205,31 @@ def conditional_min_eigenvalue(K: ArrayLike) -> float:
 def fire_kernel(r: ArrayLike, t: float, c: float, L: float, w1: ArrayLike, b1: ArrayLike, w2: ArrayLike) -> np.ndarray:
     """FIRE's bias ``f(psi(r) / psi(max(L, t)))`` for a query at position ``t`` and offsets ``0 <= r <= t``.
 
-    ``psi(x) = log(c x + 1)``; ``f(u) = sum_h w2_h relu(w1_h u + b1_h)`` with weights of shape ``(H,)``.
+    ``psi(x) = log(c x + 1)``; ``f(u) = sum_h w2_h relu(w1_h u + b1_h)`` with weights of shape ``(H,)``
+    (Li et al. 2023).
+
+    Parameters
+    ----------
+    r : array_like
+        Offsets ``0 <= r <= t``.
+    t : float
+        The query's position.
+    c : float
+        ``psi``'s positive scale.
+    L : float
+        The positive threshold below which the normalizer is ``psi(L)``.
+    w1, b1, w2 : array_like, shape (H,)
+        The MLP's weights.
+
+    Returns
+    -------
+    ndarray
+        The bias, of `r`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If an offset lies outside ``[0, t]``, `c` or `L` is not positive, or the weights are not 1-d of one shape.
 
     Examples
     --------
@@ -142,7 +242,7 @@ def fire_kernel(r: ArrayLike, t: float, c: float, L: float, w1: ArrayLike, b1: A
     r = causal_offsets(r)
     t, c, L = float(check_array("t", t)), check_positive_real("c", c), check_positive_real("L", L)
     if r.size and r.max() > t:
-        raise PosKernelsError(f"offsets of a query at t = {t!r} lie in [0, t]; got {r.max()!r}")
+        raise PosKernelsError(f"offsets of a query at t = {t!r} lie in [0, t]; got {r.max().item()!r}")
     w1, b1, w2 = (check_array(name, v, ndim=1) for name, v in (("w1", w1), ("b1", b1), ("w2", w2)))
     if not w1.shape == b1.shape == w2.shape:
         raise PosKernelsError(f"w1, b1, w2 must share one shape (H,); got {w1.shape}, {b1.shape}, {w2.shape}")

@@ -51,9 +51,22 @@ __all__ = [
 def wavelengths(d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     """Theorem 5: ``lambda_j = 2 pi / theta_j``, the positions plane ``j`` takes to turn once.
 
+    Parameters
+    ----------
+    d : int
+        The even head width; the planes are ``j = 0..d/2 - 1``.
+    b : float, optional
+        The base of ``theta_j = b**(-2j/d)`` (Definition 4); default 10,000.
+
     Returns
     -------
     ndarray, shape (d/2,)
+        ``lambda_j`` in positions; ``inf`` for a frequency that underflows to 0.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d` is not a positive even integer or `b` is not a finite base above 1.
 
     Examples
     --------
@@ -67,10 +80,24 @@ def wavelengths(d: int, b: float = DEFAULT_BASE) -> np.ndarray:
 def full_turn_planes(L: int, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     """Theorem 5 (i): the planes that turn through a whole circle over offsets ``0..L-1``, ``(L-1) theta_j >= 2 pi``.
 
+    Parameters
+    ----------
+    L : int
+        The training length; the head has seen offsets ``0..L-1``.
+    d : int
+        The even head width.
+    b : float, optional
+        The base of ``theta_j = b**(-2j/d)``; default 10,000.
+
     Returns
     -------
     ndarray of int
         Plane indices; the page reports their count.
+
+    Raises
+    ------
+    PosKernelsError
+        If `L` is not a positive integer, `d` not a positive even integer or `b` not a finite base above 1.
 
     Examples
     --------
@@ -105,6 +132,25 @@ class CensusRow:
 def wavelength_census(L: int, d: int, b: float = DEFAULT_BASE) -> list[CensusRow]:
     """Theorem 5 (i): plane, wavelength, turns within the training offsets, and whether a turn completes.
 
+    Parameters
+    ----------
+    L : int
+        The training length; the head has seen offsets ``0..L-1``.
+    d : int
+        The even head width.
+    b : float, optional
+        The base of ``theta_j = b**(-2j/d)``; default 10,000.
+
+    Returns
+    -------
+    list of CensusRow
+        One row per plane ``j = 0..d/2 - 1``, fastest first.
+
+    Raises
+    ------
+    PosKernelsError
+        If `L` is not a positive integer, `d` not a positive even integer or `b` not a finite base above 1.
+
     Examples
     --------
     >>> [(r.plane, round(r.turns, 2), r.full_turn) for r in wavelength_census(32, 16)[:3]]
@@ -119,6 +165,29 @@ def wavelength_census(L: int, d: int, b: float = DEFAULT_BASE) -> list[CensusRow
 def rescaling_factors(name: str, d: int, b: float = DEFAULT_BASE, kappa: float = 4.0, L: int = 32) -> np.ndarray:
     """Definition 5 per plane: the factor a map of :data:`poskernels.extension.MAPS` puts on ``theta_j``.
 
+    Parameters
+    ----------
+    name : str
+        A map of :data:`poskernels.extension.MAPS` (``"pi"``, ``"ntk"``, ``"yarn"``, ...).
+    d : int
+        The even head width.
+    b : float, optional
+        The base of ``theta_j = b**(-2j/d)``; default 10,000.
+    kappa : float, optional
+        The extension ratio ``kappa = L' / L`` (test length over training length), at least 1; default 4.
+    L : int, optional
+        The training length, read by the maps that look at wavelengths (YaRN); default 32.
+
+    Returns
+    -------
+    ndarray, shape (d/2,)
+        The factor ``theta'_j / theta_j`` of each plane.
+
+    Raises
+    ------
+    PosKernelsError
+        If `name` is not a known map, or `d`, `b`, `kappa` or `L` is out of range.
+
     Examples
     --------
     >>> rescaling_factors("ntk", 16).round(3).tolist()
@@ -132,8 +201,24 @@ def rescaling_factors(name: str, d: int, b: float = DEFAULT_BASE, kappa: float =
 def pi_mapped_offsets(L: int, kappa: float) -> np.ndarray:
     """Theorem 5 (ii): PI's image ``Delta / kappa`` of the test offsets ``Delta = 0..kappa L - 1``.
 
-    All lie in ``[0, L - 1/kappa]``, within one position of the trained range.  The test length
-    ``L' = kappa L`` must be a whole number.
+    All lie in ``[0, L - 1/kappa]``, within one position of the trained range.
+
+    Parameters
+    ----------
+    L : int
+        The training length.
+    kappa : float
+        The extension ratio; the test length ``L' = kappa L`` must be a whole number.
+
+    Returns
+    -------
+    ndarray, shape (kappa L,)
+        ``Delta / kappa`` for ``Delta = 0..kappa L - 1``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `L` is not a positive integer, `kappa` is below 1, or ``kappa L`` is not a whole number.
 
     Examples
     --------
@@ -151,6 +236,23 @@ def pi_mapped_offsets(L: int, kappa: float) -> np.ndarray:
 
 def sum_theta_sq(d: int, b: float = DEFAULT_BASE) -> float:
     """Theorem 5 (iv): ``sum_j theta_j**2 = (1 - b**-2) / (1 - b**(-4/d))``, a geometric sum.
+
+    Parameters
+    ----------
+    d : int
+        The even head width.
+    b : float, optional
+        The base of ``theta_j = b**(-2j/d)``; default 10,000.
+
+    Returns
+    -------
+    float
+        The constant of Theorem 5 (iv)'s interpolation bound.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d` is not a positive even integer or `b` not a finite base above 1.
 
     Examples
     --------
@@ -176,6 +278,27 @@ def _check_interval(D1, D2, D) -> tuple[float, float, np.ndarray]:
 def interpolation_error(h: ArrayLike, theta: ArrayLike, D1: float, D2: float, D: ArrayLike) -> np.ndarray:
     """``|a(Delta) - l(Delta)|``: ``a = Re sum_j h_j e^{i Delta theta_j}`` against its chord between ``D1`` and ``D2``.
 
+    Parameters
+    ----------
+    h : array_like, shape (P,)
+        The plane weights ``h_j`` (real or complex).
+    theta : array_like, shape (P,)
+        The frequencies ``theta_j``.
+    D1, D2 : float
+        The two trained offsets, ``D1 < D2``, between which the chord is drawn.
+    D : array_like
+        Offsets in ``[D1, D2]``.
+
+    Returns
+    -------
+    ndarray
+        The distance of the score from its chord, of `D`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``D1 < D2`` fails, an offset of `D` lies outside ``[D1, D2]``, or an array is not finite.
+
     Examples
     --------
     >>> float(interpolation_error([1.0], [np.pi], 0, 2, 1.0))  # cos: chord at 1, curve at -1
@@ -189,6 +312,29 @@ def interpolation_error(h: ArrayLike, theta: ArrayLike, D1: float, D2: float, D:
 
 def interpolation_bound(h: ArrayLike, theta: ArrayLike, D1: float, D2: float, D: ArrayLike) -> np.ndarray:
     """Theorem 5 (iv): ``|a - l| <= (1/2) (Delta - D1)(D2 - Delta) sum_j |h_j| theta_j**2``.
+
+    Parameters
+    ----------
+    h : array_like, shape (P,)
+        The plane weights ``h_j`` (real or complex).
+    theta : array_like, shape (P,)
+        The frequencies ``theta_j``.
+    D1, D2 : float
+        The two trained offsets, ``D1 < D2``, between which the chord is drawn.
+    D : array_like
+        Offsets in ``[D1, D2]``.
+
+    Returns
+    -------
+    ndarray
+        The bound on :func:`interpolation_error`, of `D`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``D1 < D2`` fails, an offset lies outside ``[D1, D2]``, `h` and `theta` are not 1-d of one shape, or the
+        bound
+        passes float64's largest value.
 
     Examples
     --------
@@ -210,6 +356,25 @@ def interpolation_bound(h: ArrayLike, theta: ArrayLike, D1: float, D2: float, D:
 def chen_constant(d: int, b: float = DEFAULT_BASE) -> float:
     """Chen et al. (2023, Theorem 2.1)'s stated constant ``d / (4 ln b)`` in place of ``sum_j theta_j**2``.
 
+    Parameters
+    ----------
+    d : int
+        The even head width.
+    b : float, optional
+        The base; default 10,000.
+
+    Returns
+    -------
+    float
+        ``d / (4 ln b)``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d` is not a positive even integer or `b` not a finite base above 1.
+
+    Examples
+    --------
     >>> round(chen_constant(128), 4)
     3.4744
     """
@@ -218,8 +383,27 @@ def chen_constant(d: int, b: float = DEFAULT_BASE) -> float:
 
 
 def chen_ratio(d: int, b: float = DEFAULT_BASE) -> float:
-    """How many times too small the stated constant is: ``sum_j theta_j**2 / (d / (4 ln b))``.
+    """How many times too small the stated constant is: ``sum_j theta_j**2 / (d / (4 ln b))`` (Theorem 5 (iv)).
 
+    Parameters
+    ----------
+    d : int
+        The even head width.
+    b : float, optional
+        The base; default 10,000.
+
+    Returns
+    -------
+    float
+        :func:`sum_theta_sq` over :func:`chen_constant`; above 1 where the stated constant is too small.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d` is not a positive even integer or `b` not a finite base above 1.
+
+    Examples
+    --------
     >>> round(chen_ratio(16), 2), round(chen_ratio(128), 2)
     (2.56, 1.15)
     """
@@ -229,6 +413,32 @@ def chen_ratio(d: int, b: float = DEFAULT_BASE) -> float:
 def chen_stated_bound(h_max: float, d: int, b: float, D1: float, D2: float, D: ArrayLike) -> np.ndarray:
     """Chen et al.'s stated bound ``(1/2)(Delta - D1)(D2 - Delta) max_j |h_j| d / (4 ln b)``.
 
+    Parameters
+    ----------
+    h_max : float
+        ``max_j |h_j|``, at least 0.
+    d : int
+        The even head width.
+    b : float
+        The base.
+    D1, D2 : float
+        The two trained offsets, ``D1 < D2``.
+    D : array_like
+        Offsets in ``[D1, D2]``.
+
+    Returns
+    -------
+    ndarray
+        The stated bound, of `D`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``D1 < D2`` fails, an offset lies outside ``[D1, D2]``, `h_max` is negative, or the bound passes float64's
+        largest value.
+
+    Examples
+    --------
     >>> round(float(chen_stated_bound(1.0, 128, 1e4, 0, 1, 0.5)), 3)
     0.434
     """
@@ -263,6 +473,26 @@ class ChenCounterexample:
 
 def chen_counterexample(d: int = 128, b: float = DEFAULT_BASE) -> ChenCounterexample:
     """The counterexample to the stated constant (Theorem 5 (iv), after Chen et al. 2023).
+
+    At ``h_j = 1`` on ``[0, 1]``, ``Delta = 1/2``, the score strays from its chord by more than the stated bound and
+    less than the corrected one.
+
+    Parameters
+    ----------
+    d : int, optional
+        The even head width; default 128.
+    b : float, optional
+        The base; default 10,000.
+
+    Returns
+    -------
+    ChenCounterexample
+        The error, the stated bound and the corrected bound.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d` is not a positive even integer or `b` not a finite base above 1.
 
     Examples
     --------

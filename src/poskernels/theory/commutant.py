@@ -185,6 +185,21 @@ def expected_random_defect(d: int) -> float:
 
     ``||Pi M||^2 / ||M||^2`` is Beta(d/2, d(d-1)/2) with mean ``d/d^2 = 1/d``, so ``E delta^2 = 1 - 1/d``.
 
+    Parameters
+    ----------
+    d : int
+        The even width of the score matrix ``M``.
+
+    Returns
+    -------
+    float
+        The root mean square of the relativity defect ``delta(M)``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d` is not a positive even integer.
+
     Examples
     --------
     >>> round(expected_random_defect(16), 3)

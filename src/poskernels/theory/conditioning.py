@@ -51,7 +51,25 @@ def _window(W: int, d: int) -> int:
 
 
 def numerical_rank(W: int, d: int = 16, b: float = DEFAULT_BASE) -> int:
-    """NumPy's numerical rank of the ``W x d`` code matrix over positions ``0..W-1``.
+    """NumPy's numerical rank of the ``W x d`` code matrix over positions ``0..W-1`` (Theorem 2's fragility).
+
+    Parameters
+    ----------
+    W : int
+        The window: positions ``0..W-1``, at least 1.
+    d, b : int, float, optional
+        The code's even width and base (default 16 and 10,000).
+
+    Returns
+    -------
+    int
+        ``numpy.linalg.matrix_rank(P)``; below ``d`` where the slow planes' columns are too close for float64.
+
+    Raises
+    ------
+    PosKernelsError
+        If `W` is not a positive integer, `d` not a positive even integer, `b` not a base above 1, or ``W d`` passes the
+        work budget.
 
     Examples
     --------
@@ -64,6 +82,24 @@ def numerical_rank(W: int, d: int = 16, b: float = DEFAULT_BASE) -> int:
 
 def condition_number_float64(W: int, d: int = 16, b: float = DEFAULT_BASE) -> float:
     """The double-precision attempt ``numpy.linalg.cond(P)`` (2-norm), which saturates near ``1/eps``.
+
+    Parameters
+    ----------
+    W : int
+        The window: positions ``0..W-1``, at least 1.
+    d, b : int, float, optional
+        The code's even width and base (default 16 and 10,000).
+
+    Returns
+    -------
+    float
+        The condition number float64 reports (compare :func:`condition_number_exact`).
+
+    Raises
+    ------
+    PosKernelsError
+        If `W` is not a positive integer, `d` not a positive even integer, `b` not a base above 1, or ``W d`` passes the
+        work budget.
 
     Examples
     --------
@@ -157,6 +193,27 @@ def condition_number_exact(W: int, d: int = 16, b: float = DEFAULT_BASE, digits:
     """The 2-norm condition number ``s_max / s_min`` of the ``W x d`` code matrix in ``digits``-digit arithmetic.
 
     See :func:`singular_values_exact`; the two singular values are exact to float rounding.
+
+    Parameters
+    ----------
+    W : int
+        The window: positions ``0..W-1``, at least 1.
+    d, b : int, float, optional
+        The code's even width and base (default 16 and 10,000).
+    digits : int, optional
+        The working precision of mpmath, in decimal digits; default 200.
+
+    Returns
+    -------
+    float
+        ``s_max / s_min``, rounded to float64 at the end.
+
+    Raises
+    ------
+    PosKernelsError
+        If `W` is not a positive integer, `d` not a positive even integer, `b` not a base above 1, or ``W d`` passes the
+        work budget, or `digits` lies
+        outside [16, 1000].
 
     Examples
     --------

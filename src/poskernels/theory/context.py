@@ -26,7 +26,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..encodings import DEFAULT_BASE, omega
-from ..errors import PosKernelsError, check_array, check_base, check_even_dimension, check_int, check_length
+from ..errors import (
+    PosKernelsError,
+    check_array,
+    check_base,
+    check_even_dimension,
+    check_int,
+    check_length,
+    check_real,
+)
 
 __all__ = [
     "BaseBounds",
@@ -50,6 +58,25 @@ def critical_dimension(L: int, d: int, b: float = DEFAULT_BASE) -> int:
 
     Held within ``0..d`` (a length shorter than one turn of plane 0 gives 0; every plane turning gives ``d``).
 
+    Parameters
+    ----------
+    L : int
+        The training length.
+    d : int
+        The even head width.
+    b : float, optional
+        The base of ``theta_j = b**(-2j/d)``; default 10,000.
+
+    Returns
+    -------
+    int
+        ``d_extra``, even, in ``0..d``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `L` is not a positive integer, `d` not a positive even integer or `b` not a base above 1.
+
     Examples
     --------
     >>> critical_dimension(4096, 128, 1e4)  # Llama 2: Liu et al.'s 92
@@ -67,6 +94,25 @@ def extrapolation_bound(L: int, d: int, b: float = DEFAULT_BASE) -> float:
     """Liu et al. (2023): ``T_extra = 2 pi b**(d_extra / d)``, the wavelength of the first plane that never turned.
 
     ``inf`` when every plane turns (no plane is left to produce unseen angles).
+
+    Parameters
+    ----------
+    L : int
+        The training length.
+    d : int
+        The even head width.
+    b : float, optional
+        The base of ``theta_j = b**(-2j/d)``; default 10,000.
+
+    Returns
+    -------
+    float
+        ``T_extra`` in positions.
+
+    Raises
+    ------
+    PosKernelsError
+        If `L` is not a positive integer, `d` not a positive even integer or `b` not a base above 1.
 
     Examples
     --------
@@ -114,6 +160,18 @@ def first_negative_offset(theta: ArrayLike, max_offset: int, chunk: int = CHUNK)
         Frequencies (trained, or after an extension map).
     max_offset : int
         Last offset looked at, at most :data:`MAX_SCAN`.
+    chunk : int, optional
+        Offsets per block; default 1024.
+
+    Returns
+    -------
+    int or None
+        The first offset with a negative kernel; None if the kernel stays nonnegative up to `max_offset`.
+
+    Raises
+    ------
+    PosKernelsError
+        If `theta` is not a non-empty 1-d finite array, or `max_offset` or `chunk` is out of range.
 
     Examples
     --------
@@ -165,6 +223,28 @@ def smallest_nonnegative_base(
     this scans the grid ``low * 10**(k / steps_per_decade)`` upward and returns the first base that passes
     (resolution: one grid step, ``10**(1/steps_per_decade) - 1``, 1.2 % by default).  None if no base up to
     ``high`` passes.
+
+    Parameters
+    ----------
+    d : int
+        The even head width.
+    length : int
+        The context: offsets ``0..length - 1`` are checked.
+    low, high : float, optional
+        The grid's first base and the largest looked at (default 2 and 1e12).
+    steps_per_decade : int, optional
+        The grid's resolution; default 200.
+
+    Returns
+    -------
+    float or None
+        The first grid base that passes, or None.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d` is not a positive even integer, `length` not a positive integer, ``low < high`` fails or the scan
+        passes the work budget.
 
     Examples
     --------
@@ -229,6 +309,29 @@ def base_bounds(
     them as bounds (its smallest passing base is at most the first, its last failure at least the second's
     predecessor: ``tests/test_census_context.py``).
 
+    Parameters
+    ----------
+    d : int
+        The even head width.
+    length : int
+        The context: offsets ``0..length - 1`` are checked.
+    steps_per_decade : int, optional
+        The grid's resolution ``S``; default 50.
+    low, high : float, optional
+        The grid's first base and the largest looked at (default 2 and 1e12).
+    span : float, optional
+        How far past the first passing base to keep checking, as a ratio; default 20.
+
+    Returns
+    -------
+    BaseBounds
+        The two figures, the largest base checked and the grid's resolution.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d` is not a positive even integer, `length` not a positive integer, or a grid setting is out of range.
+
     Examples
     --------
     >>> r = base_bounds(32, 1024, steps_per_decade=50, low=10.0)
@@ -241,6 +344,7 @@ def base_bounds(
     low, high = check_base(low), check_base(high)
     if not low < high:
         raise PosKernelsError(f"need low < high; got low = {low!r}, high = {high!r}")
+    span = check_real("span", span, 1)  # a span below 1 would stop before the first passing base
     n = math.ceil(steps * math.log10(high / low))
     bases = low * 10 ** (np.arange(n + 1) / steps)  # (n + 1,) the grid, ascending
     first = last_fail = None
@@ -285,10 +389,26 @@ def unseen_planes(theta: ArrayLike, inv_freq: ArrayLike, L: int, N: int) -> np.n
     ``(N - 1) f_j``.  A plane is counted when that passes the trained arc by more than one position's angle
     ``theta_j`` (Theorem 5 (ii): PI lands within one position of the trained range, and is not counted).
 
+    Parameters
+    ----------
+    theta : array_like, shape (P,)
+        The trained frequencies ``theta_j``.
+    inv_freq : array_like, shape (P,)
+        The frequencies the planes are read at (after an extension map).
+    L : int
+        The training length.
+    N : int
+        The target length.
+
     Returns
     -------
     ndarray of int
         The plane indices.
+
+    Raises
+    ------
+    PosKernelsError
+        If `theta` and `inv_freq` are not 1-d of one shape, or `L` or `N` is not a positive integer.
 
     Examples
     --------

@@ -201,6 +201,21 @@ def binomial_pmf(i, k, q: float) -> np.ndarray:
     values as ``scipy.stats.binom.pmf`` to ~1e-13 relative for ``k`` in the hundreds, without importing
     ``scipy.stats`` (about a second at the start of every command).
 
+    Parameters
+    ----------
+    i, k : array_like of int
+        Successes and trials, broadcast against each other.
+    q : float
+        The success probability, in ``[0, 1]``.
+
+    Returns
+    -------
+    ndarray
+        The probabilities, of the broadcast shape of `i` and `k`.  The arguments are not checked (a `q` outside
+        ``[0, 1]`` gives NaN): the callers pass counts they computed.
+
+    Examples
+    --------
     >>> binomial_pmf(np.arange(4), 3, 0.5).tolist()
     [0.125, 0.375, 0.375, 0.125]
     >>> float(binomial_pmf(2, 1, 0.3)), float(binomial_pmf(0, 5, 0.0)), float(binomial_pmf(5, 5, 1.0))
@@ -276,6 +291,23 @@ def expected_max_count_exact(K: int, n_symbols: int = 8) -> list[Fraction]:
     ``N_s(m, k)``, the number of length-``k`` words over ``s`` symbols with every count ``<= m``, satisfies
     ``N_{s+1}(m, k) = sum_i C(k, i) N_s(m, k - i)`` over ``i <= m``; ``F(m, k) = N(m, k)/n_symbols^k``.
 
+    Parameters
+    ----------
+    K : int
+        The most draws, at least 0.
+    n_symbols : int, optional
+        The alphabet's size; default 8.
+
+    Returns
+    -------
+    list of fractions.Fraction
+        ``E[max_s c_s]`` at ``k = 0, 1, ..., K`` draws.
+
+    Raises
+    ------
+    PosKernelsError
+        If `K` is negative or `n_symbols` not a positive integer, or the count passes the work budget.
+
     Examples
     --------
     >>> [str(x) for x in expected_max_count_exact(3, 2)]
@@ -339,7 +371,27 @@ def bag_reader_accuracy(n: int, n_symbols: int = 8, p_mark: float = 0.1) -> floa
 
 
 def bag_reader_accuracy_exact(n: int, n_symbols: int = 8, p_mark: Fraction | float = Fraction(1, 10)) -> Fraction:
-    """The same accuracy as :func:`bag_reader_accuracy`, as an exact rational (for small ``n``).
+    """The same accuracy as :func:`bag_reader_accuracy`, as an exact rational (for small ``n``; Proposition 1 (ii)).
+
+    Parameters
+    ----------
+    n : int
+        The sequence length (``n - 1`` content tokens and the query).
+    n_symbols : int, optional
+        The alphabet's size; default 8.
+    p_mark : fractions.Fraction or int, optional
+        Each content token's chance of being marked, exact; default 1/10.
+
+    Returns
+    -------
+    fractions.Fraction
+        The best bag reader's accuracy on the cue task.
+
+    Raises
+    ------
+    PosKernelsError
+        If `n` is below 2, `n_symbols` not a positive integer, or `p_mark` is not a fraction or int in
+        ``[0, 1]``.
 
     Examples
     --------

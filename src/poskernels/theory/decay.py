@@ -108,6 +108,27 @@ def decay_envelope(Delta: ArrayLike, theta: ArrayLike) -> np.ndarray:
 def decay_bound(h: ArrayLike, Delta: ArrayLike, theta: ArrayLike) -> np.ndarray:
     """Proposition 4 (i): ``(max_j |h_{j+1} - h_j|) * envelope(Delta)``, with ``h_{d/2} = 0``.
 
+    Parameters
+    ----------
+    h : array_like, shape (d/2,)
+        The plane weights ``h_j`` of the score ``sum_j h_j e^{i Delta theta_j}``.
+    Delta : array_like
+        Offsets.
+    theta : array_like, shape (d/2,)
+        The frequencies ``theta_j``.
+
+    Returns
+    -------
+    ndarray
+        The bound on the score's modulus, of `Delta`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If `h` and `theta` are not non-empty 1-d arrays of one shape, or an array is not finite.
+
+    Examples
+    --------
     >>> float(decay_bound([1.0, 1.0], 0.0, [1.0, 0.5]))  # max|diff| = 1, envelope = 1 + 2
     3.0
     """
@@ -160,10 +181,28 @@ def matched_scores(
     Each plane of ``q`` is a Gaussian with its own random (non-isotropic) covariance of trace
     ``sigma^2``: (ii) needs only the second moment, not rotation invariance.
 
+    Parameters
+    ----------
+    Delta : array_like, shape (n,)
+        Offsets.
+    theta : array_like, shape (d/2,)
+        The frequencies ``theta_j``.
+    sigma : float
+        The root of each plane's second moment.
+    n_samples : int
+        The number of draws.
+    rng : numpy.random.Generator
+        The source of every draw.
+
     Returns
     -------
-    ndarray, shape (n_samples, Delta.size)
+    ndarray, shape (n_samples, n)
         Same ``q`` draws at every offset; the mean over samples estimates ``sigma^2 kappa_d(Delta)``.
+
+    Raises
+    ------
+    PosKernelsError
+        If an argument is out of range (`sigma` not positive, `n_samples` below 1, a draw past the work budget).
 
     Examples
     --------
@@ -198,9 +237,26 @@ def unmatched_scores(Delta: float, theta: ArrayLike, n_samples: int, rng: np.ran
     ``k``'s plane ``j`` is ``r_j (cos u_j, sin u_j)`` with ``u_j`` uniform and ``r_j`` from a plane-specific
     gamma law, all independent.  The law of the score should not depend on ``Delta``.
 
+    Parameters
+    ----------
+    Delta : float
+        One offset.
+    theta : array_like, shape (d/2,)
+        The frequencies ``theta_j``.
+    n_samples : int
+        The number of draws.
+    rng : numpy.random.Generator
+        The source of every draw.
+
     Returns
     -------
     ndarray, shape (n_samples,)
+        The sampled scores.
+
+    Raises
+    ------
+    PosKernelsError
+        If an argument is out of range (`n_samples` below 1, a non-finite offset or frequency).
 
     Examples
     --------
@@ -225,10 +281,26 @@ def counterexample_scores(Delta: float, theta: ArrayLike, n_samples: int, rng: n
 
     Each plane of ``k`` is rotation-invariant but the two turn together.
 
+    Parameters
+    ----------
+    Delta : float
+        One offset.
+    theta : array_like, shape (2,)
+        The frequencies ``theta_j``.
+    n_samples : int
+        The number of draws.
+    rng : numpy.random.Generator
+        The source of every draw.
+
     Returns
     -------
     ndarray, shape (n_samples,)
         Scores ``<q, R_theta(Delta) k>``; their variance is :func:`counterexample_variance`.
+
+    Raises
+    ------
+    PosKernelsError
+        If `theta` does not hold two frequencies or another argument is out of range.
 
     Examples
     --------
@@ -248,8 +320,27 @@ def counterexample_scores(Delta: float, theta: ArrayLike, n_samples: int, rng: n
 
 
 def counterexample_variance(Delta: ArrayLike, theta: ArrayLike) -> np.ndarray:
-    """Closed form: the counterexample's score has variance ``1 + cos(Delta (theta_0 - theta_1))``.
+    """Proposition 4 (iii), closed form: the counterexample's score has variance ``1 + cos(Delta (theta_0 - theta_1))``.
 
+    Parameters
+    ----------
+    Delta : array_like
+        Offsets.
+    theta : array_like, shape (2,)
+        The two frequencies.
+
+    Returns
+    -------
+    ndarray
+        The variance of :func:`counterexample_scores`, of `Delta`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If `theta` does not hold two frequencies or an array is not finite.
+
+    Examples
+    --------
     >>> counterexample_variance([0.0, np.pi / 0.99], omega(4)).round(6).tolist()
     [2.0, 0.0]
     """

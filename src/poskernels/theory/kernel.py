@@ -164,6 +164,23 @@ def normalized_kernel(delta: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.n
 
     This is the quantity the article's kernel table prints and ``numbers.json`` stores as ``thm1.kernel``.
 
+    Parameters
+    ----------
+    delta : array_like
+        Offsets ``Delta``.
+    d, b : int, float
+        The even width of the code and its base (``omega_j = b**(-2j/d)``; default 10,000).
+
+    Returns
+    -------
+    ndarray
+        ``(2/d) kappa_d(Delta)``, of `delta`'s shape; 1 at ``Delta = 0``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d` is not a positive even integer, `b` not a base above 1, or an offset is not finite.
+
     Examples
     --------
     >>> normalized_kernel([1, 1024], 64).round(3).tolist()
@@ -178,10 +195,20 @@ def frequency_atoms(d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     ``(2/d) kappa_d(Delta) = E cos(Delta Omega_d) = E exp(i Delta Omega_d)``: the normalized kernel is the
     characteristic function of this law.
 
+    Parameters
+    ----------
+    d, b : int, float
+        The even width of the code and its base (``omega_j = b**(-2j/d)``; default 10,000).
+
     Returns
     -------
     ndarray, shape (d,)
         ``(omega_0, ..., omega_{d/2-1}, -omega_0, ..., -omega_{d/2-1})``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `d` is not a positive even integer or `b` not a base above 1.
 
     Examples
     --------
@@ -280,6 +307,23 @@ def _ci_series(x: np.ndarray) -> np.ndarray:
 def ruler(delta: ArrayLike, b: float = DEFAULT_BASE) -> np.ndarray:
     """The logarithmic ruler ``1 - (gamma + ln|Delta|)/ln b`` (Theorem 1 (ii)).
 
+    Parameters
+    ----------
+    delta : array_like
+        Nonzero offsets ``Delta``.
+    b : float, optional
+        The base; default 10,000.
+
+    Returns
+    -------
+    ndarray
+        The ruler's similarity, of `delta`'s shape; it approximates ``I_b(Delta)`` within :func:`ruler_error_bound`.
+
+    Raises
+    ------
+    PosKernelsError
+        If an offset is 0 or not finite, or `b` is not a base above 1.
+
     Examples
     --------
     >>> ruler([1, 1024]).round(3).tolist()
@@ -292,6 +336,23 @@ def ruler(delta: ArrayLike, b: float = DEFAULT_BASE) -> np.ndarray:
 
 def ruler_error_bound(delta: ArrayLike, b: float = DEFAULT_BASE) -> np.ndarray:
     """Bound on ``|I_b(Delta) - ruler(Delta)|``: ``(2/|Delta| + Delta^2/(4 b^2)) / ln b`` (Theorem 1 (ii)).
+
+    Parameters
+    ----------
+    delta : array_like
+        Nonzero offsets ``Delta``.
+    b : float, optional
+        The base; default 10,000.
+
+    Returns
+    -------
+    ndarray
+        The bound, of `delta`'s shape (``inf`` for an offset near float64's largest).
+
+    Raises
+    ------
+    PosKernelsError
+        If an offset is 0 or not finite, or `b` is not a base above 1.
 
     Examples
     --------
@@ -307,6 +368,21 @@ def ruler_error_bound(delta: ArrayLike, b: float = DEFAULT_BASE) -> np.ndarray:
 def octave_cost(b: float = DEFAULT_BASE) -> float:
     """Similarity lost per doubling of the offset on the ruler: ``ln 2 / ln b`` (Theorem 1 (ii)).
 
+    Parameters
+    ----------
+    b : float, optional
+        The base; default 10,000.
+
+    Returns
+    -------
+    float
+        ``ln 2 / ln b``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `b` is not a base above 1.
+
     Examples
     --------
     >>> round(octave_cost(), 3)
@@ -319,7 +395,25 @@ def octave_cost(b: float = DEFAULT_BASE) -> float:
 
 
 def code_matrix(W: int, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
-    """The ``W x d`` matrix ``P`` whose row ``m`` is ``p(m)``, positions ``0..W-1``.
+    """The ``W x d`` matrix ``P`` whose row ``m`` is ``p(m)``, positions ``0..W-1`` (Definition 2's sinusoidal code).
+
+    Parameters
+    ----------
+    W : int
+        The number of positions, at least 1.
+    d, b : int, float
+        The even width of the code and its base (``omega_j = b**(-2j/d)``; default 10,000).
+
+    Returns
+    -------
+    ndarray, shape (W, d)
+        The codes of positions ``0..W-1``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `W` is not a positive integer, `d` not a positive even integer, `b` not a base above 1, or ``W d`` passes the
+        work budget.
 
     Examples
     --------

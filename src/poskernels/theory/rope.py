@@ -60,6 +60,16 @@ def rope_score(q: ArrayLike, k: ArrayLike, m: float, n: float, theta: ArrayLike)
     theta : array_like, shape (d/2,)
         Plane frequencies.
 
+    Returns
+    -------
+    float
+        The score; it depends on ``n - m`` only.
+
+    Raises
+    ------
+    PosKernelsError
+        If `q` and `k` are not of one shape ``(d,)`` with ``d = 2 len(theta)``, or a value is not finite.
+
     Examples
     --------
     >>> from poskernels.encodings import omega
@@ -76,6 +86,25 @@ def rope_score(q: ArrayLike, k: ArrayLike, m: float, n: float, theta: ArrayLike)
 def plane_products(q: ArrayLike, k: ArrayLike) -> np.ndarray:
     """``h_j = conj(q_j) k_j``, plane by plane (Proposition 4's coefficients).
 
+    Plane ``j`` of a real vector is read as the complex number ``x_{2j} + i x_{2j+1}``.
+
+    Parameters
+    ----------
+    q, k : array_like, shape (d,)
+        Query and key, ``d`` even.
+
+    Returns
+    -------
+    ndarray of complex, shape (d/2,)
+        The coefficients ``h_j`` of the score ``Re sum_j h_j e^{i Delta theta_j}``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `q` and `k` are not 1-d of one even length, or a value is not finite.
+
+    Examples
+    --------
     >>> plane_products([1.0, 0.0], [0.0, 2.0]).tolist()
     [2j]
     """

@@ -33,7 +33,7 @@ from ..encodings.rotary_family import (
     xpos_frequencies,
     xpos_zeta,
 )
-from ..errors import PosKernelsError, check_array, check_budget
+from ..errors import PosKernelsError, check_array, check_budget, check_real
 from .beyond import causal_offsets
 
 __all__ = [
@@ -94,6 +94,30 @@ def rope_kernel(
 ) -> np.ndarray:
     """RoPE's kernel (Definition 4), :func:`rotary_kernel` at ``omega(d, b)``.
 
+    Parameters
+    ----------
+    r : array_like
+        Offsets ``r >= 0`` of the keys behind the query.
+    d : int, optional
+        The even head width; default 16.
+    base : float, optional
+        The base of ``b^{-2j/d}``; default 10,000.
+    q, k : array_like, shape (d,), optional
+        Query and key, not yet turned (default all ones).
+
+    Returns
+    -------
+    ndarray
+        The score at each offset, of `r`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If an offset is negative, `d` is not a positive even integer, `q` or `k` is not of shape ``(d,)``, or a value is
+        not finite.
+
+    Examples
+    --------
     >>> rope_kernel([0, 91], 16).round(3).tolist()  # the first negative offset at d = 16
     [16.0, -0.432]
     """
@@ -111,6 +135,34 @@ def xpos_kernel(
 ) -> np.ndarray:
     """xPos's kernel: RoPE's with plane ``j`` weighed by ``zeta_j^{r / scale_base}`` (Sun et al. 2022).
 
+    Parameters
+    ----------
+    r : array_like
+        Offsets ``r >= 0`` of the keys behind the query.
+    d : int, optional
+        The even head width; default 16.
+    base : float, optional
+        The base of ``b^{-2j/d}``; default 10,000.
+    scale_base : float, optional
+        xPos's positive scale: the decay is ``zeta_j`` per ``scale_base`` positions; default 16.
+    gamma_x : float, optional
+        xPos's positive offset in ``zeta_j = (2j/d + gamma_x) / (1 + gamma_x)``; default 0.4 (torchscale's).
+    q, k : array_like, shape (d,), optional
+        Query and key, not yet turned (default all ones).
+
+    Returns
+    -------
+    ndarray
+        The score at each offset, of `r`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If an offset is negative, `d`, `base`, `scale_base` or `gamma_x` is out of range, `q` or `k` is not of shape
+        ``(d,)``, or a value is not finite.
+
+    Examples
+    --------
     >>> xpos_kernel([0, 31, 1000], 16).round(4).tolist()  # decayed by the window's edge, gone far past it
     [16.0, 4.7169, 0.0055]
     """
@@ -127,10 +179,37 @@ def xpos_envelope(
 ) -> np.ndarray:
     """The bound ``sum_j |q_j||k_j| zeta_j^{r / scale_base} >= |xpos_kernel(r)|``, decreasing in ``r`` to 0.
 
+    Parameters
+    ----------
+    r : array_like
+        Offsets ``r >= 0`` of the keys behind the query.
+    d : int, optional
+        The even head width; default 16.
+    scale_base : float, optional
+        xPos's positive scale; default 16.
+    gamma_x : float, optional
+        xPos's positive offset in ``zeta_j``; default 0.4.
+    q, k : array_like, shape (d,), optional
+        Query and key, not yet turned (default all ones).
+
+    Returns
+    -------
+    ndarray
+        The envelope at each offset, of `r`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If an offset is negative, `d`, `scale_base` or `gamma_x` is out of range, `q` or `k` is not of shape ``(d,)``,
+        or a value is not finite.
+
+    Examples
+    --------
     >>> xpos_envelope([0, 16, 160], 16).round(3).tolist()
     [16.0, 9.571, 1.184]
     """
     r = causal_offsets(r)
+    scale_base = check_real("scale_base", scale_base, 0, None, open_lo=True)  # as xpos_frequencies refuses it
     zeta = xpos_zeta(d, gamma_x)  # (P,)
     w = np.abs(_planes("q", q, zeta.size)) * np.abs(_planes("k", k, zeta.size))  # (P,)
     return (zeta ** (r[..., None] / scale_base)) @ w
@@ -142,6 +221,21 @@ def attention_resolution(s: ArrayLike) -> float:
     ``s`` holds the expected score at offsets ``0..N+1`` (the sums run over ``i = 0..N``); a score that falls
     steeply and monotonically from the nearest key resolves near from far, and scores higher.  Computed with the
     largest score factored out, so it never overflows.
+
+    Parameters
+    ----------
+    s : array_like, shape (N + 2,)
+        The expected score at offsets ``0..N+1``.
+
+    Returns
+    -------
+    float
+        The resolution ``R(s)``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `s` is not a 1-d finite array of two scores or more.
 
     Examples
     --------
@@ -168,6 +262,32 @@ def p_rope_kernel(
 ) -> np.ndarray:
     """p-RoPE's kernel (Barbero et al. 2024): a constant from the unturned planes plus RoPE's on the turned ones.
 
+    Parameters
+    ----------
+    r : array_like
+        Offsets ``r >= 0`` of the keys behind the query.
+    d : int, optional
+        The even head width; default 16.
+    base : float, optional
+        The base of ``b^{-2j/d}``; default 10,000.
+    p : float, optional
+        The share of planes that turn, in ``[0, 1]``: the fastest ``floor(p d / 2)``; default 0.75.
+    q, k : array_like, shape (d,), optional
+        Query and key, not yet turned (default all ones).
+
+    Returns
+    -------
+    ndarray
+        The score at each offset, of `r`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If an offset is negative, `d` or `p` is out of range, `q` or `k` is not of shape ``(d,)``, or a value is not
+        finite.
+
+    Examples
+    --------
     >>> p_rope_kernel([0, 91], 16, p=0.75).round(3).tolist()  # two unturned planes add 2 (1 - cos) each
     [16.0, -0.423]
     >>> bool(p_rope_kernel([1707], 128)[0] > 0 > rope_kernel([1707], 128)[0])  # at d = 128 RoPE dips first
@@ -186,6 +306,32 @@ def partial_rotary_kernel(
 ) -> np.ndarray:
     """Partial rotary's kernel: p-RoPE's form with the rotary width's frequencies ``b^{-2i/d_r}``, ``d_r = f d``.
 
+    Parameters
+    ----------
+    r : array_like
+        Offsets ``r >= 0`` of the keys behind the query.
+    d : int, optional
+        The even head width; default 16.
+    base : float, optional
+        The base of ``b^{-2j/d}``; default 10,000.
+    factor : float, optional
+        The partial rotary factor ``f`` in ``[0, 1]``; default 0.25.
+    q, k : array_like, shape (d,), optional
+        Query and key, not yet turned (default all ones).
+
+    Returns
+    -------
+    ndarray
+        The score at each offset, of `r`'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If an offset is negative, `d` or `factor` is out of range, `q` or `k` is not of shape ``(d,)``, or a value is
+        not finite.
+
+    Examples
+    --------
     >>> partial_rotary_kernel([0, 1], 16, factor=0.25).round(4).tolist()  # 6 still planes: a constant 12
     [16.0, 15.0805]
     """
@@ -195,6 +341,23 @@ def partial_rotary_kernel(
 def first_negative_offset(values: ArrayLike) -> int | None:
     """The first offset at which a kernel, given at ``r = 0, 1, ...``, is negative (None if it never is).
 
+    Parameters
+    ----------
+    values : array_like, shape (n,)
+        The kernel at offsets ``0..n-1``.
+
+    Returns
+    -------
+    int or None
+        The first offset with a negative value.
+
+    Raises
+    ------
+    PosKernelsError
+        If `values` is not a 1-d finite array.
+
+    Examples
+    --------
     >>> first_negative_offset(rope_kernel(np.arange(200), 16))
     91
     >>> first_negative_offset([3.0, 1.0, 0.0]) is None

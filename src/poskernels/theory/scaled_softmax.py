@@ -35,6 +35,27 @@ __all__ = ["fading_threshold", "max_weight_monte_carlo", "top_weight"]
 def top_weight(n: int, delta: float, s: float | None = None) -> float:
     """The weight on one logit ``delta`` above ``n - 1`` equal others: plain softmax, or scaled by ``s log n``.
 
+    Parameters
+    ----------
+    n : int
+        The number of logits, at least 1.
+    delta : float
+        The top logit's margin over the others.
+    s : float or None, optional
+        Scalable softmax's scale (logits times ``s log n``); None (the default) for the plain softmax.
+
+    Returns
+    -------
+    float
+        ``e^{lam delta} / (e^{lam delta} + n - 1)``, ``lam = 1`` or ``s log n``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `n` is not a positive integer or `delta`, `s` is not finite.
+
+    Examples
+    --------
     >>> top_weight(1, 3.0), top_weight(100, 0.0)
     (1.0, 0.01)
     """
@@ -47,6 +68,23 @@ def top_weight(n: int, delta: float, s: float | None = None) -> float:
 def fading_threshold(delta: float) -> float:
     """The scale ``s`` above which :func:`top_weight` tends to 1 as ``n`` grows (below it, to 0): ``1 / delta``.
 
+    Parameters
+    ----------
+    delta : float
+        The top logit's margin, positive.
+
+    Returns
+    -------
+    float
+        ``1 / delta``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `delta` is not a finite positive number.
+
+    Examples
+    --------
     >>> fading_threshold(5.0)
     0.2
     """
@@ -67,9 +105,21 @@ def max_weight_monte_carlo(n: int, s: float | None, rng: np.random.Generator, tr
         The scale: logits times ``s log n``; None for the plain softmax.
     rng : numpy.random.Generator
         The draws' only source.
-    trials : int
-        Independent vectors drawn.
+    trials : int, optional
+        Independent vectors drawn, at least 2; default 200.
 
+    Returns
+    -------
+    tuple of float
+        The mean of the largest weight over the trials and its standard error.
+
+    Raises
+    ------
+    PosKernelsError
+        If `n` or `trials` is out of range, `s` not finite or `rng` not a ``numpy.random.Generator``.
+
+    Examples
+    --------
     >>> m, se = max_weight_monte_carlo(10_000, None, np.random.default_rng(0))
     >>> m < 0.01
     True

@@ -73,6 +73,29 @@ def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:
 def loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets) -> tuple[float, dict]:
     """Cross-entropy of the head read at the last position, and its gradient (by the engine).
 
+    Parameters
+    ----------
+    params : dict
+        The head's arrays, as :func:`init_params` draws them (or training leaves them).
+    cfg : HeadConfig
+        The head's configuration (width, vocabulary, scheme and its settings).
+    tokens : array_like of int, shape (B, n)
+        The sequences.
+    targets : array_like of int, shape (B,)
+        The class each sequence should give.
+
+    Returns
+    -------
+    tuple of (float, dict)
+        The mean cross-entropy, and its gradient with respect to each array of `params`, by name.
+
+    Raises
+    ------
+    PosKernelsError
+        If `tokens` or `targets` is not of the shape and range the head reads.
+
+    Examples
+    --------
     >>> from poskernels.model.head import init_params
     >>> from poskernels.tasks.cue import cue_batch
     >>> rng = np.random.default_rng(0)
@@ -89,7 +112,47 @@ def loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets) -> tuple[float
 def query_logits(
     params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, score_shift=None, chunk=1 << 17
 ):
-    """Logits ``(B, C)`` at the last position, computed in chunks of about ``chunk`` tokens (long test sets)."""
+    """Logits ``(B, C)`` at the last position, computed in chunks of about ``chunk`` tokens (long test sets).
+
+    Parameters
+    ----------
+    params : dict
+        The head's arrays, as :func:`init_params` draws them (or training leaves them).
+    cfg : HeadConfig
+        The head's configuration (width, vocabulary, scheme and its settings).
+    tokens : array_like of int, shape (B, n)
+        The sequences.
+    positions : array_like, shape (n,), optional
+        The tokens' positions; default ``0..n-1``.
+    reading : Reading, optional
+        How the head is read: extended frequencies (``inv_freq``) and a logit scale; default the trained head as
+        trained.
+    score_shift : array_like, optional
+        Added to the scores before the softmax, broadcasting to ``(B, n)``; default None.
+    chunk : int, optional
+        About how many tokens each pass of the engine holds; default 131,072.
+
+    Returns
+    -------
+    ndarray, shape (B, C)
+        The logits, equal to :func:`query_forward`'s.
+
+    Raises
+    ------
+    PosKernelsError
+        If `tokens` is not a 2-d integer array of the head's vocabulary.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import init_params
+    >>> from poskernels.tasks.cue import cue_batch
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> x, _ = cue_batch(np.random.default_rng(1), 4, 32)
+    >>> out = query_logits(p, cfg, x, chunk=64)  # two sequences a pass
+    >>> out.shape, bool(np.allclose(out, query_forward(p, cfg, x)[0]))
+    ((4, 8), True)
+    """
     tokens = check_tokens(cfg, tokens)
     B, n = tokens.shape
     step = max(1, chunk // max(n, 1))
@@ -108,6 +171,36 @@ def accuracy(
 ) -> float:
     """Fraction of sequences whose last-position argmax equals the target (arguments as :func:`query_forward`).
 
+    Parameters
+    ----------
+    params : dict
+        The head's arrays, as :func:`init_params` draws them (or training leaves them).
+    cfg : HeadConfig
+        The head's configuration (width, vocabulary, scheme and its settings).
+    tokens : array_like of int, shape (B, n)
+        The sequences.
+    targets : array_like of int, shape (B,)
+        The class each sequence should give.
+    positions : array_like, shape (n,), optional
+        The tokens' positions; default ``0..n-1``.
+    reading : Reading, optional
+        How the head is read: extended frequencies (``inv_freq``) and a logit scale; default the trained head as
+        trained.
+    score_shift : array_like, optional
+        Added to the scores before the softmax, broadcasting to ``(B, n)``; default None.
+
+    Returns
+    -------
+    float
+        The accuracy, in ``[0, 1]``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `tokens` or `targets` is not of the shape and range the head reads.
+
+    Examples
+    --------
     >>> from poskernels.model.head import init_params
     >>> from poskernels.tasks.cue import cue_batch
     >>> cfg = HeadConfig(scheme="alibi")

@@ -92,11 +92,22 @@ def corpus_stats(corpus: FilingsCorpus) -> dict:
     held-out filings, one per position at or after the first mention.  ``first_named_all`` / ``first_named_far``
     are the accuracies of always answering the first company named (the article: 0.766 and 0.739).
 
+    Parameters
+    ----------
+    corpus : FilingsCorpus
+        The training and held-out filings.
+
     Returns
     -------
     dict
         ``train_docs``, ``test_docs``, ``median_tokens``, ``median_mentions``, ``queries``, ``far_queries``,
         ``far_fraction``, ``first_named_all``, ``first_named_far`` (plain ints and floats).
+
+    Examples
+    --------
+    >>> s = corpus_stats(synthetic_corpus(0, 3, 1))
+    >>> s["train_docs"], s["test_docs"], s["median_tokens"], s["queries"], s["far_queries"]
+    (3, 1, 161.0, 150, 69)
     """
     docs = [encode_filing(f) for f in corpus.train + corpus.test]
     test = [filing_queries(encode_filing(f)) for f in corpus.test]
@@ -124,6 +135,27 @@ def case_corpus(seed: int = CORPUS_SEED) -> FilingsCorpus:
 
     ``case_corpus()`` and ``case_corpus(0)`` are one corpus, built once (an ``lru_cache`` on this function keyed
     them apart and built it twice, 0.25 s of every warm ``reproduce``).
+
+    Parameters
+    ----------
+    seed : int, optional
+        The corpus's seed, at least 0; default 0 (:data:`CORPUS_SEED`, the article's).
+
+    Returns
+    -------
+    FilingsCorpus
+        The training and held-out filings.
+
+    Raises
+    ------
+    PosKernelsError
+        If `seed` is not an integer >= 0.
+
+    Examples
+    --------
+    >>> c = case_corpus()
+    >>> len(c.train), len(c.test), c is case_corpus(0)
+    (300, 100, True)
     """
     return _case_corpus(int(seed))
 
@@ -136,6 +168,18 @@ def _case_corpus(seed: int) -> FilingsCorpus:
 def corpus_digest(filings) -> str:
     """SHA-256 (hex) of the filings' JSONL form: it changes whenever a word, a span or the order changes.
 
+    Parameters
+    ----------
+    filings : iterable of Filing
+        The filings, in order.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+
+    Examples
+    --------
     >>> d = corpus_digest(synthetic_corpus(0, 3, 1).train)
     >>> len(d), d == corpus_digest(synthetic_corpus(0, 3, 1).train), d == corpus_digest(synthetic_corpus(1, 3, 1).train)
     (64, True, False)
@@ -155,6 +199,25 @@ def training_windows(seed: int = CORPUS_SEED, length: int = FAR) -> FilingWindow
 def filings_sampler(rng: np.random.Generator, batch: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The training stream of the filing heads: ``batch`` windows of ``n`` tokens (query last) from the training
     filings of the corpus with seed :data:`CORPUS_SEED`; the signature of a trainer's sampler.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The draws' only source.
+    batch : int
+        Windows per step.
+    n : int
+        Tokens per window, the query last.
+
+    Returns
+    -------
+    tuple of ndarray
+        The tokens, shape ``(batch, n)``, and the target company labels, shape ``(batch,)``.
+
+    Raises
+    ------
+    PosKernelsError
+        If `batch` or `n` is not a positive integer.
 
     Examples
     --------

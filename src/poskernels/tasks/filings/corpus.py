@@ -267,6 +267,18 @@ def generate_filing(rng: np.random.Generator, doc_id: str, kind: str | None = No
     Returns
     -------
     Filing
+        Its text and its company mentions (character spans).
+
+    Raises
+    ------
+    PosKernelsError
+        If `kind` is not one of the three.
+
+    Examples
+    --------
+    >>> f = generate_filing(np.random.default_rng(0), "d0", "8k")
+    >>> f.doc_id, f.kind, len(f.mentions)
+    ('d0', '8k', 6)
     """
     plan = plan or FilingPlan()
     if kind is None:
@@ -377,6 +389,11 @@ def laboratory_filing() -> Filing:
     """The held-out filing of the laboratory (the article's "one held-out filing").
 
     Its entity spans are found by searching the text for the four names, so no offset is typed by hand.
+
+    Returns
+    -------
+    Filing
+        The filing, its mentions found in its text.
 
     Examples
     --------

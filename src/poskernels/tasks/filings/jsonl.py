@@ -42,7 +42,26 @@ _ENTITY_FIELDS = ("start", "end", "company")
 
 
 def filing_to_json(filing: Filing) -> dict:
-    """The JSON object of one filing (the inverse of :func:`filing_from_json`)."""
+    """The JSON object of one filing (the inverse of :func:`filing_from_json`).
+
+    Parameters
+    ----------
+    filing : Filing
+        The filing.
+
+    Returns
+    -------
+    dict
+        ``doc_id``, ``kind``, ``text`` and ``entities`` (``start``, ``end``, ``company`` of each mention).
+
+    Examples
+    --------
+    >>> f = filing_from_json({"doc_id": "a", "text": "Marrow Freight grew.", "entities": [{"start": 0, "end": 14}]})
+    >>> filing_to_json(f)["entities"]
+    [{'start': 0, 'end': 14, 'company': 'Marrow Freight'}]
+    >>> filing_from_json(filing_to_json(f)) == f
+    True
+    """
     return {
         "doc_id": filing.doc_id,
         "kind": filing.kind,
@@ -62,6 +81,17 @@ def filing_from_json(obj) -> Filing:
     ------
     PosKernelsError
         Saying what is wrong (the caller adds where).
+
+    Parameters
+    ----------
+    obj : object
+        One decoded JSON value: an object with ``doc_id``, ``text`` and ``entities`` (each ``start`` and ``end``;
+        ``company`` optional, read from the text), ``kind`` optional.
+
+    Returns
+    -------
+    Filing
+        The filing.
 
     Examples
     --------
@@ -127,15 +157,17 @@ Freight'),))
 
 
 def read_filings(path) -> tuple[Filing, ...]:
-    """Read a JSONL file of filings, checking every line before returning any.
+    r"""Read a JSONL file of filings, checking every line before returning any.
 
     Parameters
     ----------
     path : str or path-like
+        The file, one JSON object a line (:func:`filing_from_json`'s form).
 
     Returns
     -------
     tuple of Filing
+        The filings, in the file's order.
 
     Raises
     ------
@@ -143,6 +175,19 @@ def read_filings(path) -> tuple[Filing, ...]:
         ``"<path>, line <k>: <problem>"`` for the first bad line (not UTF-8, not JSON, a missing or unknown
         field, a span out of range, overlapping or cutting a word, a repeated ``doc_id``), or if the file holds no
         filing at all.  Nothing is returned in that case, so nothing is half-loaded.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "filings.jsonl"
+    >>> _ = p.write_text('{"doc_id": "a", "text": "Marrow Freight grew.", "entities": [{"start": 0, "end": 14}]}\n')
+    >>> [(f.doc_id, f.mentions[0].company) for f in read_filings(p)]
+    [('a', 'Marrow Freight')]
+    >>> _ = p.write_text('{"doc_id": "a", "text": "Marrow Freight grew."}\n')
+    >>> read_filings(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: ...filings.jsonl, line 1: ...
     """
     path = Path(path)
     raw_lines = read_bytes(path, "filings file", READ_LIMIT).splitlines()  # a FIFO with no writer reads as empty
@@ -170,7 +215,28 @@ def read_filings(path) -> tuple[Filing, ...]:
 
 
 def write_filings(path, filings) -> None:
-    """Write filings as JSONL, through a temporary file and a rename (no reader sees half a file)."""
+    """Write filings as JSONL, through a temporary file and a rename (no reader sees half a file).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        Where to write (its folder must exist).
+    filings : iterable of Filing
+        The filings, one a line.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> f = filing_from_json({"doc_id": "a", "text": "Marrow Freight grew.", "entities": [{"start": 0, "end": 14}]})
+    >>> p = Path(tempfile.mkdtemp()) / "filings.jsonl"
+    >>> write_filings(p, [f])
+    >>> read_filings(p) == (f,)
+    True
+    """
     with replacing(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for f in filings:
             fh.write(json.dumps(filing_to_json(f), ensure_ascii=False) + "\n")

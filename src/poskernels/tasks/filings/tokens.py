@@ -77,6 +77,16 @@ FAR = 32
 def word_symbol(word: str) -> int:
     """The hashed symbol of an ordinary word: BLAKE2b of the lowercased word, mod :data:`N_SYMBOLS`.
 
+    Parameters
+    ----------
+    word : str
+        An ordinary word (not a company mention).
+
+    Returns
+    -------
+    int
+        Its symbol, in ``0..N_SYMBOLS - 1``.
+
     Examples
     --------
     >>> word_symbol("company"), word_symbol("Company"), word_symbol("liquidity")
@@ -121,11 +131,31 @@ class FilingTokens:
 def encode_filing(filing: Filing) -> FilingTokens:
     """Tokenize a filing: one token per mention, one per word or punctuation mark elsewhere.
 
+    Parameters
+    ----------
+    filing : Filing
+        The filing.
+
+    Returns
+    -------
+    FilingTokens
+        The tokens' surface forms, symbols (a mention's company label, a word's hashed symbol), marks and companies.
+
     Raises
     ------
     PosKernelsError
         If the filing names more than :data:`~poskernels.tasks.filings.corpus.MAX_COMPANIES` companies (their
         labels would not fit the 8 symbols).
+
+    Examples
+    --------
+    >>> from poskernels.tasks.filings.jsonl import filing_from_json
+    >>> text = "Marrow Freight grew. Fenwick Logistics fell; Marrow Freight rose."
+    >>> spans = [{"start": 0, "end": 14}, {"start": 21, "end": 38}, {"start": 45, "end": 59}]
+    >>> t = encode_filing(filing_from_json({"doc_id": "a", "text": text, "entities": spans}))
+    >>> t.words[:4], t.symbols.tolist(), t.companies
+    (('Marrow Freight', 'grew', '.', 'Fenwick Logistics'), [0, 4, 0, 1, 2, 3, 0, 1, 0], ('Marrow Freight', 'Fenwick
+    Logistics'))
     """
     words: list[str] = []
     symbols: list[int] = []
@@ -177,10 +207,25 @@ class Queries:
 def filing_queries(tokens: FilingTokens) -> Queries:
     """Every position at or after the first mention, with the last-named company and how far back it is.
 
+    Parameters
+    ----------
+    tokens : FilingTokens
+        A tokenized filing (:func:`encode_filing`).
+
     Returns
     -------
     Queries
         Arrays of shape (q,) with ``q = n - first_mention``; empty if the filing names no company.
+
+    Examples
+    --------
+    >>> from poskernels.tasks.filings.jsonl import filing_from_json
+    >>> text = "Marrow Freight grew. Fenwick Logistics fell; Marrow Freight rose."
+    >>> spans = [{"start": 0, "end": 14}, {"start": 21, "end": 38}, {"start": 45, "end": 59}]
+    >>> t = encode_filing(filing_from_json({"doc_id": "a", "text": text, "entities": spans}))
+    >>> q = filing_queries(t)
+    >>> q.answers.tolist(), q.back.tolist()
+    ([0, 0, 0, 1, 1, 1, 0, 0, 0], [0, 1, 2, 0, 1, 2, 0, 1, 2])
     """
     n = len(tokens)
     last = np.where(tokens.marked, np.arange(n), -1)  # (n,) position of a mention, -1 elsewhere
