@@ -33,7 +33,21 @@ def _results() -> dict[str, dict]:
 
 
 def read_results(folder) -> dict[str, dict]:
-    """The probe results in ``folder`` (``NAME.json`` each), by name; a file without :data:`REQUIRED` is left out."""
+    """The probe results in ``folder`` (``NAME.json`` each), by name; a file without :data:`REQUIRED` is left out.
+
+    Parameters
+    ----------
+    folder : pathlib.Path or importlib.resources.abc.Traversable
+        Where the ``*.json`` results are (a missing folder holds none).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (pathlib.Path(d) / "x.json").write_text('{"config": {}}')  # not a whole result
+    ...     read_results(pathlib.Path(d))
+    {}
+    """
     if not folder.is_dir():
         return {}
     found = {f.name[:-5]: json.loads(f.read_text()) for f in sorted(folder.iterdir(), key=lambda f: f.name)

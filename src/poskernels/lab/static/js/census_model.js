@@ -110,7 +110,9 @@ export function draw(container) {
   let current = null;
   const census = async (signal) => {
     if (source.model) return ask(`census/model?name=${encodeURIComponent(source.model)}&${query()}`, { signal });
-    if (source.file.size > limit) return { error: `the config file is ${source.file.size} bytes; the limit is ${limit} bytes` };
+    if (source.file.size > limit) {
+      return { error: `the config file is ${source.file.size} bytes; the limit is ${limit} bytes` };
+    }
     const url = `census/upload?file=${encodeURIComponent(source.file.name)}&${query()}`;
     return ask(url, { method: "POST", body: source.file, headers: { "Content-Type": "application/json" }, signal });
   };
