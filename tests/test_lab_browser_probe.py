@@ -157,3 +157,26 @@ def test_a_head_the_server_does_not_know_shows_its_one_line(open_page, query):
     assert message.is_visible() and message.inner_text() == " ".join(str(refused.value).split())
     assert pg.locator("#probe-result").inner_html() == ""
     assert problems and all("status of 400" in p for p in problems), problems  # the refusal, logged; nothing else
+
+
+def test_a_result_with_a_past_window_and_unknown_keys_is_drawn(open_page, monkeypatch, tmp_path):
+    # later probes add results (another model, a past-window reading): the page lists and draws what it knows
+    import json
+
+    r = json.loads(json.dumps(shipped()["smollm2-135m"]))
+    r["a_key_from_a_later_probe"] = [1, 2, 3]
+    maps = {"none": {"bins": [1024, 9216, 15360], "loss": [2.0, 3.5, 4.0]},
+            "yarn": {"label": "YaRN", "bins": [1024, 9216], "loss": [2.0, 2.25]}}  # fmt: skip
+    r["past_window"] = {"window": 8192, "maps": maps}
+    (tmp_path / "later-model.json").write_text(json.dumps(r))
+    monkeypatch.setattr(probe_view, "_results", lambda: probe_view.read_results(tmp_path))
+    pg, problems = open_page()
+    _settled(pg)
+    assert pg.locator("#probe-model option").evaluate_all("os => os.map((o) => o.value)") == ["later-model"]
+    curves = pg.locator("#probe-result svg.probe-past path.curve")
+    assert curves.evaluate_all("ps => ps.map((p) => p.dataset.key)") == ["none", "yarn"]
+    paths = curves.evaluate_all("ps => ps.map((p) => p.getAttribute('d'))")
+    assert [d.count("M") + d.count("L") for d in paths] == [3, 2]  # a point per bin
+    assert pg.locator("#probe-result svg.probe-past line.window-edge").count() == 1
+    assert "YaRN" in pg.locator("#view-probe ul.legend").last.inner_text()
+    assert problems == []
