@@ -153,6 +153,49 @@ def test_the_cap_per_client_refuses_one_client_and_serves_another(lab, monkeypat
             del s.census._running["127.0.0.2"]
 
 
+def _until(check, tries=2000):
+    for _ in range(tries):  # a bounded count of short waits, not a time limit
+        if check():
+            return True
+        threading.Event().wait(0.01)
+    return False
+
+
+def test_a_census_whose_client_hangs_up_is_stopped_and_frees_its_slot(lab, monkeypatch):
+    # the page aborts a stale census request (or its tab closes): the census must not go on holding a slot
+    port, s = lab
+    monkeypatch.setattr(sandbox.CensusRunner, "deadline", 600.0)
+    answers, run = [], s.census.run
+    s.census.run = lambda *a, **k: answers.append(run(*a, **k)) or answers[-1]
+    c = socket.create_connection(("127.0.0.1", port))
+    c.sendall(b"POST /census/upload?file=c.json HTTP/1.1\r\nHost: lab\r\nContent-Length: %d\r\n\r\n" % len(HEAVY))
+    c.sendall(HEAVY)
+    assert _until(lambda: _alive(s) == 1)
+    c.close()
+    assert _until(lambda: answers)
+    assert answers == [(503, {"error": "the client hung up; its census was stopped"})]
+    assert _alive(s) == 0 and not s.census._running and not s.census._watched
+    assert _upload(port)[0] == 200  # the slot is free
+
+
+def test_a_hung_up_clients_censuses_do_not_count_against_the_caps(lab):
+    port, s = lab
+    mine, theirs = socket.socketpair()
+    with s.census._lock:
+        s.census._running["127.0.0.1"] = sandbox.CensusRunner.max_per_client
+        s.census._watched[id(mine)] = ("127.0.0.1", mine)  # as a census in flight would register its client
+    try:
+        status, data = _upload(port)
+        assert status == 503 and data["error"].startswith("busy")  # the client is still there: the cap holds
+        theirs.close()  # its client hung up; the census thread has not yet noticed
+        status, data = _upload(port)
+        assert status == 200 and data["censuses"]
+    finally:
+        with s.census._lock:
+            del s.census._running["127.0.0.1"], s.census._watched[id(mine)]
+        mine.close()
+
+
 def test_a_census_out_of_memory_is_one_line_and_the_server_lives(lab, monkeypatch):
     port, _ = lab
     monkeypatch.setattr(sandbox.CensusRunner, "memory_bytes", 2**24)  # 16 MiB: less than the process already maps

@@ -82,7 +82,7 @@ def sites(committed, tmp_path_factory):
     (copy / "payload.json").write_text(json.dumps(filled))
     real, url_real = _serve(STATIC_DIR)
     fill, url_fill = _serve(copy)
-    yield {"real": url_real, "filled": url_fill, "which": which, "payload": filled}
+    yield {"real": url_real, "filled": url_fill, "which": which, "payload": filled, "server": real}
     for s in (real, fill):
         s.shutdown()
         s.server_close()
@@ -381,3 +381,79 @@ def test_census_view_shows_a_bad_config_in_one_line(open_page, sites, tmp_path):
         assert not message.is_visible()
     # the browser logs each refused request (status 400) as a console error; nothing else may appear
     assert all("status of 400" in p for p in problems), problems
+
+
+@pytest.fixture
+def census_count(sites):
+    """What the real site's census runner saw: the most requests in flight at once whose client was still
+    connected (a stale one the page aborted is being stopped, and holds no slot), and every answer's status."""
+    from poskernels.lab.sandbox import _hung_up
+
+    runner = sites["server"].census
+    run, lock, inflight, seen = runner.run, threading.Lock(), {}, {"most": 0, "statuses": []}
+
+    def counted(client, *args, watch=None, **kwargs):
+        with lock:
+            live = 1 + sum(not _hung_up(w) for w in inflight.values())
+            seen["most"] = max(seen["most"], live)
+            inflight[id(watch)] = watch
+        try:
+            status, data = run(client, *args, watch=watch, **kwargs)
+            seen["statuses"].append("busy" if str(data.get("error", "")).startswith("busy") else int(status))
+            return status, data
+        finally:
+            with lock:
+                del inflight[id(watch)]
+
+    runner.run = counted
+    yield seen
+    del runner.run
+
+
+def test_census_choices_in_quick_succession_stay_within_the_servers_cap(open_page, sites, census_count):
+    # a page that asked for a census per choice, none aborted, met its own server's cap and logged a 503
+    from poskernels.rope_config import bundled_configs
+
+    pg, problems = open_page(sites["real"])
+    _settled(pg)
+    names = bundled_configs()[:6]
+    pg.evaluate(
+        """async (names) => {
+             const pick = document.querySelector("#census-model-pick");
+             const target = document.querySelector("#census-target");
+             for (const [i, name] of names.entries()) {
+               pick.value = name;
+               pick.dispatchEvent(new Event("change"));
+               target.value = String(4096 * (i + 1));
+               target.dispatchEvent(new Event("change"));
+               await new Promise((r) => setTimeout(r, 20));
+             }
+           }""",
+        names,
+    )
+    _settled(pg)
+    assert _shown_census(pg) == _census_lines(names[-1], 4096 * len(names))  # the last choice, not a stale one
+    assert 1 <= census_count["most"] <= sites["server"].census.max_per_client
+    assert "busy" not in census_count["statuses"] and 200 in census_count["statuses"]
+    assert problems == []  # no refusal reached the page (the browser logs each as a console error)
+
+
+def test_a_census_refused_as_busy_is_tried_again_and_drawn(open_page, sites):
+    # other clients hold every census slot when the page asks: it shows "busy", waits, asks again, and draws
+    from poskernels.rope_config import bundled_configs
+
+    runner = sites["server"].census
+    with runner._lock:
+        runner._running["127.0.0.2"] += runner.max_running
+    try:
+        pg, problems = open_page(sites["real"])
+        _settled(pg, "busy")
+        assert pg.locator("#census-error").inner_text().startswith("busy:")
+    finally:
+        with runner._lock:
+            del runner._running["127.0.0.2"]
+    _settled(pg)
+    assert not pg.locator("#census-error").is_visible()
+    first = bundled_configs()[0]
+    assert _shown_census(pg) == _census_lines(first)
+    assert problems and all("status of 503" in p for p in problems), problems  # the refusals, logged; nothing else

@@ -207,7 +207,7 @@ class _Handler(SimpleHTTPRequestHandler):
 
     def _census(self, work: str, *args) -> None:
         """Answer with a census run in its own process (:mod:`~poskernels.lab.sandbox`), never on this thread."""
-        status, data = self.server.census.run(str(self.client_address[0]), work, *args)
+        status, data = self.server.census.run(str(self.client_address[0]), work, *args, watch=self.connection)
         return self._json(status, data)
 
     def _body(self, length: int) -> bytes | None:

@@ -7,16 +7,25 @@ const MAP_PALETTE = ["#000000", "#56b4e9", "#d55e00", "#7a5195", "#e69f00", "#00
 
 const num = (x) => (x === null || x === undefined ? "∞" : Number(x).toPrecision(4));
 
-async function ask(url, options) {
+// Backoff, in ms, before each new try of a census the server refused as busy (its caps are shared by every page).
+const BUSY_BACKOFF = [500, 1000, 2000, 4000, 8000];
+const wait = (ms, signal) => new Promise((resolve) => {
+  const t = setTimeout(resolve, ms);
+  signal?.addEventListener("abort", () => { clearTimeout(t); resolve(); });
+});
+
+async function ask(url, options = {}) {
   let response;
   try {
     response = await fetch(url, options);
   } catch (err) {
+    if (options.signal?.aborted) return { aborted: true };
     return { error: `the lab server did not answer: ${err}` };
   }
   try {
-    return await response.json();
+    return { ...(await response.json()), status: response.status };
   } catch (err) {
+    if (options.signal?.aborted) return { aborted: true };
     return { error: `the lab server answered ${response.status} without a census` };
   }
 }
@@ -96,17 +105,35 @@ export function draw(container) {
     box.dataset.state = "ready";
   };
   const query = () => (target.value.trim() ? `target=${encodeURIComponent(target.value.trim())}` : "");
+  // One census request in flight per page: a newer choice aborts the older request (the server then stops its
+  // census and frees its slot) and an older answer is never shown; a "busy" refusal is tried again after a backoff.
+  let current = null;
+  const census = async (signal) => {
+    if (source.model) return ask(`census/model?name=${encodeURIComponent(source.model)}&${query()}`, { signal });
+    if (source.file.size > limit) {
+      return { error: `the config file is ${source.file.size} bytes; the limit is ${limit} bytes` };
+    }
+    const url = `census/upload?file=${encodeURIComponent(source.file.name)}&${query()}`;
+    return ask(url, { method: "POST", body: source.file, headers: { "Content-Type": "application/json" }, signal });
+  };
   const run = async () => {
     if (!source) return;
+    current?.abort();
+    const mine = new AbortController();
+    current = mine;
     box.dataset.state = "loading";
-    if (source.model) {
-      show(await ask(`census/model?name=${encodeURIComponent(source.model)}&${query()}`));
-    } else if (source.file.size > limit) {
-      show({ error: `the config file is ${source.file.size} bytes; the limit is ${limit} bytes` });
-    } else {
-      const url = `census/upload?file=${encodeURIComponent(source.file.name)}&${query()}`;
-      show(await ask(url, { method: "POST", body: source.file, headers: { "Content-Type": "application/json" } }));
+    let data = await census(mine.signal);
+    for (const ms of BUSY_BACKOFF) {
+      if (mine.signal.aborted || data.status !== 503 || !String(data.error).startsWith("busy")) break;
+      box.dataset.state = "busy";
+      error.textContent = `${data.error} (trying again in ${ms / 1000} s)`;
+      error.hidden = false;
+      await wait(ms, mine.signal);
+      if (!mine.signal.aborted) data = await census(mine.signal);
     }
+    if (mine.signal.aborted || data.aborted) return; // a newer choice owns the page now
+    current = null;
+    show(data);
   };
   const useFile = (f) => { if (f) { source = { file: f }; run(); } };
 

@@ -5,6 +5,7 @@ import * as clocks from "./clocks.js";
 import * as drift from "./drift.js";
 import * as filing from "./filing.js";
 import * as long from "./long.js";
+import * as probe from "./probe.js";
 import * as readouts from "./readouts.js";
 import * as ruler from "./ruler.js";
 import * as scores from "./scores.js";
@@ -35,6 +36,9 @@ async function main() {
       else VIEWS[key].draw(view, data, {}, payload.precision);
     }
   }
+  const real = el("section", { class: "figure", id: "figure-probe", "aria-labelledby": "figure-probe-title" }, root);
+  el("h2", { id: "figure-probe-title" }, real, "Real models: the kernels measured on released weights");
+  probe.draw(el("div", { class: "view", id: "view-probe" }, real)); // read from the lab server, not the payload
   document.body.dataset.ready = "true";
 }
 

@@ -39,7 +39,7 @@ export function frame(parent, x, y, { width = 900, height = 380, title = "", bot
   svg.classList.add("plot");
   const w = width - m.left - m.right;
   const h = height - m.top - m.bottom;
-  const tx = x.log ? (v) => Math.log(v) : (v) => v;
+  const tx = x.log ? (v) => Math.log(v) : x.log1p ? (v) => Math.log1p(v) : (v) => v; // log1p: offsets from 0
   const x0 = tx(x.min), x1 = tx(x.max);
   const sx = (v) => m.left + ((tx(v) - x0) / (x1 - x0)) * w;
   const sy = (v) => m.top + (1 - (v - y.min) / (y.max - y.min)) * h;
