@@ -1,16 +1,16 @@
 """``poskernels advise CONFIG --target-length N``: the RoPE block to paste into ``config.json`` to reach ``N`` tokens.
 
 For each map transformers implements (``linear``, ``dynamic``, ``yarn``, ``llama3``, and ``longrope`` when the
-config carries its two factor lists: each map record's :attr:`~poskernels.extension.maps.MapSpec.advise_order`), the block is written as transformers v5 reads it (``rope_parameters``,
-with ``max_position_embeddings``), the config with it is read back by the census
-(:func:`~poskernels.census_cli.census` at ``N``), and its verdicts are printed: the planes reading angles
-training never produced (Theorem 5 (i)), the kernel's first negative offset up to ``N - 1`` (Men et al. 2024)
-and the logit multiplier.  The blocks start from the map the weights were trained with, kept when it reaches
-``N`` and rescaled when it does not; no block lowers ``max_position_embeddings`` (dynamic NTK, which would, is not
-advised there); the maps are ranked by :data:`~poskernels.advise_rank.CRITERION`, and each says why it ranks where
-it does (:mod:`poskernels.advise_rank`; each block is written by its map's record, :mod:`poskernels.extension.maps`).  A block the installed transformers' config class refuses
-(Phi-3 accepts LongRoPE only) is listed as refused, with transformers' reason.  ``--json PATH`` writes every
-block and verdict (``-``: standard output).
+config carries its two factor lists: the map records with an ``advise_order``, :mod:`poskernels.extension.maps`),
+the block is written as transformers v5 reads it (``rope_parameters``, with ``max_position_embeddings``), the config
+with it is read back by the census (:func:`~poskernels.census_cli.census` at ``N``), and its verdicts are printed:
+the planes reading angles training never produced (Theorem 5 (i)), the kernel's first negative offset up to
+``N - 1`` (Men et al. 2024) and the logit multiplier. The blocks start from the map the weights were trained with, kept
+when it reaches ``N`` and rescaled when it does not; no block lowers ``max_position_embeddings`` (dynamic NTK, which
+would, is not advised there); the maps are ranked by :data:`~poskernels.advise_rank.CRITERION`, and each says why it
+ranks where it does (:mod:`poskernels.advise_rank`; each block is written by its map's record). A block the
+installed transformers' config class refuses (Phi-3 accepts LongRoPE only) is listed as refused, with transformers'
+reason. ``--json PATH`` writes every block and verdict (``-``: standard output).
 
 A config with one RoPE per layer type (Gemma 2/3/3n, ModernBERT, ...) is advised per layer type: a layer type
 whose attention looks back at most a window (``sliding_window``, Llama 4's ``attention_chunk_size``) within its

@@ -1,24 +1,17 @@
 """Every context-extension map as one record: what it computes, how a config names it, what ``advise`` writes for it.
 
-A :class:`MapSpec` holds all that is known of one map: its compute function (``map(theta, kappa, L, **options)``,
-:mod:`~poskernels.extension.article` or :mod:`~poskernels.extension.ecosystem`), its transformers ``rope_type``
-spelling and aliases, its options as a config spells them (:class:`Option`: name, kind, required, bound, the value a
-block writes, the value the family check tries), how its ``kappa`` is read, the ``rope_parameters`` block
-``poskernels advise`` writes for it, its one-line description and, for the article's maps, its title and colour in
-the figures.  :data:`MAP_SPECS` holds them by name, and every table keyed by a map is read from it: the
-registry :data:`~poskernels.extension.MAPS`, :data:`ROPE_TYPES`, :data:`MAP_ALIASES`, :data:`MAP_TITLES`,
-:data:`MAP_COLOURS`, :data:`TRIAL_OPTIONS`, :func:`advised_types` and the census guide's table (:func:`guide_table`).
-The parser (:mod:`poskernels.rope_config.parse`), ``advise`` (:mod:`poskernels.advise_rank`), the transformers family
-check and the readers read the record and hold no per-map branch.
+A :class:`MapSpec` holds all that is known of one map: its compute function (:mod:`~poskernels.extension.article`
+or :mod:`~poskernels.extension.ecosystem`), its transformers ``rope_type`` spelling and aliases, its options as a
+config spells them (:class:`Option`), how its ``kappa`` is read, the block ``poskernels advise`` writes for it, its
+line in the census guide and its title and colour.  Every table keyed by a map is read from :data:`MAP_SPECS`:
+:data:`~poskernels.extension.MAPS`, :data:`ROPE_TYPES`, :data:`MAP_ALIASES`, :data:`MAP_TITLES`, :data:`MAP_COLOURS`,
+:data:`TRIAL_OPTIONS`, :func:`advised_types`, :func:`guide_table`; the parser, ``advise``, the transformers family
+check and the readers hold no per-map branch.  :func:`register_map` adds a map from outside (the tables are rebuilt
+in place: every importer sees it), :func:`unregister_map` takes it out.  The advise writers read a
+:class:`~poskernels.rope_config.RopeConfig` duck-typed: this module imports nothing above the math floor.
 
-:func:`register_map` adds a map from outside (the tables are rebuilt in place, so every importer sees it) and
-:func:`unregister_map` takes it out again.  The advise writers read a config duck-typed (a
-:class:`~poskernels.rope_config.RopeConfig`): this module imports nothing above the math floor.
-
->>> ROPE_TYPES["linear"], ROPE_TYPES["su"], MAP_SPECS["yarn_hf"].rope_type
-('pi', 'longrope', 'yarn')
->>> [o.name for o in MAP_SPECS["llama3"].options]
-['factor', 'low_freq_factor', 'high_freq_factor']
+>>> ROPE_TYPES["linear"], ROPE_TYPES["su"], [o.name for o in MAP_SPECS["llama3"].options]
+('pi', 'longrope', ['factor', 'low_freq_factor', 'high_freq_factor'])
 """
 
 from __future__ import annotations
@@ -76,7 +69,6 @@ class Option:
     trial: Any = None
 
 
-#: The factor every rope type reads (``>= 1``; a map that does not hand it to its compute function reads it as kappa).
 def _factor(required: bool = True, trial: float | None = None, passed: bool = False) -> Option:
     return Option("factor", required=required, minimum=1.0, passed=passed, carried=False, trial=trial)
 
@@ -87,13 +79,9 @@ class MapSpec:
 
     Attributes
     ----------
-    name : str
-        Its key in :data:`MAPS` (``yarn_hf``), or, for a map that computes through another (``compute`` None), its
-        own name.
-    compute : callable or None
-        ``map(theta, kappa, L, **options) -> Extension``; None: the map reads through ``via``.
-    via : str or None
-        The :data:`MAPS` key it computes with when it has no compute function of its own.
+    name, compute, via : str, callable or None, str or None
+        Its key in :data:`MAPS` and its ``map(theta, kappa, L, **options) -> Extension``; a map without a compute
+        function of its own (proportional) computes with the :data:`MAPS` key ``via``.
     rope_type, aliases : str or None, tuple of str
         transformers' spelling (None: no config names it) and the other spellings it is read under (``su``).
     alias : bool
@@ -154,9 +142,13 @@ class MapSpec:
     colour: str | None = None
 
     @property
-    def map(self) -> str:
-        """The :data:`MAPS` key it computes with."""
+    def map(self) -> str:  # the MAPS key it computes with
         return self.name if self.compute is not None else str(self.via)
+
+    @property
+    def plain(self) -> bool:
+        """It reads the head as trained (the identity map, ``none``)."""
+        return self.map == "none"
 
     def option(self, name: str) -> Option | None:
         """Its option ``name``, or None."""
@@ -173,7 +165,7 @@ def reach(cfg) -> float:
     spec = spec_of(cfg.rope_type)
     if spec.follows == "max_position_embeddings":
         return math.inf
-    if spec.map == "none":
+    if spec.plain:
         return cfg.training_length
     return max(cfg.factor * cfg.training_length, cfg.max_position_embeddings)
 
@@ -212,9 +204,13 @@ def dynamic_block(spec: MapSpec, cfg, N: int) -> tuple[dict | None, int, str]:
     """Dynamic NTK scales only past ``max_position_embeddings``: that must stay ``L``, or it is not advised."""
     L, own = cfg.training_length, spec.rope_type == cfg.rope_type
     if cfg.max_position_embeddings > L:
-        return None, 0, (
-            f"transformers' dynamic NTK scales only past max_position_embeddings, so it would lower "
-            f"max_position_embeddings from {cfg.max_position_embeddings} to L = {L}"
+        return (
+            None,
+            0,
+            (
+                f"transformers' dynamic NTK scales only past max_position_embeddings, so it would lower "
+                f"max_position_embeddings from {cfg.max_position_embeddings} to L = {L}"
+            ),
         )
     block = _base_block(spec, cfg) | {"factor": cfg.factor if own else N / L}
     return block, L, "kept" if own else "written"
@@ -329,12 +325,14 @@ def advised_types() -> tuple[str, ...]:
     >>> advised_types()
     ('yarn', 'llama3', 'longrope', 'linear', 'dynamic')
     """
-    ranked = sorted((s for s in MAP_SPECS.values() if s.advise_order is not None), key=lambda s: s.advise_order)
+    ranked = sorted(
+        (s for s in MAP_SPECS.values() if s.advise_order is not None), key=lambda s: int(s.advise_order or 0)
+    )
     return tuple(str(s.rope_type) for s in ranked)
 
 
 def criterion_order() -> str:
-    """The tie-break of ``advise``'s ranking in words: ``"the order yarn, llama3, ..."``."""
+    """The tie-break of ``advise``'s ranking in words."""
     return "the order " + ", ".join(advised_types())
 
 
@@ -373,7 +371,7 @@ def unregister_map(name: str) -> None:
 
 
 def _spelled(spec: MapSpec) -> str:
-    """How a config names a map: ``` `longrope` (`su`) ```, or the option that makes it (``` `yarn` + `truncate: false` ```)."""
+    """How a config names a map (```longrope`` (``su``)``), or the option that makes it (``truncate: false``)."""
     if spec.rope_type:
         return f"`{spec.rope_type}`" + "".join(f" (`{a}`)" for a in spec.aliases)
     for s in MAP_SPECS.values():
@@ -386,7 +384,7 @@ def _spelled(spec: MapSpec) -> str:
 def guide_table() -> str:
     """The census guide's table of the maps beyond the article (those with a compute function of their own).
 
-    >>> print(guide_table().splitlines()[2][:12])
+    >>> print(guide_table().splitlines()[2][:13])
     | `dynamic` |
     """
     article = set(ARTICLE_MAPS.values())

@@ -1,10 +1,10 @@
 """Every config-built rotary class of the installed transformers, read by the census: one :class:`Case` each.
 
-For each rotary-embedding class that transformers builds from a model config
-(``<Family>RotaryEmbedding(config)``), :func:`enumerate_families` builds the family's default config and one
-per rope type it accepts (:data:`TYPE_OPTIONS`, read from the map records of :mod:`poskernels.extension.maps`), writes each as ``config.json`` (and the file forms of
-:data:`VARIANTS`), runs the census on the file and compares the inverse frequencies and attention factor with
-the buffers of the family's own rotary module.  How the cases are counted and printed is
+For each rotary-embedding class that transformers builds from a model config (``<Family>RotaryEmbedding(config)``),
+:func:`enumerate_families` builds the family's default config and one per rope type it accepts
+(:data:`TYPE_OPTIONS`, from the map records), writes each as ``config.json`` (and the file forms of
+:data:`VARIANTS`), runs the census on the file and compares the inverse frequencies and attention factor with the
+buffers of the family's own rotary module. How the cases are counted and printed is
 :mod:`poskernels.hf_families.summary`'s.
 """
 

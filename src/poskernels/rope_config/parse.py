@@ -58,6 +58,7 @@ REFUSED_TYPES: dict[str, str] = {
     "axial": "a 2-D (image) rotary embedding over (row, column) positions, not one sequence of offsets",
 }
 
+
 @dataclass(frozen=True)
 class RopeConfig:
     """The RoPE part of a model config.
@@ -122,7 +123,7 @@ class RopeConfig:
         A factor whose ``factor L`` passes ``2**53`` (``factor: 1e308``) is refused, naming the key.
         """
         spec = spec_of(self.rope_type)
-        if spec.map == "none" or (spec.plain_at_unit_factor and self.factor == 1):
+        if spec.plain or (spec.plain_at_unit_factor and self.factor == 1):
             return 4 * self.training_length
         extended = self.factor * self.training_length
         if not extended <= 2**53:  # also NaN
@@ -193,9 +194,7 @@ def _check_options(spec: MapSpec, scaling: dict, scope: str, planes: int, clean:
         if o.kind == "factors":
             clean[o.name] = factor_list(scaling, o.name, scope, planes)
         elif o.kind == "bool" and not isinstance(scaling[o.name], bool):
-            raise PosKernelsError(
-                f"config key {where(o.name, scope)!r} must be true or false; got {scaling[o.name]!r}"
-            )
+            raise PosKernelsError(f"config key {where(o.name, scope)!r} must be true or false; got {scaling[o.name]!r}")
         elif o.kind == "number":
             _bounded(scaling, o, scope, number(scaling, o.name, scope, required=o.required))
 
@@ -380,7 +379,7 @@ def config_extension(cfg: RopeConfig, target_length: int) -> tuple[Extension, fl
     """
     spec = spec_of(cfg.rope_type)
     L = cfg.training_length
-    if spec.map == "none":
+    if spec.plain:
         kappa = 1.0
     elif spec.follows is not None:  # dynamic NTK against max_position_embeddings, LongRoPE's switch against L
         if spec.follows == "max_position_embeddings":
