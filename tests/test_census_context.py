@@ -325,13 +325,16 @@ def test_census_page_is_generated_and_current():
     """docs/guide/census.md's block is the generator's output (python -m poskernels.census_table PAGE)."""
     from pathlib import Path
 
-    from poskernels.census_table import BLOCK, render, rows
+    from poskernels.census_table import BLOCK, MAP_BLOCK, guide_table, render, rows
 
     page = Path(__file__).resolve().parents[1] / "docs" / "guide" / "census.md"
     table = rows()
     block = BLOCK.search(page.read_text())
     assert block, "the census page lacks its generated block"
     assert block.group(0).split("\n", 1)[1].rsplit("<!--", 1)[0] == render(table), "stale: regenerate the block"
+    maps = MAP_BLOCK.search(page.read_text())
+    assert maps, "the census page lacks its generated table of maps"
+    assert maps.group(0).split("\n", 1)[1].rsplit("<!--", 1)[0] == guide_table(), "stale: regenerate the block"
     deepseek = next(r for r in table if r["model"].startswith("deepseek-v3"))
     assert deepseek["logit_multiplier"] == pytest.approx((0.1 * math.log(40) + 1) ** 2)
     gemma = {r["model"].split(", ")[-1]: r for r in table if r["model"].startswith("gemma-3")}

@@ -1,16 +1,16 @@
 """``poskernels advise CONFIG --target-length N``: the RoPE block to paste into ``config.json`` to reach ``N`` tokens.
 
 For each map transformers implements (``linear``, ``dynamic``, ``yarn``, ``llama3``, and ``longrope`` when the
-config carries its two factor lists), the block is written as transformers v5 reads it (``rope_parameters``,
-with ``max_position_embeddings``), the config with it is read back by the census
-(:func:`~poskernels.census_cli.census` at ``N``), and its verdicts are printed: the planes reading angles
-training never produced (Theorem 5 (i)), the kernel's first negative offset up to ``N - 1`` (Men et al. 2024)
-and the logit multiplier.  The blocks start from the map the weights were trained with, kept when it reaches
-``N`` and rescaled when it does not; no block lowers ``max_position_embeddings`` (dynamic NTK, which would, is not
-advised there); the maps are ranked by :data:`~poskernels.advise_rank.CRITERION`, and each says why it ranks where
-it does (:mod:`poskernels.advise_rank`).  A block the installed transformers' config class refuses
-(Phi-3 accepts LongRoPE only) is listed as refused, with transformers' reason.  ``--json PATH`` writes every
-block and verdict (``-``: standard output).
+config carries its two factor lists: the map records with an ``advise_order``, :mod:`poskernels.extension.maps`),
+the block is written as transformers v5 reads it (``rope_parameters``, with ``max_position_embeddings``), the config
+with it is read back by the census (:func:`~poskernels.census_cli.census` at ``N``), and its verdicts are printed:
+the planes reading angles training never produced (Theorem 5 (i)), the kernel's first negative offset up to
+``N - 1`` (Men et al. 2024) and the logit multiplier. The blocks start from the map the weights were trained with, kept
+when it reaches ``N`` and rescaled when it does not; no block lowers ``max_position_embeddings`` (dynamic NTK, which
+would, is not advised there); the maps are ranked by :data:`~poskernels.advise_rank.CRITERION`, and each says why it
+ranks where it does (:mod:`poskernels.advise_rank`; each block is written by its map's record). A block the
+installed transformers' config class refuses (Phi-3 accepts LongRoPE only) is listed as refused, with transformers'
+reason. ``--json PATH`` writes every block and verdict (``-``: standard output).
 
 A config with one RoPE per layer type (Gemma 2/3/3n, ModernBERT, ...) is advised per layer type: a layer type
 whose attention looks back at most a window (``sliding_window``, Llama 4's ``attention_chunk_size``) within its
@@ -31,18 +31,20 @@ from collections import Counter
 
 import numpy as np
 
-from .advise_rank import CRITERION, block_for, changed_planes, rank
+from .advise_rank import block_for, changed_planes, criterion, rank
 from .atomic import check_outputs
 from .census_cli import census, has_rope, text_of
 from .census_data import census_work, check_work
 from .errors import PosKernelsError, check_positive_int, did_you_mean
+from .extension.maps import advised_types, spec_of
 from .rope_config import config_extension, config_path, load_layer_configs, parse_config, raw_config, text_config
 from .rope_keys import count, layer_dicts, rope_dict
 
 __all__ = ["ADVISED_TYPES", "WINDOWED", "add_arguments", "advise", "run"]
 
-#: The rope types advised, in the order of preference on a tie.
-ADVISED_TYPES = ("yarn", "llama3", "longrope", "linear", "dynamic")
+#: The rope types advised for the built-in maps, in the order of preference on a tie (read from the map records;
+#: :func:`~poskernels.extension.maps.advised_types` reads maps registered later too).
+ADVISED_TYPES = advised_types()
 
 #: Layer types whose attention looks back at most a window, and the config key that gives the window.
 WINDOWED = {
@@ -112,13 +114,14 @@ def _maps(raw: dict, name: str, cfg, N: int, layer_type: str | None = None, kept
     ranked (:mod:`poskernels.advise_rank`)."""
     rows, refused, not_advised = {}, {}, {}
     d = cfg.rotary_dim  # every block's census reads two kernels (native, the block's) at d/2 planes: bounded first
-    check_work("advise", d, N, len(ADVISED_TYPES) * census_work(d, N, 2, False)[0], len(ADVISED_TYPES) * d)
+    advised, own = advised_types(), spec_of(cfg.rope_type)
+    check_work("advise", d, N, len(advised) * census_work(d, N, 2, False)[0], len(advised) * d)
     trained, _, _ = config_extension(cfg, max(cfg.max_position_embeddings, cfg.training_length))
     turned = (cfg.training_length - 1) * trained.inv_freq >= 2 * math.pi  # (P,) planes the window resolves
-    types = ADVISED_TYPES + (("proportional",) if cfg.rope_type == "proportional" else ())
+    # a map advised only where the model ships it (LongRoPE's lists are searched per model; proportional RoPE)
+    types = tuple(t for t in advised if t == cfg.rope_type or not spec_of(t).advise_if_shipped)
+    types += (cfg.rope_type,) if own.advise_if_shipped and cfg.rope_type not in advised else ()
     for rope_type in types:
-        if rope_type == "longrope" and cfg.rope_type != "longrope":
-            continue  # its factor lists are searched per model: only a config that carries them is advised
         block, max_pos, how = block_for(rope_type, cfg, N)
         if block is None:
             not_advised[rope_type] = how
@@ -159,7 +162,7 @@ def _maps(raw: dict, name: str, cfg, N: int, layer_type: str | None = None, kept
         "shipped_map": cfg.rope_type,
         "maps": {t: rows[t] for t in ranked},
         "ranking": ranked,
-        "criterion": CRITERION,
+        "criterion": criterion(),
         "refused_by_transformers": refused,
         "not_advised": not_advised,
         "recommended": best,

@@ -6,8 +6,9 @@ model has several.  Columns: declared context ``max_position_embeddings``, train
 width ``d``, critical dimension (Liu et al. 2023), the first negative offset of the native kernel
 ``sum_j cos(Delta theta_j)`` up to the declared context (Men et al. 2024), whether the declared context is past
 it, and the logit multiplier (:func:`~poskernels.census_cli.logit_multiplier`) at the declared context.
-``python -m poskernels.census_table docs/guide/census.md`` rewrites the page's generated block; a test holds the
-shipped block equal to it.
+The page's second generated block is the table of the extension maps beyond the article, read from the map
+records (:func:`poskernels.extension.maps.guide_table`).  ``python -m poskernels.census_table docs/guide/census.md``
+rewrites both blocks; a test holds the shipped blocks equal to them.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from pathlib import Path
 from .atomic import write_text_atomic
 from .census_cli import logit_multiplier
 from .errors import PosKernelsError
+from .extension.maps import guide_table
 from .rope_config import bundled_configs, config_extension, hub_configs, load_layer_configs
 from .theory.context import MAX_SCAN, critical_dimension, first_negative_offset
 
-__all__ = ["BLOCK", "hub_configs", "render", "rows", "write_block"]
+__all__ = ["BLOCK", "MAP_BLOCK", "guide_table", "hub_configs", "render", "rows", "write_block"]
 
 
 def rows() -> list[dict]:
@@ -51,6 +53,8 @@ def rows() -> list[dict]:
 
 
 BLOCK = re.compile(r"(<!-- census-table:start -->\n).*?(<!-- census-table:end -->)", re.S)
+#: The block of the extension maps beyond the article, one row per map record.
+MAP_BLOCK = re.compile(r"(<!-- map-table:start -->\n).*?(<!-- map-table:end -->)", re.S)
 
 
 def render(table: list[dict]) -> str:
@@ -69,11 +73,14 @@ def render(table: list[dict]) -> str:
 
 
 def write_block(path) -> None:
-    """Rewrite the page's block between ``<!-- census-table:start -->`` and ``<!-- census-table:end -->``."""
+    """Rewrite the page's blocks between ``<!-- census-table:start -->`` and ``<!-- census-table:end -->`` and
+    between ``<!-- map-table:start -->`` and ``<!-- map-table:end -->``."""
     text = Path(path).read_text(encoding="utf-8")
-    if not BLOCK.search(text):
-        raise PosKernelsError(f"{str(path)!r} has no <!-- census-table:start --> ... <!-- census-table:end --> block")
-    write_text_atomic(path, BLOCK.sub(lambda m: m.group(1) + render(rows()) + m.group(2), text))
+    for block, name in ((BLOCK, "census-table"), (MAP_BLOCK, "map-table")):
+        if not block.search(text):
+            raise PosKernelsError(f"{str(path)!r} has no <!-- {name}:start --> ... <!-- {name}:end --> block")
+    text = BLOCK.sub(lambda m: m.group(1) + render(rows()) + m.group(2), text)
+    write_text_atomic(path, MAP_BLOCK.sub(lambda m: m.group(1) + guide_table() + m.group(2), text))
 
 
 def main(argv=None) -> int:

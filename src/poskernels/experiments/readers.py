@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ..encodings import SCHEMES
 from ..extension import ARTICLE_MAPS, MAPS
+from ..extension.maps import MAP_COLOURS, MAP_TITLES
 
 __all__ = ["BEYOND", "MAP_COLOURS", "MAP_TITLES", "READERS", "READER_LABELS", "RESCALINGS", "all_readers", "colours",
            "pick", "reader_colour", "reader_label"]  # fmt: skip
@@ -37,13 +38,9 @@ def all_readers() -> dict[str, tuple[str, str]]:
 #: built-in schemes' (:func:`all_readers` adds those of schemes registered later).
 READERS: dict[str, tuple[str, str]] = all_readers()
 
-#: Display names of the context-extension maps of :data:`poskernels.extension.MAPS` (Definition 5); a map not
-#: listed is shown by its key.
-MAP_TITLES = {"none": "nothing", "pi": "PI", "ntk": "NTK-aware", "yarn": "YaRN"}
-
-#: Colours of the maps (a re-read RoPE head is drawn in its map's; a head read as trained in its scheme's,
-#: :attr:`poskernels.encodings.Scheme.colour`); the palette is colour-blind safe (Okabe-Ito and two greys).
-MAP_COLOURS = {"none": "#0072b2", "pi": "#56b4e9", "ntk": "#d55e00", "yarn": "#7a5195"}
+# MAP_TITLES (display names of the maps of poskernels.extension.MAPS; a map not listed is shown by its key) and
+# MAP_COLOURS (a re-read RoPE head is drawn in its map's colour; a head read as trained in its scheme's,
+# Scheme.colour) are read from the map records, each map's title and colour (poskernels.extension.maps).
 
 #: What marks a scheme the article's tournament does not train.
 BEYOND = " (beyond)"

@@ -13,10 +13,12 @@ where ``theta`` are the trained frequencies ``b**(-2j/d)`` (shape ``(d/2,)``).  
 so it multiplies both the rotated query and key, and the score by its square
 (:attr:`Extension.logit_scale`).  YaRN's ``(0.1 ln kappa + 1)**2`` of the article is that square.
 
-The registry is built here, explicitly, from two modules: :mod:`~poskernels.extension.article` (Definition 5:
-``none``, ``pi``, ``ntk``, ``yarn``) and :mod:`~poskernels.extension.ecosystem` (the maps released models use:
-``dynamic``, ``yarn_hf``, ``yarn_hf_untruncated``, ``llama3``, ``longrope``).  A new map is a function with the
-signature above in one of them and one entry in its dict.
+The compute functions live in two modules: :mod:`~poskernels.extension.article` (Definition 5: ``none``, ``pi``,
+``ntk``, ``yarn``) and :mod:`~poskernels.extension.ecosystem` (the maps released models use: ``dynamic``,
+``yarn_hf``, ``yarn_hf_untruncated``, ``llama3``, ``longrope``).  Each map is one record of
+:mod:`~poskernels.extension.maps` (:class:`MapSpec`: its compute function, its ``rope_type`` spelling and options,
+what ``advise`` writes for it, its title and colour); :data:`MAPS` and :data:`MAP_ALIASES` are read from the records.
+A new map is a function with the signature above and one record (:func:`register_map` from outside).
 """
 
 from __future__ import annotations
@@ -29,29 +31,26 @@ from numpy.typing import ArrayLike
 from ..errors import PosKernelsError, check_name
 from .article import ARTICLE_MAPS, Extension, MapFn, ntk_aware, position_interpolation, yarn, yarn_ramp_turns
 from .ecosystem import ECOSYSTEM_MAPS
+from .maps import MAP_ALIASES, MAP_SPECS, MAPS, MapSpec, Option, register_map, unregister_map
 
 __all__ = [
     "ARTICLE_MAPS",
     "ECOSYSTEM_MAPS",
     "MAPS",
     "MAP_ALIASES",
+    "MAP_SPECS",
     "Extension",
     "MapFn",
+    "MapSpec",
+    "Option",
     "extend",
     "ntk_aware",
     "position_interpolation",
+    "register_map",
+    "unregister_map",
     "yarn",
     "yarn_ramp_turns",
 ]
-
-#: Registry of context-extension maps, by name: the article's, then the ecosystem's.  ``none`` reads the head as
-#: trained.
-MAPS: dict[str, MapFn] = {**ARTICLE_MAPS, **ECOSYSTEM_MAPS}
-
-#: transformers' rope-type names for the maps that are the same thing here (its ``"yarn"`` is ``yarn_hf``, not
-#: the article's ``yarn``, so it is not an alias: the two ramps differ, see :mod:`poskernels.extension.ecosystem`).
-MAP_ALIASES: dict[str, str] = {"linear": "pi", "default": "none"}
-
 
 def extend(name: str, theta: ArrayLike, kappa: float, L: int, **options: Any) -> Extension:
     """Apply the context-extension map ``name`` of :data:`MAPS` to RoPE's frequencies (Definition 5).

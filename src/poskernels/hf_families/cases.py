@@ -1,10 +1,10 @@
 """Every config-built rotary class of the installed transformers, read by the census: one :class:`Case` each.
 
-For each rotary-embedding class that transformers builds from a model config
-(``<Family>RotaryEmbedding(config)``), :func:`enumerate_families` builds the family's default config and one
-per rope type it accepts (:data:`TYPE_OPTIONS`), writes each as ``config.json`` (and the file forms of
-:data:`VARIANTS`), runs the census on the file and compares the inverse frequencies and attention factor with
-the buffers of the family's own rotary module.  How the cases are counted and printed is
+For each rotary-embedding class that transformers builds from a model config (``<Family>RotaryEmbedding(config)``),
+:func:`enumerate_families` builds the family's default config and one per rope type it accepts
+(:data:`TYPE_OPTIONS`, from the map records), writes each as ``config.json`` (and the file forms of
+:data:`VARIANTS`), runs the census on the file and compares the inverse frequencies and attention factor with the
+buffers of the family's own rotary module. How the cases are counted and printed is
 :mod:`poskernels.hf_families.summary`'s.
 """
 
@@ -26,20 +26,16 @@ import numpy as np
 
 from ..census_cli import census
 from ..errors import PosKernelsError
+from ..extension.maps import DEFAULT_TYPE, TRIAL_OPTIONS, spec_of
 from ..rope_config import load_layer_configs
 
 __all__ = ["TYPE_OPTIONS", "VARIANTS", "Case", "enumerate_families"]
 
 EPS32 = float(np.finfo(np.float32).eps)
 
-#: The options each rope type is tried with, on top of the family's default config.
-TYPE_OPTIONS: dict[str, dict] = {
-    "linear": {"factor": 4.0},
-    "dynamic": {"factor": 2.0},
-    "yarn": {"factor": 8.0},
-    "llama3": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0},
-    "longrope": {},  # short_factor / long_factor lists are added per config, one entry per plane
-}
+#: The options each rope type is tried with, on top of the family's default config (each map record's
+#: :attr:`~poskernels.extension.maps.Option.trial`; per-plane lists are added per config, one entry per plane).
+TYPE_OPTIONS: dict[str, dict] = TRIAL_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -106,13 +102,14 @@ def _build_with_type(cfg, rope_type: str):
     nested = [k for k, v in rope.items() if isinstance(v, dict)]
     for d in [rope[k] for k in nested] or [rope]:
         d.pop("type", None)
+        spec = spec_of(rope_type)
         d.update(rope_type=rope_type, **TYPE_OPTIONS[rope_type])
-        if rope_type in ("yarn", "llama3", "longrope"):
+        if spec.needs_length:
             d["original_max_position_embeddings"] = raw["max_position_embeddings"] // 4
-        if rope_type == "longrope":
-            planes = _head_planes(cfg, d)
-            d["short_factor"] = [1.0 + 0.5 * j / max(planes, 1) for j in range(planes)]
-            d["long_factor"] = [1.0 + 40.0 * j / max(planes, 1) for j in range(planes)]
+        for o in spec.options:
+            if o.kind == "factors" and o.trial is not None:  # one factor per plane, rising with slope o.trial
+                planes = _head_planes(cfg, d)
+                d[o.name] = [1.0 + o.trial * j / max(planes, 1) for j in range(planes)]
     return type(cfg).from_dict(raw)
 
 
@@ -177,7 +174,7 @@ def _check(cls, hf_cfg, model_type: str, rope_type: str, folder: Path, torch, ra
         for lt, cfg in cfgs.items():
             data = census(cfg, cfg.training_length)
             ok, detail = _compare(data["maps"]["config"], *freqs[lt], cfg.base)
-            if ok and lt is None and cfg.rope_type in ("dynamic", "longrope") and _forward_at(module, cfg, torch):
+            if ok and lt is None and spec_of(cfg.rope_type).follows and _forward_at(module, cfg, torch):
                 N = 3 * cfg.max_position_embeddings  # the maps that follow the length, read past it
                 ok, detail = _compare(census(cfg, N)["maps"]["config"], *_module_freqs(module)[None], cfg.base)
             cases.append(Case(name, model_type, rope_type, lt, "agrees" if ok else "wrong", detail))
@@ -188,12 +185,14 @@ def _check(cls, hf_cfg, model_type: str, rope_type: str, folder: Path, torch, ra
         return [Case(name, model_type, rope_type, None, "wrong", f"{type(err).__name__}: {err}")]
 
 
-def enumerate_families(rope_types=("default", *TYPE_OPTIONS), progress: bool = False) -> list[Case]:
+def enumerate_families(rope_types=None, progress: bool = False) -> list[Case]:
     """Read every config-built rotary class of the installed transformers with the census (see module doc).
 
     Returns one :class:`Case` per (rotary class, rope type, layer type); classes whose own module fails
-    to build on its default config are left out.
+    to build on its default config are left out.  ``rope_types``: the default and every type of
+    :data:`TYPE_OPTIONS` unless given.
     """
+    rope_types = (DEFAULT_TYPE, *TYPE_OPTIONS) if rope_types is None else rope_types
     import torch
     import transformers
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING, model_type_to_module_name
@@ -226,7 +225,7 @@ def enumerate_families(rope_types=("default", *TYPE_OPTIONS), progress: bool = F
                     continue
                 seen.add(cls.__name__)
                 for rope_type in rope_types:
-                    hf_cfg = subs[0] if rope_type == "default" else _with_type(subs[0], rope_type)
+                    hf_cfg = subs[0] if rope_type == DEFAULT_TYPE else _with_type(subs[0], rope_type)
                     if hf_cfg is None:
                         continue
                     try:

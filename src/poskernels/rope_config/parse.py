@@ -25,6 +25,7 @@ import numpy as np
 from ..encodings import DEFAULT_BASE, omega
 from ..errors import MAX_D, PosKernelsError, did_you_mean
 from ..extension import Extension, extend
+from ..extension.maps import DEFAULT_TYPE, ROPE_TYPES, MapSpec, Option, spec_of
 from ..rope_keys import (
     base_key,
     count,
@@ -49,29 +50,12 @@ __all__ = [
     "parse_layer_configs",
 ]
 
-#: rope type in a config -> the registry map that implements it (``su`` is LongRoPE's first name).
-ROPE_TYPES: dict[str, str] = {
-    "default": "none",
-    "linear": "pi",
-    "dynamic": "dynamic",
-    "yarn": "yarn_hf",
-    "llama3": "llama3",
-    "longrope": "longrope",
-    "su": "longrope",
-    "proportional": "pi",
-}
+# ROPE_TYPES (rope type in a config -> the registry map that implements it) is read from the map records
+# (poskernels.extension.maps): each map's options, checks and reading are its record's.
 
 #: Rope types transformers knows that the census refuses, and why (one line each).
 REFUSED_TYPES: dict[str, str] = {
     "axial": "a 2-D (image) rotary embedding over (row, column) positions, not one sequence of offsets",
-}
-
-# Options each rope type may carry, as the registry map's keyword arguments.
-_OPTIONS = {
-    "dynamic": ("factor",),
-    "yarn_hf": ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor"),
-    "llama3": ("low_freq_factor", "high_freq_factor"),
-    "longrope": ("short_factor", "long_factor", "attention_factor"),
 }
 
 
@@ -129,7 +113,7 @@ class RopeConfig:
     @property
     def factor(self) -> float:
         """The config's extension factor (LongRoPE: ``max_position_embeddings / L`` unless given; 1 if none)."""
-        if self.rope_type == "longrope" and "factor" not in self.scaling:
+        if spec_of(self.rope_type).factor_from_lengths and "factor" not in self.scaling:
             return self.max_position_embeddings / self.training_length
         return float(self.scaling.get("factor", 1.0))
 
@@ -138,7 +122,8 @@ class RopeConfig:
 
         A factor whose ``factor L`` passes ``2**53`` (``factor: 1e308``) is refused, naming the key.
         """
-        if self.rope_type == "default" or (self.rope_type == "proportional" and self.factor == 1):
+        spec = spec_of(self.rope_type)
+        if spec.plain or (spec.plain_at_unit_factor and self.factor == 1):
             return 4 * self.training_length
         extended = self.factor * self.training_length
         if not extended <= 2**53:  # also NaN
@@ -151,12 +136,10 @@ class RopeConfig:
 
     def map_options(self, name: str) -> dict:
         """Keyword options the config supplies for the registry map ``name`` (empty unless it is the config's own)."""
-        own = ROPE_TYPES[self.rope_type]
-        if own == "yarn_hf" and name in ("yarn_hf", "yarn_hf_untruncated"):
-            own = name
-        if name != own:
+        spec = spec_of(self.rope_type)
+        if name not in (spec.map, *(m for _, _, m in spec.variants)):
             return {}
-        keys = _OPTIONS.get("yarn_hf" if name.startswith("yarn_hf") else name, ())
+        keys = [o.name for o in spec.options if o.passed]
         return {k: self.scaling[k] for k in keys if self.scaling.get(k) is not None}
 
     def summary(self) -> dict:
@@ -180,7 +163,7 @@ class RopeConfig:
 
 
 def _rope_type(scaling: dict, scope: str) -> str:
-    rope_type = scaling.get("rope_type", scaling.get("type", "default"))
+    rope_type = scaling.get("rope_type", scaling.get("type", DEFAULT_TYPE))
     if not isinstance(rope_type, str):  # a list or a table would reach the registries' hashing
         key = where("rope_type" if "rope_type" in scaling else "type", scope)
         raise PosKernelsError(
@@ -199,7 +182,29 @@ def _rope_type(scaling: dict, scope: str) -> str:
             f"config key {key!r} names an unknown rope type {rope_type!r}{did_you_mean(rope_type, ROPE_TYPES)}; "
             f"accepted: {accepted}"
         )
-    return "longrope" if rope_type == "su" else rope_type
+    return str(spec_of(rope_type).rope_type)  # an alias (``su``) read as its map's spelling
+
+
+def _check_options(spec: MapSpec, scaling: dict, scope: str, planes: int, clean: dict) -> None:
+    """The options of ``spec`` a config gives, checked (numbers, then switches, then per-plane lists; ``factor``
+    is checked before, with the training length); per-plane lists are written into ``clean`` as read."""
+    for o in (o for kind in ("number", "bool", "factors") for o in spec.options if o.kind == kind):
+        if o.name == "factor" or (not o.required and o.name not in scaling):
+            continue
+        if o.kind == "factors":
+            clean[o.name] = factor_list(scaling, o.name, scope, planes)
+        elif o.kind == "bool" and not isinstance(scaling[o.name], bool):
+            raise PosKernelsError(f"config key {where(o.name, scope)!r} must be true or false; got {scaling[o.name]!r}")
+        elif o.kind == "number":
+            _bounded(scaling, o, scope, number(scaling, o.name, scope, required=o.required))
+
+
+def _bounded(scaling: dict, o, scope: str, value: float | None) -> None:
+    if value is not None and o.minimum is not None and (value <= o.minimum if o.strict else value < o.minimum):
+        raise PosKernelsError(
+            f"config key {where(o.name, scope)!r} must be {'>' if o.strict else '>='} {o.minimum:g}; "
+            f"got {scaling[o.name]!r}"
+        )
 
 
 def _text(raw: dict) -> tuple[dict, str, dict]:
@@ -262,7 +267,8 @@ def parse_config(
     if width_from == "qk_rope_head_dim":
         prf, prf_from = 1.0, None  # MLA: the rope part is rotated whole (transformers ignores the factor there)
     rotary_dim = int(head_dim * prf)
-    proportional = scaling.get("rope_type", scaling.get("type")) == "proportional"
+    named = scaling.get("rope_type", scaling.get("type"))
+    proportional = isinstance(named, str) and named in ROPE_TYPES and spec_of(named).head_planes
     if proportional:  # p-RoPE as transformers ships it: b**(-2j/head_dim) on the first planes, zero on the rest
         rotary_dim = 2 * int(prf * head_dim // 2)
     if rotary_dim > MAX_D:
@@ -284,6 +290,7 @@ def parse_config(
         base, base_from = base ** (rotary_dim / head_dim), f"{base_from} ** (rotary width / head_dim)"
     max_pos = count(raw, "max_position_embeddings")
     rope_type = _rope_type(scaling, scope)
+    spec = spec_of(rope_type)
     L, L_from = count(raw, "original_max_position_embeddings", required=False), "original_max_position_embeddings"
     if L is None:
         L, L_from = (
@@ -292,30 +299,17 @@ def parse_config(
         )
     # Options the type needs, checked now so nothing downstream sees a bad value
     clean = {k: v for k, v in scaling.items() if k != "mrope_section"}
-    if rope_type in ("linear", "dynamic", "yarn", "llama3") or "factor" in scaling:
-        factor = number(scaling, "factor", scope, required=rope_type != "longrope")
-        if factor is not None and factor < 1:
-            raise PosKernelsError(f"config key {where('factor', scope)!r} must be >= 1; got {scaling['factor']!r}")
-    if L is None and rope_type == "linear":  # linear stretches the trained positions factor-fold up to max_pos
+    factor_option = spec.option("factor") or Option("factor", minimum=1.0)
+    if factor_option.required or "factor" in scaling:  # every rope type's factor is >= 1
+        factor = number(scaling, "factor", scope, required=not spec.factor_from_lengths)
+        _bounded(scaling, factor_option, scope, factor)
+    if L is None and spec.length_from_factor:  # linear stretches the trained positions factor-fold up to max_pos
         ratio = max_pos / number(scaling, "factor", scope)
         L = max(1, round(ratio) if abs(ratio - round(ratio)) < 1e-9 * ratio else math.floor(ratio))
         L_from = "max_position_embeddings / factor (linear scaling without original_max_position_embeddings)"
     elif L is None:
         L, L_from = max_pos, "max_position_embeddings"
-    for key in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor"):
-        if rope_type in ("yarn", "longrope") and key in scaling:
-            number(scaling, key, scope, required=False)
-    if rope_type == "yarn" and "truncate" in scaling and not isinstance(scaling["truncate"], bool):
-        raise PosKernelsError(
-            f"config key {where('truncate', scope)!r} must be true or false; got {scaling['truncate']!r}"
-        )
-    if rope_type == "llama3":
-        for key in ("low_freq_factor", "high_freq_factor"):
-            if number(scaling, key, scope) <= 0:
-                raise PosKernelsError(f"config key {where(key, scope)!r} must be > 0; got {scaling[key]!r}")
-    if rope_type == "longrope":
-        for key in ("short_factor", "long_factor"):
-            clean[key] = factor_list(scaling, key, scope, rotary_dim // 2)
+    _check_options(spec, scaling, scope, rotary_dim // 2, clean)
     notes = {"width": width_from, "partial_rotation": prf_from, "base": base_from, "training_length": L_from}
     if part:
         notes["part"] = part
@@ -383,22 +377,18 @@ def config_extension(cfg: RopeConfig, target_length: int) -> tuple[Extension, fl
     >>> e.name, kappa, L, round(e.attention_factor, 4)
     ('yarn_hf', 4.0, 32768, 1.1386)
     """
-    name = ROPE_TYPES[cfg.rope_type]
+    spec = spec_of(cfg.rope_type)
     L = cfg.training_length
-    if cfg.rope_type in ("default",):
+    if spec.plain:
         kappa = 1.0
-    elif cfg.rope_type == "proportional":  # transformers divides the turning planes by its factor: PI at it
-        kappa = cfg.factor
-    elif cfg.rope_type == "dynamic":
-        L = cfg.max_position_embeddings
+    elif spec.follows is not None:  # dynamic NTK against max_position_embeddings, LongRoPE's switch against L
+        if spec.follows == "max_position_embeddings":
+            L = cfg.max_position_embeddings
         kappa = max(target_length, L) / L
-    elif cfg.rope_type == "longrope":
-        kappa = max(target_length, L) / L
-    else:
+    else:  # the config's factor (proportional: transformers divides the turning planes by it, PI at it)
         kappa = cfg.factor
-    if name == "yarn_hf" and cfg.scaling.get("truncate") is False:
-        name = "yarn_hf_untruncated"
+    name = spec.variant(cfg.scaling)
     options = cfg.map_options(name)
-    if name == "longrope":
+    if spec.factor_from_lengths:
         options["factor"] = cfg.factor
     return extend(name, cfg.theta, kappa, L, **options), kappa, L
