@@ -69,7 +69,7 @@ def test_census_turn_reproduces_smollm2_rotated_queries_and_keys(loaded):
             assert np.max(np.abs(turned - got[0].numpy())) < 1e-6 * max(1.0, np.abs(x).max()), (cap.layer, which)
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", ["smollm2-135m", "minilm-l6"])  # what make test installs; Gemma is make probe's
 def test_the_command_on_the_released_model(name, tmp_path, capsys):
     out = tmp_path / "probe.json"
     assert main(["-q", "probe", name, "--length", "32", "--sample", "16", "--json", str(out),
