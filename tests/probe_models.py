@@ -60,7 +60,7 @@ def planted_bert(folder):
     return model
 
 
-def tiny_gemma3():
+def tiny_gemma3(**extra):
     """A 2-layer Gemma 3 text model, one sliding-window layer (base 1e4) and one global (base 1e6)."""
     import torch
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
@@ -69,9 +69,44 @@ def tiny_gemma3():
                            num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=128,
                            layer_types=["sliding_attention", "full_attention"], sliding_window=8,
                            rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
-                                            "full_attention": {"rope_type": "default", "rope_theta": 1e6}})  # fmt: skip
+                                            "full_attention": {"rope_type": "default", "rope_theta": 1e6}},
+                           **extra)  # fmt: skip
     torch.manual_seed(0)
     return Gemma3ForCausalLM(cfg).eval()
+
+
+def planted_gemma3(folder, seed: int = 0):
+    """The tiny Gemma 3 with every token embedding one row, saved with a tokenizer: every position of every layer
+    has one hidden state (attention averages equal values), so each layer's queries and keys before the turn are
+    fixed vectors, a pure RoPE head per layer type."""
+    import torch
+
+    model = tiny_gemma3()
+    with torch.no_grad():
+        row = torch.as_tensor(np.random.default_rng(seed).standard_normal(32), dtype=torch.float32)
+        model.model.embed_tokens.weight[:] = row
+    model.save_pretrained(folder)
+    save_tokenizer(folder)
+    return model
+
+
+def fake_chunk_packages(root, name: str, version: str, chunks: list[bytes], sums: str | None) -> None:
+    """Installed-looking distributions under ``root`` (a ``.dist-info`` folder each): ``name`` with ``sums`` as
+    ``name_/data/SHA256SUMS`` (None: no such file), and ``name-partN`` holding chunk ``N - 1`` as
+    ``name_partN/data/chunk``."""
+
+    def dist(package, files):
+        mod = package.replace("-", "_")
+        info = root / f"{mod}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: {version}\n")
+        for rel, data in files.items():
+            (root / mod / "data").mkdir(parents=True, exist_ok=True)
+            (root / mod / "data" / rel).write_bytes(data)
+
+    dist(name, {} if sums is None else {"SHA256SUMS": sums.encode()})
+    for i, chunk in enumerate(chunks):
+        dist(f"{name}-part{i + 1}", {"chunk": chunk})
 
 
 def write_gguf(path, architecture: str) -> None:

@@ -5,12 +5,16 @@ layer type, and the bad inputs (one line, exit 2)."""
 import json
 
 import numpy as np
+import pytest
 import torch
 
 from poskernels.cli import main
 from poskernels.encodings import from_half_split, rotate, to_half_split
 from poskernels.probe.capture import capturing, register, unrotated
+from poskernels.probe.corpus import filings_text, stdlib_text, text_sha256
+from poskernels.probe.report import rebound_summary
 from poskernels.probe.run import probe, rope_census
+from poskernels.theory import empirical as E
 from poskernels.theory.rope import plane_products
 from probe_models import planted_bert, planted_llama, tiny_gemma3, write_gguf
 
@@ -36,6 +40,18 @@ def test_planted_rope_head_equals_proposition_3(tmp_path):
         assert head["kernel_error"] < 1e-4  # one score per offset: the sample's error vanishes
     assert result["summary"]["max_plane_sum_error"] < 1e-4
     assert result["census"]["None"]["base"] == 10_000.0
+    L = result["census"]["None"]["training_length"]
+    for h, head in enumerate(result["layers"][0]["heads"]):  # the head's polynomial, and where it rebounds past L
+        closed = att.scaling * plane_products(q[h], k[0])
+        got = np.asarray(head["polynomial"][0]) + 1j * np.asarray(head["polynomial"][1])
+        assert np.allclose(got, closed, rtol=1e-4, atol=1e-5 * np.abs(closed).max())
+        want = E.polynomial_rebound(closed, theta, L, 4 * L)
+        assert head["rebound"]["rebounds"] == want["rebounds"]
+        assert head["rebound"]["height"] == pytest.approx(want["height"], abs=1e-4 * np.abs(closed).sum())
+    rb = [h["rebound"] for layer in result["layers"] for h in layer["heads"]]
+    summary = rebound_summary(result)["None"]
+    assert summary["share"] == np.mean([r["rebounds"] for r in rb]) and summary["horizon"] == 4 * L
+    assert summary["overtake_share"] == np.mean([r["height"] >= r["fall"] for r in rb])
 
 
 def test_sinusoidal_table_is_stationary_and_a_commuting_head_too(tmp_path):
@@ -94,6 +110,20 @@ def test_bad_inputs_one_line_exit_2(tmp_path, capsys):
     line = _fail(capsys, ["probe", str(tmp_path / "llama"), "--length", str(10**7), "--cache", str(tmp_path / "c")])
     assert "would need" in line and "GiB" in line
     assert "positive integer" in _fail(capsys, ["probe", str(tmp_path / "llama"), "--sample", "0"])
+    line = _fail(capsys, ["probe", str(tmp_path / "llama"), "--corpus", "filing", "--cache", str(tmp_path / "c")])
+    assert "'filing'" in line and "accepted stdlib, filings" in line
+
+
+def test_the_filings_corpus_is_read_and_recorded(tmp_path, capsys):
+    planted_llama(tmp_path / "llama")
+    out = tmp_path / "probe.json"
+    assert main(["-q", "probe", str(tmp_path / "llama"), "--length", "24", "--corpus", "filings", "--json", str(out),
+                 "--cache", str(tmp_path / "c")]) == 0  # fmt: skip
+    p = json.loads(out.read_text())["provenance"]
+    text = filings_text()
+    assert p["corpus"] == "filings" and p["text_sha256"] == text_sha256(text) != text_sha256(stdlib_text())
+    assert "--corpus filings" in p["command"] and "synthetic filings" in p["text"]
+    assert text == filings_text() and text.count("\n\n") == 399  # 400 filings, one paragraph each, seeded
 
 
 def test_a_model_without_attention_is_refused(tmp_path, capsys):

@@ -20,6 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--length", type=int, default=None, help="tokens of text (default: 2048, or the learned table's)")
     p.add_argument("--sample", type=int, default=128, help="query positions scored against all keys (default 128)")
     p.add_argument("--seed", type=int, default=0, help="seed of the query sample (default 0)")
+    p.add_argument("--corpus", default="stdlib", help="the text read: stdlib (the default) or filings")
     p.add_argument("--json", type=Path, default=None, help="write the result as JSON ('-' for standard output)")
     p.add_argument("--figures", type=Path, default=None, help="folder for the figures (energy map, kernels)")
     p.add_argument("--cache", type=Path, default=None, help="cache folder (default: .cache/poskernels)")
@@ -34,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
     check_positive_int("--sample", args.sample)
     quiet = getattr(args, "quiet", False)
     result = probe(args.model, args.length, args.sample, args.seed, args.cache,
-                   log=(lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr)))  # fmt: skip
+                   log=(lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr)),
+                   corpus=args.corpus)  # fmt: skip
     if args.json is not None:
         write_json_atomic(args.json, result)
         if not quiet and str(args.json) != "-":

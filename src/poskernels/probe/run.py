@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import PosKernelsError
-from .corpus import stdlib_text, text_sha256
+from .corpus import CORPORA, corpus_text, text_sha256
 from .measure import PREVIOUS, SINK, LayerReducer, absolute_table, offset_grid
 from .models import load, resolve
 
@@ -74,13 +74,35 @@ def _layer_types(config) -> list:
     return list(getattr(text, "layer_types", None) or [None] * text.num_hidden_layers)
 
 
+def _loss_chunked(net, ids, text_cfg, chunk: int = 256) -> tuple[float, object]:
+    """The model's own forward pass (its decoder, then its ``lm_head`` a chunk of positions at a time, so a large
+    vocabulary's logits are never held whole; Gemma's final soft-capping as its forward applies it), and the mean
+    next-token loss in nats."""
+    import torch
+
+    hidden = net.model(input_ids=ids).last_hidden_state
+    cap = getattr(text_cfg, "final_logit_softcapping", None)
+    total = 0.0
+    for a in range(0, ids.shape[1] - 1, chunk):
+        logits = net.lm_head(hidden[:, a:a + chunk]).float()
+        if cap is not None:
+            logits = torch.tanh(logits / cap) * cap
+        target = ids[:, a + 1:a + 1 + chunk]
+        logits = logits[:, :target.shape[1]]
+        total += float(torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1),
+                                                         reduction="sum"))  # fmt: skip
+    return total / (ids.shape[1] - 1), hidden
+
+
 def probe(model: str, length: int | None = None, sample: int = 128, seed: int = 0, cache: Path | None = None,
-          log=lambda msg: None) -> dict:  # fmt: skip
+          log=lambda msg: None, corpus: str = "stdlib") -> dict:  # fmt: skip
     """Every statistic of ``poskernels probe MODEL`` as a JSON-ready dict (see :mod:`poskernels.probe`)."""
     import torch
 
     from .capture import capturing
 
+    if corpus not in CORPORA:
+        corpus_text(corpus)  # the one line that names the accepted corpora, before any work
     cache = Path(cache or Path(".cache") / "poskernels")
     res = resolve(model, cache)
     log(f"probe: {res.hashed} (SHA-256 {res.sha256[:16]}...), loading with transformers")
@@ -99,33 +121,44 @@ def probe(model: str, length: int | None = None, sample: int = 128, seed: int = 
     if need > have:
         raise PosKernelsError(f"--length {T}: the probe of {model!r} would need {need / 2**30:.1f} GiB, the machine "
                               f"has {have / 2**30:.1f} GiB available; choose a shorter --length")  # fmt: skip
-    text = stdlib_text()
+    text = corpus_text(corpus)
     ids = tok(text, return_tensors="pt").input_ids[:, :T]
     if ids.shape[1] < T:
         raise PosKernelsError(f"--length {T}: the corpus has only {ids.shape[1]} tokens for this tokenizer")
     rotary = table is None
-    reducer = LayerReducer(T, sample, np.random.default_rng(seed), rotary=rotary)
+    types = _layer_types(config)
+    census = rope_census(config) if rotary else {}
+    rope = {i: (np.asarray(census[str(t)]["theta"]), census[str(t)]["training_length"]) for i, t in enumerate(types)
+            if str(t) in census}  # fmt: skip
+    reducer = LayerReducer(T, sample, np.random.default_rng(seed), rotary=rotary, rope=rope)
     log(f"probe: one forward pass at {T} tokens")
+    loss = None
     with torch.no_grad(), capturing(reducer):
-        out = net(input_ids=ids, labels=ids) if hasattr(net, "lm_head") else net(input_ids=ids)
+        if hasattr(net, "lm_head") and hasattr(net, "model"):
+            loss, _ = _loss_chunked(net, ids, text_cfg)
+        else:
+            out = net(input_ids=ids, labels=ids) if hasattr(net, "lm_head") else net(input_ids=ids)
+            loss = float(out.loss) if getattr(out, "loss", None) is not None else None
     if not reducer.layers:
         raise PosKernelsError(f"model {model!r}: no attention call reached the probe ({type(net).__name__})")
-    types = _layer_types(config)
     for layer in reducer.layers:
         layer["type"] = str(types[layer["layer"]]) if layer["layer"] < len(types) else "None"
     heads = [h for layer in reducer.layers for h in layer["heads"]]
     result = {
         "model": model, "name": res.name, "class": type(net).__name__,
         "provenance": {"file": res.hashed.name, "sha256": res.sha256, "source": res.source,
-                       "text": "docstrings of the Python standard library (poskernels.probe.corpus.MODULES)",
+                       "text": CORPORA[corpus], "corpus": corpus,
                        "text_sha256": text_sha256(text), "tokens": T, "sample": len(reducer.query_pos), "seed": seed,
                        "versions": _versions(), "machine": f"{platform.machine()} {platform.system()}, "
                        f"{os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, device cpu",
-                       "command": " ".join(["poskernels probe", model, f"--length {T}", f"--sample {sample}"])},
+                       "command": " ".join(["poskernels probe", model, f"--length {T}", f"--sample {sample}"]
+                                           + ([f"--corpus {corpus}"] if corpus != "stdlib" else []))},
         "config": {"layers": text_cfg.num_hidden_layers, "heads": text_cfg.num_attention_heads,
                    "kv_heads": getattr(text_cfg, "num_key_value_heads", text_cfg.num_attention_heads),
-                   "max_position_embeddings": limit, "positions": "learned table" if table is not None else "RoPE"},
-        "loss": float(out.loss) if getattr(out, "loss", None) is not None else None,
+                   "max_position_embeddings": limit, "positions": "learned table" if table is not None else "RoPE",
+                   "sliding_window": getattr(text_cfg, "sliding_window", None) if "sliding_attention" in map(str, types)
+                   else None},
+        "loss": loss,
         "offsets": offset_grid(T, dense=True), "plane_offsets": offset_grid(T),
         "summary": {"heads": len(heads), "sink_threshold": SINK, "previous_threshold": PREVIOUS,
                     "sink_share": float(np.mean([h["first_token"] > SINK for h in heads])),
@@ -135,7 +168,7 @@ def probe(model: str, length: int | None = None, sample: int = 128, seed: int = 
         "layers": reducer.layers,
     }  # fmt: skip
     if rotary:
-        result["census"] = rope_census(config)
+        result["census"] = census
     else:
         att = net.encoder.layer[0].attention.self
         P = table.weight.detach().numpy().astype(float)

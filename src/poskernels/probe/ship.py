@@ -14,11 +14,15 @@ from pathlib import Path
 
 from ..atomic import write_text_atomic
 
-__all__ = ["LENGTHS", "docs_block", "shipped", "update_docs"]
+__all__ = ["LENGTHS", "RUNS", "docs_block", "shipped", "update_docs"]
 
-#: Each shipped model and its length: SmolLM2 at 2,048 tokens (every head, a quarter of its training length, what
-#: two CPU cores hold in minutes), MiniLM at its table's 512 positions.
-LENGTHS = {"smollm2-135m": 2048, "minilm-l6": 512}
+#: Each shipped result and its length: SmolLM2 at 2,048 tokens (every head, a quarter of its training length, what
+#: two CPU cores hold in minutes), MiniLM at its table's 512 positions, Gemma 3 270M at 2,048 (four sliding windows),
+#: and SmolLM2 again on the filings corpus.
+LENGTHS = {"smollm2-135m": 2048, "minilm-l6": 512, "gemma-3-270m": 2048, "smollm2-135m-filings": 2048}
+
+#: A shipped result read on another corpus than stdlib: its name -> (model, corpus).
+RUNS = {"smollm2-135m-filings": ("smollm2-135m", "filings")}
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "guide" / "probe.md"
 BEGIN, END = "<!-- probe:begin (make probe writes this block) -->", "<!-- probe:end -->"
@@ -36,8 +40,10 @@ def docs_block(results: dict[str, dict]) -> str:
     from .report import render
 
     parts = [BEGIN]
-    for name, result in results.items():
-        parts += [f"### `{name}`", "", "```text", render(result), "```", ""]
+    for result in results.values():
+        corpus = result["provenance"].get("corpus", "stdlib")
+        title = f"`{result['model']}`" + ("" if corpus == "stdlib" else f", the `{corpus}` corpus")
+        parts += [f"### {title}", "", "```text", render(result), "```", ""]
     return "\n".join(parts + [END])
 
 
@@ -57,7 +63,8 @@ def main(argv=None) -> int:
     out = Path(__file__).resolve().parents[1] / "data" / "probe"
     if not docs_only:
         for name in names:
-            result = probe(name, LENGTHS[name], log=lambda m: print(m, file=sys.stderr))
+            model, corpus = RUNS.get(name, (name, "stdlib"))
+            result = probe(model, LENGTHS[name], log=lambda m: print(m, file=sys.stderr), corpus=corpus)
             write_text_atomic(out / f"{name}.json", json.dumps(result, separators=(",", ":")) + "\n")  # compact
             print(f"wrote {out / f'{name}.json'}", file=sys.stderr)
     update_docs(shipped())
