@@ -62,8 +62,9 @@ def _finite(values) -> list:
 def models() -> list[dict]:
     """The shipped results: name, class, layers, heads, tokens, positions.
 
-    >>> [m["name"] for m in models()]
-    ['minilm-l6', 'smollm2-135m']
+    >>> names = [m["name"] for m in models()]
+    >>> {"minilm-l6", "smollm2-135m"} <= set(names), names == sorted(names, key=lambda n: n + ".json")
+    (True, True)
     """
     return [{"name": n, "class": r.get("class", ""), "layers": r["config"]["layers"], "heads": r["config"]["heads"],
              "tokens": r["provenance"].get("tokens"), "positions": r["config"].get("positions", "")}
