@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import PosKernelsError, check_name
 from .beyond import Fire, FireC1, KerpleLog, KerplePower
-from .codes import omega, sinusoidal_code
+from .codes import code_kernel, omega, sinusoidal_code
 from .relative import shaw_clip, t5_bucket
 from .rotary_family import PartialRotary, PRope, XPos, XPosRescaled
 from .scheme import Scheme, Setting, default_positions
@@ -86,7 +86,7 @@ class Sinusoidal(Scheme):
 
     @staticmethod
     def offset_kernel(r):  # Theorem 1 (i): <p(m), p(m + r)> = kappa_16(r) at d = 16
-        return np.cos(np.asarray(r, dtype=float)[..., None] * omega(16)).sum(-1)
+        return code_kernel(np.asarray(r, dtype=float), omega(16))
 
     def code(self, params, cfg, positions):
         if positions is default_positions(positions.size):  # the common case, cached
@@ -159,7 +159,7 @@ class Rope(Scheme):
 
     @staticmethod
     def offset_kernel(r):  # Proposition 3 (iii) with q = k = all ones: sum_j 2 cos(r theta_j) at d = 16
-        return 2 * np.cos(np.asarray(r, dtype=float)[..., None] * omega(16)).sum(-1)
+        return 2 * code_kernel(np.asarray(r, dtype=float), omega(16))
 
 
 class Alibi(Scheme):

@@ -15,6 +15,8 @@ independent oracle of the head.  ``import poskernels`` never imports torch: a ho
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import MissingDependencyError
@@ -23,7 +25,7 @@ from .codes import omega
 __all__ = ["rope_turn", "tensor", "torch_module", "turn"]
 
 
-def torch_module():
+def torch_module() -> Any:
     """``torch``, imported here when a term first needs it (the library's error when it is not installed)."""
     try:
         import torch  # optional dependency, imported when used
@@ -32,12 +34,12 @@ def torch_module():
     return torch
 
 
-def tensor(values, dtype):
+def tensor(values: Any, dtype: Any) -> Any:
     """A NumPy array as a constant tensor of ``dtype``."""
     return torch_module().tensor(np.asarray(values), dtype=dtype)
 
 
-def turn(v, ang, dtype):
+def turn(v: Any, ang: np.ndarray, dtype: Any) -> Any:
     """Plane ``p`` of ``v`` (coordinates ``2p, 2p + 1``) turned by the angles ``ang`` ``(..., P)``, cosine first."""
     torch = torch_module()
     ang = tensor(ang, dtype)  # (..., P)
@@ -46,7 +48,7 @@ def turn(v, ang, dtype):
     return torch.stack([cos * v0 - sin * v1, sin * v0 + cos * v1], dim=-1).flatten(-2)
 
 
-def rope_turn(v, cfg, positions, dtype, reading=None):
+def rope_turn(v: Any, cfg: Any, positions: Any, dtype: Any, reading: Any = None) -> Any:
     """Definition 4: plane ``p`` of ``v`` turned by ``m theta_p`` at position ``m``, ``theta = omega(d, b)``
     (Definition 5: a reading's frequencies replace it; ``reading`` None is the head as trained)."""
     inv_freq = None if reading is None else reading.inv_freq
