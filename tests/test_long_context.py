@@ -21,6 +21,7 @@ from poskernels.experiments.long_context import (
     LONG_READERS,
     run_long_context,
     sequences,
+    tail_cut_rows,
 )
 from poskernels.model.config import preset
 from poskernels.model.engine.cut import certified_cut
@@ -161,3 +162,25 @@ def test_the_cut_reading_of_the_trained_heads_is_within_its_certificate(alibi_he
         got = stream_logits(h.params, h.head, x, eps=1e-12)
         assert np.abs(got - exact).max() <= cut.logit_bound + 1e-12, h.seed
         assert np.array_equal(got.argmax(axis=1), exact.argmax(axis=1)), h.seed
+
+
+def test_the_tail_cut_reads_its_learned_numbers_off_the_scheme():
+    import inspect
+    from types import SimpleNamespace
+
+    from poskernels.model import HeadConfig
+    from poskernels.model.head import init_params
+
+    def head(scheme, **learned):
+        cfg = HeadConfig(scheme=scheme)
+        params = {**init_params(cfg, np.random.default_rng(0)), **learned}
+        return SimpleNamespace(head=cfg, params=params, seed=7)
+
+    a = {"kerple_a1": np.array([2.0]), "kerple_a2": np.array([-0.2])}
+    rows = tail_cut_rows([head("kerple_log", **a), head("kerple_power", **a), head("alibi")])
+    assert set(rows) == {"kerple_log", "kerple_power"}  # ALiBi's cut is Theorem 3's, by its slope
+    log, power = rows["kerple_log"]["7"], rows["kerple_power"]["7"]
+    assert (log["r1"], log["r2"]) == pytest.approx((math.exp(2.0), math.exp(-0.2)), rel=1e-15)  # e^{a1}, e^{a2}
+    assert (power["r1"], power["r2"]) == pytest.approx((math.exp(2.0), 2 / (1 + math.exp(0.2))), rel=1e-15)
+    assert list(power) == ["r1", "r2", "W", "cut_D"]
+    assert "kerple_" not in inspect.getsource(tail_cut_rows)  # the scheme's class states its own numbers

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from poskernels import encodings
-from poskernels.encodings import SCHEMES, Scheme
+from poskernels.encodings import BUILT_IN, SCHEMES, Scheme
 from poskernels.encodings.scheme import WHERE
 from poskernels.errors import PosKernelsError
 from poskernels.model import HeadConfig
@@ -154,23 +154,25 @@ def test_a_new_scheme_is_one_entry_plus_its_gradient(monkeypatch):
 
     with pytest.raises(PosKernelsError, match="no terms for scheme 'learned_slope'"):
         reference.torch_loss_and_grad(params, cfg, tokens, targets)
-    monkeypatch.setitem(reference.REFERENCE_TERMS, "learned_slope", reference.Terms(bias=_slope_bias))
+    monkeypatch.setattr(LearnedSlope, "reference_bias", lambda self, *args: _slope_bias(*args), raising=False)
     ref_loss, ref = reference.torch_loss_and_grad(params, cfg, tokens, targets)
     assert np.isclose(ref_loss, loss, rtol=1e-12)
     assert all(np.allclose(grads[k], ref[k], rtol=1e-9, atol=1e-12) for k in params)
 
 
-def test_the_reference_has_an_independent_term_for_every_scheme():
-    from poskernels.model.reference import REFERENCE_TERMS
+def test_every_built_in_scheme_writes_its_own_term_in_torch():
+    from poskernels.model.reference import reference_terms
 
-    assert list(REFERENCE_TERMS) == list(SCHEMES)
-    for name, terms in REFERENCE_TERMS.items():
-        where = SCHEMES[name].where
+    for name in sorted(BUILT_IN):
+        scheme, terms = SCHEMES[name], reference_terms(name)
         assert (terms.code is not None, terms.turn is not None, terms.bias is not None) == (
-            where == "input",
-            where == "rotation",
-            where == "score",
+            scheme.where == "input",
+            scheme.rotary,
+            scheme.where == "score",
         ), name
+        assert (terms.scale is not None) == scheme.scale_grows, name
+        if scheme.rotary:  # its own turn, written from its paper, not its transform's frequencies turned for it
+            assert terms.turn == scheme.reference_turn, name
     from poskernels.model import reference
 
     # the oracle is written apart from the head's hooks: it holds neither the registry nor a scheme
@@ -179,7 +181,5 @@ def test_the_reference_has_an_independent_term_for_every_scheme():
 
 def test_every_built_in_scheme_has_a_colour_of_its_own():
     # the figures and the lab tell the schemes apart by colour alone (the payload carries them)
-    from poskernels.encodings import BUILT_IN
-
     colours = [SCHEMES[name].colour for name in sorted(BUILT_IN)]
     assert len(set(colours)) == len(colours), {c: n for n, c in zip(sorted(BUILT_IN), colours) if colours.count(c) > 1}

@@ -23,6 +23,7 @@ from scipy.special import gammaincc
 
 from ..errors import PosKernelsError, check_array, check_positive_real
 from .scheme import Scheme
+from .torch_terms import tensor, torch_module
 
 #: A parameter given as one number or as one per head (an array broadcast against the offsets).
 Scalars = np.ndarray | float
@@ -245,9 +246,17 @@ class KerpleLog(Scheme):
         g = dz.sum(axis=1)  # (M, n) summed over query tokens (the bias does not read the query)
         return None, {"kerple_a1": (g * b).sum(-1)[:, None], "kerple_a2": (g * dbda2).sum(-1)[:, None]}
 
+    def tail_parameters(self, params):  # one head's r1 = e^{a1}, r2 = e^{a2}
+        return {"r1": float(np.exp(params["kerple_a1"][0])), "r2": float(np.exp(params["kerple_a2"][0]))}
+
     def tail_bound(self, params, cfg):  # finite only when r1 > 1 (tails like r^-r1)
-        r1, r2 = float(np.exp(params["kerple_a1"][0])), float(np.exp(params["kerple_a2"][0]))
-        return lambda W, D: kerple_tail_bound("kerple_log", W, r1, r2, D)
+        r = self.tail_parameters(params)
+        return lambda W, D: kerple_tail_bound("kerple_log", W, r["r1"], r["r2"], D)
+
+    def reference_bias(self, tp, cfg, q, r, dtype):  # in torch: -r1 log(1 + r2 r), r1 = e^{a1}, r2 = e^{a2}
+        torch = torch_module()
+        r1, r2 = torch.exp(tp["kerple_a1"])[:, :, None], torch.exp(tp["kerple_a2"])[:, :, None]  # (M, 1, 1) each
+        return -r1 * torch.log(1 + r2 * tensor(r, dtype))  # (M, 1, n)
 
 
 class KerplePower(Scheme):
@@ -284,9 +293,19 @@ class KerplePower(Scheme):
         g = dz.sum(axis=1)  # (M, n)
         return None, {"kerple_a1": (g * b).sum(-1)[:, None], "kerple_a2": (g * dbda2).sum(-1)[:, None]}
 
+    def tail_parameters(self, params):  # one head's r1 = e^{a1}, r2 = 2 sigma(a2)
+        return {"r1": float(np.exp(params["kerple_a1"][0])), "r2": float(self._exponent(params)[0])}
+
     def tail_bound(self, params, cfg):  # finite for every r1, r2 > 0
-        r1, r2 = float(np.exp(params["kerple_a1"][0])), float(self._exponent(params)[0])
-        return lambda W, D: kerple_tail_bound("kerple_power", W, r1, r2, D)
+        r = self.tail_parameters(params)
+        return lambda W, D: kerple_tail_bound("kerple_power", W, r["r1"], r["r2"], D)
+
+    def reference_bias(self, tp, cfg, q, r, dtype):  # in torch: -r1 r^r2, r1 = e^{a1}, r2 = 2 sigma(a2)
+        torch = torch_module()
+        r1, r2 = torch.exp(tp["kerple_a1"])[:, :, None], 2 * torch.sigmoid(tp["kerple_a2"])[:, :, None]  # (M, 1, 1)
+        rt = tensor(r, dtype)  # (n,) offsets >= 0; at r = 0 the term is 0 and so is its gradient
+        safe = torch.where(rt > 0, rt, torch.ones_like(rt))
+        return torch.where(rt > 0, -r1 * torch.exp(r2 * torch.log(safe)), torch.zeros_like(rt))  # (M, 1, n)
 
 
 class Fire(Scheme):
@@ -351,6 +370,17 @@ class Fire(Scheme):
             "fire_b1": dpre.sum(1),  # (M, H)
             "fire_w2": (g[..., None] * np.maximum(pre, 0.0)).sum(1),  # (M, H)
         }
+
+    def reference_bias(self, tp, cfg, q, r, dtype):
+        """In torch: ``f(log(c r + 1) / log(c max(L, t) + 1))``, ``f`` a ReLU MLP of one hidden layer, ``c = C0
+        e^{a_c}``, ``L = n_train e^{a_L}``; the query sits at the last position, ``t = n - 1 = r[0]``."""
+        torch = torch_module()
+        rt = tensor(r, dtype)  # (n,)
+        c, L = self.C0 * torch.exp(tp["fire_ac"]), cfg.n_train * torch.exp(tp["fire_aL"])  # (M, 1) each
+        t = torch.full_like(L, float(r[0]))  # (M, 1)
+        u = torch.log(c * rt + 1) / torch.log(c * torch.maximum(L, t) + 1)  # (M, n)
+        hidden = torch.relu(u[..., None] * tp["fire_w1"][:, None, :] + tp["fire_b1"][:, None, :])  # (M, n, H)
+        return (hidden @ tp["fire_w2"][..., None])[..., 0][:, None, :]  # (M, 1, n)
 
 
 class FireC1(Fire):

@@ -99,6 +99,19 @@ def sinusoidal_code(m: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.ndarray
     return _code(m[..., None] * omega(d, b))  # (..., d)
 
 
+def code_kernel(delta: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``kappa(Delta) = sum_j cos(Delta w_j)``: the score of two codes of frequencies ``w`` ``(P,)`` at offsets
+    ``delta`` ``(...,)`` (Theorem 1 (i), :func:`poskernels.theory.kernel.kappa_d` with its checks), shape ``(...,)``.
+
+    The one definition the kernels of the codes share, internal (not in ``__all__``): it trusts the arrays it is
+    given, which its callers have checked or built.
+
+    >>> bool(np.isclose(code_kernel(np.float64(5.0), omega(16)), sinusoidal_code(2, 16) @ sinusoidal_code(7, 16)))
+    True
+    """
+    return np.cos(delta[..., None] * w).sum(-1)  # (...,)
+
+
 def clock_code(m: ArrayLike, w: ArrayLike) -> np.ndarray:
     """The code ``(cos m w_0, sin m w_0, ...)`` at arbitrary frequencies ``w`` (Definition 2 with any clocks).
 

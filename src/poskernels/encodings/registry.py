@@ -20,10 +20,11 @@ import numpy as np
 
 from ..errors import PosKernelsError, check_name
 from .beyond import Fire, FireC1, KerpleLog, KerplePower
-from .codes import omega, sinusoidal_code
+from .codes import code_kernel, omega, sinusoidal_code
 from .relative import shaw_clip, t5_bucket
 from .rotary_family import PartialRotary, PRope, XPos, XPosRescaled
 from .scheme import Scheme, Setting, default_positions
+from .torch_terms import rope_turn, tensor, torch_module
 from .variants import randomized, ssmax
 
 __all__ = ["BUILT_IN", "SCHEMES", "get_scheme", "register_scheme", "scheme_settings"]
@@ -85,7 +86,7 @@ class Sinusoidal(Scheme):
 
     @staticmethod
     def offset_kernel(r):  # Theorem 1 (i): <p(m), p(m + r)> = kappa_16(r) at d = 16
-        return np.cos(np.asarray(r, dtype=float)[..., None] * omega(16)).sum(-1)
+        return code_kernel(np.asarray(r, dtype=float), omega(16))
 
     def code(self, params, cfg, positions):
         if positions is default_positions(positions.size):  # the common case, cached
@@ -94,6 +95,10 @@ class Sinusoidal(Scheme):
 
     def code_backward(self, dcode, params, cfg, positions):
         return {}  # a fixed code: no parameter to move
+
+    def reference_code(self, tp, cfg, n, dtype):  # in torch: at 0..n-1, or at the positions n given (randomized)
+        positions = np.arange(n) if np.ndim(n) == 0 else np.asarray(n, dtype=float)
+        return tensor(sinusoidal_code(positions, cfg.d, cfg.base), dtype)  # (n, d)
 
 
 class Learned(Scheme):
@@ -135,6 +140,9 @@ class Learned(Scheme):
             np.add.at(dP, (slice(None), rows), dcode)
         return {"P": dP}
 
+    def reference_code(self, tp, cfg, n, dtype):  # in torch: rows 0..n-1 of the table
+        return tp["P"][:, None, :n]  # (M, 1, n, d)
+
 
 class Rope(Scheme):
     """RoPE (Definition 4): queries and keys turned by ``omega(d, b)``, or by a reading's frequencies (Definition 5)."""
@@ -146,9 +154,12 @@ class Rope(Scheme):
     def transform(self, cfg, reading):
         return omega(cfg.d, cfg.base) if reading.inv_freq is None else reading.inv_freq  # (d/2,)
 
+    def reference_turn(self, v, cfg, positions, dtype, query=False, reading=None):  # in torch, cosine first
+        return rope_turn(v, cfg, positions, dtype, reading)
+
     @staticmethod
     def offset_kernel(r):  # Proposition 3 (iii) with q = k = all ones: sum_j 2 cos(r theta_j) at d = 16
-        return 2 * np.cos(np.asarray(r, dtype=float)[..., None] * omega(16)).sum(-1)
+        return 2 * code_kernel(np.asarray(r, dtype=float), omega(16))
 
 
 class Alibi(Scheme):
@@ -171,6 +182,9 @@ class Alibi(Scheme):
 
     def linear_slope(self, cfg):
         return cfg.alibi_slope  # Theorem 3: the bias is exactly -s r
+
+    def reference_bias(self, tp, cfg, q, r, dtype):  # in torch: -s r
+        return -cfg.alibi_slope * tensor(r, dtype)  # (n,)
 
 
 class T5(Scheme):
@@ -211,6 +225,10 @@ class T5(Scheme):
         r = np.arange(cfg.t5_max_distance + 1)  # (max_distance + 1,) causal offsets
         return int(np.flatnonzero(_t5_buckets(r, cfg.t5_buckets, cfg.t5_max_distance) == cfg.t5_buckets - 1)[0])
 
+    def reference_bias(self, tp, cfg, q, r, dtype):  # in torch: beta at T5's own bucket of the relative position -r
+        buckets = torch_module().as_tensor(t5_bucket(-r, cfg.t5_buckets, cfg.t5_max_distance))  # (n,)
+        return tp["beta"][:, None, buckets]  # (M, 1, n)
+
 
 class Shaw(Scheme):
     """Shaw et al.'s relative keys (Definition 3): ``s_tj += q_t a_min(r, K) / tau``.
@@ -245,6 +263,10 @@ class Shaw(Scheme):
 
     def far_past(self, cfg):
         return cfg.shaw_clip  # a_min(r, K): one vector from K on
+
+    def reference_bias(self, tp, cfg, q, r, dtype):  # in torch: q a_min(r, K) / tau
+        a_r = tp["A"][:, torch_module().as_tensor(shaw_clip(r, cfg.shaw_clip))]  # (M, n, d)
+        return q @ a_r.transpose(1, 2) / cfg.tau  # (M, B, n)
 
 
 #: The one registry of position schemes, by name, in the article's order (its tournament's rows, then beyond, then

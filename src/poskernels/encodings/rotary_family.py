@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import PosKernelsError, check_base, check_even_dimension, check_real
 from .codes import omega
 from .scheme import Scheme, Setting
+from .torch_terms import rope_turn, tensor, torch_module, turn
 
 __all__ = [
     "PRope",
@@ -258,6 +259,14 @@ class XPos(Scheme):
         theta = xpos_frequencies(cfg.d, cfg.base, cfg.xpos_scale_base, cfg.xpos_gamma)  # (d/2,) complex
         return _read(theta.real, reading) + 1j * theta.imag  # theta - i gamma (imag = -gamma)
 
+    def reference_turn(self, v, cfg, positions, dtype, query=False, reading=None):
+        """In torch (torchscale's ``XPOS``): RoPE's turn, then plane ``j`` scaled by ``zeta_j^{m / gamma}`` for a
+        query and ``zeta_j^{-m / gamma}`` for a key, ``zeta_j = (2j + gamma_x d) / ((1 + gamma_x) d)``."""
+        zeta = (np.arange(0, cfg.d, 2) + cfg.xpos_gamma * cfg.d) / ((1 + cfg.xpos_gamma) * cfg.d)  # (P,)
+        m = np.asarray(positions, dtype=float)[..., None]  # (..., 1)
+        scale = zeta ** ((m if query else -m) / cfg.xpos_scale_base)  # (..., P)
+        return rope_turn(v, cfg, positions, dtype, reading) * tensor(scale, dtype).repeat_interleave(2, dim=-1)
+
 
 class XPosRescaled(XPos):
     """xPos with its scale base rescaled to our window, ``gamma = L / 2 = 16`` (not the paper's constant).
@@ -297,6 +306,11 @@ class PRope(Scheme):
         theta = p_rope_frequencies(cfg.d, cfg.base, cfg.prope_p)  # (d/2,)
         return _read(theta, reading, np.arange(cfg.d // 2) < rotated_planes(cfg.d, cfg.prope_p))
 
+    def reference_turn(self, v, cfg, positions, dtype, query=False, reading=None):  # in torch: the fastest planes
+        k = int(np.floor(cfg.prope_p * (cfg.d // 2) + 1e-9))  # planes that turn by RoPE's theta, the others not
+        turned = rope_turn(v, cfg, positions, dtype, reading)
+        return torch_module().cat([turned[..., : 2 * k], v[..., 2 * k :]], dim=-1)
+
 
 class PartialRotary(Scheme):
     """Partial rotary as released models ship it: the first ``floor(f d)`` dimensions turn, at the rotary width's
@@ -318,3 +332,13 @@ class PartialRotary(Scheme):
     def transform(self, cfg, reading):
         theta = partial_rotary_frequencies(cfg.d, cfg.base, cfg.partial_rotary_factor)  # (d/2,)
         return _read(theta, reading, theta > 0)
+
+    def reference_turn(self, v, cfg, positions, dtype, query=False, reading=None):
+        """In torch: the first ``d_r = int(f d)`` coordinates turn by ``b^{-2i/d_r}`` (consecutive pairs here), the
+        others not at all."""
+        d_r = int(cfg.d * cfg.partial_rotary_factor + 1e-9)
+        P = d_r // 2
+        inv_freq = None if reading is None else reading.inv_freq
+        theta = cfg.base ** (-np.arange(0, 2 * P, 2) / d_r) if inv_freq is None else inv_freq[:P]
+        ang = np.asarray(positions, dtype=float)[..., None] * np.asarray(theta, dtype=float)  # (..., P)
+        return torch_module().cat([turn(v[..., : 2 * P], ang, dtype), v[..., 2 * P :]], dim=-1)

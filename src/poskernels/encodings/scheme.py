@@ -287,6 +287,10 @@ class Scheme:
         """
         return None
 
+    def tail_parameters(self, params: dict) -> dict[str, float]:
+        """The learned numbers its :meth:`tail_bound` reads, by name (Kerple's ``r1``, ``r2``), for the tables."""
+        return {}
+
 
 @lru_cache(maxsize=256)
 def _reads(hook, keyword: str) -> bool:

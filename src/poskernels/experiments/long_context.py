@@ -216,9 +216,10 @@ def horizon_rows(alibi_heads, distance: dict) -> dict:
 
 def tail_cut_rows(heads) -> dict:
     """For each head cut by its learned tail (its scheme's ``tail_bound``: Kerple's): its content width ``W``, its
-    certified cut ``D`` at :data:`EPS` (None: a heavy tail, read in full) and, for Kerple, its ``r1`` and ``r2``.
+    certified cut ``D`` at :data:`EPS` (None: a heavy tail, read in full) and the learned numbers its tail reads
+    (its scheme's ``tail_parameters``: Kerple's ``r1`` and ``r2``).
 
-    ``{scheme: {seed: {"r1", "r2", "W", "cut_D"}}}``.
+    ``{scheme: {seed: {"r1", "r2", "W", "cut_D"}}}`` for Kerple.
     """
     rows: dict = {}
     for h in heads:
@@ -226,11 +227,8 @@ def tail_cut_rows(heads) -> dict:
         if scheme.linear_slope(h.head) is not None or scheme.tail_bound(h.params, h.head) is None:
             continue
         cut = certified_cut(h.params, h.head, [query_token(N_SYMBOLS)], EPS) if has_cut(h.params, h.head) else None
-        row = {"W": None if cut is None else cut.W, "cut_D": None if cut is None else cut.D}
-        if "kerple_a1" in h.params:  # Kerple's r1 = e^{a1}; r2 = e^{a2} (logarithmic) or 2 sigma(a2) (power)
-            a1, a2 = float(h.params["kerple_a1"][0]), float(h.params["kerple_a2"][0])
-            r2 = float(np.exp(a2)) if h.head.scheme == "kerple_log" else float(2.0 / (1.0 + np.exp(-a2)))
-            row = {"r1": float(np.exp(a1)), "r2": r2, **row}
+        row = {**scheme.tail_parameters(h.params), "W": None if cut is None else cut.W}
+        row["cut_D"] = None if cut is None else cut.D
         rows.setdefault(h.head.scheme, {})[str(h.seed)] = row
     return rows
 

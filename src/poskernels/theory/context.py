@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..encodings import DEFAULT_BASE, omega
+from ..encodings.codes import code_kernel
 from ..errors import (
     PosKernelsError,
     check_array,
@@ -127,7 +128,7 @@ def extrapolation_bound(L: int, d: int, b: float = DEFAULT_BASE) -> float:
 
 def _kernel(offsets: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """``kappa(Delta) = sum_j cos(Delta theta_j)`` at each offset; ``offsets`` (n,), ``theta`` (P,) -> (n,)."""
-    return np.cos(offsets[:, None] * theta[None, :]).sum(axis=1)  # (n, P) summed over planes
+    return code_kernel(offsets, theta)  # (n,): the planes' cosines summed
 
 
 def _kernel_blocks(theta: np.ndarray, start: int, stop: int, chunk: int):

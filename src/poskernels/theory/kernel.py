@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike
 from scipy.special import sici
 
 from ..encodings import DEFAULT_BASE, omega, rotate, sinusoidal_code
+from ..encodings.codes import code_kernel
 from ..errors import (
     PosKernelsError,
     check_array,
@@ -155,8 +156,7 @@ def kappa_d(delta: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     """
     delta = _offsets(delta)
     check_budget(f"kappa_d at {delta.size} offsets and d = {d}", delta.size * check_even_dimension(d) // 2)
-    w = omega(d, b)  # (d/2,)
-    return np.cos(delta[..., None] * w).sum(-1)  # (...,)
+    return code_kernel(delta, omega(d, b))  # (...,)
 
 
 def normalized_kernel(delta: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
