@@ -106,6 +106,22 @@ def code_kernel(delta: np.ndarray, w: np.ndarray) -> np.ndarray:
     The one definition the kernels of the codes share, internal (not in ``__all__``): it trusts the arrays it is
     given, which its callers have checked or built.
 
+    Parameters
+    ----------
+    delta : ndarray, shape (...,)
+        The offsets ``Delta`` (real; unchecked).
+    w : ndarray, shape (P,)
+        The frequencies ``w_j`` (unchecked).
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        ``sum_j cos(Delta w_j)`` at each offset: ``P`` at ``Delta = 0``.
+
+    Examples
+    --------
+    >>> float(code_kernel(np.float64(0.0), omega(16)))  # every plane in phase at offset 0
+    8.0
     >>> bool(np.isclose(code_kernel(np.float64(5.0), omega(16)), sinusoidal_code(2, 16) @ sinusoidal_code(7, 16)))
     True
     """
