@@ -14,9 +14,27 @@ import torch.nn.functional as F
 from poskernels.cli import main
 from poskernels.probe import past_window as pw
 from poskernels.probe.past_window_report import render
-from probe_models import tiny_llama
+from probe_models import save_tokenizer
 
 T, WINDOW = 128, 64
+
+
+def tiny_llama(folder, window: int = 64, seed: int = 0):
+    """A 2-layer random Llama with a training window of ``window`` positions (head dim 16, base 1e4), saved as
+    safetensors and config.json with the word-level tokenizer; its weights drawn wide (``initializer_range`` 0.3)
+    so that its attention is sharp and its loss depends on the positions' rotation."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=window,
+                      rope_parameters={"rope_type": "default", "rope_theta": 10_000.0}, initializer_range=0.3,
+                      architectures=["LlamaForCausalLM"])  # fmt: skip
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(cfg)
+    model.save_pretrained(folder)
+    save_tokenizer(folder)
+    return model
 
 
 def _direct_losses(folder):
@@ -189,3 +207,17 @@ def test_memory_estimate_grows_with_the_length_and_stays_far_below_eager():
     )  # SmolLM2-135M's shape
     a, b = pw.needed_memory(cfg, 8192), pw.needed_memory(cfg, 16384)
     assert a < b < 8 * 2**30 < 4 * 16384**2 * 9  # one layer of eager weights at 16,384 would be 9 GiB
+
+
+def test_shipped_past_window_and_the_docs_page_agree():
+    from poskernels.probe.models import MODELS
+    from poskernels.probe.ship_past_window import DOCS, FIGURES, LENGTHS, docs_block, shipped
+
+    results = shipped()
+    assert set(results) == set(LENGTHS), "run `make probe`"
+    for name, result in results.items():
+        assert result["provenance"]["sha256"] == MODELS[name].sha256
+        assert result["length"] == LENGTHS[name] == 2 * result["window"] and result["factor"] == 2
+        assert all("bins" in result["readings"][n] for n in pw.READINGS), "a reading is missing"
+        assert (FIGURES / f"{name}-past-window.png").read_bytes()[:4] == b"\x89PNG"
+    assert docs_block(results) in DOCS.read_text(), "docs/guide/probe.md is stale: run `make probe`"

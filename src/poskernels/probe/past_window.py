@@ -172,7 +172,11 @@ def position_losses(net, ids, on_layer: Callable[[], None] = lambda: None) -> np
 
 
 def bins(loss: np.ndarray, width: int) -> list[float]:
-    """The mean of ``loss`` over consecutive bins of ``width`` positions (the last may be shorter)."""
+    """The mean of ``loss`` over consecutive bins of ``width`` positions (the last may be shorter).
+
+    >>> bins(np.array([1.0, 3.0, 5.0]), 2)
+    [2.0, 5.0]
+    """
     return [float(loss[s : s + width].mean()) for s in range(0, len(loss), width)]
 
 
