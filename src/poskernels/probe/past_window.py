@@ -141,7 +141,7 @@ def apply_block(net, raw: dict, block: dict | None, max_pos: int) -> None:
     config = type(net.config).from_dict(json.loads(json.dumps(new)))
     config._attn_implementation = net.config._attn_implementation
     parent, old = rotary_module(net)
-    parent.rotary_emb = type(old)(config=config)
+    parent.rotary_emb = type(old)(config=config).to(old.inv_freq.device)
 
 
 def position_losses(net, ids, on_layer: Callable[[], None] = lambda: None) -> np.ndarray:
@@ -168,7 +168,7 @@ def position_losses(net, ids, on_layer: Callable[[], None] = lambda: None) -> np
     finally:
         for hk in hooks:
             hk.remove()
-    return torch.cat(out).double().numpy()
+    return torch.cat(out).double().cpu().numpy()
 
 
 def bins(loss: np.ndarray, width: int) -> list[float]:
@@ -252,6 +252,8 @@ def past_window(model: str, length: int | None = None, factor: float | None = No
     ids = tok(text, return_tensors="pt").input_ids[:, :T]
     if ids.shape[1] < T:
         raise PosKernelsError(f"--length {T}: the corpus has only {ids.shape[1]} tokens for this tokenizer")
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU makes each reading seconds
+    net, ids = net.to(device), ids.to(device)
     versions = _versions()
     folder = cache / "probe"
     forward = forward or position_losses
@@ -297,7 +299,7 @@ def past_window(model: str, length: int | None = None, factor: float | None = No
                            "text": "docstrings of the Python standard library (poskernels.probe.corpus.MODULES)",
                            "text_sha256": text_sha256(text), "tokens": T, "versions": versions,
                            "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs, torch "
-                           f"threads {torch.get_num_threads()}, device cpu, attention sdpa",
+                           f"threads {torch.get_num_threads()}, device {device}, attention sdpa",
                            "command": f"poskernels probe {model} --past-window --length {T} --factor {p['factor']:g}"},
             "readings": readings}  # fmt: skip
 
