@@ -131,6 +131,11 @@ def test_the_cache_skips_the_forward_and_rebuilds_a_corrupt_entry(run):
     assert len(calls) == 1 and any("corrupt" in line and "yarn" in line for line in lines)
     assert third["readings"]["yarn"]["bins"] == result["readings"]["yarn"]["bins"]
     assert json.loads(yarn.read_text())["key"]["map"] == "yarn"
+    yarn.unlink()  # a run that did not reach YaRN, shipped as it stands: no forward pass, YaRN marked not read
+    part = pw.past_window(str(root / "llama"), T, width=16, cache=root / "cache", forward=forward, cached_only=True)
+    assert len(calls) == 1 and "not in the cache" in part["readings"]["yarn"]["not_read"]
+    assert part["readings"]["linear"]["bins"] == result["readings"]["linear"]["bins"]
+    assert "YaRN: not read" in render(part)
 
 
 def test_the_command_table_json_and_figure(run, tmp_path, capsys):

@@ -204,11 +204,12 @@ def _cached(path: Path, key: dict, T: int, log) -> np.ndarray | None:
 
 def past_window(model: str, length: int | None = None, factor: float | None = None, width: int = 512,
                 cache: Path | None = None, log=lambda msg: None, quiet: bool = True,
-                forward: Callable | None = None) -> dict:  # fmt: skip
+                forward: Callable | None = None, cached_only: bool = False) -> dict:  # fmt: skip
     """Every reading of ``poskernels probe MODEL --past-window`` as a JSON-ready dict (see the module).
 
     ``length``: tokens of text (default twice the window); ``factor``: the maps' (default ``length / window``);
-    ``width``: the bins of the table.  Bad input is refused before any forward pass.
+    ``width``: the bins of the table; ``cached_only``: no forward pass, a reading not in the cache is marked not
+    read (``make probe`` ships what a run finished).  Bad input is refused before any forward pass.
     """
     import torch
     from transformers import AutoConfig
@@ -274,6 +275,10 @@ def past_window(model: str, length: int | None = None, factor: float | None = No
                    "max_position_embeddings": row["max_position_embeddings"], "versions": versions}  # fmt: skip
             path = _key_path(folder, key)
             loss = _cached(path, key, T, log)
+            if loss is None and cached_only:
+                readings[name] = {**row, "not_read": "not in the cache: the run did not reach it"}
+                bar.update(n_layers)
+                continue
             if loss is None:
                 apply_block(net, raw, row["rope_parameters"], row["max_position_embeddings"])
                 t0 = time.perf_counter()

@@ -3,8 +3,9 @@
 (``docs/guide/figures/NAME-past-window.png``) and the block of ``docs/guide/probe.md`` rendered from it (between the
 ``probe-past-window:`` markers), beside the article's re-reading table.
 
-``python -m poskernels.probe.ship_past_window [--docs-only]``: the readings are cached per map
-(``.cache/poskernels/probe/``), so a killed run resumes; with ``--docs-only`` nothing runs.
+``python -m poskernels.probe.ship_past_window [--docs-only | --cached-only]``: the readings are cached per map
+(``.cache/poskernels/probe/``), so a killed run resumes; with ``--docs-only`` nothing runs, with ``--cached-only``
+the readings a run finished are shipped and the others marked not read.
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ def main(argv=None) -> int:
     out = Path(__file__).resolve().parents[1] / "data" / "probe"
     if "--docs-only" not in argv:
         for name, length in LENGTHS.items():
-            result = past_window(name, length, log=lambda m: print(m, file=sys.stderr), quiet=False)
+            result = past_window(name, length, log=lambda m: print(m, file=sys.stderr), quiet=False,
+                                 cached_only="--cached-only" in argv)  # fmt: skip
             write_text_atomic(out / _file(name), json.dumps(result, separators=(",", ":")) + "\n")  # compact
             print(f"wrote {out / _file(name)}", file=sys.stderr)
     for result in shipped().values():
