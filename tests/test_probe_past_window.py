@@ -226,3 +226,35 @@ def test_shipped_past_window_and_the_docs_page_agree():
         assert all("bins" in result["readings"][n] for n in pw.READINGS), "a reading is missing"
         assert (FIGURES / f"{name}-past-window.png").read_bytes()[:4] == b"\x89PNG"
     assert docs_block(results) in DOCS.read_text(), "docs/guide/probe.md is stale: run `make probe`"
+
+
+def test_the_guides_sentences_hold_on_the_shipped_reading():
+    """Each sentence of docs/guide/probe.md's "What the readings show", against the shipped file."""
+    from poskernels.page.window import ARTICLE_RESCALED
+    from poskernels.probe.ship import shipped as shipped_probe
+    from poskernels.probe.ship_past_window import shipped
+
+    r = shipped()["smollm2-135m"]["readings"]
+    L, w = shipped()["smollm2-135m"]["window"], shipped()["smollm2-135m"]["bin"]
+    plain, maps = r["plain"], ("linear", "ntk", "yarn", "dynamic")
+    assert plain["mean_past"] > plain["mean_inside"] + 1  # far above its loss inside
+    assert plain["bins"][L // w] < plain["mean_inside"] + 0.5 < plain["mean_inside"] + 2 < max(plain["bins"][L // w :])
+    assert all(r[m]["mean_past"] < plain["mean_past"] for m in maps)  # every map lowers the loss past the window
+    never = shipped_probe()["smollm2-135m"]["census"]["None"]["never_full_turn"]
+    turned = [p for p in range(32) if p not in never]
+    assert len(turned) > 16 and r["linear"]["verdicts"]["planes_changed"] == turned  # PI moves every turned plane
+    assert r["linear"]["mean_inside"] == max(r[n]["mean_inside"] for n in pw.READINGS)
+    assert r["linear"]["mean_past"] == max(r[m]["mean_past"] for m in maps)
+    theta = np.asarray(plain["verdicts"]["inv_freq"])
+    ntk = np.asarray(r["ntk"]["verdicts"]["inv_freq"]) / theta
+    pi = np.asarray(r["linear"]["verdicts"]["inv_freq"]) / theta
+    assert ntk[0] == pytest.approx(1) and 0.95 < ntk[1] < 0.99 and np.allclose(pi, 0.5)
+    assert r["yarn"]["verdicts"]["planes_changed"][0] > 0  # YaRN leaves the fastest planes untouched
+    assert r["ntk"]["verdicts"]["unseen_planes"] and not r["yarn"]["verdicts"]["unseen_planes"]
+    assert not r["dynamic"]["verdicts"]["unseen_planes"]
+    assert abs(r["ntk"]["mean_past"] - r["yarn"]["mean_past"]) < 0.1
+    for m in ("ntk", "yarn", "dynamic"):
+        assert abs(r[m]["mean_inside"] - plain["mean_inside"]) < 0.1
+        assert abs(r[m]["mean_past"] - r[m]["mean_inside"]) < 0.1
+    at64 = {k: v["64"] for k, v in ARTICLE_RESCALED.items()}  # the article: PI and YaRN tie, NTK-aware below
+    assert at64["rope_pi"] == at64["rope_yarn"] > at64["rope_ntk"] > at64["rope"]

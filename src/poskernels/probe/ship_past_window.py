@@ -1,5 +1,6 @@
 """``make probe``'s past-window step: the shipped reading of the maps on a real model
-(``poskernels/data/probe/NAME-past-window.json``, a real run, its provenance inside), its figure
+(``poskernels/data/probe/past-window/NAME.json``, a real run, its provenance inside; a folder of its own, since
+the lab's "Real models" view reads every ``data/probe/*.json`` as a probe of heads), its figure
 (``docs/guide/figures/NAME-past-window.png``) and the block of ``docs/guide/probe.md`` rendered from it (between the
 ``probe-past-window:`` markers), beside the article's re-reading table.
 
@@ -34,7 +35,7 @@ ARTICLE_AT_2X = {"plain": "rope", "linear": "rope_pi", "ntk": "rope_ntk", "yarn"
 
 
 def _file(name: str) -> str:
-    return f"{name}-past-window.json"
+    return f"past-window/{name}.json"
 
 
 def shipped() -> dict[str, dict]:
@@ -46,16 +47,17 @@ def shipped() -> dict[str, dict]:
 
 def comparison(result: dict) -> list[str]:
     """A markdown table: the article's accuracies at factor 2 beside this model's losses inside and past the window,
-    and each reading's rank past the window (1: best; the article's by accuracy, the model's by loss)."""
+    and each reading's rank past the window (1: best, ties share one; the article's by accuracy, the model's by
+    loss)."""
     from ..page.window import ARTICLE_RESCALED
 
     read = [n for n in READINGS if "bins" in result["readings"][n]]
     art = {n: ARTICLE_RESCALED[ARTICLE_AT_2X[n]]["64"] for n in read if n in ARTICLE_AT_2X}
     loss = {n: result["readings"][n]["mean_past"] for n in read}
 
-    def ranks(values: dict, best_high: bool) -> dict:
-        order = sorted(values, key=lambda n: -values[n] if best_high else values[n])
-        return {n: order.index(n) + 1 for n in values}
+    def ranks(values: dict, best_high: bool) -> dict:  # ties share a rank
+        sign = -1 if best_high else 1
+        return {n: 1 + sum(sign * v < sign * values[n] for v in values.values()) for n in values}
 
     ra, rl = ranks(art, True), ranks(loss, False)
     dash = "-"
