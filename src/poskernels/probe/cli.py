@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..atomic import write_json_atomic
-from ..errors import check_positive_int
+from ..errors import PosKernelsError, check_positive_int
 from .models import MODELS
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -24,6 +24,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", type=Path, default=None, help="write the result as JSON ('-' for standard output)")
     p.add_argument("--figures", type=Path, default=None, help="folder for the figures (energy map, kernels)")
     p.add_argument("--cache", type=Path, default=None, help="cache folder (default: .cache/poskernels)")
+    p.add_argument(
+        "--past-window",
+        action="store_true",
+        help="the loss by position past the training window, read plain and with PI, NTK-aware, YaRN and "
+        "dynamic NTK (default --length: twice the window), cached per map",
+    )
+    p.add_argument(
+        "--factor",
+        type=float,
+        default=None,
+        help="with --past-window: the maps' extension factor (default: --length over the window)",
+    )
+    p.add_argument("--bin", type=int, default=512, help="with --past-window: positions per row of the table (512)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +47,10 @@ def run(args: argparse.Namespace) -> int:
         check_positive_int("--length", args.length)
     check_positive_int("--sample", args.sample)
     quiet = getattr(args, "quiet", False)
+    if args.past_window:
+        return _past_window(args, quiet)
+    if args.factor is not None:
+        raise PosKernelsError(f"--factor {args.factor:g} is read only with --past-window")
     result = probe(args.model, args.length, args.sample, args.seed, args.cache,
                    log=(lambda m: None) if quiet else (lambda m: print(m, file=sys.stderr)),
                    corpus=args.corpus)  # fmt: skip
@@ -44,6 +61,28 @@ def run(args: argparse.Namespace) -> int:
     if args.figures is not None:
         from .figures import draw
 
+        for path in draw(result, args.figures):
+            if not quiet:
+                print(f"wrote {path}", file=sys.stderr)
+    if str(args.json) != "-":
+        print(render(result))
+    return 0
+
+
+def _past_window(args: argparse.Namespace, quiet: bool) -> int:
+    from tqdm import tqdm
+
+    from .past_window import past_window
+    from .past_window_report import draw, render
+
+    check_positive_int("--bin", args.bin)
+    result = past_window(args.model, args.length, args.factor, args.bin, args.cache, quiet=quiet,
+                         log=(lambda m: None) if quiet else (lambda m: tqdm.write(m, file=sys.stderr)))  # fmt: skip
+    if args.json is not None:
+        write_json_atomic(args.json, result)
+        if not quiet and str(args.json) != "-":
+            print(f"wrote {args.json}", file=sys.stderr)
+    if args.figures is not None:
         for path in draw(result, args.figures):
             if not quiet:
                 print(f"wrote {path}", file=sys.stderr)
