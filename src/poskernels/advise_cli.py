@@ -43,7 +43,7 @@ from .rope_keys import count, layer_dicts, rope_dict
 __all__ = ["ADVISED_TYPES", "WINDOWED", "add_arguments", "advise", "run"]
 
 #: The rope types advised for the built-in maps, in the order of preference on a tie (read from the map records;
-#: :func:`~poskernels.extension.maps.advised_types` reads maps registered later too).
+#: :func:`~poskernels.extension.map_registry.advised_types` reads maps registered later too).
 ADVISED_TYPES = advised_types()
 
 #: Layer types whose attention looks back at most a window, and the config key that gives the window.

@@ -15,9 +15,9 @@ The maps are ranked by :data:`CRITERION`, each criterion a census fact of the bl
 3. fewest planes that turned a whole circle in training whose frequency the map moves by more than 1% from the
    trained frequencies (:data:`CHANGED`): the weights' scores inside the window stay as learned;
 4. the kernel ``sum_j cos(Delta f_j)`` nonnegative longest (Men et al. 2024);
-5. the order of the maps' records (:func:`~poskernels.extension.maps.advised_types`).
+5. the order of the maps' records (:func:`~poskernels.extension.map_registry.advised_types`).
 
-How each map's block is written is its record's (:attr:`~poskernels.extension.maps.MapSpec.block`).
+How each map's block is written is its record's (:attr:`~poskernels.extension.map_spec.MapSpec.block`).
 
 Each map's ``why`` names the first criterion on which it falls below the map ranked above it.
 """

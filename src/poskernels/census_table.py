@@ -7,8 +7,8 @@ width ``d``, critical dimension (Liu et al. 2023), the first negative offset of 
 ``sum_j cos(Delta theta_j)`` up to the declared context (Men et al. 2024), whether the declared context is past
 it, and the logit multiplier (:func:`~poskernels.census_cli.logit_multiplier`) at the declared context.
 The page's second generated block is the table of the extension maps beyond the article, read from the map
-records (:func:`poskernels.extension.maps.guide_table`).  ``python -m poskernels.census_table docs/guide/census.md``
-rewrites both blocks; a test holds the shipped blocks equal to them.
+records (:func:`poskernels.extension.map_registry.guide_table`).  ``python -m poskernels.census_table
+docs/guide/census.md`` rewrites both blocks; a test holds the shipped blocks equal to them.
 """
 
 from __future__ import annotations

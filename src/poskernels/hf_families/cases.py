@@ -34,7 +34,7 @@ __all__ = ["TYPE_OPTIONS", "VARIANTS", "Case", "enumerate_families"]
 EPS32 = float(np.finfo(np.float32).eps)
 
 #: The options each rope type is tried with, on top of the family's default config (each map record's
-#: :attr:`~poskernels.extension.maps.Option.trial`; per-plane lists are added per config, one entry per plane).
+#: :attr:`~poskernels.extension.map_spec.Option.trial`; per-plane lists are added per config, one entry per plane).
 TYPE_OPTIONS: dict[str, dict] = TRIAL_OPTIONS
 
 
