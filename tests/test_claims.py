@@ -336,12 +336,14 @@ def test_the_findings_table_lists_every_claim_not_asserted(tmp_path):
         {"id": "a.resolved", "threshold": "t", "size": 0.0, "false_pass": 0.01, "resolved": True, "finding": ""},
         {"id": "a.weak", "threshold": "t", "size": 0.0, "false_pass": 0.4, "resolved": False, "finding": ""},
         {"id": "a.paper", "threshold": "t", "size": 0.0, "false_pass": 0.0, "resolved": True, "finding": "why so"},
+        {"id": "a.unread", "threshold": "t", "size": None, "false_pass": None, "resolved": None, "finding": ""},
     ]
     path = tmp_path / "cal.json"
     path.write_text(json.dumps({"claims": rows, "seeds": 30, "draws": 10, "joint_size": 0.0, "max_false_pass": 0.05}))
     table = unresolved_markdown(path=path)
     assert "`a.weak`" in table and "not resolved by ten seeds" in table
     assert "`a.paper`" in table and "why so" in table
+    assert "`a.unread`" in table and "not measured on the pool" in table  # not asserted: no rate to assert on
     assert "`a.resolved`" not in table
 
 

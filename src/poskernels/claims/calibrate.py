@@ -71,6 +71,28 @@ def _rate(claim, values: dict, draws: np.ndarray) -> np.ndarray:
     return np.array([kind.evaluate(_take(values, idx), claim.params)[1] for idx in draws])
 
 
+def _measure(claim, values: dict, index: np.ndarray, null_rng) -> tuple[dict, np.ndarray]:
+    """One claim's rates on the drawn blocks ``index``: its row's measured fields, and whether each block passes."""
+    passed = _rate(claim, values, index)
+    kind = KINDS[claim.kind]
+    if kind.exact_false_pass is not None:  # a share: binomial at the null rate, exactly
+        false_pass = kind.exact_false_pass(values, claim.params, BLOCK)
+    else:
+        null = kind.null(values, claim.params, null_rng)
+        false_pass = float(_rate(claim, null, index).mean())
+    stat = kind.evaluate(values, claim.params)[0]
+    given = {k: float(v) for k, v in values.items() if np.ndim(v) == 0}  # a target the numbers give
+    row = {
+        "threshold": kind.text({**claim.params, **given}),
+        "pooled": float(stat),
+        "size": float(1 - passed.mean()),
+        "false_pass": false_pass,
+        "power": 1 - false_pass,
+        "resolved": bool(false_pass <= MAX_FALSE_PASS),
+    }
+    return row, passed
+
+
 def calibrate(blocks: list[dict], claims, draws: int = DRAWS, seed: int = SEED) -> dict:
     """Size, joint size and false-pass rate of every claim over the pooled seeds of ``blocks``.
 
@@ -109,27 +131,9 @@ def calibrate(blocks: list[dict], claims, draws: int = DRAWS, seed: int = SEED) 
             fails = np.zeros(draws, dtype=bool)
         elif n != pooled_n:
             raise PosKernelsError(f"claim {claim.id!r} pools {n} seeds where the others pool {pooled_n}")
-        passed = _rate(claim, values, index)
+        measured, passed = _measure(claim, values, index, np.random.default_rng([seed, len(rows)]))
         fails |= ~passed
-        kind = KINDS[claim.kind]
-        if kind.exact_false_pass is not None:  # a share: binomial at the null rate, exactly
-            false_pass = kind.exact_false_pass(values, claim.params, BLOCK)
-        else:
-            null = kind.null(values, claim.params, np.random.default_rng([seed, len(rows)]))
-            false_pass = float(_rate(claim, null, index).mean())
-        stat = KINDS[claim.kind].evaluate(values, claim.params)[0]
-        given = {k: float(v) for k, v in values.items() if np.ndim(v) == 0}  # a target the numbers give
-        rows.append(
-            {
-                **row,
-                "threshold": KINDS[claim.kind].text({**claim.params, **given}),
-                "pooled": float(stat),
-                "size": float(1 - passed.mean()),
-                "false_pass": false_pass,
-                "power": 1 - false_pass,
-                "resolved": bool(false_pass <= MAX_FALSE_PASS),
-            }
-        )
+        rows.append({**row, **measured})
     return {
         "seeds": pooled_n,
         "draws": draws,

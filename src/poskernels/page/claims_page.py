@@ -55,8 +55,9 @@ def _summary(cal: dict) -> str:
 
 def unresolved_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
     """The findings: every claim reported and not asserted (README region ``claims-unresolved``) -- those ten seeds
-    do not resolve (false pass above 5%) and those marked a finding (``Claim.finding``: a paper's claim that does not
-    hold here, or a reading reported beside the paper's), each with its rates and why."""
+    do not resolve (false pass above 5%), those the pool could not measure, and those marked a finding
+    (``Claim.finding``: a paper's claim that does not hold here, or a reading reported beside the paper's), each
+    with its rates and why."""
     cal = calibration(path)
     if cal is None:
         return "- no calibration shipped"
@@ -67,7 +68,9 @@ def unresolved_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
         "|---|---|---|---|---|",
     ]
     for r in cal["claims"]:
-        why = r.get("finding") or ("not resolved by ten seeds" if r["resolved"] is False else "")
+        why = r.get("finding") or {False: "not resolved by ten seeds", None: "not measured on the pool"}.get(
+            r["resolved"], ""
+        )
         if why:
             lines.append(
                 f"| `{r['id']}` | {_md(r['threshold'])} | {_pct(r['size'])} | {_pct(r['false_pass'])} | {_md(why)} |"
