@@ -3,8 +3,8 @@
 The tests check the claims on the blocks 0-9 and 1000-1009 (``POSKERNELS_FIRST_SEED``); the thresholds of
 :data:`poskernels.claims.CLAIMS` are set on other seeds, and this script measures them there: for each claim the
 probability that a fresh block of ten fails it while it holds (size), that it passes when false (the pooled
-values moved onto the claim's null), and the probability that a fresh block fails any claim (joint size).  See
-:mod:`poskernels.claims.calibrate` for the statistics.
+values moved onto the claim's null), and the probability that a fresh block fails any asserted claim (joint size).
+See :mod:`poskernels.claims.calibrate` for the statistics.
 
 Reproduce (the heads of each block train once into ``.cache/poskernels``; about a minute a block on two idle cores)::
 

@@ -6,7 +6,8 @@ of several other blocks (``poskernels reproduce --first-seed S`` for S = 2000, 3
 their seeds and, from blocks of ten drawn from the pool with replacement (the same draws for every claim):
 
 * **size**: the share of drawn blocks that *fail* the claim (how often a true claim fails a fresh block);
-* **joint size**: the share of drawn blocks that fail at least one claim (the suites pass or fail together);
+* **joint size**: the share of drawn blocks that fail at least one asserted claim (resolved and not a finding: the
+  suites pass or fail together on those; a finding fails no suite);
 * **false pass**: the share of blocks that *pass* when drawn from the pooled values moved onto the claim's null
   (:meth:`poskernels.claims.kinds.Kind.null`: the mean at the bound it excludes, the two readings exchanged, a
   share's property at its null rate); ``power = 1 - false pass``.
@@ -107,10 +108,10 @@ def calibrate(blocks: list[dict], claims, draws: int = DRAWS, seed: int = SEED) 
     Returns
     -------
     dict
-        ``seeds`` (pooled count), ``draws``, ``joint_size``, ``claims``: one row per claim with ``id``, ``kind``,
-        ``threshold``, ``null``, ``pooled`` (the statistic on all pooled seeds at once), ``size``,
-        ``false_pass``, ``power`` and ``resolved`` (``false_pass <= MAX_FALSE_PASS``); a claim the pool cannot
-        read has ``size`` None.
+        ``seeds`` (pooled count), ``draws``, ``joint_size`` (over the asserted claims), ``claims``: one row per
+        claim with ``id``, ``kind``, ``threshold``, ``null``, ``pooled`` (the statistic on all pooled seeds at
+        once), ``size``, ``false_pass``, ``power`` and ``resolved`` (``false_pass <= MAX_FALSE_PASS``); a claim
+        the pool cannot read has ``size`` None.
     """
     if not blocks:
         raise PosKernelsError("calibrate needs at least one numbers.json of a seed block")
@@ -132,7 +133,8 @@ def calibrate(blocks: list[dict], claims, draws: int = DRAWS, seed: int = SEED) 
         elif n != pooled_n:
             raise PosKernelsError(f"claim {claim.id!r} pools {n} seeds where the others pool {pooled_n}")
         measured, passed = _measure(claim, values, index, np.random.default_rng([seed, len(rows)]))
-        fails |= ~passed
+        if measured["resolved"] and not claim.finding:  # asserted: a block that fails it fails the suite
+            fails |= ~passed
         rows.append({**row, **measured})
     return {
         "seeds": pooled_n,

@@ -40,8 +40,8 @@ def _summary(cal: dict) -> str:
     return (
         f"{len(rows)} claims; thresholds set and measured on {cal['seeds']} pooled seeds (blocks starting {blocks}),"
         f" none of them a seed the tests run (0–9, 1000–1009); {cal['draws']} blocks of ten drawn for each rate."
-        f" Joint size (a fresh block fails at least one claim): {_pct(cal['joint_size'])}. Claims whose false-pass"
-        f" rate exceeds {_pct(cal['max_false_pass'])}: {len(weak)} of {len(measured)} measured"
+        f" Joint size (a fresh block fails at least one asserted claim): {_pct(cal['joint_size'])}. Claims whose"
+        f" false-pass rate exceeds {_pct(cal['max_false_pass'])}: {len(weak)} of {len(measured)} measured"
         f" ({len(rows) - len(measured)} not measured: the pool's numbers.json lacks what they read)."
         + (
             f" The rows of {sum('kept_from' in r for r in rows)} claims the pool's blocks do not read are kept from an"
