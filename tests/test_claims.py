@@ -94,7 +94,22 @@ def test_size_on_a_normal_pool_is_the_normal_probability():
     assert out["claims"][0]["size"] == pytest.approx(expected, abs=0.015)
     # at its null (the mean at c) it passes as often as t > 2 with 9 degrees of freedom
     assert out["claims"][0]["false_pass"] == pytest.approx(stats.t.sf(2.0, 9), abs=0.015)
-    assert out["joint_size"] == pytest.approx(out["claims"][0]["size"])
+    # it fails 13% of the blocks where it holds: not resolved by ten seeds, so not asserted, and it fails no suite
+    assert not out["claims"][0]["resolved"] and out["joint_size"] == 0.0
+
+
+def test_the_joint_size_is_over_the_asserted_claims(monkeypatch):
+    import poskernels.claims.calibrate as cal
+
+    rng = np.random.default_rng(3)
+    blocks = [{"v": rng.normal(0.9, 0.05, 10)} for _ in range(200)]
+    c = _claim("lower", {"c": 0.85, "k": 2.0}, lambda d: {"x": d["v"]})
+    found = Claim("tournament.found", "tournament", "s", "w", "lower", {"c": 2.0}, lambda d: {"x": d["v"]}, (),
+                  finding="reported, not asserted")  # fmt: skip
+    monkeypatch.setattr(cal, "MAX_SIZE", 1.0)  # every size allowed: the first claim is asserted (false pass 3.8%)
+    out = cal.calibrate(blocks, [c, found], draws=4000)
+    assert out["claims"][0]["resolved"] and out["claims"][1]["size"] == 1.0  # the finding fails every block
+    assert out["joint_size"] == pytest.approx(out["claims"][0]["size"])  # the finding's failures do not count
 
 
 def test_a_gap_at_its_null_passes_as_often_as_k_allows():

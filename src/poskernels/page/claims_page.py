@@ -53,6 +53,17 @@ def _summary(cal: dict) -> str:
     )
 
 
+def _unresolved(row: dict, max_false_pass: float) -> str:
+    """Why a claim that is not a finding is not asserted: '' where it is."""
+    if row["resolved"] is None:
+        return "not measured on the pool"
+    if row["resolved"]:
+        return ""
+    if row["false_pass"] > max_false_pass:
+        return "not resolved by ten seeds: passes when false"
+    return "not resolved by ten seeds: fails fresh blocks (the pool does not show it)"
+
+
 def unresolved_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
     """The findings: every claim reported and not asserted (README region ``claims-unresolved``) -- those ten seeds
     do not resolve (false pass above 5%), those the pool could not measure, and those marked a finding
@@ -68,9 +79,7 @@ def unresolved_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
         "|---|---|---|---|---|",
     ]
     for r in cal["claims"]:
-        why = r.get("finding") or {False: "not resolved by ten seeds", None: "not measured on the pool"}.get(
-            r["resolved"], ""
-        )
+        why = r.get("finding") or _unresolved(r, cal.get("max_false_pass", 0.05))
         if why:
             lines.append(
                 f"| `{r['id']}` | {_md(r['threshold'])} | {_pct(r['size'])} | {_pct(r['false_pass'])} | {_md(why)} |"
