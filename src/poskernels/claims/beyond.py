@@ -9,8 +9,11 @@ minus three standard errors is at least :data:`HOLD`.  Both are read at the tour
 500 sequences, the streaming reader; ``long.length``).  Chi et al.'s comparison of Kerple with ALiBi is read at
 both lengths too, as a gap and as a tie within :data:`TIE`.
 
-FIRE at 10^5 is read from both initialisations of ``c`` (the paper's code's 0.1, ``fire``; 1, ``fire_c1``); what
-the table asserts of it and what it reports as a finding is said in ``docs/guide/claims.md``.
+FIRE at 10^5 is read from both initialisations of ``c`` (the paper's code's 0.1, ``fire``; 1, ``fire_c1``), three
+ways: the paper's claim (it holds, within :data:`HOLD`), what ten seeds of our heads can show (it holds within
+:data:`FAR_HOLD`, twice that), and the statement an earlier machine's heads gave (it is *shown to fall*: mean drop
+less three standard errors beyond :data:`HOLD`), a finding kept so that it can fail.  Which of them the suites
+assert is the calibration's to say (``docs/guide/claims.md``).
 
 The rows are in ``rows/beyond.toml`` (:mod:`poskernels.claims.table`), whose ``[constants]`` give :data:`HOLD`
 and :data:`TIE`.
@@ -29,12 +32,14 @@ from __future__ import annotations
 from .record import Claim
 from .table import constants, suite
 
-__all__ = ["BEYOND_CLAIMS", "CLAIMED", "CONTRAST", "FAR_SCHEMES", "HOLD", "TIE"]
+__all__ = ["BEYOND_CLAIMS", "CLAIMED", "CONTRAST", "FAR_HOLD", "FAR_SCHEMES", "HOLD", "TIE"]
 
 #: The largest drop in accuracy from the training length that still counts as holding (five points).
 HOLD: float = constants("beyond")["HOLD"]
 #: The margin of a tie between Kerple's and ALiBi's mean accuracies (three points, as the tournament's ties).
 TIE: float = constants("beyond")["TIE"]
+#: What FIRE's heads are shown to hold within at 10^5 tokens, where five points are not shown: ten points.
+FAR_HOLD: float = constants("beyond")["FAR_HOLD"]
 #: The schemes whose papers make the claim, and the one they contrast with.
 CLAIMED = ("kerple_log", "kerple_power", "fire")
 CONTRAST = "rope"
