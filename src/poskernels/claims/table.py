@@ -3,12 +3,12 @@
 A row is a TOML table of ``[[claim]]``::
 
     [[claim]]
-    id = "tournament.rope_falls_128_to_256"       # <suite>.<name>: the suite is the file's
+    id = "tournament.rope_falls_32_to_64"         # <suite>.<name>: the suite is the file's
     sentence = "RoPE degrades steadily, from 0.947 to 0.466."
     where = "Past the training window, the paragraph after the first table"
     kind = "gap"                                  # a key of poskernels.claims.kinds.KINDS
-    params = { k = 3.0 }                          # its threshold: numbers, or names of [constants]
-    inputs = { a = "tournament/per_seed/rope/128", b = "tournament/per_seed/rope/256" }
+    params = { k = 2.0 }                          # its threshold: numbers, or names of [constants]
+    inputs = { a = "tournament/per_seed/rope/32", b = "tournament/per_seed/rope/64" }
 
 and may say ``null`` (what would make it false, where not the kind's), ``optional = true`` (it reads values
 ``poskernels reproduce`` does not write) and ``finding`` (why it is reported, not asserted).  The inputs are
