@@ -40,14 +40,16 @@ def _summary(cal: dict) -> str:
     return (
         f"{len(rows)} claims; thresholds set and measured on {cal['seeds']} pooled seeds (blocks starting {blocks}),"
         f" none of them a seed the tests run (0–9, 1000–1009); {cal['draws']} blocks of ten drawn for each rate."
-        f" Joint size (a fresh block fails at least one asserted claim): {_pct(cal['joint_size'])}. Claims whose"
-        f" false-pass rate exceeds {_pct(cal['max_false_pass'])}: {len(weak)} of {len(measured)} measured"
+        f" Joint size (a fresh block fails at least one asserted claim): {_pct(cal['joint_size'])}. Claims not"
+        f" resolved by ten seeds (false pass above {_pct(cal['max_false_pass'])}"
+        + (f" or size above {_pct(cal['max_size'])}" if "max_size" in cal else "")
+        + f"): {len(weak)} of {len(measured)} measured"
         f" ({len(rows) - len(measured)} not measured: the pool's numbers.json lacks what they read)."
         + (
             f" The rows of {sum('kept_from' in r for r in rows)} claims the pool's blocks do not read are kept from an"
             f" earlier pool of {cal.get('kept_seeds')} seeds (blocks starting"
             f" {', '.join(str(f) for f in cal['kept_from_seeds'])}), marked *(earlier pool)*."
-            if cal.get("kept_from_seeds")
+            if any("kept_from" in r for r in rows)
             else ""
         )
     )
