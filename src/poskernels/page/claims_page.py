@@ -32,6 +32,10 @@ def _pct(x) -> str:
     return "—" if x is None else f"{100 * x:.2f}%"
 
 
+def _stat(x) -> str:
+    return "—" if x is None else f"{x:.4g}"
+
+
 def _summary(cal: dict) -> str:
     rows = cal["claims"]
     measured = [r for r in rows if r["size"] is not None]
@@ -63,7 +67,7 @@ def _unresolved(row: dict, max_false_pass: float) -> str:
         return ""
     if row["false_pass"] > max_false_pass:
         return "not resolved by ten seeds: passes when false"
-    return "not resolved by ten seeds: fails fresh blocks (the pool does not show it)"
+    return "not resolved by ten seeds: fails fresh blocks"
 
 
 def unresolved_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
@@ -77,14 +81,15 @@ def unresolved_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
     lines = [
         _summary(cal),
         "",
-        "| finding (not asserted) | statistic and threshold | size | passes when false | why |",
-        "|---|---|---|---|---|",
+        "| finding (not asserted) | statistic and threshold | on the pooled seeds | size | passes when false | why |",
+        "|---|---|---|---|---|---|",
     ]
     for r in cal["claims"]:
         why = r.get("finding") or _unresolved(r, cal.get("max_false_pass", 0.05))
         if why:
             lines.append(
-                f"| `{r['id']}` | {_md(r['threshold'])} | {_pct(r['size'])} | {_pct(r['false_pass'])} | {_md(why)} |"
+                f"| `{r['id']}` | {_md(r['threshold'])} | {_stat(r.get('pooled'))} | {_pct(r['size'])} |"
+                f" {_pct(r['false_pass'])} | {_md(why)} |"
             )
     return "\n".join(lines)
 
