@@ -94,7 +94,22 @@ def test_size_on_a_normal_pool_is_the_normal_probability():
     assert out["claims"][0]["size"] == pytest.approx(expected, abs=0.015)
     # at its null (the mean at c) it passes as often as t > 2 with 9 degrees of freedom
     assert out["claims"][0]["false_pass"] == pytest.approx(stats.t.sf(2.0, 9), abs=0.015)
-    assert out["joint_size"] == pytest.approx(out["claims"][0]["size"])
+    # it fails 13% of the blocks where it holds: not resolved by ten seeds, so not asserted, and it fails no suite
+    assert not out["claims"][0]["resolved"] and out["joint_size"] == 0.0
+
+
+def test_the_joint_size_is_over_the_asserted_claims(monkeypatch):
+    import poskernels.claims.calibrate as cal
+
+    rng = np.random.default_rng(3)
+    blocks = [{"v": rng.normal(0.9, 0.05, 10)} for _ in range(200)]
+    c = _claim("lower", {"c": 0.85, "k": 2.0}, lambda d: {"x": d["v"]})
+    found = Claim("tournament.found", "tournament", "s", "w", "lower", {"c": 2.0}, lambda d: {"x": d["v"]}, (),
+                  finding="reported, not asserted")  # fmt: skip
+    monkeypatch.setattr(cal, "MAX_SIZE", 1.0)  # every size allowed: the first claim is asserted (false pass 3.8%)
+    out = cal.calibrate(blocks, [c, found], draws=4000)
+    assert out["claims"][0]["resolved"] and out["claims"][1]["size"] == 1.0  # the finding fails every block
+    assert out["joint_size"] == pytest.approx(out["claims"][0]["size"])  # the finding's failures do not count
 
 
 def test_a_gap_at_its_null_passes_as_often_as_k_allows():
@@ -336,12 +351,14 @@ def test_the_findings_table_lists_every_claim_not_asserted(tmp_path):
         {"id": "a.resolved", "threshold": "t", "size": 0.0, "false_pass": 0.01, "resolved": True, "finding": ""},
         {"id": "a.weak", "threshold": "t", "size": 0.0, "false_pass": 0.4, "resolved": False, "finding": ""},
         {"id": "a.paper", "threshold": "t", "size": 0.0, "false_pass": 0.0, "resolved": True, "finding": "why so"},
+        {"id": "a.unread", "threshold": "t", "size": None, "false_pass": None, "resolved": None, "finding": ""},
     ]
     path = tmp_path / "cal.json"
     path.write_text(json.dumps({"claims": rows, "seeds": 30, "draws": 10, "joint_size": 0.0, "max_false_pass": 0.05}))
     table = unresolved_markdown(path=path)
     assert "`a.weak`" in table and "not resolved by ten seeds" in table
     assert "`a.paper`" in table and "why so" in table
+    assert "`a.unread`" in table and "not measured on the pool" in table  # not asserted: no rate to assert on
     assert "`a.resolved`" not in table
 
 

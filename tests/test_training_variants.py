@@ -1,6 +1,6 @@
 """The training-side variants: the scaled softmax (``s log n``) and randomized positions, on any scheme.
 
-The claims of their papers are records of the one table of trained claims (:mod:`poskernels.claims.training`):
+The claims of their papers are rows of the one table of trained claims (:mod:`poskernels.claims.training`):
 the tests at the end parametrize over them, on the suite's block of ten seeds (``conftest.SEEDS``).
 """
 

@@ -1,20 +1,20 @@
 """The article's claims about trained heads, as one table, checked on any ``numbers.json``.
 
-Each :class:`~poskernels.claims.record.Claim` names the article's sentence it stands for, where the article says
+The table is ``claims/rows/<suite>.toml``, one row per claim, read by :mod:`poskernels.claims.table`.  Each
+:class:`~poskernels.claims.record.Claim` names the article's sentence it stands for, where the article says
 it, the statistic (a share of seeds, a mean with ``k`` standard errors, a gap in joined standard errors, a median,
 a mode), its threshold and the null under which it would be false.  The claims of the papers beyond the article
 (Kerple, FIRE: :mod:`poskernels.claims.beyond`; xPos, p-RoPE, partial rotary: :mod:`poskernels.claims.rotary_family`;
-the scaled softmax and randomized positions: :mod:`poskernels.claims.training`) are records of the same table, each
-naming the paper's sentence.
-:data:`CLAIMS` is the only place a threshold is written: the test files (``tests/test_tournament.py``,
-``tests/test_filings.py``, ``tests/test_long_context.py``, ``tests/test_beyond_schemes.py``,
-``tests/test_rotary_family.py``, ``tests/test_training_variants.py``) parametrize over it,
-and the calibration (:mod:`poskernels.claims.calibrate`) reads it to measure each claim's size and how often it
-passes when false.
+the scaled softmax and randomized positions: :mod:`poskernels.claims.training`) are rows of the same table, each
+naming the paper's sentence.  The table is the only place a threshold is written: the test files
+(``tests/test_tournament.py``, ``tests/test_filings.py``, ``tests/test_long_context.py``,
+``tests/test_beyond_schemes.py``, ``tests/test_rotary_family.py``, ``tests/test_training_variants.py``) parametrize
+over it, and the calibration (:mod:`poskernels.claims.calibrate`) reads it to measure each claim's size and how often
+it passes when false.
 
 ``python -m poskernels.claims NUMBERS.json [--json PATH|-]`` prints every claim with its statistic, threshold and
-verdict, and exits 1 if one fails (2 for a file that is not a ``numbers.json``): a reproduction is checked on the
-machine that made it, and numbers in which a claim is false make it fail.
+verdict, and exits 1 if an asserted claim fails (2 for a file that is not a ``numbers.json``): a reproduction is
+checked on the machine that made it, and numbers in which an asserted claim is false make it fail.
 
 Examples
 --------
@@ -58,7 +58,10 @@ def by_id(claim_id: str) -> Claim:
     for c in CLAIMS:
         if c.id == claim_id:
             return c
-    raise PosKernelsError(f"no claim {claim_id!r}; the ids are listed by `python -m poskernels.claims --list`")
+    raise PosKernelsError(
+        f"no claim {claim_id!r}; the ids are the rows of claims/rows/*.toml (`python -m poskernels.claims NUMBERS.json`"
+        " prints every one)"
+    )
 
 
 def check_all(numbers: dict, claims=CLAIMS) -> list[Verdict]:

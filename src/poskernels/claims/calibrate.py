@@ -6,12 +6,14 @@ of several other blocks (``poskernels reproduce --first-seed S`` for S = 2000, 3
 their seeds and, from blocks of ten drawn from the pool with replacement (the same draws for every claim):
 
 * **size**: the share of drawn blocks that *fail* the claim (how often a true claim fails a fresh block);
-* **joint size**: the share of drawn blocks that fail at least one claim (the suites pass or fail together);
+* **joint size**: the share of drawn blocks that fail at least one asserted claim (resolved and not a finding: the
+  suites pass or fail together on those; a finding fails no suite);
 * **false pass**: the share of blocks that *pass* when drawn from the pooled values moved onto the claim's null
   (:meth:`poskernels.claims.kinds.Kind.null`: the mean at the bound it excludes, the two readings exchanged, a
   share's property at its null rate); ``power = 1 - false pass``.
 
-A claim whose false-pass rate is above :data:`MAX_FALSE_PASS` is *not resolved by ten seeds*: it is a finding,
+A claim whose false-pass rate is above :data:`MAX_FALSE_PASS`, or whose size is above :data:`MAX_SIZE` (the pool
+does not hold it, or ten seeds do not show it where it does), is *not resolved by ten seeds*: it is a finding,
 reported and never asserted (the README's and the docs' findings table, :func:`poskernels.page.readme`; the suites'
 ``test_claim_is_reported_not_asserted``), as is every claim marked a finding (``Claim.finding``, kept in its row).
 
@@ -33,7 +35,7 @@ import numpy as np
 from ..errors import PosKernelsError
 from .kinds import KINDS
 
-__all__ = ["DRAWS", "MAX_FALSE_PASS", "MAX_JOINT_SIZE", "calibrate", "pool_values"]
+__all__ = ["DRAWS", "MAX_FALSE_PASS", "MAX_JOINT_SIZE", "MAX_SIZE", "calibrate", "pool_values"]
 
 #: Blocks drawn from the pool for each rate (the standard error of a 1% rate: 0.16%).
 DRAWS = 4000
@@ -41,6 +43,8 @@ DRAWS = 4000
 MAX_FALSE_PASS = 0.05
 #: The most the suites may fail a fresh block together when every claim is true.
 MAX_JOINT_SIZE = 0.01
+#: A claim that fails more fresh blocks than this is not resolved either: the suites' joint size could not hold.
+MAX_SIZE = MAX_JOINT_SIZE
 BLOCK = 10  # seeds per block, as the tests read
 SEED = 20_261_201  # the draws
 
@@ -71,6 +75,29 @@ def _rate(claim, values: dict, draws: np.ndarray) -> np.ndarray:
     return np.array([kind.evaluate(_take(values, idx), claim.params)[1] for idx in draws])
 
 
+def _measure(claim, values: dict, index: np.ndarray, null_rng) -> tuple[dict, np.ndarray]:
+    """One claim's rates on the drawn blocks ``index``: its row's measured fields, and whether each block passes."""
+    passed = _rate(claim, values, index)
+    kind = KINDS[claim.kind]
+    if kind.exact_false_pass is not None:  # a share: binomial at the null rate, exactly
+        false_pass = kind.exact_false_pass(values, claim.params, BLOCK)
+    else:
+        null = kind.null(values, claim.params, null_rng)
+        false_pass = float(_rate(claim, null, index).mean())
+    stat = kind.evaluate(values, claim.params)[0]
+    given = {k: float(v) for k, v in values.items() if np.ndim(v) == 0}  # a target the numbers give
+    size = float(1 - passed.mean())
+    row = {
+        "threshold": kind.text({**claim.params, **given}),
+        "pooled": float(stat),
+        "size": size,
+        "false_pass": false_pass,
+        "power": 1 - false_pass,
+        "resolved": bool(false_pass <= MAX_FALSE_PASS and size <= MAX_SIZE),
+    }
+    return row, passed
+
+
 def calibrate(blocks: list[dict], claims, draws: int = DRAWS, seed: int = SEED) -> dict:
     """Size, joint size and false-pass rate of every claim over the pooled seeds of ``blocks``.
 
@@ -85,10 +112,10 @@ def calibrate(blocks: list[dict], claims, draws: int = DRAWS, seed: int = SEED) 
     Returns
     -------
     dict
-        ``seeds`` (pooled count), ``draws``, ``joint_size``, ``claims``: one row per claim with ``id``, ``kind``,
-        ``threshold``, ``null``, ``pooled`` (the statistic on all pooled seeds at once), ``size``,
-        ``false_pass``, ``power`` and ``resolved`` (``false_pass <= MAX_FALSE_PASS``); a claim the pool cannot
-        read has ``size`` None.
+        ``seeds`` (pooled count), ``draws``, ``joint_size`` (over the asserted claims), ``claims``: one row per
+        claim with ``id``, ``kind``, ``threshold``, ``null``, ``pooled`` (the statistic on all pooled seeds at
+        once), ``size``, ``false_pass``, ``power`` and ``resolved`` (``false_pass <= MAX_FALSE_PASS`` and
+        ``size <= MAX_SIZE``); a claim the pool cannot read has ``size`` None.
     """
     if not blocks:
         raise PosKernelsError("calibrate needs at least one numbers.json of a seed block")
@@ -109,30 +136,16 @@ def calibrate(blocks: list[dict], claims, draws: int = DRAWS, seed: int = SEED) 
             fails = np.zeros(draws, dtype=bool)
         elif n != pooled_n:
             raise PosKernelsError(f"claim {claim.id!r} pools {n} seeds where the others pool {pooled_n}")
-        passed = _rate(claim, values, index)
-        fails |= ~passed
-        kind = KINDS[claim.kind]
-        if kind.exact_false_pass is not None:  # a share: binomial at the null rate, exactly
-            false_pass = kind.exact_false_pass(values, claim.params, BLOCK)
-        else:
-            null = kind.null(values, claim.params, np.random.default_rng([seed, len(rows)]))
-            false_pass = float(_rate(claim, null, index).mean())
-        stat = KINDS[claim.kind].evaluate(values, claim.params)[0]
-        given = {k: float(v) for k, v in values.items() if np.ndim(v) == 0}  # a target the numbers give
-        rows.append(
-            {
-                **row,
-                "threshold": KINDS[claim.kind].text({**claim.params, **given}),
-                "pooled": float(stat),
-                "size": float(1 - passed.mean()),
-                "false_pass": false_pass,
-                "power": 1 - false_pass,
-                "resolved": bool(false_pass <= MAX_FALSE_PASS),
-            }
-        )
+        measured, passed = _measure(claim, values, index, np.random.default_rng([seed, len(rows)]))
+        if measured["resolved"] and not claim.finding:  # asserted: a block that fails it fails the suite
+            fails |= ~passed
+        rows.append({**row, **measured})
     return {
         "seeds": pooled_n,
         "draws": draws,
+        "max_false_pass": MAX_FALSE_PASS,
+        "max_size": MAX_SIZE,
+        "max_joint_size": MAX_JOINT_SIZE,
         "joint_size": None if fails is None else float(fails.mean()),
         "claims": rows,
     }

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["KINDS", "SD_FLOOR", "Kind", "mean_se"]
+__all__ = ["ACCEPTS", "KINDS", "SD_FLOOR", "Kind", "mean_se"]
 
 K = 3.0  # standard errors of margin, unless a claim says otherwise
 
@@ -339,4 +339,23 @@ KINDS: dict[str, Kind] = {
     "sd_above": Kind(
         _sd_above, _sd_null, lambda p: f"SD of a > {p['f']:g} x SD of b", "SD of a = null_f (default f) x SD of b"
     ),
+}
+
+_MEAN = ("k", "sd_floor")
+#: What a claim of each kind reads: ``(inputs it needs, parameters it accepts, scalar inputs it may take from the
+#: numbers)``; the claims table (:mod:`poskernels.claims.table`) refuses anything else.
+ACCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "lower": (("x",), ("c", *_MEAN), ()),
+    "upper": (("x",), ("c", *_MEAN), ()),
+    "exceeds": (("x",), ("c", *_MEAN), ()),
+    "gap": (("a", "b"), ("off", *_MEAN), ()),
+    "paired": (("a", "b"), ("off", *_MEAN), ()),
+    "times": (("a", "b"), ("f", *_MEAN), ()),
+    "near": (("x",), ("t", "tol", "extra", "k", "max"), ("t", "tol", "extra")),
+    "agree": (("a", "b"), ("k", "binomial"), ("binomial",)),
+    "tie": (("a", "b"), ("margin", *_MEAN), ()),
+    "share": (("x",), ("q", "at_most", "null_rate"), ()),
+    "median": (("x",), ("lo", "hi", "k"), ()),
+    "mode": (("x",), ("target",), ()),
+    "sd_above": (("a", "b"), ("f", "null_f"), ()),
 }

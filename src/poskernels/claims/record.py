@@ -85,6 +85,8 @@ class Claim:
         What would make it false (the kind's null unless said).
     optional : bool
         Reads values ``poskernels reproduce`` does not write (the tests compute them): missing, not applicable.
+    inputs : dict
+        The table's expression of each value it reads (:mod:`poskernels.claims.inputs`), for the reader.
     finding : str
         Non-empty for a *finding*: a figure the table reports beside the papers' claims (the paper's claim that
         does not hold here, or a statement ten seeds cannot settle), with why; it is never asserted.
@@ -101,6 +103,7 @@ class Claim:
     null: str = ""
     optional: bool = False
     finding: str = ""
+    inputs: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
         if self.kind not in KINDS:

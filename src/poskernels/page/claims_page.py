@@ -32,6 +32,10 @@ def _pct(x) -> str:
     return "—" if x is None else f"{100 * x:.2f}%"
 
 
+def _stat(x) -> str:
+    return "—" if x is None else f"{x:.4g}"
+
+
 def _summary(cal: dict) -> str:
     rows = cal["claims"]
     measured = [r for r in rows if r["size"] is not None]
@@ -40,37 +44,52 @@ def _summary(cal: dict) -> str:
     return (
         f"{len(rows)} claims; thresholds set and measured on {cal['seeds']} pooled seeds (blocks starting {blocks}),"
         f" none of them a seed the tests run (0–9, 1000–1009); {cal['draws']} blocks of ten drawn for each rate."
-        f" Joint size (a fresh block fails at least one claim): {_pct(cal['joint_size'])}. Claims whose false-pass"
-        f" rate exceeds {_pct(cal['max_false_pass'])}: {len(weak)} of {len(measured)} measured"
+        f" Joint size (a fresh block fails at least one asserted claim): {_pct(cal['joint_size'])}. Claims not"
+        f" resolved by ten seeds (false pass above {_pct(cal['max_false_pass'])}"
+        + (f" or size above {_pct(cal['max_size'])}" if "max_size" in cal else "")
+        + f"): {len(weak)} of {len(measured)} measured"
         f" ({len(rows) - len(measured)} not measured: the pool's numbers.json lacks what they read)."
         + (
             f" The rows of {sum('kept_from' in r for r in rows)} claims the pool's blocks do not read are kept from an"
             f" earlier pool of {cal.get('kept_seeds')} seeds (blocks starting"
             f" {', '.join(str(f) for f in cal['kept_from_seeds'])}), marked *(earlier pool)*."
-            if cal.get("kept_from_seeds")
+            if any("kept_from" in r for r in rows)
             else ""
         )
     )
 
 
+def _unresolved(row: dict, max_false_pass: float) -> str:
+    """Why a claim that is not a finding is not asserted: '' where it is."""
+    if row["resolved"] is None:
+        return "not measured on the pool"
+    if row["resolved"]:
+        return ""
+    if row["false_pass"] > max_false_pass:
+        return "not resolved by ten seeds: passes when false"
+    return "not resolved by ten seeds: fails fresh blocks"
+
+
 def unresolved_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
     """The findings: every claim reported and not asserted (README region ``claims-unresolved``) -- those ten seeds
-    do not resolve (false pass above 5%) and those marked a finding (``Claim.finding``: a paper's claim that does not
-    hold here, or a reading reported beside the paper's), each with its rates and why."""
+    do not resolve (false pass above 5%), those the pool could not measure, and those marked a finding
+    (``Claim.finding``: a paper's claim that does not hold here, or a reading reported beside the paper's), each
+    with its rates and why."""
     cal = calibration(path)
     if cal is None:
         return "- no calibration shipped"
     lines = [
         _summary(cal),
         "",
-        "| finding (not asserted) | statistic and threshold | size | passes when false | why |",
-        "|---|---|---|---|---|",
+        "| finding (not asserted) | statistic and threshold | on the pooled seeds | size | passes when false | why |",
+        "|---|---|---|---|---|---|",
     ]
     for r in cal["claims"]:
-        why = r.get("finding") or ("not resolved by ten seeds" if r["resolved"] is False else "")
+        why = r.get("finding") or _unresolved(r, cal.get("max_false_pass", 0.05))
         if why:
             lines.append(
-                f"| `{r['id']}` | {_md(r['threshold'])} | {_pct(r['size'])} | {_pct(r['false_pass'])} | {_md(why)} |"
+                f"| `{r['id']}` | {_md(r['threshold'])} | {_stat(r.get('pooled'))} | {_pct(r['size'])} |"
+                f" {_pct(r['false_pass'])} | {_md(why)} |"
             )
     return "\n".join(lines)
 
