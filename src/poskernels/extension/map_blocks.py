@@ -15,13 +15,15 @@ LongRoPE), :func:`dynamic_block` dynamic NTK, :func:`proportional_block` proport
 
 from __future__ import annotations
 
+from typing import Any  # cfg: a RopeConfig, read duck-typed (this floor imports nothing above it)
+
 from .map_registry import reach
 from .map_spec import MapSpec
 
 __all__ = ["dynamic_block", "factor_block", "proportional_block"]
 
 
-def _base_block(spec: MapSpec, cfg) -> dict:
+def _base_block(spec: MapSpec, cfg: Any) -> dict:
     block = {"rope_type": spec.rope_type, "rope_theta": cfg.base}
     if cfg.partial_rotary_factor != 1.0 and cfg.read_from.get("width") != "qk_rope_head_dim":
         block["partial_rotary_factor"] = cfg.partial_rotary_factor
@@ -35,7 +37,7 @@ def _base_block(spec: MapSpec, cfg) -> dict:
     return block
 
 
-def factor_block(spec: MapSpec, cfg, N: int) -> tuple[dict | None, int, str]:
+def factor_block(spec: MapSpec, cfg: Any, N: int) -> tuple[dict | None, int, str]:
     """The block of a map set by a factor: factor ``N / L``, or the shipped map kept where it reaches ``N``.
 
     ``L`` is written as ``original_max_position_embeddings`` (transformers' linear reads it from the factor where
@@ -94,7 +96,7 @@ def factor_block(spec: MapSpec, cfg, N: int) -> tuple[dict | None, int, str]:
     return block, keep_max, how
 
 
-def dynamic_block(spec: MapSpec, cfg, N: int) -> tuple[dict | None, int, str]:
+def dynamic_block(spec: MapSpec, cfg: Any, N: int) -> tuple[dict | None, int, str]:
     """The block of dynamic NTK, which scales only past ``max_position_embeddings``: that must stay ``L``.
 
     A config whose ``max_position_embeddings`` exceeds its training length ``L`` is not advised dynamic NTK (it
@@ -149,7 +151,7 @@ def dynamic_block(spec: MapSpec, cfg, N: int) -> tuple[dict | None, int, str]:
     return block, L, "kept" if own else "written"
 
 
-def proportional_block(spec: MapSpec, cfg, N: int) -> tuple[dict | None, int, str]:
+def proportional_block(spec: MapSpec, cfg: Any, N: int) -> tuple[dict | None, int, str]:
     """The block of proportional RoPE: its one option, ``factor`` (the turning planes' frequencies divided by it).
 
     The block keeps the config's own ``rope_theta`` and ``partial_rotary_factor`` (the turning planes' base and

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
+from typing import Any
 
 from ..errors import PosKernelsError
 from .article import ARTICLE_MAPS, MapFn
@@ -120,7 +121,7 @@ def spec_of(rope_type: str) -> MapSpec:
     return found
 
 
-def reach(cfg) -> float:
+def reach(cfg: Any) -> float:
     """How far the map a config ships reaches.
 
     The longer of ``factor L`` and ``max_position_embeddings`` (the length the config declares for it; LongRoPE's
@@ -237,6 +238,8 @@ def register_map(spec: MapSpec) -> MapSpec:
     ...
     poskernels.errors.PosKernelsError: rope type 'linear' is read as map 'pi' already
     """
+    if not isinstance(spec, MapSpec):
+        raise PosKernelsError(f"register_map takes a MapSpec record; got {spec!r} ({type(spec).__name__})")
     spellings = (spec.rope_type, *spec.aliases) if spec.rope_type else ()
     if spec.name in MAP_SPECS or spec.name in MAPS:
         raise PosKernelsError(f"a map named {spec.name!r} is registered already; choose another name")
