@@ -19,7 +19,7 @@ from ..model.config import preset
 from ..model.engine.scores import pair_scores
 from ..model.head import PLAIN, token_table
 from ..model.train import TrainedHead, load_head
-from ..tasks.cue import N_SYMBOLS, query_token, token_id
+from ..tasks.registry import layout_of
 from .readers import all_readers
 from .tournament import rescaled_reading
 
@@ -70,7 +70,8 @@ def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
         Query and key positions, ``j <= t``.
     reading : Reading, optional
     keys : sequence of int, optional
-        Key tokens whose mean key is scored (default the eight marked symbols).
+        Key tokens whose mean key is scored (default the cues of the head's task: the cue task's eight marked
+        symbols, :attr:`poskernels.tasks.spec.Layout.cues`).
 
     Returns
     -------
@@ -86,9 +87,10 @@ def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     if not SCHEMES[cfg.scheme].defined_everywhere:  # Definition 1: a learned table has rows 0..L-1 only
         ok = (t <= cfg.n_train - 1) & (j >= 0)
     t, j = t[ok], j[ok]
-    keys = token_id(np.arange(N_SYMBOLS), True) if keys is None else np.asarray(keys)
+    layout = layout_of(head.config.task)  # the cue task's: query 16, the eight marked symbols
+    keys = np.asarray(layout.cues if keys is None else keys)
     T = token_table(p, cfg)  # (V, d) the embedding of every token
-    hq = np.tile(T[query_token(N_SYMBOLS)], (t.size, 1))  # (R, d)
+    hq = np.tile(T[layout.query], (t.size, 1))  # (R, d)
     hk = np.tile(T[keys].mean(axis=0), (t.size, 1))  # (R, d) the mean marked embedding
     if scheme.code(p, cfg, np.zeros(1)) is not None:
         hq = hq + scheme.code(p, cfg, t)

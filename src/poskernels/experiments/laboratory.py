@@ -20,7 +20,7 @@ from ..model.config import TrainConfig, preset
 from ..model.train import TrainedHead, head_path, stacks, train_stack
 from ..pool import available_cpus, run_jobs
 from ..seeds import ARTICLE_COUNT, mean_stderr, stat_table
-from ..tasks.cue import bag_reader_score
+from ..tasks.registry import CUE
 from ..theory.counting import bag_reader_accuracy
 from . import rebound as rb
 from . import sinusoidal as sn
@@ -159,7 +159,7 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
     tour["draw_sd"] = draw_sd_table({s: _cells([h["accuracy"] for h in hits[s]]) for s in schemes})
     tour["draw_resamples"] = RESAMPLES
     tour["bag_reader"] = {str(n): bag_reader_accuracy(n) for n in TEST_LENGTHS}  # exact, by counting
-    tour["bag_reader_heldout"] = {str(n): float(bag_reader_score(*heldout(n)).mean()) for n in TEST_LENGTHS}
+    tour["bag_reader_heldout"] = {str(n): float(CUE.exact_reader(*heldout(n)).mean()) for n in TEST_LENGTHS}
     kernels = {
         s: {str(r): [readings[s, seed]["offset_kernel"][str(r)] for seed in seeds] for r in KERNEL_OFFSETS}
         for s in schemes

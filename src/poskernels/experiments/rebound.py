@@ -18,7 +18,7 @@ from ..errors import PosKernelsError
 from ..model.head import PLAIN, Reading, token_table
 from ..model.reading import frequencies
 from ..model.train import TrainedHead
-from ..tasks.cue import N_SYMBOLS, query_token, token_id
+from ..tasks.registry import layout_of
 from ..theory.rope import TrigPolynomial, rope_offset_score
 from .curves import SCORE_LENGTH, marked_key_scores
 
@@ -43,9 +43,10 @@ def marked_key_polynomial(head: TrainedHead, query=None, keys=None, reading: Rea
     head : TrainedHead
         A RoPE head.
     query : int, optional
-        Query token (default the cue task's query, 16).
+        Query token (default the query of the head's task, :func:`poskernels.tasks.registry.layout_of`: the cue
+        task's 16).
     keys : sequence of int, optional
-        Key tokens whose mean key is used (default the eight marked symbols).
+        Key tokens whose mean key is used (default the task's cues: the cue task's eight marked symbols).
     reading : Reading, optional
         Frequencies to read with (default the trained ``theta``).
 
@@ -57,8 +58,9 @@ def marked_key_polynomial(head: TrainedHead, query=None, keys=None, reading: Rea
     cfg, p = head.head, head.params
     if not SCHEMES[cfg.scheme].rotary:
         raise PosKernelsError(f"the offset score of Proposition 3 needs a RoPE head; got {cfg.scheme!r}")
-    query = query_token(N_SYMBOLS) if query is None else int(query)
-    keys = token_id(np.arange(N_SYMBOLS), True) if keys is None else np.asarray(keys)
+    layout = layout_of(head.config.task)
+    query = layout.query if query is None else int(query)
+    keys = np.asarray(layout.cues if keys is None else keys)
     T = token_table(p, cfg)  # (V, d) the embedding of every token
     q = T[query] @ p["W_Q"]  # (d,)
     k = (T[keys] @ p["W_K"]).mean(axis=0)  # (d,) mean marked key

@@ -21,7 +21,7 @@ from ..errors import PosKernelsError
 from ..model.engine.one_head import accuracy
 from ..model.head import token_table
 from ..model.train import TrainedHead, initial_params
-from ..tasks.cue import N_SYMBOLS, query_token
+from ..tasks.registry import layout_of
 from ..theory.commutant import commutant_projection, relativity_defect
 
 __all__ = [
@@ -111,7 +111,7 @@ def term_spreads(head: TrainedHead, tokens) -> dict:
     pos_pos = P @ pt  # (n,)
     T = token_table(p, cfg)  # (V, d) the embedding of every token
     pos_content = (T @ pt)[tokens]  # (B, n)
-    content_pos = P @ (M.T @ T[query_token(N_SYMBOLS)]) / cfg.tau  # (n,)
+    content_pos = P @ (M.T @ T[layout_of(head.config.task).query]) / cfg.tau  # (n,) the task's query token
     out = {
         "pos_pos": float(pos_pos.std()),
         "pos_content": float(pos_content.std(axis=1).mean()),

@@ -24,7 +24,8 @@ from ..model.head import PLAIN, Reading, token_table
 from ..model.random_reading import randomized_hits
 from ..model.trained import TrainedHead, check_trained
 from ..seeds import stat_table
-from ..tasks.cue import N_SYMBOLS, cue_batch, query_token
+from ..tasks.registry import CUE, TASKS, get_spec, layout_of
+from ..tasks.spec import TEST_COUNT, TEST_SEED
 from .readers import READERS
 
 __all__ = [
@@ -54,24 +55,33 @@ __all__ = [
 #: The article's tournament, in its order, and the schemes beyond it (:attr:`poskernels.encodings.Scheme.in_article`).
 ARTICLE_SCHEMES = tuple(name for name, s in SCHEMES.items() if s.in_article)
 EXTRA_SCHEMES = tuple(name for name, s in SCHEMES.items() if not s.in_article)
-TEST_LENGTHS = (32, 64, 128, 256)
+TEST_LENGTHS = CUE.lengths  # the cue task's, 32 to 256; another task reads at its own (TaskSpec.lengths)
 RESCALED_LENGTHS = (32, 64, 128, 256)  # at 32 kappa = 1: each map reads the head as trained (the lab's curves)
-TEST_COUNT = 2000
-TEST_SEED = 31_415_926  # test sequences are drawn from SeedSequence([TEST_SEED, n]), apart from any training seed
+# TEST_COUNT, TEST_SEED (poskernels.tasks.spec): 2,000 sequences a length from SeedSequence([TEST_SEED, n])
 
 #: Re-readings of a trained RoPE head: reader name -> context-extension map (Definition 5), from :data:`READERS`.
 RESCALED_READERS = {name: m for name, (scheme, m) in READERS.items() if scheme == "rope"}
 
 
-@lru_cache(maxsize=16)
-def heldout(n: int, count: int = TEST_COUNT, seed: int = TEST_SEED) -> tuple[np.ndarray, np.ndarray]:
-    """The fixed test sequences at length ``n``: the same for every scheme and seed (read-only arrays).
+def heldout(n: int, count: int | None = None, seed: int | None = None, task: str = "cue"):
+    """The fixed test sequences of ``task`` at length ``n``: the same for every scheme and seed (read-only arrays).
+
+    ``count`` and ``seed`` default to the task's (:meth:`poskernels.tasks.spec.TaskSpec.heldout`: 2,000 sequences
+    from ``SeedSequence([TEST_SEED, n])``).
 
     >>> x, y = heldout(64)
     >>> x.shape, y.shape, bool(np.array_equal(x, heldout(64)[0]))
     ((2000, 64), (2000,), True)
+    >>> heldout(32, task="recall")[0].shape
+    (2000, 32)
     """
-    tokens, targets = cue_batch(np.random.default_rng(np.random.SeedSequence([seed, n])), count, n)
+    spec = get_spec(task)
+    return _heldout(n, spec.test_count if count is None else count, spec.test_seed if seed is None else seed, task)
+
+
+@lru_cache(maxsize=16)
+def _heldout(n: int, count: int, seed: int, task: str) -> tuple[np.ndarray, np.ndarray]:
+    tokens, targets = get_spec(task).heldout(n, count, seed)
     tokens.setflags(write=False)
     targets.setflags(write=False)
     return tokens, targets
@@ -118,11 +128,20 @@ def head_hits(head: TrainedHead, n: int, reading: Reading = PLAIN, consecutive: 
     """
     if not defined_at(check_trained(head).head.scheme, head.head.n_train, n):  # a diverged head has no accuracy
         return None
-    tokens, targets = heldout(n)
+    spec = _task_read(head)
+    tokens, targets = heldout(n, task=spec.name)
     L_max = getattr(head.head, "random_positions", 0)
     if L_max and not consecutive and not change:
-        return randomized_hits(head.params, head.head, tokens, targets, L_max, TEST_SEED)
+        return randomized_hits(head.params, head.head, tokens, targets, L_max, spec.test_seed)
     return np.argmax(query_logits(head.params, head.head, tokens, reading=reading, **change), axis=1) == targets
+
+
+def _task_read(head: TrainedHead):
+    """The task whose held-out sets read ``head``: its training task's (the cue task's for a stream outside the
+    registry, whose tokens keep its layout, :func:`poskernels.tasks.registry.layout_of`)."""
+    name = head.config.task
+    layout_of(name)  # a bare stream (no layout) is refused here, naming the task
+    return TASKS.get(name, CUE)
 
 
 def hit_rate(hits: np.ndarray | None) -> float | None:
@@ -161,12 +180,14 @@ def rescaled_reading(head: TrainedHead, name: str, n: int) -> Reading:
     return Reading.through(cfg, name, max(1.0, n / cfg.n_train))
 
 
-def read_hits(head: TrainedHead, lengths=TEST_LENGTHS, consecutive: bool = False) -> dict:
-    """``{str(n): head_hits or None}`` of one head on the test sets (see :func:`head_hits`)."""
+def read_hits(head: TrainedHead, lengths=None, consecutive: bool = False) -> dict:
+    """``{str(n): head_hits or None}`` of one head on the test sets (see :func:`head_hits`); ``lengths`` default
+    to its task's (:attr:`poskernels.tasks.spec.TaskSpec.lengths`)."""
+    lengths = _task_read(head).lengths if lengths is None else lengths
     return {str(n): head_hits(head, n, consecutive=consecutive) for n in lengths}
 
 
-def read_accuracies(head: TrainedHead, lengths=TEST_LENGTHS, consecutive: bool = False) -> dict:
+def read_accuracies(head: TrainedHead, lengths=None, consecutive: bool = False) -> dict:
     """``{str(n): accuracy or None}`` of one head on the test sets (see :func:`head_accuracy`)."""
     return {n: hit_rate(h) for n, h in read_hits(head, lengths, consecutive).items()}
 
@@ -230,7 +251,7 @@ def offset_kernel(head: TrainedHead, r) -> np.ndarray:
     cfg = head.head
     scheme = SCHEMES[cfg.scheme]
     r = np.asarray(r, dtype=float)
-    q = token_table(head.params, cfg)[[query_token(N_SYMBOLS)]] @ head.params["W_Q"]  # (1, d)
+    q = token_table(head.params, cfg)[[layout_of(head.config.task).query]] @ head.params["W_Q"]  # (1, d)
     flat = r.reshape(-1)
     bias = scheme.bias_at(head.params, cfg, q, flat, np.maximum(cfg.n_train - 1, flat))
     if bias is None:

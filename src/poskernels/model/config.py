@@ -23,6 +23,7 @@ from ..errors import (
     check_positive_real,
     check_real,
 )
+from ..tasks.registry import TASKS, get_spec
 from .embedding import EMBEDDINGS
 
 __all__ = ["PRESETS", "HeadConfig", "TrainConfig", "preset"]
@@ -51,12 +52,14 @@ class HeadConfig:
     d : int
         Width of the head (queries, keys, values, embeddings); the temperature is ``tau = sqrt(d)``.
     vocab : int
-        Number of token ids, ``2 S + 1`` (17 for the cue task: 8 symbols, marked or not, and the query).
+        Number of token ids: 17 for the cue task (8 symbols, marked or not, and the query), the ``2 S + 1`` that the
+        factored embedding reads; a task's own (:attr:`poskernels.tasks.spec.Layout.vocab`, checked by
+        :class:`TrainConfig` against its task).
     embedding : str
         How a token id becomes a vector, a key of :data:`poskernels.model.embedding.EMBEDDINGS`:
         ``"factored"`` (the article's ``h = E[symbol] + m [marked]``) or ``"table"`` (a free row per id).
     n_classes : int
-        Size of the readout (the 8 symbols of the cue task).
+        Size of the readout (the 8 symbols of the cue task; a task's :attr:`~poskernels.tasks.spec.Layout.n_classes`).
     n_train : int
         Training length ``L``; the learned table has exactly ``L`` rows.
     base : float
@@ -101,9 +104,10 @@ class HeadConfig:
         check_even_dimension(check_int("d", self.d, 2, MAX_HEAD_D, "each d x d map is a float64 NumPy array"))
         for name in ("vocab", "n_classes", "n_train"):
             check_int(name, getattr(self, name), 1, MAX_SIZE, "a table of that many rows")
-        if self.vocab % 2 != 1 or self.vocab < 3:
+        if self.embedding == "factored" and (self.vocab % 2 != 1 or self.vocab < 3):
             raise PosKernelsError(
-                f"vocab must be 2 S + 1 (S symbols, marked or not, and the query): odd and >= 3; got {self.vocab!r}"
+                "vocab of the factored embedding must be 2 S + 1 (S symbols, marked or not, and the query): odd and "
+                f">= 3; got {self.vocab!r} (a task of another layout trains with embedding='table')"
             )
         check_base(self.base)
         for name in ("embed_scale", "map_scale"):
@@ -156,9 +160,10 @@ class TrainConfig:
     head : HeadConfig
         The head.
     task : str
-        Name of the training stream, a key of :data:`poskernels.tasks.registry.TASKS` (``"cue"``),
+        Name of the training stream, a key of :data:`poskernels.tasks.registry.TASKS` (``"cue"``, ``"recall"``),
         or the name a caller gives its own sampler.  It is part of the cache key, so a custom stream
-        must carry a name that changes whenever the stream does.
+        must carry a name that changes whenever the stream does.  A registered task's layout must match the
+        head: its ``vocab``, its ``n_classes``, an ``embedding`` that reads its ids (:meth:`with_task` sets them).
     steps : int
         Adam steps.
     batch : int
@@ -196,6 +201,9 @@ class TrainConfig:
             if check_real(name, value, 0, 1) >= 1.0:  # a bool (False) is refused, not read as 0
                 raise PosKernelsError(f"{name} must lie in [0, 1); got {value!r}")
         h = self.head
+        spec = TASKS.get(self.task)
+        if spec is not None and spec.layout is not None:
+            _check_layout(h, spec)
         check_budget(
             f"one step's activations (batch {self.batch} x n_train {h.n_train} x d {h.d})",
             self.batch * h.n_train * max(h.n_train, h.d),
@@ -210,6 +218,24 @@ class TrainConfig:
         """
         return replace(self, head=replace(self.head, scheme=scheme, settings=()))
 
+    def with_task(self, task: str) -> TrainConfig:
+        """The same run on another registered task: the head takes the task's vocabulary and classes, and keeps its
+        embedding where that reads the task's ids (else the task's first,
+        :attr:`~poskernels.tasks.spec.Layout.embeddings`).
+
+        >>> c = preset("tournament", "rope").with_task("recall")
+        >>> c.task, c.head.vocab, c.head.n_classes, c.head.embedding
+        ('recall', 33, 16, 'table')
+        >>> preset("tournament").with_task("cue") == preset("tournament")
+        True
+        """
+        layout = get_spec(task).layout
+        if layout is None:
+            raise PosKernelsError(f"task {task!r} is a training stream only: it has no layout to give a head")
+        embedding = self.head.embedding if self.head.embedding in layout.embeddings else layout.embeddings[0]
+        head = replace(self.head, vocab=layout.vocab, n_classes=layout.n_classes, embedding=embedding)
+        return replace(self, head=head, task=task)
+
     def to_dict(self) -> dict:
         """Plain JSON-normal dict of every field (the cache key hashes it; the scheme's settings as a dict).
 
@@ -219,6 +245,20 @@ class TrainConfig:
         out = asdict(self)
         out["head"]["settings"] = dict(self.head.settings)
         return out
+
+
+def _check_layout(h: HeadConfig, spec) -> None:
+    """A head trained on a registered task spells its tokens: vocabulary, classes and an embedding that reads them."""
+    layout = spec.layout
+    for name in ("vocab", "n_classes"):
+        if getattr(h, name) != getattr(layout, name):
+            raise PosKernelsError(
+                f"head {name} {getattr(h, name)!r} does not match task {spec.name!r}, whose layout has "
+                f"{name} = {getattr(layout, name)} (TrainConfig.with_task({spec.name!r}) sets it)"
+            )
+    if h.embedding not in layout.embeddings:
+        raise PosKernelsError(f"embedding {h.embedding!r} does not read task {spec.name!r}'s token ids; accepted: "
+                              f"{', '.join(layout.embeddings)}")  # fmt: skip
 
 
 #: Named presets.  ``tournament`` is the article's run (1,500 steps at length 32); ``quick`` is a

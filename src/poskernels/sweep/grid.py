@@ -34,6 +34,7 @@ from ..errors import MAX_ELEMENTS, PosKernelsError, check_budget, check_int, did
 from ..experiments.tournament import TEST_COUNT, TEST_LENGTHS, TEST_SEED
 from ..extension import MAP_ALIASES, MAPS, extend
 from ..model.config import PRESETS, HeadConfig, TrainConfig
+from ..tasks.registry import layout_of, tournament_tasks
 
 __all__ = [
     "DEFAULT_EVAL",
@@ -71,13 +72,14 @@ class Setting:
 
 _HEAD = {"scheme": str, "embedding": str, "d": int, "n_train": int, "base": float}  # then the schemes' settings
 _HEAD_AFTER = {"embed_scale": float, "map_scale": float}
-_TRAIN = {"steps": int, "batch": int, "lr": float, "beta1": float, "beta2": float, "eps": float}
+_TRAIN = {"task": str, "steps": int, "batch": int, "lr": float, "beta1": float, "beta2": float, "eps": float}
 _EVAL = {"test_lengths": list, "test_size": int, "test_seed": int, "extension": str, "test_task": str}
 
-#: What a point is read on: ``cue`` (the tournament's test sets, ``test_lengths`` are lengths), ``long`` (the cue
-#: task read by the streaming reader, lengths up to 10^6 and beyond) and ``needle`` (one marked token; the
-#: ``test_lengths`` are its offsets ``r`` from the query); see :mod:`poskernels.experiments.long_context`.
-TEST_TASKS = ("cue", "long", "needle")
+#: What a point is read on: a registered task's held-out sets (``cue``, ``recall``: the tournament's test sets of the
+#: point's own ``task``, its default; ``test_lengths`` are lengths), ``long`` (the cue task read by the streaming
+#: reader, lengths up to 10^6 and beyond) and ``needle`` (one marked token; the ``test_lengths`` are its offsets
+#: ``r`` from the query); see :mod:`poskernels.experiments.long_context`.  ``long`` and ``needle`` read cue heads.
+TEST_TASKS = (*tournament_tasks(), "long", "needle")
 
 #: transformers' names for settings that are the same thing here (a RoPE head's base is its ``rope_theta``).
 ALIASES: dict[str, str] = {"rope_theta": "base"}
@@ -222,7 +224,11 @@ def add_scheme_settings() -> None:
 def _check_alone(key: str, value) -> None:
     """Run the configuration's own validator on one setting, the others at their defaults."""
     part = SETTINGS[key].part
-    if part == "head":
+    if key == "task":
+        tasks = tournament_tasks()
+        if value not in tasks:
+            raise PosKernelsError(f"unknown task {value!r}{did_you_mean(value, tasks)}; accepted: {', '.join(tasks)}")
+    elif part == "head":
         HeadConfig(**{key: value})
     elif part == "scheme":
         scheme_settings()[key].check(key, value)
@@ -250,9 +256,26 @@ def _defaults(preset: str) -> dict:
     return {**point, "seed": 0, **{k: (list(v) if isinstance(v, list) else v) for k, v in DEFAULT_EVAL.items()}}
 
 
+def _follow_task(point: dict, given) -> dict:
+    """The point's reading follows its task where the grid does not say: its held-out sets (``test_task``), its
+    lengths, and an embedding that reads its ids (a recall head trains with ``"table"``)."""
+    spec = tournament_tasks()[point["task"]]
+    if "test_task" not in given:
+        point["test_task"] = spec.name
+    if "test_lengths" not in given:
+        point["test_lengths"] = list(spec.lengths)
+    if "embedding" not in given and point["embedding"] not in spec.layout.embeddings:
+        point["embedding"] = spec.layout.embeddings[0]
+    return point
+
+
 def head_config(point: dict) -> HeadConfig:
-    """The head of a point: its ``"head"`` settings, and its ``"scheme"`` settings as the head's ``settings``."""
+    """The head of a point: its ``"head"`` settings, its ``"scheme"`` settings as the head's ``settings``, and the
+    vocabulary and classes of its task's layout (:func:`poskernels.tasks.registry.layout_of`)."""
+    layout = layout_of(point.get("task", "cue"))
     return HeadConfig(
+        vocab=layout.vocab,
+        n_classes=layout.n_classes,
         **{k: point[k] for k, s in SETTINGS.items() if s.part == "head"},
         settings={k: point[k] for k, s in SETTINGS.items() if s.part == "scheme" and k in point},
     )
@@ -355,7 +378,7 @@ def parse_grid(text: str, name: str = "<grid>") -> Grid:
     points, keys, skipped = [], set(), 0
     for i, axes in enumerate(axes_of_blocks or [{}]):
         for combo in itertools.product(*axes.values()):
-            point = {**base, **fixed, **dict(zip(axes, combo))}
+            point = _follow_task({**base, **fixed, **dict(zip(axes, combo))}, {*fixed, *axes})
             if point["extension"] != "none" and not SCHEMES[point["scheme"]].rotary:
                 skipped += 1  # an extension map re-reads a RoPE head only
                 continue
@@ -396,6 +419,12 @@ def _span(axes: dict) -> int:
 
 def _check_point(r: _Reader, point: dict, axes: dict, index: int) -> None:
     """Cross-setting checks of one combination; the error names one of the settings involved."""
+    streamed = point["test_task"] in ("long", "needle") and point["task"] == "cue"  # the streaming reader: cue heads
+    if point["test_task"] != point["task"] and not streamed:
+        key = "test_task" if "test_task" in axes else ("task" if "task" in axes else None)
+        r.fail(f"a head trained on task {point['task']!r} is read on that task's test sets (test_task = "
+               f"{point['task']!r}; 'long' and 'needle' read cue heads); got test_task = {point['test_task']!r}",
+               "grid" if key else "fixed", key or "test_task", index if key else 0)  # fmt: skip
     longest = max(point["test_lengths"])  # a needle at offset r is read in max(n_train, r + 1) tokens
     longest = max(point["n_train"], longest + 1) if point["test_task"] == "needle" else longest
     try:  # the test set of the longest length: (test_size, n) tokens, before a worker allocates it

@@ -1,8 +1,8 @@
 """One grid point: its key, its head, its test sequences, and the job a worker runs.
 
 A point (a dict over :data:`poskernels.sweep.grid.SETTINGS`) is trained and read with the code of
-``poskernels reproduce``: :func:`poskernels.model.train.train` on the cue task, then
-:func:`poskernels.model.train.evaluate` on the tournament's test sequences at each test length
+``poskernels reproduce``: :func:`poskernels.model.train.train` on its ``task`` (the cue task by default, any
+registered one), then :func:`poskernels.model.train.evaluate` on that task's test sequences at each test length
 (:func:`poskernels.experiments.tournament.heldout`: the same for every scheme and seed), through
 :func:`~poskernels.experiments.tournament.rescaled_reading` for a RoPE head re-read with an
 extension map (``kappa = max(1, n / L)``).  A tournament point of a sweep therefore gives the
@@ -34,7 +34,8 @@ from .grid import SETTINGS, head_config
 
 __all__ = ["CODE_VERSION", "TASK", "group_jobs", "group_stacks", "point_key", "run_job", "train_config"]
 
-#: The training stream of every point (the tournament's cue task).
+#: The task of a point that names none (the tournament's cue task); a point's own ``task`` setting wins, and a cue
+#: point's key is the one it had before the setting existed.
 TASK = "cue"
 
 #: The test tasks read by the streaming reader: the grid's ``test_task`` -> the long-context measurement it runs
@@ -89,7 +90,7 @@ def point_key(point: dict) -> str:
 
 
 def train_config(point: dict) -> TrainConfig:
-    """The :class:`TrainConfig` of a point (its head and Adam settings on the cue task).
+    """The :class:`TrainConfig` of a point (its head and Adam settings on its task).
 
     Parameters
     ----------
@@ -108,7 +109,7 @@ def train_config(point: dict) -> TrainConfig:
     30
     """
     head = head_config(point)
-    return TrainConfig(head=head, task=TASK, **{k: point[k] for k, s in SETTINGS.items() if s.part == "train"})
+    return TrainConfig(head=head, **{"task": TASK, **{k: point[k] for k, s in SETTINGS.items() if s.part == "train"}})
 
 
 def _training_key(point: dict) -> str:
@@ -230,7 +231,7 @@ def run_job(job: dict) -> dict:
                 task = LONG_TASKS[point["test_task"]]
                 accuracy[str(n)] = read_head(head, extension, task, n, point["test_size"], point["test_seed"])
                 continue
-            tokens, targets = heldout(n, point["test_size"], point["test_seed"])
+            tokens, targets = heldout(n, point["test_size"], point["test_seed"], task=point["test_task"])
             reading = PLAIN if extension == "none" else rescaled_reading(head, extension, n)
             accuracy[str(n)] = float(evaluate(head, tokens, targets, reading=reading))
         results[key] = {

@@ -1,23 +1,37 @@
-"""Training streams by name: ``sampler(rng, batch, n) -> (tokens (batch, n), targets (batch,))``.
+"""The tasks by name: one :class:`~poskernels.tasks.spec.TaskSpec` record each.
 
-The trainer (:func:`poskernels.model.train.train`) draws a fresh batch from the stream named by
-``TrainConfig.task`` at every step.  :data:`TASKS` is built here, explicitly (no module registers itself at
-import); :func:`register_task` adds a stream at run time, and a caller can also pass a sampler to ``train``
-directly (the filings heads train so).
+The trainer (:func:`poskernels.model.train.train`) draws a fresh batch from the stream of the task named by
+``TrainConfig.task`` at every step; the tournament, the diagnostics and the sweep read the same record's layout
+and held-out sets.  :data:`TASKS` is built here, explicitly (no module registers itself at import):
+
+* ``cue``: the article's cue task (:mod:`poskernels.tasks.cue`), with its exact bag reader;
+* ``recall``: associative recall, MQAR's single-query form (:mod:`poskernels.tasks.recall`), with its bag reader.
+
+:func:`register_task` adds a record (or a bare training stream) at run time, and a caller can also pass a
+sampler to ``train`` directly (the filings heads train so).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from ..errors import PosKernelsError, check_name
-from .cue import cue_batch
+from .cue import N_SYMBOLS, bag_reader_score, cue_batch, cue_vocab, query_token, token_id
+from .recall import N_KEYS, N_VALUES, recall_batch, recall_vocab
+from .recall import bag_reader_score as recall_bag_reader
+from .spec import Layout, Sampler, TaskSpec
 
-__all__ = ["TASKS", "Sampler", "get_task", "register_task"]
-
-Sampler = Callable[[np.random.Generator, int, int], tuple[np.ndarray, np.ndarray]]
+__all__ = [
+    "CUE",
+    "RECALL",
+    "TASKS",
+    "Sampler",
+    "get_spec",
+    "get_task",
+    "layout_of",
+    "register_task",
+    "tournament_tasks",
+]
 
 
 def _cue(rng: np.random.Generator, batch: int, n: int):
@@ -28,29 +42,119 @@ def _cue(rng: np.random.Generator, batch: int, n: int):
     return cue_batch(rng, batch, n, dtype=np.uint8)
 
 
-#: Registered streams.  The name is part of a trained head's cache key.
-TASKS: dict[str, Sampler] = {"cue": _cue}
+def _cue_test(rng: np.random.Generator, batch: int, n: int):
+    """The cue task's held-out sequences, ``int64`` tokens."""
+    return cue_batch(rng, batch, n)
 
 
-def register_task(name: str, sampler: Sampler) -> Sampler:
-    """Register ``sampler`` under ``name`` (re-registering the same function is a no-op).
+def _recall(rng: np.random.Generator, batch: int, n: int):
+    """Associative recall: 8 pairs of 16 keys and 16 values (:func:`poskernels.tasks.recall.recall_batch`)."""
+    return recall_batch(rng, batch, n)
 
-    >>> register_task("cue", TASKS["cue"]) is TASKS["cue"]
+
+#: The article's cue task: ids ``s``, ``S + s`` (marked), ``2 S`` (the query); read at 32 to 256.
+CUE = TaskSpec(
+    name="cue",
+    sampler=_cue,
+    layout=Layout(
+        vocab=cue_vocab(N_SYMBOLS),
+        n_classes=N_SYMBOLS,
+        queries=(query_token(N_SYMBOLS),),
+        cues=tuple(token_id(np.arange(N_SYMBOLS), True).tolist()),
+        embeddings=("factored", "table"),
+    ),
+    title="cue task",
+    test_batch=_cue_test,
+    lengths=(32, 64, 128, 256),
+    exact_reader=bag_reader_score,
+)
+
+#: Associative recall: values ``0..V-1``, keys ``V..V+K-1`` (the query is one), the pad ``V + K``.
+RECALL = TaskSpec(
+    name="recall",
+    sampler=_recall,
+    layout=Layout(
+        vocab=recall_vocab(N_KEYS, N_VALUES),
+        n_classes=N_VALUES,
+        queries=tuple(range(N_VALUES, N_VALUES + N_KEYS)),
+        cues=tuple(range(N_VALUES)),
+        embeddings=("table",),
+    ),
+    title="associative recall",
+    lengths=(32, 64, 128, 256),
+    exact_reader=recall_bag_reader,
+)
+
+#: Registered tasks.  The name is part of a trained head's cache key.
+TASKS: dict[str, TaskSpec] = {spec.name: spec for spec in (CUE, RECALL)}
+
+
+def register_task(task: TaskSpec | str, sampler: Sampler | None = None) -> TaskSpec:
+    """Register a task record, or a bare training stream ``register_task(name, sampler)``.
+
+    Re-registering the same record (or the same stream under its name) is a no-op.
+
+    >>> register_task(CUE) is TASKS["cue"]
+    True
+    >>> register_task("cue", TASKS["cue"].sampler) is TASKS["cue"]
     True
     """
-    if not isinstance(name, str) or not name:
-        raise PosKernelsError(f"a task name must be a non-empty string; got {name!r}")
-    if name in TASKS and TASKS[name] is not sampler:
-        raise PosKernelsError(f"task {name!r} is already registered with another sampler; pick another name")
-    TASKS[name] = sampler
-    return sampler
+    if isinstance(task, str):
+        if not task:
+            raise PosKernelsError(f"a task name must be a non-empty string; got {task!r}")
+        if task in TASKS and TASKS[task].sampler is sampler:
+            return TASKS[task]
+        if not callable(sampler):
+            raise PosKernelsError(f"a task's sampler must be callable (rng, batch, n); got {sampler!r}")
+        task = TaskSpec(name=task, sampler=sampler)
+    if not isinstance(task, TaskSpec) or not isinstance(task.name, str) or not task.name:
+        raise PosKernelsError(f"a task must be a TaskSpec with a non-empty name, or a name and a sampler; got {task!r}")
+    if task.name in TASKS and TASKS[task.name] != task:
+        raise PosKernelsError(f"task {task.name!r} is already registered with another sampler; pick another name")
+    TASKS[task.name] = task
+    return task
+
+
+def get_spec(name: str) -> TaskSpec:
+    """The record registered under ``name``.
+
+    >>> get_spec("recall").layout.vocab, get_spec("cue").layout.query
+    (33, 16)
+    """
+    return TASKS[check_name("task", name, TASKS)]
 
 
 def get_task(name: str) -> Sampler:
-    """The sampler registered under ``name``.
+    """The training stream of the task registered under ``name``.
 
     >>> tokens, targets = get_task("cue")(np.random.default_rng(0), 2, 8)
     >>> tokens.shape, targets.shape
     ((2, 8), (2,))
     """
-    return TASKS[check_name("task", name, TASKS)]
+    return get_spec(name).sampler
+
+
+def tournament_tasks() -> dict[str, TaskSpec]:
+    """The registered tasks a tournament can read: those with a layout (a bare stream has no test sets).
+
+    >>> sorted(tournament_tasks())
+    ['cue', 'recall']
+    """
+    return {name: spec for name, spec in TASKS.items() if spec.layout is not None}
+
+
+def layout_of(task: str) -> Layout:
+    """The layout of the task a head trained on, by the head's ``TrainConfig.task``.
+
+    A stream outside the registry (the filings', named by their corpus digest) spells its tokens in the cue
+    task's layout (:mod:`poskernels.tasks.filings`), and is read in it.
+
+    >>> layout_of("cue").query, layout_of("filings-s7-0123").vocab, layout_of("recall").cues[:3]
+    (16, 17, (0, 1, 2))
+    """
+    spec = TASKS.get(task)
+    if spec is None:
+        return CUE.layout
+    if spec.layout is None:
+        raise PosKernelsError(f"task {task!r} is a training stream only: it has no layout to read a head in")
+    return spec.layout
