@@ -14,27 +14,9 @@ import torch.nn.functional as F
 from poskernels.cli import main
 from poskernels.probe import past_window as pw
 from poskernels.probe.past_window_report import render
-from probe_models import save_tokenizer
+from probe_models import tiny_llama
 
 T, WINDOW = 128, 64
-
-
-def tiny_llama(folder, window: int = 64, seed: int = 0):
-    """A 2-layer random Llama with a training window of ``window`` positions (head dim 16, base 1e4), saved as
-    safetensors and config.json with the word-level tokenizer; its weights drawn wide (``initializer_range`` 0.3)
-    so that its attention is sharp and its loss depends on the positions' rotation."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=window,
-                      rope_parameters={"rope_type": "default", "rope_theta": 10_000.0}, initializer_range=0.3,
-                      architectures=["LlamaForCausalLM"])  # fmt: skip
-    torch.manual_seed(seed)
-    model = LlamaForCausalLM(cfg)
-    model.save_pretrained(folder)
-    save_tokenizer(folder)
-    return model
 
 
 def _direct_losses(folder):
