@@ -105,7 +105,7 @@ def test_the_training_forward_is_a_factoring_of_the_score(scheme):
 def test_the_rebound_polynomial_is_the_score():
     # Proposition 3 (iii): the rebound's polynomial at -r over tau is the score of the mean marked key at offset r
     cfg = HeadConfig(scheme="rope")
-    head = SimpleNamespace(head=cfg, params=_heavy(cfg, 5))
+    head = SimpleNamespace(head=cfg, params=_heavy(cfg, 5), config=SimpleNamespace(task="cue"))
     T = token_table(head.params, cfg)
     t = np.full(256, 300.0)
     r = np.arange(256.0)
