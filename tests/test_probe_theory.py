@@ -76,3 +76,29 @@ def test_bad_arrays_are_refused():
         E.toeplitz_defect(np.zeros((2, 2)))
     with pytest.raises(PosKernelsError, match="scores must end with shape"):
         E.kernel_by_offset(np.ones((2, 3)), [0, 1], [0, 1], 1)
+
+
+@pytest.mark.parametrize("heads, S, T, d", [(1, 1, 5, 2), (3, 40, 96, 16), (2, 7, 300, 64)])
+def test_the_fft_plane_split_is_the_direct_one(heads, S, T, d):
+    # the probe's engine (a cross-correlation by FFT, every head at once) against the readable definition
+    rng = np.random.default_rng(T)
+    q, k = rng.standard_normal((heads, S, d)) * 30, rng.standard_normal((heads, T, d))
+    sample = np.sort(rng.choice(T, S, replace=False))
+    fast = E.plane_kernels_causal(q, k, sample)
+    assert fast.shape == (heads, d // 2, T)
+    for h in range(heads):
+        direct = E.plane_kernels(q[h], k[h], sample, np.arange(T), T - 1)
+        assert np.array_equal(np.isnan(fast[h]), np.isnan(direct))
+        scale = np.nanmax(np.abs(direct))
+        assert np.nanmax(np.abs(fast[h] - direct)) <= 1e-12 * scale
+
+
+REFUSED = [((3, 4), (6, 5), [0, 1, 2]), ((3, 3), (6, 3), [0, 1, 2]), ((3, 4), (6, 4), [0, 1, 6]),
+           ((3, 4), (6, 4), [0, 1]), ((2, 3, 4), (3, 6, 4), [0, 1, 2]), ((3, 4), (6, 4), [0.5, 1, 2]),
+           ((3, 4), (6, 4), [-1, 1, 2]), ((4,), (6, 4), [0])]  # fmt: skip
+
+
+@pytest.mark.parametrize("q_shape, k_shape, pos", REFUSED)
+def test_the_fft_plane_split_refuses_what_it_cannot_read(q_shape, k_shape, pos):
+    with pytest.raises(PosKernelsError):
+        E.plane_kernels_causal(np.ones(q_shape), np.ones(k_shape), np.array(pos))

@@ -80,9 +80,9 @@ class LayerReducer:
         theta, L = self.rope.get(layer, (None, 0))
         pos = np.arange(self.T)
         heads = []
+        split = E.plane_kernels_causal(qn[:, self.query_pos] * cap.scaling, kn, self.query_pos)  # (H, P, T)
         for h in range(H):
-            planes = E.plane_kernels(qn[h, self.query_pos] * cap.scaling, kn[h], self.query_pos, np.arange(self.T),
-                                     self.T - 1)  # fmt: skip
+            planes = split[h]
             heads.append({
                 "kernel": _r(mean[h, self.dense], 4),
                 "kernel_error": float(np.nanmean(err[h])),

@@ -32,6 +32,7 @@ __all__ = [
     "kernel_by_offset",
     "plane_energies",
     "plane_kernels",
+    "plane_kernels_causal",
     "polynomial_rebound",
     "previous_token_share",
     "random_defects",
@@ -162,6 +163,66 @@ def plane_kernels(q: ArrayLike, k: ArrayLike, query_pos: ArrayLike, key_pos: Arr
     P = q.shape[1] // 2
     prod = np.einsum("spc,tpc->pst", q.reshape(len(q), P, 2), k.reshape(len(k), P, 2))  # (P, S, T)
     return kernel_by_offset(prod, query_pos, key_pos, max_offset)[0]
+
+
+def plane_kernels_causal(q: ArrayLike, k: ArrayLike, query_pos: ArrayLike) -> np.ndarray:
+    """:func:`plane_kernels` for keys at ``0..T-1`` read to the longest offset ``T - 1``, query by query, every
+    head at once.
+
+    The same means as ``plane_kernels(q[h], k[h], query_pos, np.arange(T), T - 1)`` for each head ``h``, without
+    the ``(d/2, S, T)`` array of every plane's product: the sum at offset ``r`` over the queries, ``sum_t q_t
+    k_{t - r}``, is a cross-correlation of the queries placed at their positions with the keys, read by FFT on
+    ``2 T`` points (so nothing wraps) in ``O(d T log T)`` a head.  The probe reads every head so
+    (``benchmarks/bench_probe.py``); the FFT rounds differently from the direct sums, so the two agree to rounding
+    (``tests/test_probe_theory.py``).
+
+    Parameters
+    ----------
+    q : array_like, shape (..., S, d)
+        Rotated queries, ``d`` even, at the positions ``query_pos``; leading axes (heads) as ``k``'s.
+    k : array_like, shape (..., T, d)
+        Rotated keys at positions ``0..T-1``.
+    query_pos : array_like of int, shape (S,)
+        The queries' positions, each in ``[0, T)``.
+
+    Returns
+    -------
+    ndarray, shape (..., d/2, T)
+        Plane ``p``'s mean share of ``<q_t, k_j>`` at offset ``r = t - j``; NaN where no pair has that offset.
+
+    Raises
+    ------
+    PosKernelsError
+        If the shapes do not match, ``d`` is odd, or a query position is outside ``[0, T)``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> q, k, t = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 6, 4)), np.array([1, 4, 5])
+    >>> fast = plane_kernels_causal(q, k, t)  # (2 heads, 2 planes, 6 offsets)
+    >>> fast.shape, bool(np.allclose(fast[1], plane_kernels(q[1], k[1], t, np.arange(6), 5), rtol=1e-12, atol=1e-12))
+    ((2, 2, 6), True)
+    """
+    q, k = check_array("q", q), check_array("k", k)
+    same = q.ndim >= 2 and q.ndim == k.ndim and q.shape[:-2] == k.shape[:-2] and q.shape[-1] == k.shape[-1]
+    if not same or q.shape[-1] % 2:
+        raise PosKernelsError(
+            f"q and k must be (..., S, d) and (..., T, d) with one even d; got {q.shape} and {k.shape}"
+        )
+    T, P, lead = k.shape[-2], q.shape[-1] // 2, q.shape[:-2]
+    t = np.asarray(query_pos)
+    inside = t.size == 0 or (np.issubdtype(t.dtype, np.integer) and t.min() >= 0 and t.max() < T)
+    if t.shape != (q.shape[-2],) or not np.issubdtype(t.dtype, np.integer) or not inside:
+        raise PosKernelsError(f"query_pos must be {q.shape[-2]} integers in [0, {T}); got {query_pos!r}")
+    placed = np.zeros(lead + (2 * T, q.shape[-1]))  # the queries at their positions, zero elsewhere and past T
+    np.add.at(placed, (..., t, slice(None)), q)
+    spectrum = np.fft.rfft(placed, axis=-2) * np.conj(np.fft.rfft(k, n=2 * T, axis=-2))
+    summed = np.fft.irfft(spectrum, n=2 * T, axis=-2)[..., :T, :]  # sum_t q_t k_{t - r} at r = 0..T-1 (no wrap)
+    total = summed.reshape(lead + (T, P, 2)).sum(-1)  # (..., T, P)
+    count = (t[:, None] >= np.arange(T)).sum(0).astype(float)  # queries that reach offset r
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = np.where(count[:, None] > 0, total, np.nan)
+        return np.swapaxes(total / count[:, None], -1, -2)  # (..., P, T); NaN where no query reaches the offset
 
 
 def plane_energies(x: ArrayLike) -> np.ndarray:
