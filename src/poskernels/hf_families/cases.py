@@ -218,10 +218,10 @@ def enumerate_families(rope_types=None, progress: bool = False, model_types=None
     [('LlamaRotaryEmbedding', 'default', 'agrees'), ('LlamaRotaryEmbedding', 'yarn', 'agrees')]
     >>> {c.status for c in cases}
     {'agrees'}
-    >>> enumerate_families(model_types=("lama",))
+    >>> enumerate_families(model_types=("lama",))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: model_types must be a sequence of transformers' model types (e.g. ('llama',)); got ('lama',), where 'lama' is not one
+    poskernels.errors.PosKernelsError: model_types must be a sequence of ...; got ('lama',), where 'lama' is not one
     """
     rope_types = (DEFAULT_TYPE, *TYPE_OPTIONS) if rope_types is None else rope_types
     import torch
