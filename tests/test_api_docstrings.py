@@ -50,7 +50,6 @@ NOT_YET = (
     "poskernels.rope_keys",
     "poskernels.scheme_cli",
     "poskernels.sweep",
-    "poskernels.tasks",
     "poskernels.theory.empirical",
 )
 

@@ -35,8 +35,31 @@ TASKS: dict[str, Sampler] = {"cue": _cue}
 def register_task(name: str, sampler: Sampler) -> Sampler:
     """Register ``sampler`` under ``name`` (re-registering the same function is a no-op).
 
+    Parameters
+    ----------
+    name : str
+        The stream's name, as ``TrainConfig.task`` gives it (part of a trained head's cache key).
+    sampler : callable
+        ``sampler(rng, batch, n) -> (tokens (batch, n), targets (batch,))``.
+
+    Returns
+    -------
+    callable
+        ``sampler``, so that the function can decorate one.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``name`` is not a non-empty string, or is registered with another sampler.
+
+    Examples
+    --------
     >>> register_task("cue", TASKS["cue"]) is TASKS["cue"]
     True
+    >>> register_task("cue", lambda rng, batch, n: None)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: task 'cue' is already registered with another sampler; pick another name
     """
     if not isinstance(name, str) or not name:
         raise PosKernelsError(f"a task name must be a non-empty string; got {name!r}")
@@ -49,8 +72,29 @@ def register_task(name: str, sampler: Sampler) -> Sampler:
 def get_task(name: str) -> Sampler:
     """The sampler registered under ``name``.
 
+    Parameters
+    ----------
+    name : str
+        A key of :data:`TASKS`.
+
+    Returns
+    -------
+    callable
+        ``sampler(rng, batch, n) -> (tokens (batch, n), targets (batch,))``.
+
+    Raises
+    ------
+    PosKernelsError
+        If no stream has that name.
+
+    Examples
+    --------
     >>> tokens, targets = get_task("cue")(np.random.default_rng(0), 2, 8)
     >>> tokens.shape, targets.shape
     ((2, 8), (2,))
+    >>> get_task("cu")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown task 'cu' (did you mean 'cue'?); accepted: cue
     """
     return TASKS[check_name("task", name, TASKS)]
