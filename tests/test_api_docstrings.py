@@ -44,7 +44,6 @@ NOT_YET = (
     "poskernels.lab",
     "poskernels.model",
     "poskernels.page",
-    "poskernels.pool",
     "poskernels.probe",
     "poskernels.rope_config",
     "poskernels.rope_keys",
