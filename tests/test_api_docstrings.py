@@ -42,7 +42,6 @@ NOT_YET = (
     "poskernels.experiments",
     "poskernels.hf_families",
     "poskernels.lab",
-    "poskernels.model",
     "poskernels.page",
     "poskernels.probe",
     "poskernels.rope_config",
