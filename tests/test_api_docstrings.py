@@ -37,7 +37,6 @@ NOT_YET = (
     "poskernels.census_data",
     "poskernels.census_table",
     "poskernels.claims",
-    "poskernels.cli",
     "poskernels.errors",
     "poskernels.experiments",
     "poskernels.hf_families",
