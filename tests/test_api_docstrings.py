@@ -34,7 +34,6 @@ NOT_YET = (
     "poskernels.advise_cli",
     "poskernels.census_cli",
     "poskernels.census_data",
-    "poskernels.census_table",
     "poskernels.claims",
     "poskernels.errors",
     "poskernels.experiments",
