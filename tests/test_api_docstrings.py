@@ -43,7 +43,6 @@ NOT_YET = (
     "poskernels.probe",
     "poskernels.rope_config",
     "poskernels.rope_keys",
-    "poskernels.scheme_cli",
     "poskernels.sweep",
 )
 
