@@ -98,6 +98,30 @@ def advised_config(raw: dict, block: dict, max_pos: int, layers: dict | None = N
     """``raw`` with its RoPE replaced by ``block`` (and ``max_position_embeddings``), ready to save as config.json.
 
     ``layers`` (a per-layer-type config): the whole per-layer dict to write; ``block`` is already in it.
+
+    Parameters
+    ----------
+    raw : dict
+        The model's ``config.json`` (a multimodal one's ``text_config`` is the part rewritten); not modified.
+    block : dict
+        The ``rope_parameters`` to write.
+    max_pos : int
+        The ``max_position_embeddings`` to write.
+    layers : dict, optional
+        The per-layer-type ``rope_parameters`` to write instead of ``block``.
+
+    Returns
+    -------
+    dict
+        A copy of ``raw`` with its old RoPE keys (``rope_scaling``, ``rope_theta``, ...) removed and the new ones
+        set.
+
+    Examples
+    --------
+    >>> raw = {"model_type": "llama", "rope_theta": 10000.0, "max_position_embeddings": 4096}
+    >>> advised_config(raw, {"rope_type": "linear", "rope_theta": 10000.0, "factor": 4.0}, 16384)
+    {'model_type': 'llama', 'max_position_embeddings': 16384,
+     'rope_parameters': {'rope_type': 'linear', 'rope_theta': 10000.0, 'factor': 4.0}}
     """
     out, text = text_of(raw)
     for key in ("rope_scaling", "rope_theta", "original_max_position_embeddings", "rope_local_base_freq"):
@@ -235,6 +259,28 @@ def advise(spec, target_length: int, layer_type: str | None = None) -> dict:
     A config with one RoPE per layer type is advised per layer type (``layer_type``: only that one):
     ``{"config", "target_length", "layer_types": {NAME: advice}}``.
 
+    Parameters
+    ----------
+    spec : str, path or dict
+        A bundled config's name, a ``config.json`` path (or its model folder), or the config as a dict.
+    target_length : int
+        The context length to reach, ``N``.
+    layer_type : str, optional
+        One layer type of a per-layer-type config.
+
+    Returns
+    -------
+    dict
+        ``config``, ``training_length``, ``target_length``, ``maps`` (per rope type: its ``rope_parameters``,
+        ``max_position_embeddings``, ``how``, census ``verdicts``, ``rank`` and ``why``), ``recommended`` and the
+        maps not advised with why; per layer type under ``layer_types`` for a per-layer-type config.
+
+    Raises
+    ------
+    PosKernelsError
+        If the config cannot be read or has no RoPE, ``target_length`` is not a positive integer, or
+        ``layer_type`` does not match the config.
+
     Examples
     --------
     >>> a = advise("llama-2-7b", 16384)
@@ -319,6 +365,23 @@ def _render_maps(data: dict) -> list[str]:
 
 
 def render(data: dict) -> str:
+    """The advice as text (what ``poskernels advise`` prints).
+
+    Parameters
+    ----------
+    data : dict
+        :func:`advise`'s result.
+
+    Returns
+    -------
+    str
+        The header, then each advised map best first with its block to paste and why it ranks there.
+
+    Examples
+    --------
+    >>> render(advise("llama-2-7b", 16384)).splitlines()[0]
+    'advise: llama-2-7b, training length L = 4096, target N = 16384'
+    """
     if "layer_types" in data:
         lines = [f"advise: {data['config']}, one RoPE per layer type, target N = {data['target_length']}"]
         for lt, a in data["layer_types"].items():
@@ -339,7 +402,25 @@ def render(data: dict) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Arguments of ``poskernels advise``."""
+    """Arguments of ``poskernels advise``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_arguments(p)
+    >>> a = p.parse_args(["llama-2-7b", "--target-length", "16384"])
+    >>> a.config, a.target_length, a.json, a.layer_type
+    ('llama-2-7b', 16384, None, None)
+    """
     p.add_argument("config", metavar="CONFIG", help="a config.json path or a bundled name")
     p.add_argument("--target-length", type=int, required=True, metavar="N", help="the context length to reach")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the advice as JSON ('-': JSON alone)")
@@ -347,7 +428,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``poskernels advise``: every check happens before anything is printed or written."""
+    """Run ``poskernels advise``: every check happens before anything is printed or written.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        As :func:`add_arguments`'s options parse them.
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    PosKernelsError
+        As :func:`advise`, or an output that cannot be written.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> p = argparse.ArgumentParser()
+    >>> add_arguments(p)
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     status = run(p.parse_args(["llama-2-7b", "--target-length", "16384"]))
+    >>> status, out.getvalue().splitlines()[0]
+    (0, 'advise: llama-2-7b, training length L = 4096, target N = 16384')
+    """
     data = advise(args.config, args.target_length, getattr(args, "layer_type", None))
     path = config_path(args.config)  # a model folder: its config.json
     config = str(path) if path.is_file() else None  # a bundled name is not a file

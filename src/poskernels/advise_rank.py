@@ -37,7 +37,18 @@ CHANGED = 0.01
 
 
 def criterion() -> str:
-    """The ranking's criterion in words, its tie-break in the order of the registered maps."""
+    """The ranking's criterion in words, its tie-break in the order of the registered maps.
+
+    Returns
+    -------
+    str
+        The five steps of the ranking, as ``advise`` prints them.
+
+    Examples
+    --------
+    >>> criterion().startswith("ranked by: (1) the map the weights were trained with")
+    True
+    """
     return (
         "ranked by: (1) the map the weights were trained with (kept when it reaches N, else rescaled); (2) fewest "
         "planes reading angles training never produced (Theorem 5 (i)); (3) fewest planes that turned a whole circle "
@@ -55,6 +66,36 @@ def block_for(rope_type: str, cfg, N: int) -> tuple[dict | None, int, str]:
 
     Returns ``(None, 0, why)`` when the map is not advised (dynamic where it would lower
     ``max_position_embeddings``).  ``how`` is ``kept``, ``rescaled`` or ``written`` (a map the model did not ship).
+
+    Parameters
+    ----------
+    rope_type : str
+        A registered rope type (``"linear"``, ``"yarn"``, ...).
+    cfg : RopeConfig
+        The model's RoPE (:func:`poskernels.rope_config.parse_config`).
+    N : int
+        The target length.
+
+    Returns
+    -------
+    block : dict or None
+        The ``rope_parameters`` to write.
+    max_position_embeddings : int
+        The value to write beside it.
+    how : str
+        ``kept``, ``rescaled`` or ``written``; why not, when ``block`` is None.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``rope_type`` is not a registered rope type.
+
+    Examples
+    --------
+    >>> from poskernels.rope_config import load_config
+    >>> block_for("yarn", load_config("llama-3-8b"), 32768)
+    ({'rope_type': 'yarn', 'rope_theta': 500000.0, 'factor': 4.0, 'original_max_position_embeddings': 8192},
+     32768, 'written')
     """
     own, spec = spec_of(cfg.rope_type), spec_of(rope_type)
     if own.alone and spec is not own:  # proportional RoPE: its own map alone
@@ -67,6 +108,22 @@ def block_for(rope_type: str, cfg, N: int) -> tuple[dict | None, int, str]:
 def changed_planes(trained: np.ndarray, inv_freq: np.ndarray, turned: np.ndarray) -> list[int]:
     """Planes that turned a whole circle in training (``turned``) whose frequency moves by more than :data:`CHANGED`.
 
+    Parameters
+    ----------
+    trained : ndarray, shape (P,)
+        The trained frequencies.
+    inv_freq : ndarray, shape (P,)
+        A map's frequencies.
+    turned : ndarray of bool, shape (P,)
+        The planes that turned a whole circle within the training length.
+
+    Returns
+    -------
+    list of int
+        Those planes, moved by more than :data:`CHANGED` (relative).
+
+    Examples
+    --------
     >>> changed_planes(np.array([1.0, 0.1]), np.array([1.0, 0.05]), np.array([True, True]))
     [1]
     """
@@ -90,7 +147,32 @@ _SAID = (
 
 
 def rank(rows: dict, order: tuple) -> list[str]:
-    """The advised maps best first (:data:`CRITERION`); each row gets ``rank`` and ``why`` (its place, in words)."""
+    """The advised maps best first (:data:`CRITERION`); each row gets ``rank`` and ``why`` (its place, in words).
+
+    Parameters
+    ----------
+    rows : dict of str to dict
+        By rope type: ``how`` (see :func:`block_for`) and ``verdicts`` (``unseen_planes``, ``planes_changed``,
+        ``first_negative_offset``); updated in place.
+    order : tuple of str
+        The registered maps' order, the last tie-break.
+
+    Returns
+    -------
+    list of str
+        The rope types, best first.
+
+    Examples
+    --------
+    >>> def row(moved):
+    ...     return {"how": "written", "verdicts": {"unseen_planes": [], "planes_changed": moved,
+    ...                                            "first_negative_offset": 100}}
+    >>> rows = {"linear": row([1, 2]), "yarn": row([1])}
+    >>> rank(rows, ("linear", "yarn")), rows["linear"]["rank"]
+    (['yarn', 'linear'], 2)
+    >>> rows["linear"]["why"].split(";")[0]
+    'below yarn: more trained planes have their frequency moved (2 against 1)'
+    """
     pos = {t: i for i, t in enumerate(order)}
     ranked = sorted(rows, key=lambda t: (*_key(rows[t]), pos[t]))
     for i, t in enumerate(ranked):

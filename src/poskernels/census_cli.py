@@ -88,7 +88,18 @@ def _table(headers: list[str], rows: list[list[str]], width: int | None = None, 
 
 
 def terminal_width() -> int:
-    """The terminal's width, held within 80..120 columns (100 when it cannot be told)."""
+    """The terminal's width, held within 80..120 columns (100 when it cannot be told).
+
+    Returns
+    -------
+    int
+        Columns.
+
+    Examples
+    --------
+    >>> 80 <= terminal_width() <= 120
+    True
+    """
     return max(80, min(120, shutil.get_terminal_size((100, 24)).columns))
 
 
@@ -215,6 +226,18 @@ def _map_names(maps: dict) -> list[str]:
 def census_lines(data: dict) -> list[str]:
     """The lines above the plane table of one census: what was read, and what it means for the target length.
 
+    Parameters
+    ----------
+    data : dict
+        One RoPE's census (:func:`census`).
+
+    Returns
+    -------
+    list of str
+        The header lines.
+
+    Examples
+    --------
     >>> from poskernels.rope_config import load_config
     >>> lines = census_lines(census(load_config("mistral-7b"), scan_base=False))
     >>> next(line for line in lines if line.startswith("critical dimension"))[:41]
@@ -237,7 +260,28 @@ def census_lines(data: dict) -> list[str]:
 
 
 def render_census(data: dict, width: int | None = 100) -> str:
-    """The census as text: a header, one row per plane (map columns wrapped to ``width``), the summary lines."""
+    """The census as text: a header, one row per plane (map columns wrapped to ``width``), the summary lines.
+
+    Parameters
+    ----------
+    data : dict
+        A census (:func:`census`, or :func:`census_all`'s per-layer-type form).
+    width : int or None
+        Columns the table is wrapped to.
+
+    Returns
+    -------
+    str
+        What ``poskernels census`` prints.
+
+    Examples
+    --------
+    >>> from poskernels.rope_config import load_config
+    >>> data = census(load_config("mistral-7b"), scan_base=False)
+    >>> text = render_census(data, 100)
+    >>> text.splitlines()[0], max(len(line) for line in text.splitlines()) <= 100
+    ('RoPE census: mistral-7b (mistral)', True)
+    """
     if "layer_types" in data:
         return "\n\n".join(f"== layer type {lt} ==\n{render_census(d, width)}" for lt, d in data["layer_types"].items())
     maps = data["maps"]
@@ -288,6 +332,36 @@ def plot_census(data: dict, path) -> Path | str:
 
     ``path`` is a path (its suffix names the format; PNG without one), ``"-"`` (a PNG on standard output) or a
     checked :class:`~poskernels.atomic.Output`.
+
+    Parameters
+    ----------
+    data : dict
+        One RoPE's census.
+    path : str, path or Output
+        Where the figure goes.
+
+    Returns
+    -------
+    Path or str
+        The path written (``"-"`` for standard output).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``path`` cannot be written or names no figure format, or ``data`` holds one census per layer type.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from poskernels.rope_config import load_config
+    >>> data = census(load_config("mistral-7b"), scan_base=False)
+    >>> png = Path(tempfile.mkdtemp()) / "census.png"
+    >>> plot_census(data, png) == png, png.is_file()
+    (True, True)
+    >>> plot_census(data, png.with_suffix(".xyz"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --plot: unknown figure format 'xyz' of '...census.xyz'; accepted: avif, ...
     """
     out = path if isinstance(path, Output) else check_output(path, "--plot", figure=True)
     if "layer_types" in data:
@@ -322,7 +396,25 @@ def plot_census(data: dict, path) -> Path | str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Arguments of ``poskernels census``."""
+    """Arguments of ``poskernels census``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_arguments(p)
+    >>> a = p.parse_args(["mistral-7b", "--width", "100"])
+    >>> a.config, a.target_length, a.json, a.plot, a.layer_type, a.width
+    ('mistral-7b', None, None, None, None, 100)
+    """
     p.add_argument(
         "config", metavar="CONFIG", help=f"a config.json path or a bundled name ({', '.join(bundled_configs())})"
     )
@@ -346,7 +438,38 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``poskernels census``: every check happens before anything is printed or written."""
+    """Run ``poskernels census``: every check happens before anything is printed or written.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        As :func:`add_arguments`'s options parse them.
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    PosKernelsError
+        If the config is refused, ``--width`` is not a positive integer, an output cannot be written, or ``--plot``
+        is asked of a per-layer-type census.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> p = argparse.ArgumentParser()
+    >>> add_arguments(p)
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     status = run(p.parse_args(["mistral-7b"]))
+    >>> status, out.getvalue().splitlines()[0]
+    (0, 'RoPE census: mistral-7b (mistral)')
+    >>> run(p.parse_args(["mistral-7b", "--width", "0"]))
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --width must be a positive integer; got 0
+    """
     data = census_all(args.config, args.target_length, args.layer_type)
     if args.width is not None:
         check_positive_int("--width", args.width)

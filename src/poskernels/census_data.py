@@ -55,7 +55,28 @@ _ROPE_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_emb_base"
 
 
 def text_of(raw: dict) -> tuple[dict, dict]:
-    """A deep copy of the file and the dict in it that holds the language model's keys."""
+    """A deep copy of the file and the dict in it that holds the language model's keys.
+
+    Parameters
+    ----------
+    raw : dict
+        A ``config.json`` as a dict; not modified.
+
+    Returns
+    -------
+    out : dict
+        The copy.
+    text : dict
+        The part of ``out`` with the language model's keys (its ``text_config`` for a multimodal file, else
+        ``out``).
+
+    Examples
+    --------
+    >>> raw = {"model_type": "llava", "text_config": {"model_type": "llama", "rope_theta": 1e6}}
+    >>> out, text = text_of(raw)
+    >>> text, text is out["text_config"], out is raw
+    ({'model_type': 'llama', 'rope_theta': 1000000.0}, True, False)
+    """
     out = copy.deepcopy(raw)
     model_type = out.get("model_type")
     entry = class_defaults(model_type)[0] if isinstance(model_type, str) else None
@@ -72,6 +93,18 @@ def has_rope(raw: dict) -> bool:
 
     A family transformers does not know is read as RoPE (the census's reading of a bare dict).
 
+    Parameters
+    ----------
+    raw : dict
+        A ``config.json`` as a dict.
+
+    Returns
+    -------
+    bool
+        Whether the census reads it.
+
+    Examples
+    --------
     >>> has_rope({"model_type": "gpt2"}), has_rope({"model_type": "llama"}), has_rope({"head_dim": 64})
     (False, True, True)
     """
@@ -97,6 +130,24 @@ _DIRECT = 8
 def census_work(d: int, N: int, kernels: int, scan_base: bool) -> tuple[int, int]:
     """The worst-case kernel terms of the kernel scans (``kernels`` frequency sets) and of the base scan at ``N``.
 
+    Parameters
+    ----------
+    d : int
+        Rotary width.
+    N : int
+        Target length.
+    kernels : int
+        Frequency sets scanned (the native one and each map's).
+    scan_base : bool
+        Whether the smallest-base scan runs.
+
+    Returns
+    -------
+    tuple of (int, int)
+        The terms of the kernel scans, and of the base scan (0 when it does not run).
+
+    Examples
+    --------
     >>> census_work(128, 16384, 11, False)
     (11534336, 0)
     """
@@ -110,7 +161,36 @@ def census_work(d: int, N: int, kernels: int, scan_base: bool) -> tuple[int, int
 
 
 def check_work(what: str, d: int, N: int, terms: int, per_offset: int) -> None:
-    """Refuse, before any is evaluated, ``terms`` kernel terms past :data:`WORK_BUDGET`, with the target that fits."""
+    """Refuse, before any is evaluated, ``terms`` kernel terms past :data:`WORK_BUDGET`, with the target that fits.
+
+    Parameters
+    ----------
+    what : str
+        The work, for the message (``"census"``).
+    d, N : int
+        Rotary width and target length, for the message.
+    terms : int
+        The kernel terms the work would evaluate (:func:`census_work`).
+    per_offset : int
+        Terms per offset, to say which target fits.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    PosKernelsError
+        If ``terms`` exceeds :data:`WORK_BUDGET`.
+
+    Examples
+    --------
+    >>> check_work("census", 128, 16384, 10**6, 64)  # within the budget: nothing to say
+    >>> check_work("census", 128, 10**9, 5 * 10**9, 64)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: census at d = 128 to N = 1000000000 ...; a target length up to 62500000 fits
+    """
     if terms > WORK_BUDGET:
         fits = WORK_BUDGET // per_offset
         raise PosKernelsError(
@@ -126,6 +206,29 @@ def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = 
     ``every_map=False`` reads the config's own map alone (``advise``).  The work is bounded before it starts
     (:data:`WORK_BUDGET`): a size past it is refused with the target that fits, and a base scan past it is skipped,
     with the reason.
+
+    Parameters
+    ----------
+    cfg : RopeConfig
+        A parsed config (:func:`~poskernels.rope_config.parse_config`).
+    target_length : int, optional
+        ``N``; the config's default target by default.
+    scan_base : bool
+        Scan for the smallest base whose kernel stays nonnegative.
+    every_map : bool
+        Read every registered map (else the config's own alone).
+
+    Returns
+    -------
+    dict
+        ``config``, ``target_length``, ``kappa``, ``planes`` (per plane: wavelength, turns, full turn, each map's
+        factor), ``maps``, ``context`` (:func:`context_census`), ``interpolation_bound`` and the logit multiplier.
+
+    Raises
+    ------
+    PosKernelsError
+        If the target length is not a positive integer at most ``2^53``, or the work exceeds
+        :data:`WORK_BUDGET`.
 
     Examples
     --------
@@ -250,6 +353,18 @@ NULL_MEANS = (
 def json_safe(value):
     """``value`` with every non-finite float replaced by None (see :data:`NULL_MEANS`).
 
+    Parameters
+    ----------
+    value : object
+        A JSON-ready value (dicts, lists and tuples are walked).
+
+    Returns
+    -------
+    object
+        The same, with NaN and infinities as None (lists for tuples).
+
+    Examples
+    --------
     >>> json_safe({"a": [1.0, float("inf")], "b": float("nan")})
     {'a': [1.0, None], 'b': None}
     """
@@ -284,6 +399,30 @@ def context_census(cfg: RopeConfig, N: int, maps: dict, scan_base: bool = True) 
     base from which every grid base checked passes (:func:`~poskernels.theory.context.base_bounds`; scanned up to
     :data:`BASE_SCAN_MAX`), ``smallest_base`` the first of them; ``unseen_planes``: Theorem 5 (i)'s planes that see
     angles training never produced.
+
+    Parameters
+    ----------
+    cfg : RopeConfig
+        A parsed config (:func:`~poskernels.rope_config.parse_config`).
+    N : int
+        The target length.
+    maps : dict
+        The census's maps (each with ``inv_freq``).
+    scan_base : bool
+        Whether the smallest-base scan runs.
+
+    Returns
+    -------
+    dict
+        ``critical_dimension``, ``extrapolation_bound``, ``kernel_scanned_to``, ``first_negative_offset``,
+        ``smallest_base``, ``base_bound``, ``unseen_planes`` and the scan's grid.
+
+    Examples
+    --------
+    >>> from poskernels.rope_config import load_config
+    >>> c = context_census(load_config("llama-2-7b"), 16384, {}, scan_base=False)
+    >>> c["critical_dimension"], c["first_negative_offset"]
+    (92, {'native': 1707})
     """
     L, d, b, theta = cfg.training_length, cfg.rotary_dim, cfg.base, cfg.theta
     last = min(N - 1, MAX_SCAN)
@@ -321,7 +460,25 @@ def logit_multiplier(cfg: RopeConfig, attention_factor: float, N: int) -> dict:
     ``sqrt(head_dim / query_pre_attn_scalar)``; Llama 4's attention-temperature tuning at the target length,
     ``1 + attn_scale log1p(floor(N / floor_scale))``, on its layers without RoPE only (not in the total).
 
+    Parameters
+    ----------
+    cfg : RopeConfig
+        A parsed config (:func:`~poskernels.rope_config.parse_config`).
+    attention_factor : float
+        The map's attention factor on cos and sin.
+    N : int
+        The target length.
+
+    Returns
+    -------
+    dict
+        ``total`` and its ``parts`` by name.
+
+    Examples
+    --------
     >>> from poskernels.rope_config import load_config
+    >>> round(logit_multiplier(load_config("qwen2.5-7b-yarn"), 1.1386, 131072)["total"], 4)  # YaRN's, squared
+    1.2964
     >>> logit_multiplier(load_config("llama-2-7b"), 1.0, 8192)["total"]
     1.0
     """
@@ -357,6 +514,31 @@ def census_all(
 ) -> dict:
     """The census of every RoPE of a config: one census, or ``{"layer_types": {name: census}}``.
 
+    Parameters
+    ----------
+    spec : str, path or dict
+        A bundled config's name, a ``config.json`` path (or its model folder), or the config as a dict.
+    target_length : int, optional
+        ``N``; each config's default target by default.
+    layer_type : str, optional
+        One layer type of a per-layer-type config.
+    scan_base : bool
+        Scan for the smallest nonnegative base.
+    name : str, optional
+        The config's name in the result (the file's by default).
+
+    Returns
+    -------
+    dict
+        :func:`census`'s result, or one per layer type under ``layer_types``.
+
+    Raises
+    ------
+    PosKernelsError
+        If the config cannot be read or has no RoPE, or ``layer_type`` does not match it.
+
+    Examples
+    --------
     >>> sorted(census_all("mistral-7b"))[:3]
     ['config', 'context', 'interpolation_bound']
     """

@@ -28,7 +28,20 @@ __all__ = ["BLOCK", "MAP_BLOCK", "guide_table", "hub_configs", "render", "rows",
 
 
 def rows() -> list[dict]:
-    """One row per model (and layer type), computed from its config."""
+    """One row per model (and layer type), computed from its config.
+
+    Returns
+    -------
+    list of dict
+        ``model``, ``declared``, ``L``, ``base``, ``d``, ``critical_dimension``, ``first_negative``, ``past`` and
+        ``logit_multiplier`` of each bundled config and hub file.
+
+    Examples
+    --------
+    >>> row = rows()[0]
+    >>> row["model"], row["L"], row["d"], row["critical_dimension"], row["first_negative"]
+    ('llama-2-7b', 4096, 128, 92, 1707)
+    """
     specs = [(n, n) for n in bundled_configs()] + [(f"{n} (hub file)", str(p)) for n, p in hub_configs().items()]
     out = []
     for label, spec in specs:
@@ -58,7 +71,26 @@ MAP_BLOCK = re.compile(r"(<!-- map-table:start -->\n).*?(<!-- map-table:end -->)
 
 
 def render(table: list[dict]) -> str:
-    """The generated block: the table and what its columns mean."""
+    """The generated block: the table and what its columns mean.
+
+    Parameters
+    ----------
+    table : list of dict
+        :func:`rows`.
+
+    Returns
+    -------
+    str
+        The Markdown table, one line per row.
+
+    Examples
+    --------
+    >>> print(render(rows()[:1]))
+    | model | declared context | L | base | d | d_extra | first zero | past it | logit multiplier |
+    |---|---:|---:|---:|---:|---:|---:|---|---:|
+    | llama-2-7b | 4096 | 4096 | 10000 | 128 | 92 | 1707 | yes | 1 |
+    <BLANKLINE>
+    """
     lines = [
         "| model | declared context | L | base | d | d_extra | first zero | past it | logit multiplier |",
         "|---|---:|---:|---:|---:|---:|---:|---|---:|",
@@ -74,7 +106,38 @@ def render(table: list[dict]) -> str:
 
 def write_block(path) -> None:
     """Rewrite the page's blocks between ``<!-- census-table:start -->`` and ``<!-- census-table:end -->`` and
-    between ``<!-- map-table:start -->`` and ``<!-- map-table:end -->``."""
+    between ``<!-- map-table:start -->`` and ``<!-- map-table:end -->``.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The page (``docs/guide/census.md``), rewritten through :mod:`poskernels.atomic`.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    PosKernelsError
+        If the page lacks either block.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> page = Path(tempfile.mkdtemp()) / "census.md"
+    >>> _ = page.write_text("<!-- census-table:start -->\\nold\\n<!-- census-table:end -->\\n"
+    ...                     "<!-- map-table:start -->\\nold\\n<!-- map-table:end -->\\n", encoding="utf-8")
+    >>> write_block(page)
+    >>> text = page.read_text(encoding="utf-8")
+    >>> "old" in text, "| llama-2-7b | 4096 |" in text
+    (False, True)
+    >>> _ = page.write_text("no blocks", encoding="utf-8")
+    >>> write_block(page)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: '...census.md' has no <!-- census-table:start --> ... block
+    """
     text = Path(path).read_text(encoding="utf-8")
     for block, name in ((BLOCK, "census-table"), (MAP_BLOCK, "map-table")):
         if not block.search(text):
@@ -84,7 +147,32 @@ def write_block(path) -> None:
 
 
 def main(argv=None) -> int:
-    """``python -m poskernels.census_table [PAGE]``: rewrite the page's block (no page: print the table)."""
+    """``python -m poskernels.census_table [PAGE]``: rewrite the page's block (no page: print the table).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        ``[PAGE]``, or ``[]`` / ``["-"]`` to print the table; ``sys.argv[1:]`` when None.
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    PosKernelsError
+        If the page lacks a block (:func:`write_block`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> page = Path(tempfile.mkdtemp()) / "census.md"
+    >>> _ = page.write_text("<!-- census-table:start -->\\nold\\n<!-- census-table:end -->\\n"
+    ...                     "<!-- map-table:start -->\\nold\\n<!-- map-table:end -->\\n", encoding="utf-8")
+    >>> main([str(page)]), "old" in page.read_text(encoding="utf-8")
+    (0, False)
+    """
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] == "-":
         sys.stdout.write(render(rows()))

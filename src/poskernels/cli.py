@@ -200,7 +200,34 @@ DEBUG_ENV = "POSKERNELS_DEBUG"
 
 def check_outputs(command: str, args: argparse.Namespace) -> None:
     """Refuse, before any work, an output path of ``command`` that cannot be written (see :data:`OUTPUTS`), one that
-    is an input (:data:`INPUTS`), and two outputs that are one file."""
+    is an input (:data:`INPUTS`), and two outputs that are one file.
+
+    Parameters
+    ----------
+    command : str
+        A key of :data:`COMMANDS`.
+    args : argparse.Namespace
+        Its parsed arguments.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    PosKernelsError
+        If an output cannot be written, is one of the inputs, or is the path of another output (exit 2).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "census.png"
+    >>> check_outputs("census", argparse.Namespace(config=None, json=None, plot=out))  # writable: nothing to say
+    >>> check_outputs("census", argparse.Namespace(config=None, json=out, plot=out))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --plot: '...census.png' is also the path of --json; give each output its own file
+    """
     from .sweep.store import store_files
 
     inputs = []
@@ -255,7 +282,30 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv=None) -> int:
-    """Entry point of the ``poskernels`` command; returns the exit status (0, 1, 2 or 130)."""
+    """Entry point of the ``poskernels`` command; returns the exit status (0, 1, 2 or 130).
+
+    Bad usage or input prints one line on stderr and returns 2; a failure while running returns 1; Ctrl-C 130.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command line's arguments; ``sys.argv[1:]`` when None.
+
+    Returns
+    -------
+    int
+        The exit status.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     status = main(["census", "llama-3-8b"])
+    >>> status, out.getvalue().splitlines()[0]
+    (0, 'RoPE census: llama-3-8b (llama)')
+    >>> main(["census", "no-such-config"])  # its one line goes to stderr
+    2
+    """
     debug_help = f"print the traceback of an error (also: {DEBUG_ENV}=1)"
     quiet_help = "print no progress and no 'wrote' lines on stderr (errors are still printed)"
     parser = _Parser(

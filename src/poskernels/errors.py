@@ -128,6 +128,22 @@ def _show(value) -> str:
 def check_positive_int(name: str, value: Any) -> int:
     """Return ``value`` as ``int`` if it is a positive integer, else raise.
 
+    Parameters
+    ----------
+    name, value : str, object
+        The value's name in the message, and the value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    PosKernelsError
+        If ``value`` is not a positive integer (a bool is not).
+
+    Examples
+    --------
     >>> check_positive_int("n", 32)
     32
     """
@@ -139,6 +155,22 @@ def check_positive_int(name: str, value: Any) -> int:
 def check_length(name: str, value: Any) -> int:
     """Return a length (a positive integer at most 2**53, so float64 holds it and every offset below it exactly).
 
+    Parameters
+    ----------
+    name, value : str, object
+        The value's name in the message, and the value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    PosKernelsError
+        If ``value`` is not an integer in ``[1, 2**53]``.
+
+    Examples
+    --------
     >>> check_length("the training length L", 4096)
     4096
     """
@@ -148,6 +180,22 @@ def check_length(name: str, value: Any) -> int:
 def check_positive_real(name: str, value: Any) -> float:
     """Return ``value`` as ``float`` if it is a finite positive number, else raise.
 
+    Parameters
+    ----------
+    name, value : str, object
+        The value's name in the message, and the value.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PosKernelsError
+        If ``value`` is not a finite number > 0.
+
+    Examples
+    --------
     >>> check_positive_real("s", 0.5)
     0.5
     """
@@ -159,6 +207,24 @@ def check_positive_real(name: str, value: Any) -> float:
 def check_even_dimension(d: Any, name: str = "d") -> int:
     """Return ``d`` if it is a positive even integer (a whole number of planes), else raise.
 
+    Parameters
+    ----------
+    d : object
+        The width.
+    name : str
+        Its name in the message.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    PosKernelsError
+        If ``d`` is not a positive even integer at most :data:`MAX_D`.
+
+    Examples
+    --------
     >>> check_even_dimension(16)
     16
     """
@@ -175,6 +241,22 @@ def check_even_dimension(d: Any, name: str = "d") -> int:
 def check_base(b: Any) -> float:
     """Return the frequency base ``b`` if it is a finite number above 1, else raise.
 
+    Parameters
+    ----------
+    b : object
+        The base.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PosKernelsError
+        If ``b`` is not a finite number > 1.
+
+    Examples
+    --------
     >>> check_base(10_000)
     10000.0
     """
@@ -186,6 +268,22 @@ def check_base(b: Any) -> float:
 def check_kappa(kappa: Any) -> float:
     """Return the extension ratio ``kappa = L'/L`` if it is a finite number >= 1, else raise.
 
+    Parameters
+    ----------
+    kappa : object
+        The ratio.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PosKernelsError
+        If ``kappa`` is not a finite number >= 1.
+
+    Examples
+    --------
     >>> check_kappa(4)
     4.0
     """

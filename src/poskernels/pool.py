@@ -28,6 +28,13 @@ _SHARED: list[tuple[ProcessPoolExecutor, int]] = []  # (pool, processes) every r
 def available_cpus() -> int:
     """CPUs this process may run on (its affinity mask where the OS has one), the default pool size.
 
+    Returns
+    -------
+    int
+        At least 1.
+
+    Examples
+    --------
     >>> available_cpus() >= 1
     True
     """
@@ -40,6 +47,18 @@ def worker_init() -> None:
     A worker ignores SIGINT (the terminal sends it to the whole process group; the parent stops the pool with
     :func:`halt`, so a Ctrl-C prints one line, not a traceback per process), and exits when its parent dies, even
     by SIGKILL: an orphan would compute for no one.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    Every pool of :func:`process_pool` runs it in each worker (never call it in the parent: it would ignore Ctrl-C):
+
+    >>> with process_pool(1) as pool:
+    ...     pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
+    True
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
@@ -53,12 +72,55 @@ def worker_init() -> None:
 
 
 def process_pool(workers: int, mp_context=None, initializer: Callable[[], None] = worker_init) -> ProcessPoolExecutor:
-    """A pool of ``workers`` processes set up by :func:`worker_init` (``mp_context``: a start method's context)."""
+    """A pool of ``workers`` processes set up by :func:`worker_init` (``mp_context``: a start method's context).
+
+    Parameters
+    ----------
+    workers : int
+        Processes of the pool.
+    mp_context : multiprocessing context, optional
+        The start method's context (``multiprocessing.get_context("forkserver")``); the default method if None.
+    initializer : callable
+        Run once in each worker; :func:`worker_init` by default.
+
+    Returns
+    -------
+    concurrent.futures.ProcessPoolExecutor
+        The pool; stop it with :func:`halt` on an error or a Ctrl-C, else ``shutdown()``.
+
+    Examples
+    --------
+    >>> with process_pool(2) as pool:
+    ...     sorted(pool.map(abs, [-3, 2]))
+    [2, 3]
+    """
     return ProcessPoolExecutor(max_workers=workers, mp_context=mp_context, initializer=initializer)
 
 
 def halt(pool: ProcessPoolExecutor) -> None:
-    """Stop ``pool`` now: queued jobs cancelled, running ones' processes terminated (a Ctrl-C, an error)."""
+    """Stop ``pool`` now: queued jobs cancelled, running ones' processes terminated (a Ctrl-C, an error).
+
+    Parameters
+    ----------
+    pool : concurrent.futures.ProcessPoolExecutor
+        A pool of :func:`process_pool`.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import time
+    >>> pool = process_pool(1)
+    >>> job = pool.submit(time.sleep, 60)
+    >>> halt(pool)  # at once: the sleeping worker is terminated, not waited for
+    >>> try:
+    ...     pool.submit(abs, 1)
+    ... except RuntimeError:  # shut down (or broken): it takes no more jobs
+    ...     print("stopped")
+    stopped
+    """
     procs = list((getattr(pool, "_processes", None) or {}).values())  # CPython's own attribute
     pool.shutdown(wait=False, cancel_futures=True)
     for p in procs:
@@ -73,6 +135,24 @@ def run_jobs(fn: Callable, args: Iterable, workers: int) -> Iterator[tuple[int, 
     In this process and in order when ``workers <= 1`` or there is one job; else on a pool of
     ``min(workers, len(args))`` processes, as each finishes (``fn`` and its arguments must pickle).
 
+    Parameters
+    ----------
+    fn : callable
+        A module-level function of one argument.
+    args : iterable
+        Its arguments, one job each.
+    workers : int
+        Processes to use at most; 1 (or less) runs every job here.
+
+    Yields
+    ------
+    index : int
+        The job's place in ``args``.
+    result : object
+        ``fn(args[index])``.
+
+    Examples
+    --------
     >>> list(run_jobs(abs, [-3, 2], workers=1))
     [(0, 3), (1, 2)]
     """
@@ -135,6 +215,18 @@ def sharing(workers: int) -> Iterator[ProcessPoolExecutor | None]:
     results by index.  With ``workers <= 1``, or inside another ``sharing``, nothing
     changes.
 
+    Parameters
+    ----------
+    workers : int
+        Processes of the shared pool.
+
+    Yields
+    ------
+    concurrent.futures.ProcessPoolExecutor or None
+        The shared pool, or None where nothing is shared (``workers <= 1``, or inside another ``sharing``).
+
+    Examples
+    --------
     >>> with sharing(2):
     ...     sorted(run_jobs(abs, [-3, 2], workers=2))
     [(0, 3), (1, 2)]

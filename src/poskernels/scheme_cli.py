@@ -42,6 +42,25 @@ CHECK_HELP = "check a scheme file: gradients (central differences, autograd), en
 
 
 def add_tournament_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``poskernels tournament``, added to ``p``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_tournament_arguments(p)
+    >>> a = p.parse_args(["--schemes", "alibi,rope", "--seeds", "2"])
+    >>> a.schemes, a.seeds, a.lengths, a.scheme_file
+    ('alibi,rope', 2, '32,64,128,256', [])
+    """
     p.add_argument("--task", default="cue", metavar="NAME",
                    help=f"the task trained and read ({', '.join(tournament_tasks())}; default cue)")  # fmt: skip
     p.add_argument("--scheme-file", action="append", default=[], metavar="FILE", help="a Python file of schemes")
@@ -56,6 +75,25 @@ def add_tournament_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_check_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``poskernels check-scheme``, added to ``p``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_check_arguments(p)
+    >>> a = p.parse_args(["my_pe.py", "--json", "-"])
+    >>> a.file, a.json
+    ('my_pe.py', '-')
+    """
     p.add_argument("file", metavar="FILE", help="a Python file defining Scheme subclasses")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the checks as JSON ('-': JSON alone)")
 
@@ -95,7 +133,36 @@ def _list(text: str, what: str) -> list[str]:
 
 
 def tournament(args: argparse.Namespace) -> int:
-    """Train and read the heads; print the table (and write it as JSON with ``--json``)."""
+    """Train and read the heads; print the table (and write it as JSON with ``--json``).
+
+    Each scheme trains its seeds' heads (1,500 steps each, cached) before anything is printed; every option is
+    checked first.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        As :func:`add_tournament_arguments`'s options parse them.
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    PosKernelsError
+        If a scheme file fails its checks, a scheme is unknown, or ``--seeds``, ``--first-seed`` or ``--lengths``
+        is out of range (before any training); a scheme's hook that raises while training, naming its file.
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_tournament_arguments(p)
+    >>> tournament(p.parse_args(["--schemes", "alibi", "--seeds", "0"]))
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --seeds must be an integer in [1, 1000] (heads per scheme); got 0
+    """
     tasks = tournament_tasks()
     spec = tasks[check_name("task", args.task, tasks)]  # a bad name: exit 2, the accepted listed
     from_files = [name for path in args.scheme_file for name in checked_scheme_file(path)]
@@ -151,7 +218,32 @@ def tournament(args: argparse.Namespace) -> int:
 
 
 def check(args: argparse.Namespace) -> int:
-    """Print every check of every scheme of the file; exit 2 (one line) at the first that fails."""
+    """Print every check of every scheme of the file; exit 2 (one line) at the first that fails.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        As :func:`add_check_arguments`'s options parse them.
+
+    Returns
+    -------
+    int
+        0 when every check passes.
+
+    Raises
+    ------
+    PosKernelsError
+        If the file is refused (:func:`~poskernels.model.scheme_file.load_scheme_file`), or a check fails.
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_check_arguments(p)
+    >>> check(p.parse_args(["no-such-scheme-file.py"]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: scheme file no-such-scheme-file.py: cannot be read (FileNotFoundError: ...)
+    """
     names = load_scheme_file(args.file)
     checks = {name: check_scheme(name) for name in names}
     report = {name: [dict(c.__dict__) for c in cs] for name, cs in checks.items()}

@@ -47,14 +47,65 @@ CLAIMS: tuple[Claim, ...] = (
 
 
 def of_suite(suite: str) -> tuple[Claim, ...]:
-    """The claims one test file asserts."""
+    """The claims one test file asserts.
+
+    Parameters
+    ----------
+    suite : str
+        A key of :data:`SUITES` (``"tournament"``, ``"filings"``, ``"long_context"``, ``"beyond"``,
+        ``"rotary_family"``, ``"training"``).
+
+    Returns
+    -------
+    tuple of Claim
+        The claims of that suite, in the order of :data:`CLAIMS`.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``suite`` is not a key of :data:`SUITES`.
+
+    Examples
+    --------
+    >>> {c.suite for c in of_suite("filings")}
+    {'filings'}
+    >>> of_suite("nope")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown suite 'nope'; accepted: tournament, filings, long_context, ...
+    """
     if suite not in SUITES:
         raise PosKernelsError(f"unknown suite {suite!r}; accepted: {', '.join(SUITES)}")
     return tuple(c for c in CLAIMS if c.suite == suite)
 
 
 def by_id(claim_id: str) -> Claim:
-    """The claim of that id."""
+    """The claim of that id.
+
+    Parameters
+    ----------
+    claim_id : str
+        A claim's id, ``<suite>.<name>`` (a row of ``claims/rows/<suite>.toml``).
+
+    Returns
+    -------
+    Claim
+        The claim of :data:`CLAIMS` with that id.
+
+    Raises
+    ------
+    PosKernelsError
+        If no claim has that id.
+
+    Examples
+    --------
+    >>> by_id("tournament.alibi_median_head_holds_0.95_at_256").suite
+    'tournament'
+    >>> by_id("tournament.nope")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: no claim 'tournament.nope'; the ids are the rows of claims/rows/*.toml ...
+    """
     for c in CLAIMS:
         if c.id == claim_id:
             return c
@@ -65,5 +116,31 @@ def by_id(claim_id: str) -> Claim:
 
 
 def check_all(numbers: dict, claims=CLAIMS) -> list[Verdict]:
-    """Every claim's verdict on a ``numbers.json`` dict."""
+    """Every claim's verdict on a ``numbers.json`` dict.
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` as read by :func:`json.load` (what ``poskernels reproduce`` writes).
+    claims : sequence of Claim, optional
+        The claims to check; all of :data:`CLAIMS` by default.
+
+    Returns
+    -------
+    list of Verdict
+        One per claim, in order; a verdict's ``passed`` is None (not applicable, never a pass) where ``numbers``
+        lacks a section the claim reads.
+
+    Examples
+    --------
+    The shipped reference numbers pass every tournament claim; an empty dict is checked by none:
+
+    >>> import json
+    >>> from poskernels.page.readme import REFERENCE_NUMBERS
+    >>> numbers = json.loads(REFERENCE_NUMBERS.read_text(encoding="utf-8"))
+    >>> {v.passed for v in check_all(numbers, of_suite("tournament"))}
+    {True}
+    >>> check_all({}, of_suite("filings"))[0].why
+    "numbers.json lacks ['filings']"
+    """
     return [c.check(numbers) for c in claims]

@@ -47,7 +47,30 @@ __all__ = [
 
 def main(argv=None) -> int:
     """``python -m poskernels.hf_families [--markdown] [--json PATH] [--attribute-map PATH] [--defaults PATH]
-    [--readme README]``."""
+    [--readme README]``.
+
+    Reads every family (:func:`enumerate_families`, about a minute with transformers installed) and prints the
+    summary; ``--attribute-map`` and ``--defaults`` write the shipped tables of transformers' attribute maps and
+    class defaults instead, and stop.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command line's arguments; ``sys.argv[1:]`` when None.
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 1 when a case is ``wrong``.  A bad argument exits 2 (argparse's
+        :class:`SystemExit`).
+
+    Examples
+    --------
+    >>> main(["--no-such-option"])
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
     p = argparse.ArgumentParser(prog="python -m poskernels.hf_families", description=__doc__.splitlines()[0])
     p.add_argument("--markdown", action="store_true", help="print the summary as the README's Markdown")
     p.add_argument("--json", type=Path, help="also write every case as JSON")

@@ -185,12 +185,43 @@ def _check(cls, hf_cfg, model_type: str, rope_type: str, folder: Path, torch, ra
         return [Case(name, model_type, rope_type, None, "wrong", f"{type(err).__name__}: {err}")]
 
 
-def enumerate_families(rope_types=None, progress: bool = False) -> list[Case]:
+def enumerate_families(rope_types=None, progress: bool = False, model_types=None) -> list[Case]:
     """Read every config-built rotary class of the installed transformers with the census (see module doc).
 
-    Returns one :class:`Case` per (rotary class, rope type, layer type); classes whose own module fails
-    to build on its default config are left out.  ``rope_types``: the default and every type of
-    :data:`TYPE_OPTIONS` unless given.
+    Needs ``torch`` and ``transformers``; importing every family's modeling module takes most of the time.
+
+    Parameters
+    ----------
+    rope_types : sequence of str, optional
+        The rope types tried on each family: the default and every type of :data:`TYPE_OPTIONS` unless given.
+    progress : bool
+        Show a progress bar over the model types.
+    model_types : sequence of str, optional
+        Only these model types (keys of transformers' ``CONFIG_MAPPING``, e.g. ``"llama"``); every one unless
+        given.
+
+    Returns
+    -------
+    list of Case
+        One per (rotary class, rope type, layer type), and one per file form of :data:`VARIANTS`; classes whose
+        own module fails to build on their default config are left out.
+
+    Raises
+    ------
+    PosKernelsError
+        If a name of ``model_types`` is not a model type of the installed transformers.
+
+    Examples
+    --------
+    >>> cases = enumerate_families(rope_types=("default", "yarn"), model_types=("llama",))
+    >>> [(c.rotary, c.rope_type, c.status) for c in cases][:2]
+    [('LlamaRotaryEmbedding', 'default', 'agrees'), ('LlamaRotaryEmbedding', 'yarn', 'agrees')]
+    >>> {c.status for c in cases}
+    {'agrees'}
+    >>> enumerate_families(model_types=("lama",))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: model_types must be a sequence of ...; got ('lama',), where 'lama' is not one
     """
     rope_types = (DEFAULT_TYPE, *TYPE_OPTIONS) if rope_types is None else rope_types
     import torch
@@ -202,6 +233,14 @@ def enumerate_families(rope_types=None, progress: bool = False) -> list[Case]:
     seen: set[str] = set()
     cases: list[Case] = []
     types = list(CONFIG_MAPPING.keys())
+    if model_types is not None:
+        unknown = [model_types] if isinstance(model_types, str) else [t for t in model_types if t not in types]
+        if unknown:
+            raise PosKernelsError(
+                f"model_types must be a sequence of transformers' model types (e.g. ('llama',)); got {model_types!r}"
+                f", where {unknown[0]!r} is not one"
+            )
+        types = list(model_types)
     bar = _bar(types, progress)
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")

@@ -316,6 +316,26 @@ def write_payload(ctx, out_dir) -> list[Path]:
     """``reproduce``'s writer hook: ``OUT/payload.json`` (the package's reference copy is never rewritten).
 
     ``poskernels lab`` serves this file when it exists (``--payload``, default ``results/payload.json``).
+
+    Parameters
+    ----------
+    ctx : page.Context, dict or None
+        What :func:`viz_payload` reads as ``source``: ``reproduce``'s context, a ``numbers.json`` dict, or None.
+    out_dir : path
+        The output folder; ``payload.json`` is written in it through :mod:`poskernels.atomic`.
+
+    Returns
+    -------
+    list of Path
+        The one file written, ``out_dir/payload.json``.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     (path,) = write_payload({}, out)
+    ...     path.name, json.loads(path.read_text(encoding="utf-8"))["figures"]["A"]
+    ('payload.json', ['clocks', 'ruler', 'drift'])
     """
     path = Path(out_dir) / "payload.json"
     write_json_atomic(path, viz_payload(ctx))

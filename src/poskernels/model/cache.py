@@ -100,6 +100,18 @@ def article_cache(fallback: Path, folders: list[Path] | None = None) -> Path:
 def cache_key(description: dict) -> str:
     """Hex key of a JSON-ready description (the configuration, the seed) and :data:`CODE_VERSION`.
 
+    Parameters
+    ----------
+    description : dict
+        JSON-ready; key order does not matter.
+
+    Returns
+    -------
+    str
+        The key, in hexadecimal.
+
+    Examples
+    --------
     >>> k = cache_key({"scheme": "rope", "seed": 0})
     >>> len(k), k == cache_key({"seed": 0, "scheme": "rope"})
     (20, True)
@@ -111,6 +123,18 @@ def cache_key(description: dict) -> str:
 def array_digest(arrays: dict) -> str:
     """SHA-256 over names, dtypes, shapes and bytes of ``arrays`` (in name order).
 
+    Parameters
+    ----------
+    arrays : dict of str to ndarray
+        The arrays.
+
+    Returns
+    -------
+    str
+        The digest, in hexadecimal.
+
+    Examples
+    --------
     >>> array_digest({"a": np.zeros(2)}) == array_digest({"a": np.zeros(2)})
     True
     >>> array_digest({"a": np.zeros(2)}) == array_digest({"a": np.zeros(3)})
@@ -127,6 +151,21 @@ def array_digest(arrays: dict) -> str:
 def save_arrays(path: Path, arrays: dict, meta: dict) -> None:
     """Write ``arrays`` and ``meta`` (plus the arrays' digest) to ``path`` atomically.
 
+    Parameters
+    ----------
+    path : Path
+        The ``.npz`` file (a folder in its place is moved aside).
+    arrays : dict of str to ndarray
+        What is stored.
+    meta : dict
+        JSON-ready description stored beside them (what :func:`load_arrays` checks).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "x.npz"
     >>> save_arrays(p, {"w": np.arange(3.0)}, {"seed": 1})
@@ -163,6 +202,18 @@ def load_arrays(path: Path, expect: dict | None = None) -> tuple[dict, dict]:
         If there is no file.
     CacheError
         If the file is unreadable, truncated, altered, or describes another run.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "x.npz"
+    >>> save_arrays(p, {"w": np.arange(3.0)}, {"seed": 1})
+    >>> load_arrays(p, expect={"seed": 1})[0]["w"].tolist()
+    [0.0, 1.0, 2.0]
+    >>> load_arrays(p, expect={"seed": 2})
+    Traceback (most recent call last):
+    ...
+    poskernels.model.cache.CacheError: x.npz: stored seed differs from the requested one
     """
     path = Path(path)
     blob = read_regular(path)
@@ -198,13 +249,15 @@ def read_regular(path: Path) -> bytes:
     is opened non-blocking (opening a FIFO with no writer would wait forever) and checked on the open descriptor,
     so nothing swapped in between the check and the read is trusted.
 
-    >>> import tempfile
-    >>> d = Path(tempfile.mkdtemp())
-    >>> os.mkfifo(d / "x.npz")
-    >>> read_regular(d / "x.npz")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    poskernels.model.cache.CacheError: x.npz: not a regular file (a FIFO); a cache entry is a file ...
+    Parameters
+    ----------
+    path : Path
+        The cache file.
+
+    Returns
+    -------
+    bytes
+        Its contents.
 
     Raises
     ------
@@ -212,6 +265,16 @@ def read_regular(path: Path) -> bytes:
         If nothing is at ``path``.
     CacheError
         If what is there is not a regular file, is larger than :data:`MAX_CACHE_BYTES`, or cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> os.mkfifo(d / "x.npz")
+    >>> read_regular(d / "x.npz")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.model.cache.CacheError: x.npz: not a regular file (a FIFO); a cache entry is a file ...
     """
     path = Path(path)
     try:
@@ -245,7 +308,27 @@ _KINDS = {
 
 
 def discard(path: Path) -> None:
-    """Remove an untrusted cache entry so it is rebuilt: a file (or FIFO, link) is unlinked, a folder moved aside."""
+    """Remove an untrusted cache entry so it is rebuilt: a file (or FIFO, link) is unlinked, a folder moved aside.
+
+    Parameters
+    ----------
+    path : Path
+        The entry (nothing there is no error).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "x.npz").write_bytes(b"not an npz")
+    >>> (d / "y.npz").mkdir()
+    >>> discard(d / "x.npz"); discard(d / "y.npz"); discard(d / "absent.npz")
+    >>> sorted(p.name.split("-")[0] for p in d.iterdir())  # the folder is renamed, not deleted
+    ['y.npz.not']
+    """
     path = Path(path)
     if path.is_dir() and not path.is_symlink():
         _clear(path)
@@ -270,6 +353,21 @@ def _json_digest(data) -> str:
 def save_json(path: Path, data, meta: dict) -> None:
     """Write ``{"meta": meta + sha256 of data, "data": data}`` to ``path`` atomically (computed results).
 
+    Parameters
+    ----------
+    path : Path
+        The JSON file (a folder in its place is moved aside).
+    data : object
+        JSON-ready result.
+    meta : dict
+        JSON-ready description stored beside it (what :func:`load_json` checks).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "r.json"
     >>> save_json(p, {"acc": [0.5, 0.25]}, {"seed": 0})
@@ -282,7 +380,40 @@ def save_json(path: Path, data, meta: dict) -> None:
 
 
 def load_json(path: Path, expect: dict | None = None):
-    """Read and verify a file written by :func:`save_json`; raises as :func:`load_arrays` does."""
+    """Read and verify a file written by :func:`save_json`; raises as :func:`load_arrays` does.
+
+    Parameters
+    ----------
+    path : Path
+        The JSON file.
+    expect : dict, optional
+        Entries the stored meta must equal.
+
+    Returns
+    -------
+    object
+        The stored data.
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no file.
+    CacheError
+        If the file is unreadable, altered, or describes another result.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "r.json"
+    >>> save_json(p, [1, 2], {"key": "k"})
+    >>> load_json(p, expect={"key": "k"})
+    [1, 2]
+    >>> _ = p.write_text(p.read_text().replace("[1, 2]", "[1, 3]"))
+    >>> load_json(p)
+    Traceback (most recent call last):
+    ...
+    poskernels.model.cache.CacheError: r.json: the data do not match their stored SHA-256
+    """
     path = Path(path)
     raw = read_regular(path)
     try:
@@ -306,6 +437,24 @@ def cached_json(path: Path | None, key: str, log=None, tag: str = "cache"):
     A missing file is None; a corrupt, stale or foreign one is logged as ``[tag] discarding ...``, removed, and
     None too, so the caller recomputes and rewrites it (a corrupt cache entry is rebuilt, never trusted).
 
+    Parameters
+    ----------
+    path : Path or None
+        The JSON file; None caches nothing.
+    key : str
+        The key the result must be stored under.
+    log : callable, optional
+        ``log(message)`` for a discarded entry.
+    tag : str
+        The log line's tag.
+
+    Returns
+    -------
+    object or None
+        The stored data, or None.
+
+    Examples
+    --------
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "r.json"
     >>> cached_json(p, "k") is None
@@ -336,6 +485,26 @@ def cached_or_build(path: Path | None, description: dict, build, log=None, tag: 
     which is stored beside the result; a corrupt, stale or foreign file is discarded (:func:`cached_json`) and
     rebuilt; ``path`` None builds without caching.
 
+    Parameters
+    ----------
+    path : Path or None
+        The JSON file; None builds without caching.
+    description : dict
+        JSON-ready description of the result (its key is :func:`cache_key` of it).
+    build : callable
+        ``build() -> data``, JSON-ready.
+    log : callable, optional
+        ``log(message)`` for a discarded entry.
+    tag : str
+        The log line's tag.
+
+    Returns
+    -------
+    object
+        The result, read or built.
+
+    Examples
+    --------
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "r.json"
     >>> cached_or_build(p, {"what": "answer"}, lambda: {"a": 42})

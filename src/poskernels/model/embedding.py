@@ -27,6 +27,18 @@ __all__ = ["EMBEDDINGS", "init_embedding", "n_symbols", "token_table", "token_ta
 def n_symbols(cfg) -> int:
     """Symbols ``S`` of a head whose vocabulary is ``2 S + 1`` (symbols, marked symbols, the query).
 
+    Parameters
+    ----------
+    cfg : HeadConfig
+        The head (its ``vocab``).
+
+    Returns
+    -------
+    int
+        ``(vocab - 1) // 2``.
+
+    Examples
+    --------
     >>> from poskernels.model.config import HeadConfig
     >>> n_symbols(HeadConfig())
     8
@@ -77,6 +89,20 @@ EMBEDDINGS = {
 def init_embedding(cfg, rng: np.random.Generator) -> dict:
     """Draw the embedding's parameters from ``N(0, embed_scale**2)``.
 
+    Parameters
+    ----------
+    cfg : HeadConfig
+        The head (its ``embedding``, ``vocab``, ``d`` and ``embed_scale``).
+    rng : numpy.random.Generator
+        The only source of randomness.
+
+    Returns
+    -------
+    dict of ndarray
+        The embedding's parameters (``E``, and ``m`` for the factored embedding).
+
+    Examples
+    --------
     >>> from poskernels.model.config import HeadConfig
     >>> p = init_embedding(HeadConfig(), np.random.default_rng(0))
     >>> {k: v.shape for k, v in p.items()}
@@ -118,6 +144,22 @@ def token_table(params: dict, cfg) -> np.ndarray:
 def token_table_backward(dT: np.ndarray, params: dict, cfg) -> dict:
     """Gradients of the embedding's parameters from ``dL/dT``, ``dT`` shaped like :func:`token_table`.
 
+    Parameters
+    ----------
+    dT : ndarray, shape (..., V, d)
+        The gradient with respect to the token table.
+    params : dict of ndarray
+        The embedding's parameters.
+    cfg : HeadConfig
+        The head.
+
+    Returns
+    -------
+    dict of ndarray
+        One gradient per embedding parameter, shaped like it.
+
+    Examples
+    --------
     >>> from poskernels.model.config import HeadConfig
     >>> cfg = HeadConfig()
     >>> p = init_embedding(cfg, np.random.default_rng(0))

@@ -101,7 +101,31 @@ def init_params(cfg: HeadConfig, rng: np.random.Generator) -> dict:
 
 
 def embed(params: dict, cfg: HeadConfig, tokens, positions) -> np.ndarray:
-    """``h_m = T[x_m] + p(m)``: tokens ``(..., n)`` at positions ``(n,)`` to vectors ``(..., n, d)``."""
+    """``h_m = T[x_m] + p(m)``: tokens ``(..., n)`` at positions ``(n,)`` to vectors ``(..., n, d)``.
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        One head's parameters (:func:`init_params`).
+    cfg : HeadConfig
+        The head.
+    tokens : ndarray of int, shape (..., n)
+        Token ids.
+    positions : array_like, shape (n,)
+        Their positions (the scheme's code reads them; a scheme without one ignores them).
+
+    Returns
+    -------
+    ndarray, shape (..., n, d)
+        The token rows, plus the code where the scheme adds one.
+
+    Examples
+    --------
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> embed(p, cfg, np.array([3, 1, 4, 1, 5]), np.arange(5.0)).shape
+    (5, 16)
+    """
     h = token_table(params, cfg)[tokens]  # (..., n, d)
     code = SCHEMES[cfg.scheme].code(params, cfg, np.asarray(positions, dtype=float))  # (n, d) or None
     return h if code is None else h + code
@@ -125,13 +149,56 @@ def phi(x: np.ndarray, positions, theta: np.ndarray, query: bool = False) -> np.
     Complex frequencies ``theta = w - i g`` are a rotation with decay: a key is scaled by ``e^{g m}``, a query by
     ``e^{-g m}`` (``query=True``), so the score of a key ``r = t - j`` back carries ``e^{-g r}`` (xPos's form).
     With real ``theta`` queries and keys turn alike.
+
+    Parameters
+    ----------
+    x : ndarray, shape (..., n, d)
+        Queries or keys, planes as consecutive pairs.
+    positions : array_like, shape (n,)
+        Their positions ``m``.
+    theta : ndarray, shape (P,)
+        Per-plane frequencies (complex: with decay).
+    query : bool
+        Turn as a query (the conjugate rate).
+
+    Returns
+    -------
+    ndarray, shape (..., n, d)
+        ``phi_m(x)``.
+
+    Examples
+    --------
+    A quarter turn of plane 0 at position 1:
+
+    >>> phi(np.array([[1.0, 0.0]]), [1.0], np.array([np.pi / 2])).round(12).tolist()
+    [[0.0, 1.0]]
     """
     rate = np.conj(theta) if query else theta  # (P,)
     return rotate(x, np.asarray(positions, dtype=float)[:, None] * rate)  # angles (n, P)
 
 
 def phi_backward(dy: np.ndarray, positions, theta: np.ndarray, query: bool = False) -> np.ndarray:
-    """The transpose of :func:`phi`: the inverse turn (a rotation's transpose), the same scaling."""
+    """The transpose of :func:`phi`: the inverse turn (a rotation's transpose), the same scaling.
+
+    Parameters
+    ----------
+    dy : ndarray, shape (..., n, d)
+        The gradient with respect to ``phi``'s output.
+    positions, theta, query
+        As for :func:`phi`.
+
+    Returns
+    -------
+    ndarray, shape (..., n, d)
+        The gradient with respect to ``phi``'s input.
+
+    Examples
+    --------
+    >>> from poskernels.encodings import omega
+    >>> x, pos = np.random.default_rng(0).standard_normal((5, 16)), np.arange(5.0)
+    >>> bool(np.allclose(phi_backward(phi(x, pos, omega(16)), pos, omega(16)), x))  # a rotation: its own inverse
+    True
+    """
     rate = np.conj(theta) if query else theta
     return rotate(dy, -np.asarray(positions, dtype=float)[:, None] * np.conj(rate))
 
@@ -143,6 +210,26 @@ def score_scale(params: dict, cfg: HeadConfig, reading: Reading, seen, shape: tu
     """``lambda / tau`` of queries that each see ``seen`` keys: a number, or one per query (``shape``) when the
     scheme's logit scale grows with the key count (``s log n``; ``seen`` is read only then, at least 1).
 
+    Parameters
+    ----------
+    params : dict of ndarray
+        One head's parameters (:func:`init_params`).
+    cfg : HeadConfig
+        The head.
+    reading : Reading
+        How the head is read.
+    seen : array_like or None
+        Keys each query sees (read only by a scale that grows with it).
+    shape : tuple
+        The queries' shape ``(Nq,)``.
+
+    Returns
+    -------
+    float or ndarray of shape (Nq,)
+        ``lambda / tau``.
+
+    Examples
+    --------
     >>> score_scale({}, HeadConfig(scheme="rope"), PLAIN, None, (3,)) == 1 / HeadConfig().tau
     True
     """
@@ -156,7 +243,28 @@ def score_scale(params: dict, cfg: HeadConfig, reading: Reading, seen, shape: tu
 
 
 def content_score(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading = PLAIN, n=None) -> np.ndarray:
-    """The score's first term, ``<phi_t(q), phi_j(k)> * lambda / tau`` (arguments as :func:`score`)."""
+    """The score's first term, ``<phi_t(q), phi_j(k)> * lambda / tau`` (arguments as :func:`score`).
+
+    Parameters
+    ----------
+    params, cfg, q, q_pos, k, k_pos, reading, n
+        As for :func:`score`.
+
+    Returns
+    -------
+    ndarray, shape (..., Nq, Nk)
+        The score without the scheme's bias: equal to :func:`score` for a head that has none.
+
+    Examples
+    --------
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> pos = np.arange(5.0)
+    >>> h = embed(p, cfg, np.array([3, 1, 4, 1, 5]), pos)
+    >>> q, k = h @ p["W_Q"], h @ p["W_K"]
+    >>> bool(np.allclose(content_score(p, cfg, q, pos, k, pos), score(p, cfg, q, pos, k, pos)))  # RoPE: no bias
+    True
+    """
     theta = frequencies(cfg, reading)  # (P,) or None
     q_pos, k_pos = np.asarray(q_pos, dtype=float), np.asarray(k_pos, dtype=float)
     seen = n
@@ -220,6 +328,40 @@ def forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Read
     Written from the definition, one sequence's keys at a time in NumPy's batch: ``h``, ``q, k, v``, the score
     of every key, its softmax, the read-out.  The engine's :func:`~poskernels.model.engine.one_head.query_forward`
     computes the same, fast.
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        One head's parameters (:func:`init_params`).
+    cfg : HeadConfig
+        The head.
+    tokens : array_like of int, shape (B, n)
+        Sequences; the query is the last token of each.
+    positions : array_like, shape (n,), optional
+        Their positions; ``0..n-1`` by default.
+    reading : Reading
+        How the head is read; :data:`~poskernels.model.reading.PLAIN` by default.
+
+    Returns
+    -------
+    logits : ndarray, shape (B, C)
+        The head's logits.
+    cache : dict
+        What :func:`backward` reads.
+
+    Raises
+    ------
+    PosKernelsError
+        If the tokens or positions are refused (:func:`~poskernels.model.reading.check_tokens`).
+
+    Examples
+    --------
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> tokens = np.random.default_rng(1).integers(0, cfg.vocab, size=(2, 6))
+    >>> logits, cache = forward(p, cfg, tokens)
+    >>> logits.shape
+    (2, 8)
     """
     tokens = check_tokens(cfg, tokens)
     B, n = tokens.shape
@@ -246,7 +388,38 @@ def forward(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Read
 
 
 def backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
-    """Gradients of every parameter from ``dL/dlogits (B, C)``: :func:`forward` read backwards, line by line."""
+    """Gradients of every parameter from ``dL/dlogits (B, C)``: :func:`forward` read backwards, line by line.
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        One head's parameters (:func:`init_params`).
+    cfg : HeadConfig
+        The head.
+    cache : dict
+        :func:`forward`'s cache.
+    dlogits : ndarray, shape (B, C)
+        The gradient with respect to the logits.
+
+    Returns
+    -------
+    dict of ndarray
+        One gradient per parameter, shaped like it.
+
+    Examples
+    --------
+    The gradient of the first logit's sum, against central differences:
+
+    >>> from poskernels.model.optim import central_difference
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> tokens = np.random.default_rng(1).integers(0, cfg.vocab, size=(2, 6))
+    >>> logits, cache = forward(p, cfg, tokens)
+    >>> g = backward(p, cfg, cache, np.eye(cfg.n_classes)[[0, 0]])
+    >>> num = central_difference(lambda: float(forward(p, cfg, tokens)[0][:, 0].sum()), p["W_Q"])
+    >>> sorted(g) == sorted(p), bool(np.allclose(g["W_Q"], num, atol=1e-6))
+    (True, True)
+    """
     scheme = SCHEMES[cfg.scheme]
     a, v, fq, fk, q, h = cache["a"], cache["v"], cache["fq"], cache["fk"], cache["q"], cache["h"]
     theta, pos, c = cache["theta"], cache["pos"], cache["lam"] / cfg.tau

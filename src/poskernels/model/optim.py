@@ -22,6 +22,20 @@ def flatten(params: dict) -> tuple[np.ndarray, dict]:
 
     Writing into the vector updates the views (and vice versa).
 
+    Parameters
+    ----------
+    params : dict of str to array_like
+        The arrays, in order.
+
+    Returns
+    -------
+    flat : ndarray of float64
+        Every entry, array after array.
+    views : dict of str to ndarray
+        Views into ``flat``, shaped like ``params``.
+
+    Examples
+    --------
     >>> flat, views = flatten({"a": np.ones((2, 2)), "b": np.zeros(3)})
     >>> flat[:] = np.arange(7.0)
     >>> views["a"].tolist(), views["b"].tolist()
@@ -47,7 +61,24 @@ class AdamState:
 
 
 def adam_init(size: int) -> AdamState:
-    """Zero moments for ``size`` parameters."""
+    """Zero moments for ``size`` parameters.
+
+    Parameters
+    ----------
+    size : int
+        Parameters of the flat vector.
+
+    Returns
+    -------
+    AdamState
+        Zero moments at step 0.
+
+    Examples
+    --------
+    >>> s = adam_init(3)
+    >>> s.m.tolist(), s.v.tolist(), s.t
+    ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], 0)
+    """
     return AdamState(np.zeros(size), np.zeros(size), 0, (np.empty(size), np.empty(size)))
 
 
@@ -64,6 +95,26 @@ def adam_step(
 
     ``x <- x - lr * mhat / (sqrt(vhat) + eps)`` with ``mhat = m / (1 - beta1^t)`` and
     ``vhat = v / (1 - beta2^t)``.
+
+    Parameters
+    ----------
+    x : ndarray
+        The flat parameters, updated in place.
+    g : ndarray
+        Their gradient, of ``x``'s shape.
+    state : AdamState
+        The moments (:func:`adam_init`), updated in place.
+    lr, beta1, beta2, eps : float
+        Adam's step size, moment decays and denominator floor.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    PosKernelsError
+        If ``x``, ``g`` and the state do not share one shape.
 
     Examples
     --------
@@ -102,6 +153,27 @@ def central_difference(f: Callable[[], float], x: np.ndarray, h: float = 1e-6) -
 
     ``(f(x + h e_i) - f(x - h e_i)) / 2h`` in float64; ``x`` is restored.
 
+    Parameters
+    ----------
+    f : callable
+        ``f() -> float``, reading ``x``.
+    x : ndarray of float64
+        The array, moved entry by entry and restored.
+    h : float
+        The step.
+
+    Returns
+    -------
+    ndarray
+        The gradient, of ``x``'s shape.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``x`` is not float64.
+
+    Examples
+    --------
     >>> x = np.array([1.0, 2.0])
     >>> central_difference(lambda: float(np.sum(x ** 3)), x).round(6).tolist()
     [3.0, 12.0]

@@ -49,6 +49,26 @@ def sequence_positions(count: int, n: int, L_max: int, seed: int) -> np.ndarray:
     Drawn from ``default_rng(SeedSequence([seed, n, POSITION_STREAM]))``: fixed by the test set, the same for
     every head.
 
+    Parameters
+    ----------
+    count : int
+        Test sequences.
+    n : int
+        Their length.
+    L_max : int
+        The positions' range ``[0, L_max)``, at least ``n``.
+    seed : int
+        The test set's seed.
+
+    Returns
+    -------
+    ndarray of float, shape (count, n)
+        Increasing positions, one row per sequence.
+
+    Examples
+    --------
+    >>> sequence_positions(2, 4, 16, 1).tolist()
+    [[0.0, 1.0, 9.0, 13.0], [1.0, 3.0, 6.0, 9.0]]
     >>> bool(np.array_equal(sequence_positions(4, 5, 64, 1), sequence_positions(4, 5, 64, 1)))
     True
     """
@@ -62,6 +82,41 @@ def forward_at(params: dict, cfg: HeadConfig, tokens, positions: np.ndarray, rea
     :func:`poskernels.model.head.forward`'s lines, with positions of shape ``(B, n)``: the code of each sequence's
     positions added to its embedding, each sequence's queries and keys turned by its own angles.  For the schemes
     randomized positions apply to (an absolute code defined everywhere, or a rotation: no bias on the score).
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        One head's parameters.
+    cfg : HeadConfig
+        The head.
+    tokens : array_like of int, shape (B, n)
+        Sequences.
+    positions : ndarray, shape (B, n)
+        Each sequence's positions.
+    reading : Reading
+        How the head is read.
+
+    Returns
+    -------
+    ndarray, shape (B, C)
+        The logits at each sequence's last position.
+
+    Raises
+    ------
+    PosKernelsError
+        If the positions are not finite of shape ``(B, n)``, or the scheme puts a bias on the score.
+
+    Examples
+    --------
+    See the module's example (one sequence's logits equal :func:`~poskernels.model.head.forward`'s); a scheme
+    with a bias is refused:
+
+    >>> from poskernels.model.head import init_params
+    >>> cfg = HeadConfig(scheme="t5")
+    >>> forward_at(init_params(cfg, np.random.default_rng(0)), cfg, [[1, 2, 16]], np.zeros((1, 3)))
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: forward_at reads schemes without a bias on the score; got 't5'
     """
     tokens = check_tokens(cfg, tokens)
     B, n = tokens.shape
@@ -92,6 +147,39 @@ def randomized_hits(params: dict, cfg: HeadConfig, tokens, targets, L_max: int, 
     """Whether each test sequence, at its own ordered random subset of ``[0, L_max)`` (:func:`sequence_positions`),
     is answered right, shape ``(B,)`` bool, in chunks of about ``chunk`` tokens.  The paper's reading of a randomized
     head; its mean is :func:`randomized_accuracy`, the vector what the test-draw error is resampled from.
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        One head's parameters.
+    cfg : HeadConfig
+        The head.
+    tokens : array_like of int, shape (B, n)
+        Test sequences.
+    targets : array_like of int, shape (B,)
+        Their targets.
+    L_max : int
+        The positions' range.
+    seed : int
+        The test set's seed (:func:`sequence_positions`).
+    chunk : int
+        Tokens read at a time; the result does not depend on it.
+
+    Returns
+    -------
+    ndarray of bool, shape (B,)
+        Whether each sequence's argmax logit is its target.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import init_params
+    >>> from poskernels.tasks.cue import cue_batch
+    >>> cfg = HeadConfig(scheme="rope_randpos")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> x, y = cue_batch(np.random.default_rng(1), 50, 16)
+    >>> hits = randomized_hits(p, cfg, x, y, 2048, 7)
+    >>> hits.shape, bool(np.array_equal(hits, randomized_hits(p, cfg, x, y, 2048, 7, chunk=64)))
+    ((50,), True)
     """
     tokens = check_tokens(cfg, tokens)
     B, n = tokens.shape
@@ -107,6 +195,18 @@ def randomized_accuracy(params: dict, cfg: HeadConfig, tokens, targets, L_max: i
     """Accuracy with each test sequence at its own ordered random subset of ``[0, L_max)`` (:func:`sequence_positions`),
     in chunks of about ``chunk`` tokens.  The paper's reading of a randomized head.
 
+    Parameters
+    ----------
+    params, cfg, tokens, targets, L_max, seed, chunk
+        As for :func:`randomized_hits`.
+
+    Returns
+    -------
+    float
+        The mean of :func:`randomized_hits` (NaN for no sequence).
+
+    Examples
+    --------
     >>> from poskernels.model.head import init_params
     >>> from poskernels.tasks.cue import cue_batch
     >>> cfg = HeadConfig(scheme="rope_randpos")

@@ -66,7 +66,34 @@ PLAIN = Reading()
 
 
 def check_tokens(cfg: HeadConfig, tokens) -> np.ndarray:
-    """``tokens`` as a 2-d integer array ``(B, n)`` of ids in ``[0, V)``, else :class:`PosKernelsError`."""
+    """``tokens`` as a 2-d integer array ``(B, n)`` of ids in ``[0, V)``, else :class:`PosKernelsError`.
+
+    Parameters
+    ----------
+    cfg : HeadConfig
+        The head (its vocabulary ``V``).
+    tokens : array_like of int
+        Token ids, shape ``(B, n)``.
+
+    Returns
+    -------
+    ndarray of int, shape (B, n)
+        The tokens.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``tokens`` is not a 2-d integer array, or an id lies outside ``[0, V)``.
+
+    Examples
+    --------
+    >>> check_tokens(HeadConfig(), [[0, 16]]).tolist()
+    [[0, 16]]
+    >>> check_tokens(HeadConfig(), [[0, 17]])
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: token ids must lie in [0, 16]; got 0..17
+    """
     tokens = np.asarray(tokens)
     if tokens.ndim != 2 or tokens.shape[1] < 1 or not np.issubdtype(tokens.dtype, np.integer):
         raise PosKernelsError(f"tokens must be a 2-d integer array (batch, n); got {tokens.dtype} {tokens.shape}")
@@ -76,7 +103,30 @@ def check_tokens(cfg: HeadConfig, tokens) -> np.ndarray:
 
 
 def read_positions(positions, n: int) -> np.ndarray:
-    """The positions of ``n`` columns: ``0..n-1`` (one shared read-only array) or the given ones, checked."""
+    """The positions of ``n`` columns: ``0..n-1`` (one shared read-only array) or the given ones, checked.
+
+    Parameters
+    ----------
+    positions : array_like or None
+        One position per column, or None.
+    n : int
+        Columns.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        The positions.
+
+    Raises
+    ------
+    PosKernelsError
+        If a given position is not finite, or there are not ``n``.
+
+    Examples
+    --------
+    >>> read_positions(None, 4).tolist(), read_positions([0, 2, 4], 3).tolist()
+    ([0.0, 1.0, 2.0, 3.0], [0.0, 2.0, 4.0])
+    """
     if positions is None:
         return default_positions(n)
     return check_positions(positions, n)  # finite, shape (n,)
@@ -87,6 +137,25 @@ def frequencies(cfg: HeadConfig, reading: Reading = PLAIN) -> np.ndarray | None:
 
     A reading with frequencies or a logit scale of its own applies to a head that turns (Definition 5's maps).
 
+    Parameters
+    ----------
+    cfg : HeadConfig
+        The head.
+    reading : Reading
+        How it is read; :data:`PLAIN` by default.
+
+    Returns
+    -------
+    ndarray of shape (d/2,) or None
+        The frequencies (complex for a rotation with decay), None for a scheme that does not turn.
+
+    Raises
+    ------
+    PosKernelsError
+        If a rescaled reading is given to a head that does not turn, or the frequencies are not ``(d/2,)``.
+
+    Examples
+    --------
     >>> frequencies(HeadConfig(scheme="rope")).shape, frequencies(HeadConfig(scheme="alibi"))
     ((8,), None)
     """

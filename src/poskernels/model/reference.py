@@ -38,14 +38,61 @@ __all__ = [
 
 
 def torch_params(params: dict, dtype=None, requires_grad: bool = True) -> dict:
-    """Copy NumPy parameters into leaf tensors (float64 unless ``dtype`` says otherwise)."""
+    """Copy NumPy parameters into leaf tensors (float64 unless ``dtype`` says otherwise).
+
+    Parameters
+    ----------
+    params : dict of array_like
+        A head's (or a stack's) parameters.
+    dtype : torch.dtype, optional
+        ``torch.float64`` by default.
+    requires_grad : bool
+        Whether autograd tracks them.
+
+    Returns
+    -------
+    dict of torch.Tensor
+        One leaf tensor per parameter.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import forward, init_params
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> tp = torch_params(p)
+    >>> tp["W_Q"].dtype, tp["W_Q"].requires_grad, tuple(tp["W_Q"].shape)
+    (torch.float64, True, (16, 16))
+    """
     torch = _torch()
     dtype = torch.float64 if dtype is None else dtype
     return {k: torch.tensor(np.asarray(v), dtype=dtype, requires_grad=requires_grad) for k, v in params.items()}
 
 
 def torch_table(tp: dict, cfg: HeadConfig):
-    """The embedding of every token id, ``(M, V, d)``, written plainly (:func:`poskernels.model.head.token_table`)."""
+    """The embedding of every token id, ``(M, V, d)``, written plainly (:func:`poskernels.model.head.token_table`).
+
+    Parameters
+    ----------
+    tp : dict of torch.Tensor
+        Stacked parameters (leading model axis ``M``).
+    cfg : HeadConfig
+        The heads.
+
+    Returns
+    -------
+    torch.Tensor, shape (M, V, d)
+        Row ``x`` of model ``m`` is the embedding of token ``x``.
+
+    Examples
+    --------
+    >>> from poskernels.model.embedding import token_table
+    >>> from poskernels.model.head import forward, init_params
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> T = torch_table({k: v[None] for k, v in torch_params(p).items()}, cfg)
+    >>> tuple(T.shape), bool(np.allclose(T[0].detach().numpy(), token_table(p, cfg)))
+    ((1, 17, 16), True)
+    """
     torch = _torch()
     if cfg.embedding == "table":
         return tp["E"]
@@ -104,6 +151,24 @@ def reference_terms(name: str) -> Terms:
     ``reference_turn(v, cfg, positions, dtype, query=False, reading=None)``; a rotary scheme that writes no turn has
     its transform's frequencies turned here.
 
+    Parameters
+    ----------
+    name : str
+        A registered scheme's name.
+
+    Returns
+    -------
+    Terms
+        Its code, turn, bias and scale in torch (None where it has none).
+
+    Raises
+    ------
+    NoTerms
+        A :class:`~poskernels.errors.PosKernelsError`: the scheme is not registered, or lacks the torch term it
+        needs.
+
+    Examples
+    --------
     >>> reference_terms("alibi").bias is not None, reference_terms("alibi").turn
     (True, None)
     """
@@ -148,6 +213,28 @@ def torch_stack_logits(tp: dict, cfg: HeadConfig, tokens, positions=None):
     positions : array_like, shape (n,), optional
         The keys' positions (default ``0..n-1``; randomized positions pass an ordered subset); the query is at the
         last.
+
+    Returns
+    -------
+    torch.Tensor, shape (M, B, C)
+        The logits, differentiable in ``tp``.
+
+    Raises
+    ------
+    NoTerms
+        If the scheme has no terms in the reference (:func:`reference_terms`).
+
+    Examples
+    --------
+    >>> from poskernels.model.head import forward, init_params
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> ps = [p, init_params(cfg, np.random.default_rng(1))]
+    >>> stacked = {k: np.stack([q[k] for q in ps]) for k in p}
+    >>> x = np.random.default_rng(2).integers(0, cfg.vocab, size=(3, 8))
+    >>> z = torch_stack_logits(torch_params(stacked), cfg, np.stack([x, x])).detach().numpy()
+    >>> z.shape, bool(np.allclose(z[1], forward(ps[1], cfg, x)[0]))
+    ((2, 3, 8), True)
     """
     torch = _torch()
     terms = reference_terms(cfg.scheme)
@@ -189,12 +276,48 @@ def torch_logits(tp: dict, cfg: HeadConfig, tokens, positions=None):
         One head's parameters, from :func:`torch_params`.
     cfg : HeadConfig
     tokens : array_like of int, shape (B, n)
+    positions : array_like, shape (n,), optional
+        As for :func:`torch_stack_logits`.
+
+    Returns
+    -------
+    torch.Tensor, shape (B, C)
+        The logits, differentiable in ``tp``.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import forward, init_params
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> x = np.random.default_rng(1).integers(0, cfg.vocab, size=(3, 8))
+    >>> bool(np.allclose(torch_logits(torch_params(p), cfg, x).detach().numpy(), forward(p, cfg, x)[0]))
+    True
     """
     return torch_stack_logits({k: v[None] for k, v in tp.items()}, cfg, np.asarray(tokens)[None], positions)[0]
 
 
 def torch_loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets, positions=None) -> tuple[float, dict]:
     """Cross-entropy at the last position and its autograd gradient, as NumPy arrays (float64).
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        One head's parameters.
+    cfg : HeadConfig
+        The head.
+    tokens : array_like of int, shape (B, n)
+        Sequences.
+    targets : array_like of int, shape (B,)
+        Their targets.
+    positions : array_like, shape (n,), optional
+        As for :func:`torch_stack_logits`.
+
+    Returns
+    -------
+    loss : float
+        The mean cross-entropy.
+    grads : dict of ndarray
+        Its gradient, one array per parameter.
 
     Examples
     --------
@@ -222,6 +345,37 @@ def torch_stack_loss_and_grad(params: dict, cfg: HeadConfig, tokens, targets) ->
     """Each model's cross-entropy ``(M,)`` and the autograd gradient of their sum, for stacked parameters.
 
     The models share no parameter, so the gradient of the sum is each model's own gradient.
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        Stacked parameters (leading model axis ``M``).
+    cfg : HeadConfig
+        The heads.
+    tokens : array_like of int, shape (M, B, n)
+        Each model's sequences.
+    targets : array_like of int, shape (M, B)
+        Their targets.
+
+    Returns
+    -------
+    losses : ndarray, shape (M,)
+        Each model's mean cross-entropy.
+    grads : dict of ndarray
+        The gradient, stacked like ``params``.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import forward, init_params
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> ps = [p, init_params(cfg, np.random.default_rng(1))]
+    >>> stacked = {k: np.stack([q[k] for q in ps]) for k in p}
+    >>> x, y = np.random.default_rng(2).integers(0, cfg.vocab, size=(3, 8)), np.array([0, 1, 2])
+    >>> losses, g = torch_stack_loss_and_grad(stacked, cfg, np.stack([x, x]), np.stack([y, y]))
+    >>> one, g1 = torch_loss_and_grad(ps[1], cfg, x, y)
+    >>> losses.shape, bool(np.isclose(losses[1], one)), bool(np.allclose(g["W_Q"][1], g1["W_Q"]))
+    ((2,), True, True)
     """
     torch = _torch()
     tp = torch_params(params)

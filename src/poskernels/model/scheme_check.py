@@ -67,6 +67,21 @@ def check_scheme(scheme, seed: int = 0) -> list[Check]:
     -------
     list of Check
         Metadata, central differences, engine against head, stack against alone, PyTorch autograd.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``scheme`` is neither a registered name nor a :class:`Scheme`, or ``seed`` is not a Generator seed.
+
+    Examples
+    --------
+    >>> checks = check_scheme("alibi")
+    >>> [c.name for c in checks][:2], all(c.ok for c in checks)
+    (['hooks agree with metadata', 'backward against central differences'], True)
+    >>> check_scheme("alibl")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown scheme 'alibl'; accepted: alibi, fire, ...
     """
     seed = check_int("seed", seed, 0, 2**63 - 1, "a numpy.random.Generator seed")
     if isinstance(scheme, str):
@@ -102,10 +117,28 @@ def checked_scheme_file(path) -> list[str]:
     load the file (:func:`~poskernels.model.scheme_file.load_scheme_file`) and check each of its schemes; the first
     check that fails is one :class:`PosKernelsError` naming the file, the class and the check.
 
+    Parameters
+    ----------
+    path : str or PathLike
+        The scheme file.
+
     Returns
     -------
     list of str
         The names of the file's schemes, every one of which passed.
+
+    Raises
+    ------
+    PosKernelsError
+        If the file is refused (:func:`~poskernels.model.scheme_file.load_scheme_file`), or a scheme in it fails a
+        check.
+
+    Examples
+    --------
+    >>> checked_scheme_file("no-such-scheme-file.py")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: scheme file no-such-scheme-file.py: cannot be read (FileNotFoundError: ...)
     """
     from .scheme_file import load_scheme_file, scheme_digest
 

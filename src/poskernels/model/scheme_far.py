@@ -58,6 +58,20 @@ def random_params(cfg: HeadConfig, rng: np.random.Generator) -> dict:
     """A head away from its initialisation: each parameter ``v`` as ``v u + e`` (``u ~ U(0.5, 1.5)``, ``e ~ N(0,
     0.1^2)``, entry by entry), so a backward that holds only where ``init`` puts the head shows.
 
+    Parameters
+    ----------
+    cfg : HeadConfig
+        The head.
+    rng : numpy.random.Generator
+        The only source of randomness.
+
+    Returns
+    -------
+    dict of ndarray
+        The head's parameters, moved off their initialisation.
+
+    Examples
+    --------
     >>> p = random_params(HeadConfig(scheme="t5"), np.random.default_rng(0))
     >>> bool(np.all(p["beta"] != 0))  # T5's betas start at 0; here they do not
     True
@@ -105,7 +119,26 @@ def _vjp_errors(f, grads: dict, params: dict, rng, what: str) -> list[str]:
 
 
 def hook_gradients(cfg: HeadConfig, seed: int = 0) -> Finding:
-    """Each backward hook of ``cfg``'s scheme against its forward's central differences, far from the window."""
+    """Each backward hook of ``cfg``'s scheme against its forward's central differences, far from the window.
+
+    Parameters
+    ----------
+    cfg : HeadConfig
+        The (small) head whose scheme is checked.
+    seed : int
+        Seed of the random parameters and cotangents.
+
+    Returns
+    -------
+    Finding
+        Passed, and which hooks were read where (or every problem, joined).
+
+    Examples
+    --------
+    >>> cfg = HeadConfig(scheme="t5", d=6, vocab=9, n_classes=4, n_train=10)
+    >>> hook_gradients(cfg)
+    Finding(ok=True, detail='bias_backward at offsets 0..2047 (two heads, random parameters)')
+    """
     scheme = SCHEMES[cfg.scheme]
     rng = np.random.default_rng([seed, 7])
     heads = [random_params(cfg, rng) for _ in range(2)]
@@ -159,7 +192,26 @@ def hook_gradients(cfg: HeadConfig, seed: int = 0) -> Finding:
 
 def engine_promises(cfg: HeadConfig, seed: int = 0) -> Finding:
     """``far_past``, ``linear_slope`` and ``tail_bound`` against the plain bias far out, and the streaming reader
-    against the plain score past offset 400."""
+    against the plain score past offset 400.
+
+    Parameters
+    ----------
+    cfg : HeadConfig
+        The (small) head whose scheme is checked.
+    seed : int
+        Seed of the random parameters and queries.
+
+    Returns
+    -------
+    Finding
+        Passed, and which promises were read how far (or every problem, joined).
+
+    Examples
+    --------
+    >>> cfg = HeadConfig(scheme="t5", d=6, vocab=9, n_classes=4, n_train=10)
+    >>> engine_promises(cfg)
+    Finding(ok=True, detail='its far past to offset 4194304; the streaming reader equals the plain score')
+    """
     scheme = SCHEMES[cfg.scheme]
     R0, s = scheme.far_past(cfg), scheme.linear_slope(cfg)
     rng = np.random.default_rng([seed, 11])

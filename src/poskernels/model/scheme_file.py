@@ -48,6 +48,22 @@ def load_scheme_file(path) -> list[str]:
 
     Loading the same file again registers nothing new (a process-pool or Dask worker may load it once per job).
 
+    Parameters
+    ----------
+    path : str or PathLike
+        A Python file defining one or more :class:`~poskernels.encodings.Scheme` subclasses.
+
+    Returns
+    -------
+    list of str
+        The names of the schemes it registered.
+
+    Raises
+    ------
+    PosKernelsError
+        If the file cannot be read or imported, defines no scheme, or a scheme in it is refused (one line naming
+        the file, the class and why).
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -182,6 +198,18 @@ def _line_of(err: BaseException, resolved: str) -> str:
 def file_of(name: str) -> str | None:
     """The scheme file ``name`` was loaded from (None for a scheme not loaded from a file).
 
+    Parameters
+    ----------
+    name : str
+        A scheme's name.
+
+    Returns
+    -------
+    str or None
+        The file's resolved path.
+
+    Examples
+    --------
     >>> file_of("rope") is None
     True
     """
@@ -196,8 +224,31 @@ def blamed(name: str, doing: str = "training"):
     """Run the block; what a scheme loaded from a file raises in it (an exit too) becomes one
     :class:`PosKernelsError` naming the scheme, its file and what it raised.
 
+    Parameters
+    ----------
+    name : str
+        The scheme whose hooks run in the block.
+    doing : str
+        What the block does, for the message (``"training"``).
+
+    Yields
+    ------
+    None
+
+    Raises
+    ------
+    PosKernelsError
+        What a scheme loaded from a file raised in the block, as one line naming the scheme and its file.
+
+    Examples
+    --------
     >>> with blamed("rope"):  # a built-in scheme's error is the library's own already
     ...     pass
+    >>> with blamed("rope"):  # and passes through as it is
+    ...     raise ValueError("a bug of the library's own")
+    Traceback (most recent call last):
+    ...
+    ValueError: a bug of the library's own
     """
     try:
         yield
@@ -214,7 +265,32 @@ def blamed(name: str, doing: str = "training"):
 
 
 def load_scheme_files(paths) -> list[str]:
-    """:func:`load_scheme_file` of each path, in order; every scheme name registered."""
+    """:func:`load_scheme_file` of each path, in order; every scheme name registered.
+
+    Parameters
+    ----------
+    paths : iterable of str or PathLike
+        Scheme files.
+
+    Returns
+    -------
+    list of str
+        The names registered, file after file.
+
+    Raises
+    ------
+    PosKernelsError
+        As :func:`load_scheme_file`, for the first file refused.
+
+    Examples
+    --------
+    >>> load_scheme_files([])
+    []
+    >>> load_scheme_files(["no-such-scheme-file.py"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: scheme file no-such-scheme-file.py: cannot be read (FileNotFoundError: ...)
+    """
     return [name for path in paths for name in load_scheme_file(path)]
 
 
@@ -227,6 +303,18 @@ def scheme_digest(name: str) -> str | None:
     followed transitively, and :func:`scheme_signature`, the scheme's outputs computed at fixed inputs (what it reads
     from a data file or the environment while it runs).
 
+    Parameters
+    ----------
+    name : str
+        A scheme's name.
+
+    Returns
+    -------
+    str or None
+        The hexadecimal digest, or None for a built-in scheme (or a name not registered).
+
+    Examples
+    --------
     >>> scheme_digest("rope") is None
     True
     """
@@ -295,6 +383,21 @@ def scheme_signature(name: str) -> str:
     """The scheme's outputs at fixed inputs, as text: its parameters, bias, code, frequencies, logit scale and
     promises, on a small head at its default settings (a hook that raises is signed by what it raised).
 
+    Parameters
+    ----------
+    name : str
+        A registered scheme's name.
+
+    Returns
+    -------
+    str
+        One line per output, ``name=value``: an array as its dtype, shape and the SHA-256 of its bytes.
+
+    Examples
+    --------
+    >>> [line.split(":")[0] for line in scheme_signature("alibi").splitlines()]
+    ['bias=float64(1024,)', 'code=None', 'transform=None', 'scale=float64(3,)', 'far_past=None',
+     'linear_slope=0.5', 'tail_bound=None']
     >>> scheme_signature("alibi") == scheme_signature("alibi"), scheme_signature("alibi") == scheme_signature("t5")
     (True, False)
     """

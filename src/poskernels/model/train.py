@@ -90,6 +90,25 @@ def _step_backward(views: dict, head, cache, dlogits: np.ndarray) -> dict:
 def initial_params(config: TrainConfig, seed: int) -> dict:
     """The weights ``train(config, seed)`` starts from (the diagnostics compare before and after).
 
+    Parameters
+    ----------
+    config : TrainConfig
+        What is trained.
+    seed : int
+        The seed, >= 0.
+
+    Returns
+    -------
+    dict of ndarray
+        The head's parameters before the first step.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``seed`` is not an integer >= 0.
+
+    Examples
+    --------
     >>> from poskernels.model.config import preset
     >>> p0 = initial_params(preset("quick", "nope"), 0)
     >>> h = train(preset("quick", "nope"), 0)
@@ -345,6 +364,20 @@ def stacks(jobs: Sequence[tuple[TrainConfig, int]], parts: int = 1) -> list[tupl
     least ``parts`` of them (so a pool of ``parts`` processes has work for each); stacking never
     changes a head, so the split is free to choose.
 
+    Parameters
+    ----------
+    jobs : sequence of (TrainConfig, int)
+        The ``(config, seed)`` pairs (a repeated pair counts once).
+    parts : int
+        Stacks wanted at least, where the seeds allow.
+
+    Returns
+    -------
+    list of (TrainConfig, list of int)
+        Each stack's configuration and seeds.
+
+    Examples
+    --------
     >>> from poskernels.model.config import preset
     >>> a, b = preset("quick", "nope"), preset("quick", "rope")
     >>> [(c.head.scheme, s) for c, s in stacks([(a, 0), (b, 0), (a, 1), (a, 2)])]
@@ -394,7 +427,25 @@ def train_many(
 
     Returns
     -------
-    list of TrainedHead, in the order of ``jobs``.
+    list of TrainedHead
+        In the order of ``jobs`` (a repeated job gives the same head).
+
+    Raises
+    ------
+    PosKernelsError
+        If a job, ``workers``, ``cache_dir``, ``sampler`` or ``log`` is refused.
+
+    Examples
+    --------
+    >>> from poskernels.model.config import preset
+    >>> quick = preset("quick", "nope")
+    >>> heads = train_many([(quick, 0), (quick, 1), (quick, 0)], workers=1)
+    >>> [h.seed for h in heads], heads[0] is heads[2], heads[0].key == train(quick, 0).key
+    ([0, 1, 0], True, True)
+    >>> train_many([(quick, 0)], workers=0)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: workers must be a positive integer; got 0
     """
     jobs = check_jobs(jobs)
     cache_dir, sampler, log = check_train_options(cache_dir, sampler, log)

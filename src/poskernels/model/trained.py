@@ -70,6 +70,25 @@ def _description(config: TrainConfig, seed: int) -> dict:
 def head_key(config: TrainConfig, seed: int) -> str:
     """The cache key of ``(config, seed)``: :attr:`TrainedHead.key` of the head it trains, known without training.
 
+    Parameters
+    ----------
+    config : TrainConfig
+        What is trained.
+    seed : int
+        The seed, >= 0.
+
+    Returns
+    -------
+    str
+        The key (an outside scheme's digest is part of it).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``seed`` is not an integer >= 0.
+
+    Examples
+    --------
     >>> from poskernels.model.config import preset
     >>> from poskernels.model.train import train
     >>> head_key(preset("quick", "nope"), 0) == train(preset("quick", "nope"), 0).key
@@ -81,6 +100,22 @@ def head_key(config: TrainConfig, seed: int) -> str:
 def head_path(cache_dir: Path, config: TrainConfig, seed: int) -> Path:
     """Where ``(config, seed)`` is cached: ``cache_dir/heads/<task>-<scheme>-s<seed>-<key>.npz``.
 
+    Parameters
+    ----------
+    cache_dir : Path
+        The cache of trained heads.
+    config : TrainConfig
+        What is trained.
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    Path
+        The file (which may not exist).
+
+    Examples
+    --------
     >>> head_path(Path("c"), TrainConfig(), 2).name.startswith("cue-nope-s2-")
     True
     """
@@ -93,7 +128,41 @@ def _check_seed(seed) -> int:
 
 
 def load_head(cache_dir: Path, config: TrainConfig, seed: int, log: Log | None = None) -> TrainedHead | None:
-    """The cached head of ``(config, seed)``, or None if absent or untrustworthy (reported, then removed)."""
+    """The cached head of ``(config, seed)``, or None if absent or untrustworthy (reported, then removed).
+
+    Parameters
+    ----------
+    cache_dir : Path
+        The cache of trained heads.
+    config : TrainConfig
+        What was trained.
+    seed : int
+        The seed, >= 0.
+    log : callable, optional
+        ``log(message)``, told when a cached file is discarded (a :class:`RuntimeWarning` is raised too).
+
+    Returns
+    -------
+    TrainedHead or None
+        The head as trained, or None (train it then).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``seed`` is not an integer >= 0.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from poskernels.model.config import preset
+    >>> from poskernels.model.train import train
+    >>> cache = Path(tempfile.mkdtemp())
+    >>> load_head(cache, preset("quick", "nope"), 0) is None  # nothing trained yet
+    True
+    >>> h = train(preset("quick", "nope"), 0, cache_dir=cache)
+    >>> load_head(cache, preset("quick", "nope"), 0).key == h.key
+    True
+    """
     seed = _check_seed(seed)
     path = head_path(cache_dir, config, seed)
     description = _description(config, seed)
@@ -131,6 +200,31 @@ def _save(cache_dir, head: TrainedHead) -> None:
 def evaluate(head: TrainedHead, tokens, targets, positions=None, reading: Reading = PLAIN) -> float:
     """Accuracy of a trained head read at the last position (see :func:`poskernels.model.engine.one_head.accuracy`).
 
+    Parameters
+    ----------
+    head : TrainedHead
+        A head that trained to the end.
+    tokens : array_like of int, shape (B, n)
+        Sequences.
+    targets : array_like of int, shape (B,)
+        Their targets.
+    positions : array_like, shape (n,), optional
+        Their positions; ``0..n-1`` by default.
+    reading : Reading
+        How the head is read; :data:`~poskernels.model.reading.PLAIN` by default.
+
+    Returns
+    -------
+    float
+        The share of sequences whose argmax logit is the target.
+
+    Raises
+    ------
+    PosKernelsError
+        If the head diverged, or the tokens, targets or positions are refused.
+
+    Examples
+    --------
     >>> from poskernels.model.config import preset
     >>> from poskernels.model.train import train
     >>> from poskernels.tasks.cue import cue_batch
@@ -145,6 +239,23 @@ def evaluate(head: TrainedHead, tokens, targets, positions=None, reading: Readin
 def check_trained(head: TrainedHead) -> TrainedHead:
     """``head`` if it trained to the end; a diverged head is refused (its weights give no accuracy, only NaN).
 
+    Parameters
+    ----------
+    head : TrainedHead
+        The head.
+
+    Returns
+    -------
+    TrainedHead
+        ``head`` itself.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``head`` is not a :class:`TrainedHead`, or diverged.
+
+    Examples
+    --------
     >>> from poskernels.model.config import preset
     >>> h = TrainedHead(preset("quick"), 0, {}, np.zeros(3), "", diverged=2)
     >>> check_trained(h)

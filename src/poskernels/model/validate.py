@@ -29,6 +29,23 @@ __all__ = [
 def check_positions(positions, n: int) -> np.ndarray:
     """Positions of ``n`` columns as finite float64, shape ``(n,)``; NaN and infinities refused.
 
+    Parameters
+    ----------
+    positions : array_like
+        One position per column.
+    n : int
+        Columns of the tokens.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        The positions.
+
+    Raises
+    ------
+    PosKernelsError
+        If a position is not finite, or the shape is not ``(n,)``.
+
     Examples
     --------
     >>> check_positions([0, 1, 2.5], 3).tolist()
@@ -46,6 +63,25 @@ def check_positions(positions, n: int) -> np.ndarray:
 
 def check_targets(targets, n_classes: int, batch: int | None = None) -> np.ndarray:
     """Targets as int64 class ids in ``[0, n_classes)``, one per sequence (shape ``(batch,)`` when given).
+
+    Parameters
+    ----------
+    targets : array_like of int
+        Class ids.
+    n_classes : int
+        Classes of the head.
+    batch : int, optional
+        Sequences the targets must match.
+
+    Returns
+    -------
+    ndarray of int64, shape (batch,)
+        The targets.
+
+    Raises
+    ------
+    PosKernelsError
+        If a target is not a whole number in ``[0, n_classes)``, or the shape is wrong.
 
     Examples
     --------
@@ -71,6 +107,25 @@ def check_stack_targets(targets, shape: tuple[int, int], n_classes: int) -> np.n
 
     A target out of range would index another row's logits (the flat index ``row C + target``): a wrong loss and
     gradient, silently.  Integer arrays are checked by their extremes (cheap enough for every training step).
+
+    Parameters
+    ----------
+    targets : array_like of int
+        Class ids, one per model and sequence.
+    shape : tuple of (int, int)
+        ``(M, B)``.
+    n_classes : int
+        Classes of the heads.
+
+    Returns
+    -------
+    ndarray of int, shape (M, B)
+        The targets (an integer array as given).
+
+    Raises
+    ------
+    PosKernelsError
+        If a target is not a whole number in ``[0, n_classes)``, or the shape is wrong.
 
     Examples
     --------
@@ -99,6 +154,23 @@ def check_params(params, cfg) -> dict:
     """One head's weights, checked against ``cfg`` before a reader multiplies them: the four maps' shapes and the
     embedding's token table ``(V, d)``; a wrong shape or a missing array is refused by name, not met as a
     broadcasting error inside a product.
+
+    Parameters
+    ----------
+    params : dict
+        The head's arrays (:func:`~poskernels.model.head.init_params`).
+    cfg : HeadConfig
+        The head they are checked against.
+
+    Returns
+    -------
+    dict
+        ``params`` itself.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``params`` is not a dict, or an array is missing or of the wrong shape or kind.
 
     Examples
     --------
@@ -141,6 +213,25 @@ def check_params(params, cfg) -> dict:
 def check_sequence(name: str, value) -> list:
     """``value`` as a list, if it is an iterable other than a string or a mapping, else raise naming ``name``.
 
+    Parameters
+    ----------
+    name : str
+        Its name in the message.
+    value : iterable
+        The sequence.
+
+    Returns
+    -------
+    list
+        Its items.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``value`` is a string, bytes, a dict or not iterable.
+
+    Examples
+    --------
     >>> check_sequence("seeds", range(3))
     [0, 1, 2]
     >>> check_sequence("seeds", "012")
@@ -156,6 +247,23 @@ def check_sequence(name: str, value) -> list:
 def check_jobs(jobs) -> list[tuple[TrainConfig, int]]:
     """The trainer's jobs: ``(TrainConfig, seed)`` pairs, each checked, else an error naming the entry.
 
+    Parameters
+    ----------
+    jobs : sequence
+        ``(TrainConfig, seed)`` pairs.
+
+    Returns
+    -------
+    list of (TrainConfig, int)
+        The pairs, seeds as ints.
+
+    Raises
+    ------
+    PosKernelsError
+        If an entry is not such a pair, or its seed is not an integer >= 0.
+
+    Examples
+    --------
     >>> check_jobs([(TrainConfig(), 0)])[0][1]
     0
     >>> check_jobs([("cue", 0)])
@@ -175,6 +283,25 @@ def check_jobs(jobs) -> list[tuple[TrainConfig, int]]:
 def check_train_options(cache_dir, sampler, log):
     """The trainer's optional arguments: a folder path (or None), a callable sampler and log (or None).
 
+    Parameters
+    ----------
+    cache_dir : str, PathLike or None
+        The cache of trained heads.
+    sampler, log : callable or None
+        The training stream and the log function.
+
+    Returns
+    -------
+    tuple
+        ``(cache_dir, sampler, log)`` as given.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``cache_dir`` is not a path or None, or ``sampler`` or ``log`` is not callable or None.
+
+    Examples
+    --------
     >>> check_train_options(None, None, print)[2] is print
     True
     """

@@ -50,7 +50,19 @@ def _attention(module, query, key, value, attention_mask, **kwargs):
 
 
 def register() -> None:
-    """Register the probe's attention function with transformers (idempotent)."""
+    """Register the probe's attention function with transformers (idempotent).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> from transformers import AttentionInterface
+    >>> register()
+    >>> INTERFACE in AttentionInterface._global_mapping
+    True
+    """
     from transformers import AttentionInterface
     from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS
 
@@ -60,7 +72,32 @@ def register() -> None:
 
 @contextmanager
 def capturing(on_layer: Callable[[Capture], None]) -> Iterator[None]:
-    """Within the block, every attention call of a model loaded with :data:`INTERFACE` goes to ``on_layer``."""
+    """Within the block, every attention call of a model loaded with :data:`INTERFACE` goes to ``on_layer``.
+
+    Parameters
+    ----------
+    on_layer : callable
+        ``on_layer(capture)``, called with each layer's :class:`Capture` as the forward pass reaches it.
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> import torch
+    >>> from transformers import LlamaConfig, LlamaForCausalLM
+    >>> config = LlamaConfig(hidden_size=16, num_attention_heads=2, num_hidden_layers=2, intermediate_size=32,
+    ...                      vocab_size=32)
+    >>> net = LlamaForCausalLM(config).eval()  # a tiny model of random weights
+    >>> register()
+    >>> net.set_attn_implementation(INTERFACE)
+    >>> got = []
+    >>> with torch.no_grad(), capturing(got.append):
+    ...     _ = net(input_ids=torch.arange(10)[None])
+    >>> [(c.layer, tuple(c.query.shape), tuple(c.weights.shape)) for c in got]  # (B, H, T, d), (B, H, T, T)
+    [(0, (1, 2, 10, 8), (1, 2, 10, 10)), (1, (1, 2, 10, 8), (1, 2, 10, 10))]
+    """
     _ON.append(on_layer)
     try:
         yield
@@ -70,7 +107,30 @@ def capturing(on_layer: Callable[[Capture], None]) -> Iterator[None]:
 
 @contextmanager
 def unrotated(model) -> Iterator[dict]:
-    """Collect each attention layer's queries and keys before the rotation: ``{layer: (q, k)}`` as (B, H, T, d)."""
+    """Collect each attention layer's queries and keys before the rotation: ``{layer: (q, k)}`` as (B, H, T, d).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A transformers model whose attention layers have ``q_proj`` and ``k_proj``.
+
+    Yields
+    ------
+    dict
+        ``{layer index: {"q": tensor, "k": tensor}}``, filled by the forward passes run inside the block.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from transformers import LlamaConfig, LlamaForCausalLM
+    >>> config = LlamaConfig(hidden_size=16, num_attention_heads=2, num_hidden_layers=2, intermediate_size=32,
+    ...                      vocab_size=32)
+    >>> net = LlamaForCausalLM(config).eval()  # a tiny model of random weights
+    >>> with torch.no_grad(), unrotated(net) as qk:
+    ...     _ = net(input_ids=torch.arange(10)[None])
+    >>> {i: (tuple(v["q"].shape), tuple(v["k"].shape)) for i, v in qk.items()}
+    {0: ((1, 2, 10, 8), (1, 2, 10, 8)), 1: ((1, 2, 10, 8), (1, 2, 10, 8))}
+    """
     got: dict = {}
     hooks = []
     layers = [m for m in model.modules() if hasattr(m, "q_proj") and hasattr(m, "k_proj")]

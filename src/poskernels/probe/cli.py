@@ -16,6 +16,25 @@ HELP = "the article's kernels measured on a released model's weights (queries an
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``poskernels probe``, added to ``p``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_arguments(p)
+    >>> a = p.parse_args(["smollm2-135m", "--length", "512"])
+    >>> a.model, a.length, a.sample, a.corpus, a.past_window
+    ('smollm2-135m', 512, 128, 'stdlib', False)
+    """
     p.add_argument("model", metavar="MODEL", help=f"{', '.join(MODELS)}, a .gguf file, or a Hugging Face model folder")
     p.add_argument("--length", type=int, default=None, help="tokens of text (default: 2048, or the learned table's)")
     p.add_argument("--sample", type=int, default=128, help="query positions scored against all keys (default 128)")
@@ -40,6 +59,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``poskernels probe`` on parsed arguments: the probe (or ``--past-window``), its JSON, figures and text.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        As :func:`add_arguments`'s options parse them (``quiet``, where set, silences the progress lines).
+
+    Returns
+    -------
+    int
+        0; bad input raises before any work (the CLI exits 2).
+
+    Raises
+    ------
+    PosKernelsError
+        If an option is out of range, or :func:`~poskernels.probe.run.probe` refuses its input.
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_arguments(p)
+    >>> run(p.parse_args(["smollm2-135m", "--factor", "2"]))
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --factor 2 is read only with --past-window
+    """
     from .report import render
     from .run import probe
 

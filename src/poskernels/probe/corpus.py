@@ -33,6 +33,13 @@ def stdlib_text() -> str:
     """The corpus: each module's docstring, then its public classes' and functions' (and their methods'),
     separated by blank lines.
 
+    Returns
+    -------
+    str
+        The text; the same on every run of one Python version.
+
+    Examples
+    --------
     >>> text = stdlib_text()
     >>> len(text) > 200_000, text == stdlib_text()
     (True, True)
@@ -54,7 +61,23 @@ def stdlib_text() -> str:
 
 
 def text_sha256(text: str) -> str:
-    """SHA-256 of the text's UTF-8 bytes."""
+    """SHA-256 of the text's UTF-8 bytes.
+
+    Parameters
+    ----------
+    text : str
+        The text.
+
+    Returns
+    -------
+    str
+        The digest in hexadecimal.
+
+    Examples
+    --------
+    >>> text_sha256("abc")
+    'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
+    """
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -62,6 +85,18 @@ def filings_text(seed: int = 0) -> str:
     """The case study's synthetic filings as English text: the training filings, then the held-out ones, each a
     paragraph (its own text, drawn from ``seed`` by :func:`poskernels.tasks.filings.case_corpus`).
 
+    Parameters
+    ----------
+    seed : int
+        The case study's seed.
+
+    Returns
+    -------
+    str
+        The filings, separated by blank lines.
+
+    Examples
+    --------
     >>> text = filings_text()
     >>> text.startswith("Item 1.01"), text == filings_text()
     (True, True)
@@ -75,8 +110,29 @@ def filings_text(seed: int = 0) -> str:
 def corpus_text(name: str) -> str:
     """The text named ``name`` (one of :data:`CORPORA`); another name is bad input (one line).
 
+    Parameters
+    ----------
+    name : str
+        A key of :data:`CORPORA`.
+
+    Returns
+    -------
+    str
+        :func:`stdlib_text` or :func:`filings_text`.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``name`` is not a key of :data:`CORPORA`.
+
+    Examples
+    --------
     >>> corpus_text("stdlib") == stdlib_text()
     True
+    >>> corpus_text("stdlb")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --corpus 'stdlb': accepted stdlib, filings (did you mean 'stdlib'?)
     """
     if name == "stdlib":
         return stdlib_text()

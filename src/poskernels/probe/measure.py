@@ -21,6 +21,20 @@ def offset_grid(T: int, dense: bool = False) -> list[int]:
     """The offsets stored for each head: 0..3 (0..15 when ``dense``), then powers of two and their 1.5x (and, when
     ``dense``, 1.25x and 1.75x), below ``T``.
 
+    Parameters
+    ----------
+    T : int
+        The sequence length; every offset is below it.
+    dense : bool
+        The denser grid (the past-window probe's).
+
+    Returns
+    -------
+    list of int
+        The offsets, increasing.
+
+    Examples
+    --------
     >>> offset_grid(20)
     [0, 1, 2, 3, 4, 6, 8, 12, 16]
     >>> offset_grid(40, dense=True)[14:]
@@ -106,7 +120,35 @@ def absolute_table(P: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, heads: int, 
                    draws: int = 32) -> dict:  # fmt: skip
     """Theorem 1 on a learned table ``P`` (n, D): the Toeplitz defect of ``P P^T`` beside the sinusoidal code's and
     random tables' (``draws`` of them), its spectrum, and per head the defect of ``P W_Q^h W_K^h^T P^T`` beside
-    random ``W_Q W_K^T`` of the same rank and norm (a distribution).  ``W_Q``, ``W_K``: (D, heads * d_h)."""
+    random ``W_Q W_K^T`` of the same rank and norm (a distribution).
+
+    Parameters
+    ----------
+    P : ndarray, shape (n, D)
+        The learned position table.
+    W_Q, W_K : ndarray, shape (D, heads * d_h)
+        The first layer's query and key projections.
+    heads : int
+        Heads of the layer.
+    rng : numpy.random.Generator
+        The only source of randomness (the random tables and projections).
+    draws : int
+        Random matrices per comparison.
+
+    Returns
+    -------
+    dict
+        ``positions``, ``width``, ``gram_defect``, ``sinusoidal_defect``, ``random_table_defect`` (mean, 90% range,
+        draws), ``spectrum``, ``top_frequencies`` and, per head, its ``defect`` beside the random ones'.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> P, W = rng.standard_normal((16, 8)), rng.standard_normal((8, 8))
+    >>> a = absolute_table(P, W, W, 2, np.random.default_rng(0), draws=4)
+    >>> a["positions"], a["width"], len(a["heads"]), a["sinusoidal_defect"] < 1e-20
+    (16, 8, 2, True)
+    """
     n, D = P.shape
     dh = W_Q.shape[1] // heads
     rand = E.random_defects(n, D, 1.0, rng, draws)

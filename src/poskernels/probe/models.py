@@ -74,7 +74,26 @@ class Resolved:
 
 
 def sha256(path: Path) -> str:
-    """SHA-256 of a file, read in 1 MiB blocks."""
+    """SHA-256 of a file, read in 1 MiB blocks.
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+
+    Returns
+    -------
+    str
+        The digest in hexadecimal.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "x.bin"
+    >>> _ = path.write_bytes(b"abc")
+    >>> sha256(path)
+    'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
+    """
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -161,7 +180,34 @@ def _check_gguf(path: Path) -> None:
 
 
 def resolve(model: str, cache: Path) -> Resolved:
-    """A registered name, a ``.gguf`` file or a model folder, as a :class:`Resolved` (bad input: one line)."""
+    """A registered name, a ``.gguf`` file or a model folder, as a :class:`Resolved` (bad input: one line).
+
+    Parameters
+    ----------
+    model : str
+        A key of :data:`MODELS` (its package installed), a ``.gguf`` file, or a folder with ``config.json`` and
+        ``*.safetensors``.
+    cache : Path
+        Where a zipped or chunked model is unpacked (once).
+
+    Returns
+    -------
+    Resolved
+        The folder, the GGUF file in it (or None), the file hashed and its SHA-256, checked against the pin.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``model`` is none of these, its package is missing, or its file is not the pinned one.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> resolve("smollm2-13m", Path(tempfile.mkdtemp()))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: model 'smollm2-13m': no such ... (did you mean 'smollm2-135m'?); accepted: ...
+    """
     if model in MODELS:
         return _packaged(model, MODELS[model], cache)
     path = Path(model)
@@ -184,7 +230,36 @@ def resolve(model: str, cache: Path) -> Resolved:
 
 def load(res: Resolved):
     """transformers' own model (float32, eager attention replaced by the probe's, see :mod:`.capture`) and
-    tokenizer; a file transformers cannot read is bad input (one line)."""
+    tokenizer; a file transformers cannot read is bad input (one line).
+
+    Parameters
+    ----------
+    res : Resolved
+        The model on disk (:func:`resolve`).
+
+    Returns
+    -------
+    model : torch.nn.Module
+        In eval mode, float32, its attention the probe's (:data:`~poskernels.probe.capture.INTERFACE`).
+    tokenizer
+        Its tokenizer.
+
+    Raises
+    ------
+    PosKernelsError
+        If transformers cannot read the config, weights or tokenizer.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "config.json").write_text("{}")
+    >>> load(Resolved("x", folder, None, folder / "model.safetensors", "0" * 64, "a model folder"))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: transformers ... cannot load .../model.safetensors: Unrecognized model in ...
+    """
     import torch
     import transformers
     from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoTokenizer

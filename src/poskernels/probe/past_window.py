@@ -46,7 +46,29 @@ def _text_config(config):
 def needed_memory(config, T: int) -> int:
     """Bytes one SDPA forward at length ``T`` holds: the weights, one layer's activations (SDPA's causal kernel
     keeps no T x T weights; its key and value blocks are counted, the grouped heads repeated) and one chunk of
-    logits (:data:`CHUNK` positions, their log-softmax and the gradient-free copies)."""
+    logits (:data:`CHUNK` positions, their log-softmax and the gradient-free copies).
+
+    Parameters
+    ----------
+    config : transformers config or namespace
+        Read for ``hidden_size``, ``num_attention_heads``, ``num_hidden_layers`` (and ``head_dim``,
+        ``intermediate_size``, ``vocab_size`` where it has them).
+    T : int
+        Tokens of the forward pass.
+
+    Returns
+    -------
+    int
+        Bytes; :func:`past_window` refuses a length whose need exceeds the memory available.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> smollm2 = SimpleNamespace(hidden_size=576, num_attention_heads=9, num_hidden_layers=30,
+    ...                           intermediate_size=1536, vocab_size=49152)
+    >>> round(needed_memory(smollm2, 16384) / 2**30, 2)  # GiB
+    1.94
+    """
     text = _text_config(config)
     D, H, n = text.hidden_size, text.num_attention_heads, text.num_hidden_layers
     d = getattr(text, "head_dim", None) or D // H
@@ -62,9 +84,35 @@ def needed_memory(config, T: int) -> int:
 def plan(raw: dict, T: int, factor: float) -> dict:
     """The readings' blocks and the census's verdicts, from the model's config ``raw`` (as ``to_dict`` gives it).
 
-    Returns ``{"window", "target_length", "factor", "readings": {name: {"rope_parameters",
-    "max_position_embeddings", "census_map", "verdicts"}}}``; ``plain`` has no block.  The target length of the
-    blocks and of the census is ``round(factor * window)``.
+    Parameters
+    ----------
+    raw : dict
+        The model's config, with one RoPE for every layer.
+    T : int
+        Tokens of text.
+    factor : float
+        The maps' factor; the target length of the blocks and of the census is ``round(factor * window)``.
+
+    Returns
+    -------
+    dict
+        ``{"window", "target_length", "factor", "base", "readings": {name: {"rope_parameters",
+        "max_position_embeddings", "census_map", "verdicts"}}}``; ``plain`` has no block, and a map ``advise``
+        does not give is ``{"rope_parameters": None, "not_read": why}``.
+
+    Raises
+    ------
+    PosKernelsError
+        If the config sets one RoPE per layer type, or is refused by the census.
+
+    Examples
+    --------
+    >>> raw = {"model_type": "llama", "hidden_size": 16, "num_attention_heads": 2, "max_position_embeddings": 64}
+    >>> p = plan(raw, 128, 2.0)
+    >>> p["window"], p["target_length"], list(p["readings"])
+    (64, 128, ['plain', 'linear', 'ntk', 'yarn', 'dynamic'])
+    >>> p["readings"]["yarn"]["rope_parameters"]
+    {'rope_type': 'yarn', 'rope_theta': 10000.0, 'factor': 2.0, 'original_max_position_embeddings': 64}
     """
     from ..advise_cli import advise
     from ..census_data import census
@@ -124,7 +172,33 @@ def plan(raw: dict, T: int, factor: float) -> dict:
 
 
 def rotary_module(net):
-    """The model's one rotary embedding module (its ``rotary_emb``), and its parent."""
+    """The model's one rotary embedding module (its ``rotary_emb``), and its parent.
+
+    Parameters
+    ----------
+    net : torch.nn.Module
+        A transformers model.
+
+    Returns
+    -------
+    parent : torch.nn.Module
+        The module holding ``rotary_emb``.
+    rotary : torch.nn.Module
+        The rotary embedding (it has ``inv_freq``).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``net`` has no rotary embedding.
+
+    Examples
+    --------
+    >>> import torch
+    >>> rotary_module(torch.nn.Linear(2, 2))
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: Linear has no rotary_emb module: --past-window reads rotary models only
+    """
     for parent in net.modules():
         child = getattr(parent, "rotary_emb", None)
         if child is not None and hasattr(child, "inv_freq"):
@@ -134,7 +208,33 @@ def rotary_module(net):
 
 def apply_block(net, raw: dict, block: dict | None, max_pos: int) -> None:
     """Give ``net`` the RoPE of ``block``: the config rebuilt by its class from ``advised_config(raw, block,
-    max_pos)`` (what ``config.json`` would say) and the rotary embedding rebuilt from it; None: the config ``raw``."""
+    max_pos)`` (what ``config.json`` would say) and the rotary embedding rebuilt from it; None: the config ``raw``.
+
+    Parameters
+    ----------
+    net : torch.nn.Module
+        A rotary transformers model; its rotary embedding is replaced in place.
+    raw : dict
+        Its config as ``to_dict`` gives it.
+    block : dict or None
+        A ``rope_parameters`` block (:func:`plan`'s), or None for the config's own RoPE.
+    max_pos : int
+        The ``max_position_embeddings`` the block is read with.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> from transformers import LlamaConfig, LlamaForCausalLM
+    >>> config = LlamaConfig(hidden_size=16, num_attention_heads=2, num_hidden_layers=1, intermediate_size=32,
+    ...                      vocab_size=32)
+    >>> net = LlamaForCausalLM(config)
+    >>> apply_block(net, config.to_dict(), {"rope_type": "linear", "factor": 2.0}, 4096)
+    >>> [round(f, 6) for f in rotary_module(net)[1].inv_freq.tolist()]  # every frequency halved
+    [0.5, 0.05, 0.005, 0.0005]
+    """
     from ..advise_cli import advised_config
 
     new = raw if block is None else advised_config(raw, block, max_pos)
@@ -147,7 +247,33 @@ def apply_block(net, raw: dict, block: dict | None, max_pos: int) -> None:
 def position_losses(net, ids, on_layer: Callable[[], None] = lambda: None) -> np.ndarray:
     """Cross-entropy (nats) of each next token, ``ids[0, t + 1]`` given ``ids[0, :t + 1]``, shape (T - 1,): one
     forward pass of the model's base, its last hidden states through the LM head :data:`CHUNK` positions at a
-    time.  ``on_layer`` is called after each decoder layer (a progress bar)."""
+    time.  ``on_layer`` is called after each decoder layer (a progress bar).
+
+    Parameters
+    ----------
+    net : torch.nn.Module
+        A causal transformers model (a decoder and an ``lm_head``).
+    ids : torch.Tensor, shape (1, T)
+        Token ids.
+    on_layer : callable
+        Called with no argument after each decoder layer.
+
+    Returns
+    -------
+    ndarray of float64, shape (T - 1,)
+        The loss of each next token, in nats.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from transformers import LlamaConfig, LlamaForCausalLM
+    >>> config = LlamaConfig(hidden_size=16, num_attention_heads=2, num_hidden_layers=2, intermediate_size=32,
+    ...                      vocab_size=32)
+    >>> layers = []
+    >>> loss = position_losses(LlamaForCausalLM(config).eval(), torch.arange(10)[None], lambda: layers.append(1))
+    >>> loss.shape, len(layers)
+    ((9,), 2)
+    """
     import torch
     import torch.nn.functional as F
 
@@ -174,6 +300,20 @@ def position_losses(net, ids, on_layer: Callable[[], None] = lambda: None) -> np
 def bins(loss: np.ndarray, width: int) -> list[float]:
     """The mean of ``loss`` over consecutive bins of ``width`` positions (the last may be shorter).
 
+    Parameters
+    ----------
+    loss : ndarray, shape (n,)
+        Per-position values.
+    width : int
+        Positions per bin.
+
+    Returns
+    -------
+    list of float
+        The bins' means, ``ceil(n / width)`` of them.
+
+    Examples
+    --------
     >>> bins(np.array([1.0, 3.0, 5.0]), 2)
     [2.0, 5.0]
     """
@@ -210,6 +350,46 @@ def past_window(model: str, length: int | None = None, factor: float | None = No
     ``length``: tokens of text (default twice the window); ``factor``: the maps' (default ``length / window``);
     ``width``: the bins of the table; ``cached_only``: no forward pass, a reading not in the cache is marked not
     read (``make probe`` ships what a run finished).  Bad input is refused before any forward pass.
+
+    Parameters
+    ----------
+    model : str
+        What :func:`~poskernels.probe.models.resolve` accepts; a rotary model with one RoPE for every layer.
+    length : int, optional
+        Tokens of text, above the training window; twice the window by default.
+    factor : float, optional
+        The maps' factor, above 1; ``length / window`` by default.
+    width : int
+        Positions per row of the table.
+    cache : Path, optional
+        Cache folder (each reading one JSON file in ``CACHE/probe/``); ``.cache/poskernels`` by default.
+    log : callable
+        ``log(message)`` for the progress lines.
+    quiet : bool
+        No progress bar.
+    forward : callable, optional
+        ``forward(net, ids, on_layer) -> losses``; :func:`position_losses` by default.
+    cached_only : bool
+        Run no forward pass: a reading not in the cache is marked not read.
+
+    Returns
+    -------
+    dict
+        ``model``, ``name``, ``class``, ``window``, ``length``, ``factor``, ``base``, ``bin``, ``provenance`` and
+        ``readings`` (per map: its block, verdicts, bins, curve and means inside and past the window);
+        :func:`poskernels.probe.past_window_report.render` prints it.
+
+    Raises
+    ------
+    PosKernelsError
+        If the factor, model, length or memory is refused (before any forward pass).
+
+    Examples
+    --------
+    >>> past_window("smollm2-135m", factor=0.5)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --factor 0.5: accepted a finite number above 1 (the maps' extension factor)
     """
     import torch
     from transformers import AutoConfig

@@ -24,7 +24,24 @@ def _span(planes: list[int]) -> str:
 def verdict(row: dict) -> str:
     """The census's verdict on one reading, in one line: the planes reading angles training never produced
     (Theorem 5 (i)), the planes that turned in training moved by more than 1%, and where the kernel
-    ``sum_j cos(r theta_j)`` first turns negative (Men et al. 2024)."""
+    ``sum_j cos(r theta_j)`` first turns negative (Men et al. 2024).
+
+    Parameters
+    ----------
+    row : dict
+        One reading of a past-window result (``result["readings"][name]``).
+
+    Returns
+    -------
+    str
+        The verdict.
+
+    Examples
+    --------
+    >>> from poskernels.probe.ship_past_window import shipped
+    >>> verdict(shipped()["smollm2-135m"]["readings"]["yarn"])
+    'unseen planes none; turned planes moved 11..19 (9); kernel first negative at r = 6506'
+    """
     v = row["verdicts"]
     neg = v["first_negative_offset"]
     return (f"unseen planes {_span(v['unseen_planes'])}; turned planes moved {_span(v['planes_changed'])}; kernel "
@@ -32,7 +49,24 @@ def verdict(row: dict) -> str:
 
 
 def render(result: dict) -> str:
-    """The past-window result as text (what ``poskernels probe MODEL --past-window`` prints)."""
+    """The past-window result as text (what ``poskernels probe MODEL --past-window`` prints).
+
+    Parameters
+    ----------
+    result : dict
+        A past-window result (:func:`poskernels.probe.ship_past_window.shipped` holds one).
+
+    Returns
+    -------
+    str
+        The table of losses by position bin and reading, then each reading's verdict and block.
+
+    Examples
+    --------
+    >>> from poskernels.probe.ship_past_window import shipped
+    >>> render(shipped()["smollm2-135m"]).splitlines()[0]  # doctest: +ELLIPSIS
+    'smollm2-135m (LlamaForCausalLM): loss (nats/token) of each next token by position, 16384 tokens of ...'
+    """
     p, L, T = result["provenance"], result["window"], result["length"]
     read = [n for n in READINGS if "bins" in result["readings"][n]]
     lines = [f"{result['model']} ({result['class']}): loss (nats/token) of each next token by position, {T} tokens "
@@ -75,7 +109,27 @@ def render(result: dict) -> str:
 
 
 def draw(result: dict, folder: Path) -> list[Path]:
-    """The loss against position, one curve per reading, the window marked: ``folder/NAME-past-window.png``."""
+    """The loss against position, one curve per reading, the window marked: ``folder/NAME-past-window.png``.
+
+    Parameters
+    ----------
+    result : dict
+        A past-window result.
+    folder : path
+        Where the figure goes (made if missing); written through :mod:`poskernels.atomic`.
+
+    Returns
+    -------
+    list of Path
+        The one figure written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from poskernels.probe.ship_past_window import shipped
+    >>> [p.name for p in draw(shipped()["smollm2-135m"], tempfile.mkdtemp())]
+    ['smollm2-135m-past-window.png']
+    """
     import matplotlib
 
     matplotlib.use("Agg")

@@ -16,7 +16,25 @@ def _top(energy: list[float], k: int = 3) -> str:
 
 def never_turning_energy(result: dict) -> dict[str, tuple[float, float]]:
     """Per layer type: the share of the query chunks' mean norm in the planes that never complete a turn within the
-    training length (the census's), and the share of the planes they are."""
+    training length (the census's), and the share of the planes they are.
+
+    Parameters
+    ----------
+    result : dict
+        A probe's result, as ``poskernels probe`` writes it (:func:`~poskernels.probe.ship.shipped` holds some).
+
+    Returns
+    -------
+    dict of str to (float, float)
+        By layer type (``"None"`` where one RoPE serves every layer): the never-turning planes' share of the
+        energy, and their share of the planes; a layer type with no such plane is left out.
+
+    Examples
+    --------
+    >>> from poskernels.probe.ship import shipped
+    >>> {k: (round(e, 3), p) for k, (e, p) in never_turning_energy(shipped()["gemma-3-270m"]).items()}
+    {'sliding_attention': (0.059, 0.0703125), 'full_attention': (0.452, 0.375)}
+    """
     out = {}
     for kind, c in result["census"].items():
         never = c["never_full_turn"]
@@ -31,7 +49,26 @@ def rebound_summary(result: dict) -> dict[str, dict]:
     polynomial, up to :data:`~poskernels.probe.measure.HORIZON` training lengths): the share of heads that rebound
     past the training length, the share whose climb past it outscores even offset 0 (``height >= fall``, a key past
     the window above the nearest one), the median first offset that rebounds, the median peak past the window, and
-    the median height on the scale of the head's fall across the window."""
+    the median height on the scale of the head's fall across the window.
+
+    Parameters
+    ----------
+    result : dict
+        A probe's result, as ``poskernels probe`` writes it (:func:`~poskernels.probe.ship.shipped` holds some).
+
+    Returns
+    -------
+    dict of str to dict
+        By layer type: ``heads``, ``share``, ``overtake_share``, ``median_first``, ``median_peak``,
+        ``median_relative_height`` (None where no head rebounds) and ``horizon``.
+
+    Examples
+    --------
+    >>> from poskernels.probe.ship import shipped
+    >>> s = rebound_summary(shipped()["smollm2-135m"])["None"]
+    >>> s["heads"], s["share"], s["median_first"], s["horizon"]
+    (270, 1.0, 8192.0, 32768)
+    """
     out = {}
     for kind, c in result.get("census", {}).items():
         rb = [h["rebound"] for layer in result["layers"] if layer["type"] == kind for h in layer["heads"]
@@ -92,7 +129,24 @@ def _absolute_lines(a: dict) -> list[str]:
 
 
 def render(result: dict) -> str:
-    """The probe's result as text (what ``poskernels probe`` prints)."""
+    """The probe's result as text (what ``poskernels probe`` prints).
+
+    Parameters
+    ----------
+    result : dict
+        A probe's result, as ``poskernels probe`` writes it (:func:`~poskernels.probe.ship.shipped` holds some).
+
+    Returns
+    -------
+    str
+        Provenance, summary, the census's lines (or Theorem 1's defects of a learned table), and one row per layer.
+
+    Examples
+    --------
+    >>> from poskernels.probe.ship import shipped
+    >>> render(shipped()["smollm2-135m"]).splitlines()[0]  # doctest: +ELLIPSIS
+    'smollm2-135m (LlamaForCausalLM, 30 layers x 9 heads, RoPE): 2048 tokens of ... loss 1.930 nats/token'
+    """
     p, s, c = result["provenance"], result["summary"], result["config"]
     loss = "" if result["loss"] is None else f", loss {result['loss']:.3f} nats/token"
     lines = [f"{result['model']} ({result['class']}, {c['layers']} layers x {c['heads']} heads, {c['positions']}): "

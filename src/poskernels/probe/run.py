@@ -18,7 +18,18 @@ __all__ = ["available_memory", "needed_memory", "probe", "rope_census"]
 
 
 def available_memory() -> int:
-    """Bytes the machine can still give (``MemAvailable``), else its physical memory."""
+    """Bytes the machine can still give (``MemAvailable``), else its physical memory.
+
+    Returns
+    -------
+    int
+        Bytes.
+
+    Examples
+    --------
+    >>> available_memory() > 2**20
+    True
+    """
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
@@ -29,7 +40,30 @@ def available_memory() -> int:
 
 
 def needed_memory(config, T: int, sample: int) -> int:
-    """Bytes one layer's eager attention and the probe's reductions hold at length ``T``, plus the weights."""
+    """Bytes one layer's eager attention and the probe's reductions hold at length ``T``, plus the weights.
+
+    Parameters
+    ----------
+    config : transformers config or namespace
+        Read for ``num_attention_heads``, ``hidden_size``, ``num_hidden_layers`` (and ``head_dim``,
+        ``vocab_size`` where it has them).
+    T : int
+        Tokens of the forward pass.
+    sample : int
+        Query positions scored against all their keys.
+
+    Returns
+    -------
+    int
+        Bytes; :func:`probe` refuses a length whose need exceeds :func:`available_memory`.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> smollm2 = SimpleNamespace(num_attention_heads=9, hidden_size=576, num_hidden_layers=30, vocab_size=49152)
+    >>> round(needed_memory(smollm2, 2048, 128) / 2**30, 2)  # GiB
+    1.62
+    """
     text = config.get_text_config() if hasattr(config, "get_text_config") else config
     H = text.num_attention_heads
     d = getattr(text, "head_dim", None) or text.hidden_size // H
@@ -42,7 +76,29 @@ def needed_memory(config, T: int, sample: int) -> int:
 
 
 def rope_census(config) -> dict:
-    """The census of the model's config per layer type (what it predicts from the config alone)."""
+    """The census of the model's config per layer type (what it predicts from the config alone).
+
+    Parameters
+    ----------
+    config : transformers config
+        The model's config (its ``to_dict()`` is read as ``config.json``).
+
+    Returns
+    -------
+    dict of str to dict
+        By layer type (``"None"`` for one RoPE): ``theta``, ``base``, ``training_length``, ``critical_dimension``,
+        ``first_zero`` (the kernel's first negative offset) and ``never_full_turn`` (planes that never complete a
+        turn within the training length).
+
+    Examples
+    --------
+    >>> from transformers import LlamaConfig
+    >>> config = LlamaConfig(hidden_size=16, num_attention_heads=2, num_hidden_layers=2, intermediate_size=32,
+    ...                      vocab_size=32, max_position_embeddings=64)
+    >>> c = rope_census(config)["None"]
+    >>> c["theta"], c["critical_dimension"], c["first_zero"], c["never_full_turn"]
+    ([1.0, 0.1, 0.01, 0.001], 4, 91, [2, 3])
+    """
     from ..census_data import census
     from ..rope_config.load import load_layer_configs
 
@@ -96,7 +152,47 @@ def _loss_chunked(net, ids, text_cfg, chunk: int = 256) -> tuple[float, object]:
 
 def probe(model: str, length: int | None = None, sample: int = 128, seed: int = 0, cache: Path | None = None,
           log=lambda msg: None, corpus: str = "stdlib") -> dict:  # fmt: skip
-    """Every statistic of ``poskernels probe MODEL`` as a JSON-ready dict (see :mod:`poskernels.probe`)."""
+    """Every statistic of ``poskernels probe MODEL`` as a JSON-ready dict (see :mod:`poskernels.probe`).
+
+    Loads the model (:func:`~poskernels.probe.models.load`) and runs its own forward pass once on the corpus: a
+    registered model takes minutes on two cores at 2,048 tokens (``make probe`` ships the results).
+
+    Parameters
+    ----------
+    model : str
+        What :func:`~poskernels.probe.models.resolve` accepts.
+    length : int, optional
+        Tokens of text; 2,048 (or the learned table's positions, if fewer) by default.
+    sample : int
+        Query positions scored against all their keys.
+    seed : int
+        Seed of the query sample.
+    cache : Path, optional
+        Cache folder; ``.cache/poskernels`` by default.
+    log : callable
+        ``log(message)`` for the progress lines.
+    corpus : str
+        A key of :data:`~poskernels.probe.corpus.CORPORA`.
+
+    Returns
+    -------
+    dict
+        ``model``, ``name``, ``class``, ``provenance``, ``config``, ``loss``, ``offsets``, ``summary``, ``layers``
+        and ``census`` (a rotary model) or ``absolute`` (a learned table); :mod:`poskernels.probe.report` prints it.
+
+    Raises
+    ------
+    PosKernelsError
+        Before any forward pass, if the corpus or model is refused, the length is out of range or the machine
+        lacks the memory; after it, if no attention call reached the probe.
+
+    Examples
+    --------
+    >>> probe("smollm2-135m", corpus="novels")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --corpus 'novels': accepted stdlib, filings
+    """
     import torch
 
     from .capture import capturing

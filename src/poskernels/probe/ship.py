@@ -29,14 +29,45 @@ BEGIN, END = "<!-- probe:begin (make probe writes this block) -->", "<!-- probe:
 
 
 def shipped() -> dict[str, dict]:
-    """The shipped results, by model name."""
+    """The shipped results, by model name.
+
+    Returns
+    -------
+    dict of str to dict
+        Each shipped ``data/probe/NAME.json`` of :data:`LENGTHS`, read.
+
+    Examples
+    --------
+    >>> results = shipped()
+    >>> list(results)
+    ['smollm2-135m', 'minilm-l6', 'gemma-3-270m', 'smollm2-135m-filings']
+    >>> results["smollm2-135m"]["class"]
+    'LlamaForCausalLM'
+    """
     folder = resources.files("poskernels") / "data" / "probe"
     return {name: json.loads((folder / f"{name}.json").read_text()) for name in LENGTHS
             if (folder / f"{name}.json").is_file()}  # fmt: skip
 
 
 def docs_block(results: dict[str, dict]) -> str:
-    """The docs page's block: each shipped result's text table, as ``poskernels probe`` prints it."""
+    """The docs page's block: each shipped result's text table, as ``poskernels probe`` prints it.
+
+    Parameters
+    ----------
+    results : dict of str to dict
+        Probe results by name (:func:`shipped`).
+
+    Returns
+    -------
+    str
+        The block, its markers included.
+
+    Examples
+    --------
+    >>> block = docs_block({"smollm2-135m": shipped()["smollm2-135m"]})
+    >>> block.splitlines()[:2]
+    ['<!-- probe:begin (make probe writes this block) -->', '### `smollm2-135m`']
+    """
     from .report import render
 
     parts = [BEGIN]
@@ -48,6 +79,29 @@ def docs_block(results: dict[str, dict]) -> str:
 
 
 def update_docs(results: dict[str, dict], page: Path = DOCS) -> None:
+    """Rewrite the block between the ``probe:`` markers of ``page`` with :func:`docs_block`.
+
+    Parameters
+    ----------
+    results : dict of str to dict
+        Probe results by name (:func:`shipped`).
+    page : Path
+        The Markdown page holding the markers; ``docs/guide/probe.md`` by default.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> page = Path(tempfile.mkdtemp()) / "probe.md"
+    >>> _ = page.write_text(f"# Probe\\n{BEGIN}\\nold\\n{END}\\nend\\n")
+    >>> update_docs({"minilm-l6": shipped()["minilm-l6"]}, page)
+    >>> text = page.read_text()
+    >>> "old" in text, "### `minilm-l6`" in text, text.endswith(f"{END}\\nend\\n")
+    (False, True, True)
+    """
     text = page.read_text()
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)

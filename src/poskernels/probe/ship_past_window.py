@@ -39,7 +39,19 @@ def _file(name: str) -> str:
 
 
 def shipped() -> dict[str, dict]:
-    """The shipped past-window results, by model name."""
+    """The shipped past-window results, by model name.
+
+    Returns
+    -------
+    dict of str to dict
+        Each shipped ``data/probe/past-window/NAME.json`` of :data:`LENGTHS`, read.
+
+    Examples
+    --------
+    >>> result = shipped()["smollm2-135m"]
+    >>> result["window"], result["length"], list(result["readings"])
+    (8192, 16384, ['plain', 'linear', 'ntk', 'yarn', 'dynamic'])
+    """
     folder = resources.files("poskernels") / "data" / "probe"
     return {name: json.loads((folder / _file(name)).read_text()) for name in LENGTHS
             if (folder / _file(name)).is_file()}  # fmt: skip
@@ -48,7 +60,26 @@ def shipped() -> dict[str, dict]:
 def comparison(result: dict) -> list[str]:
     """A markdown table: the article's accuracies at factor 2 beside this model's losses inside and past the window,
     and each reading's rank past the window (1: best, ties share one; the article's by accuracy, the model's by
-    loss)."""
+    loss).
+
+    Parameters
+    ----------
+    result : dict
+        A past-window result (:func:`shipped`).
+
+    Returns
+    -------
+    list of str
+        The table's rows.
+
+    Examples
+    --------
+    >>> rows = comparison(shipped()["smollm2-135m"])
+    >>> rows[0]
+    '| reading | nothing | PI | NTK-aware | YaRN | dynamic NTK |'
+    >>> rows[-1]  # past the window, by loss
+    '| its rank (1: best) | 5 | 4 | 2 | 1 | 3 |'
+    """
     from ..page.window import ARTICLE_RESCALED
 
     read = [n for n in READINGS if "bins" in result["readings"][n]]
@@ -81,7 +112,23 @@ def comparison(result: dict) -> list[str]:
 
 
 def docs_block(results: dict[str, dict]) -> str:
-    """The docs page's block: each shipped result's comparison with the article, its figure and its text table."""
+    """The docs page's block: each shipped result's comparison with the article, its figure and its text table.
+
+    Parameters
+    ----------
+    results : dict of str to dict
+        Past-window results by name (:func:`shipped`).
+
+    Returns
+    -------
+    str
+        The block, its markers included.
+
+    Examples
+    --------
+    >>> docs_block(shipped()).splitlines()[1]
+    '### `smollm2-135m` past its window'
+    """
     from .past_window_report import render
 
     parts = [BEGIN]
@@ -93,6 +140,29 @@ def docs_block(results: dict[str, dict]) -> str:
 
 
 def update_docs(results: dict[str, dict], page: Path = DOCS) -> None:
+    """Rewrite the block between the ``probe-past-window:`` markers of ``page`` with :func:`docs_block`.
+
+    Parameters
+    ----------
+    results : dict of str to dict
+        Past-window results by name (:func:`shipped`).
+    page : Path
+        The Markdown page holding the markers; ``docs/guide/probe.md`` by default.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> page = Path(tempfile.mkdtemp()) / "probe.md"
+    >>> _ = page.write_text(f"{BEGIN}\\nold\\n{END}\\n")
+    >>> update_docs(shipped(), page)
+    >>> text = page.read_text()
+    >>> "old" in text, "### `smollm2-135m` past its window" in text
+    (False, True)
+    """
     text = page.read_text()
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)

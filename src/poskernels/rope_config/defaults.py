@@ -79,6 +79,18 @@ _USE_TRANSFORMERS = [True]
 def use_transformers(flag: bool | None = None) -> bool:
     """Whether defaults come from the installed transformers (when importable); ``flag`` sets it (tests).
 
+    Parameters
+    ----------
+    flag : bool, optional
+        Read the installed transformers (True) or the shipped table (False) from now on; unchanged when None.
+
+    Returns
+    -------
+    bool
+        Whether defaults come from transformers now (never without it installed).
+
+    Examples
+    --------
     >>> isinstance(use_transformers(), bool)
     True
     """
@@ -159,6 +171,21 @@ def _shipped() -> dict:
 def class_defaults(model_type: str) -> tuple[dict | None, str]:
     """One family's text defaults and where they came from (``transformers X.Y`` or the shipped table).
 
+    Parameters
+    ----------
+    model_type : str
+        A ``model_type`` (``"llama"``, ``"gemma3"``).
+
+    Returns
+    -------
+    entry : dict or None
+        ``part`` (the wrapper's key of the text config, or ``""``), ``defaults`` and what the family's attention
+        adds; None for a family not known.
+    source : str
+        Where they were read.
+
+    Examples
+    --------
     >>> entry, source = class_defaults("gemma3")
     >>> entry["part"], entry["defaults"]["num_attention_heads"], entry["defaults"]["head_dim"]
     ('text_config', 8, 256)
@@ -236,6 +263,20 @@ def fill_defaults(raw: dict) -> tuple[dict, str, dict]:
     Returns ``(text, part, assumed)``: ``part`` is ``""`` or the wrapper's key (``"text_config"``);
     ``assumed`` maps each key taken from the defaults to its source.  A file without ``model_type`` (or of a
     family transformers does not know) is returned as it is.
+
+    Parameters
+    ----------
+    raw : dict
+        A ``config.json`` as a dict (a hub file holds only what differs from the class defaults).
+
+    Returns
+    -------
+    text : dict
+        The text part with the class defaults filled in.
+    part : str
+        ``""`` or the wrapper's key.
+    assumed : dict of str to str
+        Each key taken from the defaults, and its source.
 
     Examples
     --------
@@ -363,6 +404,21 @@ def attention_keys(text: dict, head_dim: int) -> dict:
     (DeepSeek V2/V3 and the families whose modeling module does, enumerated from transformers), and Llama 4's
     attention-temperature tuning on its layers without RoPE (``no_rope_layers`` entries 0).
 
+    Parameters
+    ----------
+    text : dict
+        The text config.
+    head_dim : int
+        The attention's head width.
+
+    Returns
+    -------
+    dict
+        ``head_dim``, ``mscale_all_dim_in_attention`` and, where the config sets them, ``query_pre_attn_scalar``,
+        the layers without RoPE and their temperature tuning.
+
+    Examples
+    --------
     >>> attention_keys({"model_type": "deepseek_v3"}, 64)["mscale_all_dim_in_attention"]
     True
     >>> attention_keys({"query_pre_attn_scalar": 144}, 128)["query_pre_attn_scalar"]

@@ -32,6 +32,13 @@ _LOADED: dict[str, dict] = {}
 def transformers_version() -> str | None:
     """The installed transformers' version, from its metadata (None: not installed); imports nothing.
 
+    Returns
+    -------
+    str or None
+        The version.
+
+    Examples
+    --------
     >>> v = transformers_version()
     >>> v is None or isinstance(v, str)
     True
@@ -56,7 +63,26 @@ def _root() -> Path:
 
 
 def cache_file(root: Path | None = None) -> Path | None:
-    """The cache file for the installed transformers (None without transformers)."""
+    """The cache file for the installed transformers (None without transformers).
+
+    Parameters
+    ----------
+    root : Path, optional
+        The cache folder; ``$POSKERNELS_CACHE``, else ``.cache/poskernels``, by default.
+
+    Returns
+    -------
+    Path or None
+        ``<root>/hf_read/transformers-<version>-<digest>.json`` (which may not exist yet).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> path = cache_file(root)
+    >>> path is None or (path.parent == root / "hf_read" and path.name.startswith("transformers-"))
+    True
+    """
     version = transformers_version()
     if version is None:
         return None
@@ -79,6 +105,31 @@ def memo(kind: str, key: str, compute, root: Path | None | bool = False):
 
     ``kind`` names the table (``defaults``, ``layer_types``, ``refused``), ``key`` the entry (a string); the value
     must be JSON.  ``root=None`` keeps nothing on disk (computed each time); ``root=False``: the default cache.
+
+    Parameters
+    ----------
+    kind : str
+        The table.
+    key : str
+        The entry.
+    compute : callable
+        ``compute() -> value``, JSON-ready.
+    root : Path, None or False
+        The cache folder, None for none, False for the default.
+
+    Returns
+    -------
+    object
+        The stored or computed value.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root, calls = Path(tempfile.mkdtemp()), []
+    >>> memo("doctest", "k", lambda: calls.append(1) or 3, root=root)
+    3
+    >>> memo("doctest", "k", lambda: calls.append(1) or 4, root=root), len(calls)  # read back, not computed
+    (3, 1)
     """
     if root is None:
         return compute()

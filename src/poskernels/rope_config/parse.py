@@ -219,8 +219,25 @@ def parse_config(
 ) -> RopeConfig:
     """Read the RoPE part of a ``config.json`` dict (keys as transformers reads them, :mod:`~poskernels.rope_keys`).
 
-    ``layer_type`` picks one layer type's RoPE when the config sets them per layer type
-    (see :func:`parse_layer_configs`).
+    Parameters
+    ----------
+    raw : dict
+        A ``config.json`` as a dict (a multimodal one's ``text_config`` is read when it holds the RoPE).
+    name, source : str, optional
+        The config's name and where it was read from, carried on the result.
+    layer_type : str, optional
+        One layer type's RoPE, where the config sets one per layer type (see :func:`parse_layer_configs`).
+
+    Returns
+    -------
+    RopeConfig
+        Rotary width, base, lengths, map and its options, as transformers' rotary module would read them.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``raw`` is not a dict, a key the map needs is missing or out of range, or ``layer_type`` does not
+        match how the config sets its RoPE.
 
     Examples
     --------
@@ -340,6 +357,23 @@ def parse_config(
 def parse_layer_configs(raw: dict, name: str = "config", source: str | None = None) -> dict[str | None, RopeConfig]:
     """Every RoPE of a config: ``{None: cfg}`` for one RoPE, else one entry per layer type that has RoPE.
 
+    Parameters
+    ----------
+    raw : dict
+        A ``config.json`` as a dict.
+    name, source : str, optional
+        As for :func:`parse_config`.
+
+    Returns
+    -------
+    dict of str or None to RopeConfig
+        By layer type (None when one RoPE serves every layer); a layer type without RoPE is left out.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``raw`` is not a dict, no layer type has RoPE, or a layer type's RoPE is refused by :func:`parse_config`.
+
     Examples
     --------
     >>> raw = {"head_dim": 256, "max_position_embeddings": 131072,
@@ -365,10 +399,23 @@ def parse_layer_configs(raw: dict, name: str = "config", source: str | None = No
 def config_extension(cfg: RopeConfig, target_length: int) -> tuple[Extension, float, int]:
     """The extension the config itself asks for, read at ``target_length``.
 
-    Returns ``(extension, kappa, L)``: ``kappa`` is the config's factor for the static maps (linear,
-    YaRN, Llama 3), and the ratio of ``target_length`` to the map's reference length for the ones that
-    follow the sequence length (dynamic NTK against ``max_position_embeddings``, LongRoPE's switch
-    against ``L``).
+    Parameters
+    ----------
+    cfg : RopeConfig
+        A parsed config (:func:`parse_config`).
+    target_length : int
+        The context length the extension is read at.
+
+    Returns
+    -------
+    extension : Extension
+        The map's frequencies and attention factor (:func:`poskernels.extension.extend`).
+    kappa : float
+        The config's factor for the static maps (linear, YaRN, Llama 3); for the maps that follow the sequence
+        length, the ratio of ``target_length`` to their reference length (dynamic NTK against
+        ``max_position_embeddings``, LongRoPE's switch against ``L``).
+    L : int
+        That reference length.
 
     Examples
     --------

@@ -22,6 +22,24 @@ def derived(cls, raw: dict) -> list[str]:
 
     Probed: the class built with twice its ``hidden_size``; a ``head_dim`` that follows it is derived, and a
     file that gives ``hidden_size`` or ``num_attention_heads`` without ``head_dim`` gets it from them.
+
+    Parameters
+    ----------
+    cls : type
+        A transformers config class.
+    raw : dict
+        Its defaults (``cls().to_dict()``).
+
+    Returns
+    -------
+    list of str
+        The derived keys (``["head_dim"]`` or ``[]``).
+
+    Examples
+    --------
+    >>> from transformers import Gemma3TextConfig, LlamaConfig
+    >>> derived(LlamaConfig, LlamaConfig().to_dict())  # a Llama file without head_dim: hidden / heads
+    ['head_dim']
     """
     import warnings
 
@@ -38,7 +56,30 @@ def derived(cls, raw: dict) -> list[str]:
 
 
 def probe(cls, default_rope: dict) -> dict:
-    """For each flat key of :data:`_PROBES`, the layer types transformers puts it on (None: it replaces the dict)."""
+    """For each flat key of :data:`_PROBES`, the layer types transformers puts it on (None: it replaces the dict).
+
+    Parameters
+    ----------
+    cls : type
+        A transformers config class.
+    default_rope : dict
+        Its default ``rope_parameters``.
+
+    Returns
+    -------
+    dict of str to list of str or None
+        By flat key (``rope_scaling``, ``rope_theta``, ``rope_local_base_freq``): the layer types it sets, None
+        where the class has one RoPE for all layers, ``[]`` where the class refuses the key.
+
+    Examples
+    --------
+    >>> from transformers import Gemma3TextConfig, LlamaConfig
+    >>> probe(Gemma3TextConfig, {})
+    {'rope_scaling': ['full_attention'], 'rope_theta': ['full_attention'],
+     'rope_local_base_freq': ['sliding_attention']}
+    >>> probe(LlamaConfig, {})
+    {'rope_scaling': None, 'rope_theta': None, 'rope_local_base_freq': None}
+    """
     import warnings
 
     out = {}
@@ -61,7 +102,27 @@ def probe(cls, default_rope: dict) -> dict:
 
 
 def attention_mscale(config_module) -> bool:
-    """Whether the family's attention multiplies its logits by YaRN's ``mscale(factor, mscale_all_dim)**2``."""
+    """Whether the family's attention multiplies its logits by YaRN's ``mscale(factor, mscale_all_dim)**2``.
+
+    Parameters
+    ----------
+    config_module : module or None
+        The family's ``configuration_*`` module (its ``modeling_*`` module's source is read).
+
+    Returns
+    -------
+    bool
+        False too where there is no modeling module or no source.
+
+    Examples
+    --------
+    >>> import importlib
+    >>> models = "transformers.models"
+    >>> attention_mscale(importlib.import_module(f"{models}.deepseek_v3.configuration_deepseek_v3"))
+    True
+    >>> attention_mscale(importlib.import_module(f"{models}.llama.configuration_llama")), attention_mscale(None)
+    (False, False)
+    """
     import importlib
 
     if config_module is None:

@@ -142,6 +142,34 @@ def dask_backend(address: str, slots: int | None = None, timeout: float = 30.0) 
     Jobs go through ``Client.get_executor(pure=False)``: a :class:`concurrent.futures.Executor`
     whose futures the driver waits on like a process pool's.  ``slots`` defaults to the cluster's
     total worker threads.  Workers must have ``poskernels`` installed.
+
+    Parameters
+    ----------
+    address : str
+        The scheduler's address, ``tcp://HOST:PORT`` (or another scheme Dask knows).
+    slots : int, optional
+        Jobs run at once; default the cluster's worker threads (waits up to ``timeout`` for one worker).
+    timeout : float
+        Seconds to wait for the scheduler (and, without ``slots``, for a worker).
+
+    Returns
+    -------
+    Backend
+        Named ``dask:<address>``; its ``close`` closes the client.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``distributed`` is not installed, or ``address`` is not a scheduler address (bad input: exit 2).
+    ConnectionError
+        If a well-formed address does not answer (a failure while running: exit 1).
+
+    Examples
+    --------
+    >>> dask_backend("tcp://127.0.0.1:99999")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --scheduler: 'tcp://127.0.0.1:99999' is not a Dask scheduler ... (port 99999 ...
     """
     try:
         from distributed import Client
@@ -293,6 +321,23 @@ def run_sweep(
     Returns
     -------
     SweepSummary
+        The run's counts: points, done before it, done and failed after it, stale rows rerun, heads trained.
+
+    Examples
+    --------
+    One point trained for five steps, on a backend of one thread; run again, it finds the point done:
+
+    >>> import io, pathlib, tempfile
+    >>> from concurrent.futures import ThreadPoolExecutor
+    >>> from poskernels.sweep import parse_grid
+    >>> grid = parse_grid("[fixed]\\nsteps = 5\\nbatch = 4\\ntest_lengths = [8]\\ntest_size = 10\\n[grid]\\nseed = [0]")
+    >>> serial = Backend("threads:1", 1, new=lambda: ThreadPoolExecutor(1))
+    >>> with tempfile.TemporaryDirectory() as root, Store(pathlib.Path(root) / "s.sqlite") as store:
+    ...     first = run_sweep(grid, store, serial, stream=io.StringIO())
+    ...     again = run_sweep(grid, store, serial, stream=io.StringIO())
+    ...     status = store.rows()[0]["status"]
+    >>> (first.points, first.done, first.trained), (again.done_before, again.trained), status
+    ((1, 1, 1), (1, 0), 'done')
     """
     backend = local_backend() if backend is None else backend
     stream = sys.stderr if stream is None else stream

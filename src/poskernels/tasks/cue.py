@@ -43,8 +43,25 @@ MARK_PROB = 0.1
 def cue_vocab(n_symbols: int = N_SYMBOLS) -> int:
     """Number of token ids, ``2 S + 1``.
 
-    >>> cue_vocab()
-    17
+    Parameters
+    ----------
+    n_symbols : int
+        Symbols ``S`` a content token can carry.
+
+    Returns
+    -------
+    int
+        ``2 S + 1``: ``S`` plain symbols, ``S`` marked ones and the query.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``n_symbols`` is not a positive integer.
+
+    Examples
+    --------
+    >>> cue_vocab(), cue_vocab(4)
+    (17, 9)
     """
     return 2 * check_positive_int("n_symbols", n_symbols) + 1
 
@@ -52,6 +69,22 @@ def cue_vocab(n_symbols: int = N_SYMBOLS) -> int:
 def token_id(symbol, marked, n_symbols: int = N_SYMBOLS) -> np.ndarray:
     """Token id of a content token: ``symbol`` if unmarked, ``S + symbol`` if marked.
 
+    Parameters
+    ----------
+    symbol : array_like of int
+        Symbols, in ``0..S-1``.
+    marked : array_like of bool
+        Whether each token carries the mark (broadcast against ``symbol``).
+    n_symbols : int
+        ``S``.
+
+    Returns
+    -------
+    ndarray of int64
+        The ids, of the broadcast shape.
+
+    Examples
+    --------
     >>> token_id([3, 3], [False, True]).tolist()
     [3, 11]
     """
@@ -61,8 +94,25 @@ def token_id(symbol, marked, n_symbols: int = N_SYMBOLS) -> np.ndarray:
 def query_token(n_symbols: int = N_SYMBOLS) -> int:
     """Id of the query token, ``2 S``.
 
-    >>> query_token()
-    16
+    Parameters
+    ----------
+    n_symbols : int
+        ``S``.
+
+    Returns
+    -------
+    int
+        ``2 S``, the largest id.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``n_symbols`` is not a positive integer.
+
+    Examples
+    --------
+    >>> query_token(), query_token(4)
+    (16, 8)
     """
     return 2 * check_positive_int("n_symbols", n_symbols)
 
@@ -178,8 +228,31 @@ def _draw_tokens(rng: np.random.Generator, shape, n_symbols: int, mark_prob: flo
 def describe(tokens, n_symbols: int = N_SYMBOLS) -> str:
     """Readable form of one sequence: symbols, ``s*`` for a marked symbol, ``?`` for the query.
 
+    Parameters
+    ----------
+    tokens : array_like of int
+        One sequence's token ids.
+    n_symbols : int
+        ``S``.
+
+    Returns
+    -------
+    str
+        The tokens, space-separated.
+
+    Raises
+    ------
+    PosKernelsError
+        If an id lies outside ``0..2 S``.
+
+    Examples
+    --------
     >>> describe([3, 11, 16])
     '3 3* ?'
+    >>> describe([3, 99])
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: token id must lie in [0, 16]; got 99
     """
     out = []
     for t in np.asarray(tokens).tolist():

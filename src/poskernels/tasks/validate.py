@@ -13,6 +13,26 @@ MAX_CUE_TOKENS = 2**28
 def check_cue_sizes(batch, n, mark_prob) -> tuple[int, int, float]:
     """The cue sampler's ``batch``, ``n`` (``>= 2``; ``batch x n`` at most :data:`MAX_CUE_TOKENS`) and ``mark_prob``.
 
+    Parameters
+    ----------
+    batch : int
+        Sequences of the batch.
+    n : int
+        Length of each sequence, query included.
+    mark_prob : float
+        Chance that a content token is marked, in ``(0, 1]``.
+
+    Returns
+    -------
+    tuple of (int, int, float)
+        ``(batch, n, mark_prob)`` as checked.
+
+    Raises
+    ------
+    PosKernelsError
+        If a size is not a positive integer, ``n < 2``, the batch is too large or ``mark_prob`` lies outside
+        ``(0, 1]``.
+
     Examples
     --------
     >>> check_cue_sizes(128, 32, 0.1)

@@ -51,6 +51,23 @@ def _matrix(name: str, G: ArrayLike) -> np.ndarray:
 def diagonal_means(G: ArrayLike) -> np.ndarray:
     """The best function of the offset in least squares: each entry replaced by its diagonal's mean.
 
+    Parameters
+    ----------
+    G : array_like, shape (n, m)
+        A matrix, rows and columns indexed by position (a Gram matrix, a score table).
+
+    Returns
+    -------
+    ndarray, shape (n, m)
+        Entry ``(t, j)`` is the mean of ``G`` along the diagonal of offset ``t - j``.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``G`` is not a nonempty finite matrix.
+
+    Examples
+    --------
     >>> diagonal_means([[1.0, 2.0], [4.0, 3.0]]).tolist()
     [[2.0, 2.0], [4.0, 2.0]]
     """
@@ -65,6 +82,23 @@ def diagonal_means(G: ArrayLike) -> np.ndarray:
 def toeplitz_defect(G: ArrayLike) -> float:
     """``||G - T(G)||^2 / ||G||^2``, ``T(G)`` the diagonal means: 0 for a stationary kernel (Theorem 1), 1 at most.
 
+    Parameters
+    ----------
+    G : array_like, shape (n, m)
+        A nonzero matrix.
+
+    Returns
+    -------
+    float
+        The share of ``G``'s squared norm that no function of the offset explains (:func:`diagonal_means`).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``G`` is not a nonempty finite matrix, or is zero.
+
+    Examples
+    --------
     >>> from poskernels.encodings import sinusoidal_code
     >>> P = sinusoidal_code(np.arange(64), 16)
     >>> toeplitz_defect(P @ P.T) < 1e-20
@@ -85,6 +119,30 @@ def random_defects(n: int, width: int, norm: float, rng: np.random.Generator, dr
     or, given ``table``, ``P W P^T`` for ``W = A B^T`` (Gaussian ``(width, rank)`` factors) of Frobenius norm ``norm``
     (a random ``W_Q W_K^T`` beside a head's).
 
+    Parameters
+    ----------
+    n : int
+        Positions (rows of the Gaussian table; unused with ``table``).
+    width : int
+        Columns of the Gaussian table, or the side of ``W``.
+    norm : float
+        Frobenius norm of ``W`` (with ``table``).
+    rng : numpy.random.Generator
+        The only source of randomness.
+    draws : int
+        Matrices drawn.
+    table : array_like, shape (n, width), optional
+        A position table ``P``; without it the Gaussian tables are drawn.
+    rank : int, optional
+        Rank of ``W``'s factors; ``width`` by default.
+
+    Returns
+    -------
+    ndarray, shape (draws,)
+        The Toeplitz defect of each draw (:func:`toeplitz_defect`).
+
+    Examples
+    --------
     >>> d = random_defects(32, 8, 1.0, np.random.default_rng(0), draws=4)
     >>> d.shape, bool((d > 0.1).all())
     ((4,), True)
@@ -104,6 +162,23 @@ def random_defects(n: int, width: int, norm: float, rng: np.random.Generator, dr
 def table_spectrum(P: ArrayLike) -> np.ndarray:
     """The share of a table's power at each frequency ``f / n`` of the position axis (columns centred), summing to 1.
 
+    Parameters
+    ----------
+    P : array_like, shape (n, width)
+        A table, one row per position, not constant along the position axis.
+
+    Returns
+    -------
+    ndarray, shape (n // 2 + 1,)
+        The share of the centred table's power at frequency ``f / n``, summed over columns.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``P`` is not a nonempty finite matrix.
+
+    Examples
+    --------
     >>> s = table_spectrum(np.cos(2 * np.pi * 3 * np.arange(16) / 16)[:, None])
     >>> int(s.argmax()), round(float(s.sum()), 12)
     (3, 1.0)
@@ -124,6 +199,27 @@ def kernel_by_offset(scores: ArrayLike, query_pos: ArrayLike, key_pos: ArrayLike
     ``scores[..., s, j]`` is query ``query_pos[s]`` against key ``key_pos[j]``; pairs with ``r < 0`` or past
     ``max_offset`` are left out (causal).  Leading axes (heads) are kept.  An offset no pair reaches is NaN.
 
+    Parameters
+    ----------
+    scores : array_like, shape (..., S, T)
+        Scores of ``S`` queries against ``T`` keys.
+    query_pos, key_pos : array_like of int, shapes (S,) and (T,)
+        The positions of the queries and keys.
+    max_offset : int
+        Largest offset read.
+
+    Returns
+    -------
+    mean, stderr : ndarray, shape (..., max_offset + 1)
+        The mean score at each offset, and its standard error.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``scores`` does not end with shape ``(S, T)``.
+
+    Examples
+    --------
     >>> S = np.subtract.outer(np.arange(4), np.arange(4)).astype(float)  # the score is the offset itself
     >>> kernel_by_offset(S, np.arange(4), np.arange(4), 3)[0].tolist()
     [0.0, 1.0, 2.0, 3.0]
@@ -153,6 +249,27 @@ def plane_kernels(q: ArrayLike, k: ArrayLike, query_pos: ArrayLike, key_pos: Arr
     :func:`kernel_by_offset` of ``q k^T``.  For an unrotated ``q~, k~`` fixed across positions, plane ``p`` at
     offset ``r`` is ``Re(conj(q~_p) k~_p e^{-i r theta_p})``.
 
+    Parameters
+    ----------
+    q, k : array_like, shapes (S, d) and (T, d)
+        Rotated queries and keys, ``d`` even, planes as consecutive pairs.
+    query_pos, key_pos : array_like of int, shapes (S,) and (T,)
+        Their positions.
+    max_offset : int
+        Largest offset read.
+
+    Returns
+    -------
+    ndarray, shape (d/2, max_offset + 1)
+        Plane ``p``'s mean share of the score at each offset.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``q`` and ``k`` are not two matrices of one even width.
+
+    Examples
+    --------
     >>> q = np.ones((3, 4)); k = np.ones((3, 4))
     >>> plane_kernels(q, k, np.arange(3), np.arange(3), 2).tolist()
     [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
@@ -228,6 +345,23 @@ def plane_kernels_causal(q: ArrayLike, k: ArrayLike, query_pos: ArrayLike) -> np
 def plane_energies(x: ArrayLike) -> np.ndarray:
     """Mean norm of each plane's chunk ``(x_{2p}, x_{2p+1})`` over the leading axes: shape (d/2,).
 
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+        Queries or keys, ``d`` even.
+
+    Returns
+    -------
+    ndarray, shape (d/2,)
+        ``mean ||(x_{2p}, x_{2p+1})||`` for each plane ``p``.
+
+    Raises
+    ------
+    PosKernelsError
+        If the last axis is not of even length.
+
+    Examples
+    --------
     >>> plane_energies([[3.0, 4.0, 0.0, 1.0]]).tolist()
     [5.0, 1.0]
     """
@@ -249,6 +383,25 @@ def _weights(weights: ArrayLike, query_pos: ArrayLike) -> tuple[np.ndarray, np.n
 def first_token_share(weights: ArrayLike, query_pos: ArrayLike) -> np.ndarray:
     """Mean attention weight on the first key, over the queries past position 0 (an attention sink's mark).
 
+    Parameters
+    ----------
+    weights : array_like, shape (..., S, T)
+        Attention weights of ``S`` queries over ``T`` keys.
+    query_pos : array_like of int, shape (S,)
+        The queries' positions.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The mean weight on key 0, per leading index (head).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``weights`` does not have one row per query.
+
+    Examples
+    --------
     >>> first_token_share(np.array([[[1.0, 0.0], [0.5, 0.5]]]), [0, 1]).tolist()
     [0.5]
     """
@@ -259,6 +412,25 @@ def first_token_share(weights: ArrayLike, query_pos: ArrayLike) -> np.ndarray:
 def previous_token_share(weights: ArrayLike, query_pos: ArrayLike) -> np.ndarray:
     """Mean attention weight of query ``t`` on key ``t - 1`` (keys at positions ``0..T-1``), over ``t > 0``.
 
+    Parameters
+    ----------
+    weights : array_like, shape (..., S, T)
+        Attention weights of ``S`` queries over ``T`` keys.
+    query_pos : array_like of int, shape (S,)
+        The queries' positions.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The mean weight on the previous token, per leading index (head).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``weights`` does not have one row per query.
+
+    Examples
+    --------
     >>> previous_token_share(np.array([[[1.0, 0.0, 0.0], [0.9, 0.1, 0.0], [0.0, 1.0, 0.0]]]), [0, 1, 2]).tolist()
     [0.95]
     """
@@ -273,8 +445,29 @@ def head_polynomial(q: ArrayLike, k: ArrayLike, q_pos: ArrayLike, k_pos: ArrayLi
     ``q`` (S, d) at positions ``q_pos`` and ``k`` (T, d) at ``k_pos`` are turned by ``t theta`` (this library's
     pairs); each is turned back (``q~_t = R(-t theta) q_t``) and averaged over positions, so the head is read as
     one query against the mean key (the rebound experiment reads a trained head so): its score at offset ``r`` is
-    ``Re sum_p h_p e^{-i r theta_p}`` (Proposition 3 (iii)).  Shape (d/2,), complex.
+    ``Re sum_p h_p e^{-i r theta_p}`` (Proposition 3 (iii)).
 
+    Parameters
+    ----------
+    q, k : array_like, shapes (S, d) and (T, d)
+        Turned queries and keys, ``d = 2 len(theta)``.
+    q_pos, k_pos : array_like, shapes (S,) and (T,)
+        Their positions.
+    theta : array_like, shape (d/2,)
+        The head's frequencies.
+
+    Returns
+    -------
+    ndarray of complex, shape (d/2,)
+        The plane weights ``h_p``.
+
+    Raises
+    ------
+    PosKernelsError
+        If the shapes of ``q``, ``k`` and ``theta`` do not agree.
+
+    Examples
+    --------
     >>> theta = np.array([0.5])
     >>> t = np.arange(4)
     >>> turned = np.stack([np.cos(t * 0.5), np.sin(t * 0.5)], 1)  # the vector (1, 0) turned by t theta
@@ -302,12 +495,28 @@ def polynomial_rebound(h: ArrayLike, theta: ArrayLike, training_length: int, hor
     over ``s(L - 1)`` at the first integer past ``2 pi / theta - (L - 1)`` and peaks at the full turn ``2 pi /
     theta``; a head whose planes all turn by less than ``pi`` within ``horizon`` does not rebound.
 
+    Parameters
+    ----------
+    h : array_like of complex, shape (P,)
+        The plane weights (:func:`head_polynomial`).
+    theta : array_like, shape (P,)
+        The planes' frequencies.
+    training_length : int
+        ``L``, the window's length.
+    horizon : int
+        Largest offset read, ``>= L``.
+
     Returns
     -------
     dict
         ``rebounds`` (bool), ``first`` (the first offset ``r >= L`` with ``s(r) > s(L - 1)``, or None), ``peak``
         (the offset of the largest ``s`` in ``L..horizon``), ``height`` (``max s - s(L - 1)``), ``fall``
         (``s(0) - s(L - 1)``, the scale the height is read on).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``h`` is not finite, ``h`` and ``theta`` are not two vectors of one length, or ``horizon < L``.
 
     Examples
     --------

@@ -50,6 +50,57 @@ class HeadPlan:
 
 
 def plan_head(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> HeadPlan:
+    """Prepare one head and its reading for the chunks: what every chunk of keys reads the same.
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        The head's parameters.
+    cfg : HeadConfig
+        The head.
+    reading : Reading
+        How it is read.
+    uq : ndarray of int, shape (U,)
+        The distinct query tokens.
+    pos : ndarray, shape (n,)
+        The keys' positions; the query is at the last.
+    eps : float or None
+        Read only back to the head's certified cut for this dropped weight (:func:`certified_cut`), or
+        everything.
+    default_pos : bool
+        Whether ``pos`` is ``0..n-1`` (the cut and the constant far past need it).
+    chunk : int
+        Key positions per chunk (a rotary head's fixed table of turns has this many rows).
+
+    Returns
+    -------
+    HeadPlan
+        The queries, content scores, read-out values, first column read and, for a rotary head, its products and
+        turns.
+
+    Raises
+    ------
+    PosKernelsError
+        If the scheme is both additive and rotary, or ``eps`` is given with positions other than ``0..n-1``.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import embed, init_params, score
+    >>> from poskernels.model.reading import PLAIN
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> x, pos = np.array([3, 1, 4, 1, 5, 9, 2, 16]), np.arange(8.0)  # one sequence, its query last
+    >>> plan = plan_head(p, cfg, PLAIN, x[-1:], pos, None, True, 8)
+    >>> h = embed(p, cfg, x, pos)
+    >>> z = score(p, cfg, h[-1:] @ p["W_Q"], pos[-1:], h @ p["W_K"], pos)[0]  # the readable head's scores
+    >>> plan.q.shape, plan.content.shape, plan.G.shape, plan.start
+    ((1, 16), (1, 17), (17, 8), 0)
+    >>> alibi = HeadConfig(scheme="alibi")
+    >>> plan_head(init_params(alibi, np.random.default_rng(0)), alibi, PLAIN, x[-1:], pos, 1e-12, False, 8)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the certified cut reads integer offsets: pass positions=None with eps
+    """
     scheme = SCHEMES[cfg.scheme]
     theta = frequencies(cfg, reading)
     n = pos.size
@@ -95,7 +146,40 @@ def rotary_factors(plan: HeadPlan, r_c: np.ndarray, shared: dict | None) -> tupl
     ``r_0, r_0 - 1, ...`` the turn splits, ``e^{-i r theta} = e^{-i r_0 theta} e^{i k theta}``: the chunk's
     ``e^{-i r_0 theta}`` turns the ``(U, P, V)`` products ``w`` (a few hundred numbers) and every key of every chunk
     reads the same fixed ``e^{i k theta}`` table, so no chunk computes a ``(c, P)`` turn.  At other positions
-    the turn of each key is computed (``shared``, one dict per chunk, keeps it for the heads of one reading)."""
+    the turn of each key is computed (``shared``, one dict per chunk, keeps it for the heads of one reading).
+
+    Parameters
+    ----------
+    plan : HeadPlan
+        A rotary head's plan (:func:`plan_head`).
+    r_c : ndarray, shape (c,)
+        The chunk's offsets ``t - j``.
+    shared : dict or None
+        The chunk's cache of turns, shared by the heads of one reading.
+
+    Returns
+    -------
+    left : ndarray, shape (c, 2P)
+        The turns of the chunk's offsets.
+    right : ndarray, shape (U, 2P, V)
+        The products ``conj(q_p) k_p`` of every query and key token, real and imaginary parts.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import embed, init_params, score
+    >>> from poskernels.model.reading import PLAIN
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> x, pos = np.array([3, 1, 4, 1, 5, 9, 2, 16]), np.arange(8.0)  # one sequence, its query last
+    >>> plan = plan_head(p, cfg, PLAIN, x[-1:], pos, None, True, 8)
+    >>> h = embed(p, cfg, x, pos)
+    >>> z = score(p, cfg, h[-1:] @ p["W_Q"], pos[-1:], h @ p["W_K"], pos)[0]  # the readable head's scores
+    >>> left, right = rotary_factors(plan, pos[-1] - pos, None)
+    >>> left.shape, right.shape
+    ((8, 16), (1, 16, 17))
+    >>> bool(np.allclose((left @ right)[0, np.arange(8), x] * plan.lam / cfg.tau, z))
+    True
+    """
     if plan.spin is not None:
         a = plan.w * np.exp(-1j * r_c[0] * plan.theta)[None, :, None]  # (U, P, V)
         return plan.spin[: r_c.size], np.concatenate([a.real, a.imag], axis=1)
@@ -113,7 +197,40 @@ def chunk_table(plan: HeadPlan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict
     """Scores ``(U, c, V)`` of every token at every position of the chunk, and the code's read-out value ``(c, C)``.
 
     ``shared`` (one dict per chunk) keeps the rotary heads' turns at positions that are not integers and a
-    parameter-free code: the heads of one reading share them, so the seeds of a reading compute them once."""
+    parameter-free code: the heads of one reading share them, so the seeds of a reading compute them once.
+
+    Parameters
+    ----------
+    plan : HeadPlan
+        The head's plan (:func:`plan_head`).
+    pos_c : ndarray, shape (c,)
+        The chunk's key positions.
+    r_c : ndarray, shape (c,)
+        Their offsets ``t - j``.
+    shared : dict, optional
+        The chunk's cache, shared by the heads of one reading.
+
+    Returns
+    -------
+    table : ndarray, shape (U, c, V)
+        The score of every token at every position of the chunk.
+    pvo : ndarray, shape (c, C), or None
+        The code's read-out value at each position (an additive scheme), else None.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import embed, init_params, score
+    >>> from poskernels.model.reading import PLAIN
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> x, pos = np.array([3, 1, 4, 1, 5, 9, 2, 16]), np.arange(8.0)  # one sequence, its query last
+    >>> plan = plan_head(p, cfg, PLAIN, x[-1:], pos, None, True, 8)
+    >>> h = embed(p, cfg, x, pos)
+    >>> z = score(p, cfg, h[-1:] @ p["W_Q"], pos[-1:], h @ p["W_K"], pos)[0]  # the readable head's scores
+    >>> table, pvo = chunk_table(plan, pos, pos[-1] - pos)
+    >>> table.shape, pvo, bool(np.allclose(table[0, np.arange(8), x], z))
+    ((1, 8, 17), None, True)
+    """
     params, cfg = plan.params, plan.cfg
     scheme = SCHEMES[cfg.scheme]
     U, c = plan.q.shape[0], pos_c.size
@@ -147,7 +264,42 @@ def key_scores(plan: HeadPlan, pos_c: np.ndarray, r_c: np.ndarray, x: np.ndarray
     A head with no code scores ``content[u, x_j] + b(r_j)`` (gathered, never a ``(c, V)`` table); a rotary head with
     few rows takes each key's ``2P`` factors (:func:`rotary_factors`, its token's row of the turned ``w``) and
     one dot product with the fixed spin table, where the table would cost ``V`` products a key; otherwise the
-    chunk's table (:func:`chunk_table`) is read at each key's token."""
+    chunk's table (:func:`chunk_table`) is read at each key's token.
+
+    Parameters
+    ----------
+    plan : HeadPlan
+        The head's plan (:func:`plan_head`).
+    pos_c, r_c : ndarray, shape (c,)
+        The chunk's key positions and offsets.
+    x : ndarray of int, shape (B, c)
+        The chunk's key tokens.
+    iq : ndarray of int, shape (B,), or None
+        Each sequence's query among the plan's ``U`` (None: one query token for all).
+    buffers : dict
+        Arrays reused from chunk to chunk.
+
+    Returns
+    -------
+    z : ndarray, shape (B, c)
+        Each key's score (a buffer the next chunk overwrites: read it before then).
+    pvo : ndarray, shape (c, C), or None
+        As for :func:`chunk_table`.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import embed, init_params, score
+    >>> from poskernels.model.reading import PLAIN
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> x, pos = np.array([3, 1, 4, 1, 5, 9, 2, 16]), np.arange(8.0)  # one sequence, its query last
+    >>> plan = plan_head(p, cfg, PLAIN, x[-1:], pos, None, True, 8)
+    >>> h = embed(p, cfg, x, pos)
+    >>> z = score(p, cfg, h[-1:] @ p["W_Q"], pos[-1:], h @ p["W_K"], pos)[0]  # the readable head's scores
+    >>> zk, _ = key_scores(plan, pos, pos[-1] - pos, x[None], None, {})
+    >>> zk.shape, bool(np.allclose(zk[0], z))
+    ((1, 8), True)
+    """
     B, c = x.shape
     U, V = plan.content.shape
     if plan.theta is not None and B * TABLE_ENTRIES_A_KEY <= V:

@@ -66,6 +66,26 @@ def content_width(params: dict, cfg: HeadConfig, query_tokens) -> float:
     only on its token ``v``.  ``W`` is the largest range over ``v`` among the given query tokens, so every content
     score of every sequence ending in one of them lies in an interval of width ``W``.
 
+    Parameters
+    ----------
+    params : dict of ndarray
+        The head's parameters.
+    cfg : HeadConfig
+        A head without a code or a rotation.
+    query_tokens : array_like of int
+        The query tokens the width holds for.
+
+    Returns
+    -------
+    float
+        ``W``.
+
+    Raises
+    ------
+    PosKernelsError
+        If the head has a code, a rotation or a logit scale that grows with the key count, or a query token is not
+        a token id.
+
     Examples
     --------
     >>> from poskernels.model.head import init_params
@@ -107,8 +127,29 @@ def content_width(params: dict, cfg: HeadConfig, query_tokens) -> float:
 def check_eps(eps) -> float:
     """The dropped weight a cut allows: a number in ``(0, 1)``, else :class:`PosKernelsError` quoting it.
 
+    Parameters
+    ----------
+    eps : float
+        The weight.
+
+    Returns
+    -------
+    float
+        ``eps``.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``eps`` is not a finite number in ``(0, 1)``.
+
+    Examples
+    --------
     >>> check_eps(1e-12)
     1e-12
+    >>> check_eps(1)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: eps must be a finite number in (0, 1) (the weight the cut may drop); got 1
     """
     return check_open_unit("eps", eps, "the weight the cut may drop")
 
@@ -116,6 +157,23 @@ def check_eps(eps) -> float:
 def has_cut(params: dict, cfg: HeadConfig) -> bool:
     """Whether the head has a certified cut: its scheme's bias is exactly ``-s r`` with ``s > 0`` (its
     ``linear_slope``: ALiBi), or its scheme's ``tail_bound`` is finite for this head (Kerple with a light tail).
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        The head's parameters (a tail bound reads them).
+    cfg : HeadConfig
+        The head.
+
+    Returns
+    -------
+    bool
+        Whether :func:`certified_cut` accepts the head.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``cfg`` is not a :class:`HeadConfig`.
 
     Examples
     --------
@@ -141,6 +199,27 @@ def has_cut(params: dict, cfg: HeadConfig) -> bool:
 
 def certified_cut(params: dict, cfg: HeadConfig, query_tokens, eps: float) -> Cut:
     """Theorem 3 (ii) as a reading rule: the offsets an ALiBi head must read for dropped weight ``<= eps``.
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        The head's parameters.
+    cfg : HeadConfig
+        A head with a cut (:func:`has_cut`).
+    query_tokens : array_like of int
+        The query tokens the cut holds for (its content width's, :func:`content_width`).
+    eps : float
+        The attention weight the cut may drop, in ``(0, 1)``.
+
+    Returns
+    -------
+    Cut
+        The width ``W``, slope ``s``, last offset read ``D``, the bound on the dropped weight, and on a logit's error.
+
+    Raises
+    ------
+    PosKernelsError
+        If the head has no certified cut, or ``eps`` or the query tokens are refused.
 
     Examples
     --------

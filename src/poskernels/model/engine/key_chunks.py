@@ -51,7 +51,28 @@ class KeyChunk:
 def token_rows(ch: KeyChunk, cache: dict):
     """The chunk's keys grouped by token: a CSR matrix ``S (V B, V c)`` with a one at ``(v B + b, v c + j)`` for
     each key ``x[b, j] = v``, so ``S @ e`` sums a ``(V c, K)`` table of weights ``e[v c + j]`` into each
-    ``(token, sequence)`` row.  Rows read their keys in order of position; one nonzero per key."""
+    ``(token, sequence)`` row.  Rows read their keys in order of position; one nonzero per key.
+
+    Parameters
+    ----------
+    ch : KeyChunk
+        The chunk of keys.
+    cache : dict
+        Index arrays reused from chunk to chunk (by the chunk's shape).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix, shape (V B, V c)
+        The grouping; ``S @ e`` is each ``(token, sequence)`` row's sum of its keys' weights.
+
+    Examples
+    --------
+    >>> S = token_rows(KeyChunk(np.array([[1, 0, 1], [2, 2, 0]]), 0, 3, 3), {})
+    >>> S.shape, S.nnz  # one nonzero per key
+    ((6, 9), 6)
+    >>> S.toarray()[1 * 2 + 0].nonzero()[0].tolist()  # token 1 in sequence 0: columns 1 c + 0 and 1 c + 2
+    [3, 5]
+    """
     import scipy.sparse  # here: only the batched long reading needs it
 
     B, c = ch.x.shape

@@ -40,6 +40,46 @@ def query_forward(
 
     ``score_shift`` (broadcasting to ``(B, n)``) is added to the scores before the softmax; the cache holds ``a``,
     the attention weights ``(B, n)``.
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        One head's parameters.
+    cfg : HeadConfig
+        The head.
+    tokens : array_like of int, shape (B, n)
+        Sequences; the query is the last token of each.
+    positions : array_like, shape (n,), optional
+        Their positions; ``0..n-1`` by default.
+    reading : Reading
+        How the head is read.
+    score_shift : array_like, optional
+        Added to the scores before the softmax, broadcasting to ``(B, n)``.
+    validate : bool
+        Check the tokens (the trainer, which drew them, passes False).
+
+    Returns
+    -------
+    logits : ndarray, shape (B, C)
+        Equal to :func:`~poskernels.model.head.forward`'s.
+    cache : dict
+        ``a`` (the attention weights) and what :func:`query_backward` reads.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``validate`` and a token is refused.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import backward, forward, init_params
+    >>> cfg = HeadConfig(scheme="alibi")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> x = np.random.default_rng(1).integers(0, cfg.vocab, size=(3, 8))
+    >>> z, cache = query_forward(p, cfg, x)
+    >>> z0, cache0 = forward(p, cfg, x)
+    >>> bool(np.allclose(z, z0)), bool(np.allclose(cache["a"], cache0["a"]))
+    (True, True)
     """
     if validate:
         tokens = check_tokens(cfg, tokens)
@@ -51,13 +91,63 @@ def query_forward(
 
 def query_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
     """:func:`~poskernels.model.head.backward` by the engine: gradients from ``dL/dlogits (B, C)``
-    (:func:`~poskernels.model.engine.stack.stack_backward` of one)."""
+    (:func:`~poskernels.model.engine.stack.stack_backward` of one).
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        One head's parameters.
+    cfg : HeadConfig
+        The head.
+    cache : dict
+        :func:`query_forward`'s cache.
+    dlogits : ndarray, shape (B, C)
+        The gradient with respect to the logits.
+
+    Returns
+    -------
+    dict of ndarray
+        One gradient per parameter, equal to :func:`~poskernels.model.head.backward`'s.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import backward, forward, init_params
+    >>> cfg = HeadConfig(scheme="alibi")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> x = np.random.default_rng(1).integers(0, cfg.vocab, size=(3, 8))
+    >>> dlogits = np.eye(cfg.n_classes)[[0, 1, 2]]
+    >>> g = query_backward(p, cfg, query_forward(p, cfg, x)[1], dlogits)
+    >>> g0 = backward(p, cfg, forward(p, cfg, x)[1], dlogits)
+    >>> all(np.allclose(g[k], g0[k]) for k in g0)
+    True
+    """
     return _unstack(stack_backward(_stack(params), cfg, cache["stack"], np.asarray(dlogits)[None]))
 
 
 def cross_entropy(logits: np.ndarray, targets) -> tuple[float, np.ndarray]:
     """Mean softmax cross-entropy and its gradient with respect to the logits (one head).
 
+    Parameters
+    ----------
+    logits : ndarray, shape (B, C)
+        Finite logits.
+    targets : array_like of int, shape (B,)
+        Class ids.
+
+    Returns
+    -------
+    loss : float
+        The mean cross-entropy.
+    grad : ndarray, shape (B, C)
+        Its gradient.
+
+    Raises
+    ------
+    PosKernelsError
+        If the logits are not a finite ``(B, C)`` array, or a target is out of range.
+
+    Examples
+    --------
     >>> loss, g = cross_entropy(np.zeros((2, 4)), [0, 3])
     >>> round(loss, 4), float(abs(g.sum()).round(12))
     (1.3863, 0.0)

@@ -46,5 +46,23 @@ PATHS = (ExactPath, ContentPath, RotaryPath, TokenPath)
 
 
 def choose_path(terms: ScoreTerms):
-    """The first path of :data:`PATHS` that takes a score holding ``terms`` (the token path takes any)."""
+    """The first path of :data:`PATHS` that takes a score holding ``terms`` (the token path takes any).
+
+    Parameters
+    ----------
+    terms : ScoreTerms
+        What the score holds.
+
+    Returns
+    -------
+    type
+        The path's class (its ``name``: ``"exact"``, ``"content"``, ``"rotary"`` or ``"token"``).
+
+    Examples
+    --------
+    >>> choose_path(ScoreTerms(exact=False, shifted=False, coded=False, rotary=False, positional=True)).name
+    'content'
+    >>> choose_path(ScoreTerms(exact=True, shifted=False, coded=False, rotary=True, positional=False)).name
+    'exact'
+    """
     return next(path for path in PATHS if path.takes(terms))

@@ -22,6 +22,18 @@ __all__ = ["grid", "per_model_max", "row_sum", "stack_cross_entropy", "stack_par
 def stack_params(heads) -> dict:
     """Stack heads' parameter dicts along a new leading model axis (one array per name).
 
+    Parameters
+    ----------
+    heads : iterable of dict
+        Heads' parameters, one dict each, with the same names and shapes.
+
+    Returns
+    -------
+    dict of ndarray
+        Each parameter with a leading model axis ``M``.
+
+    Examples
+    --------
     >>> from poskernels.model.config import HeadConfig
     >>> from poskernels.model.head import init_params
     >>> p = stack_params([init_params(HeadConfig(), np.random.default_rng(s)) for s in range(3)])
@@ -52,12 +64,43 @@ def row_sum(x: np.ndarray) -> np.ndarray:
 
     NumPy's reduction over a short last axis costs about ten times a BLAS ``gemv``; each model's
     rows go through the same ``gemv`` whatever the stack, so a head's sums do not depend on it.
+
+    Parameters
+    ----------
+    x : ndarray, shape (M, B, k)
+        The rows.
+
+    Returns
+    -------
+    ndarray, shape (M, B, 1)
+        Each row's sum.
+
+    Examples
+    --------
+    >>> row_sum(np.arange(6.0).reshape(2, 1, 3)).tolist()
+    [[[3.0]], [[12.0]]]
     """
     return (x @ _ones(x.shape[-1]))[..., None]
 
 
 def per_model_max(x: np.ndarray) -> np.ndarray:
-    """The maximum of each model's slice of ``x`` (shape ``(M, ...)``), shaped to broadcast against it."""
+    """The maximum of each model's slice of ``x`` (shape ``(M, ...)``), shaped to broadcast against it.
+
+    Parameters
+    ----------
+    x : ndarray, shape (M, ...)
+        A stack's array.
+
+    Returns
+    -------
+    ndarray, shape (M, 1, ..., 1)
+        Each model's maximum.
+
+    Examples
+    --------
+    >>> per_model_max(np.arange(6.0).reshape(2, 1, 3)).tolist()
+    [[[2.0]], [[5.0]]]
+    """
     return x.reshape(x.shape[0], -1).max(axis=1).reshape((-1,) + (1,) * (x.ndim - 1))
 
 
@@ -69,6 +112,29 @@ def stack_cross_entropy(logits: np.ndarray, targets, finite: bool = True) -> tup
     Logits must be finite; the trainer passes ``finite=False``, and a model whose logits overflowed then gets a
     NaN (or infinite) loss, its divergence signal, without changing the others' bits.
 
+    Parameters
+    ----------
+    logits : ndarray, shape (M, B, C)
+        Each model's logits.
+    targets : array_like of int, shape (M, B)
+        Class ids.
+    finite : bool
+        Refuse non-finite logits (the trainer passes False).
+
+    Returns
+    -------
+    loss : ndarray, shape (M,)
+        Each model's mean cross-entropy.
+    grad : ndarray, shape (M, B, C)
+        Its gradient with respect to the logits.
+
+    Raises
+    ------
+    PosKernelsError
+        If the logits are not a nonempty ``(M, B, C)`` array (finite, with ``finite``), or a target is out of range.
+
+    Examples
+    --------
     >>> loss, g = stack_cross_entropy(np.zeros((2, 2, 4)), [[0, 3], [1, 1]])
     >>> loss.round(4).tolist(), g.shape
     ([1.3863, 1.3863], (2, 2, 4))

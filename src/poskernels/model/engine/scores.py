@@ -25,6 +25,18 @@ __all__ = ["pair_scores", "scores"]
 def scores(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading = PLAIN, n=None) -> np.ndarray:
     """:func:`~poskernels.model.head.score`, the same bits, skipping the offsets of a head with no bias.
 
+    Parameters
+    ----------
+    params, cfg, q, q_pos, k, k_pos, reading, n
+        As in :func:`~poskernels.model.head.score`.
+
+    Returns
+    -------
+    ndarray, shape (..., Nq, Nk)
+        The scores, equal bit for bit to :func:`~poskernels.model.head.score`'s.
+
+    Examples
+    --------
     >>> from poskernels.model.head import init_params
     >>> cfg = HeadConfig(scheme="nope")
     >>> p = init_params(cfg, np.random.default_rng(0))

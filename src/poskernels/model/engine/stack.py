@@ -91,6 +91,19 @@ def stack_forward(
     * ``token`` (an additive code, a score shift, a turn with a bias): the general per-key path.
 
     ``a_j = e_j / Z`` is never formed outside the ``token`` path; :func:`attention` builds it.
+
+    Examples
+    --------
+    Head ``m`` of the stack gives what it gives alone:
+
+    >>> from poskernels.model.engine.reductions import stack_params
+    >>> from poskernels.model.head import backward, forward, init_params
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> heads = [init_params(cfg, np.random.default_rng(s)) for s in (0, 1)]
+    >>> x = np.random.default_rng(2).integers(0, cfg.vocab, size=(2, 3, 8))  # (M, B, n)
+    >>> z, cache = stack_forward(stack_params(heads), cfg, x)
+    >>> z.shape, bool(np.allclose(z[1], forward(heads[1], cfg, x[1])[0]))
+    ((2, 3, 8), True)
     """
     tokens = np.asarray(tokens)
     if validate:
@@ -173,6 +186,18 @@ def _logit_scale(params: dict, cfg: HeadConfig, reading: Reading, n: int):
 def attention(cache: dict) -> np.ndarray:
     """The attention weights ``a (M, B, n)`` of a forward pass (:func:`stack_forward`'s cache).
 
+    Parameters
+    ----------
+    cache : dict
+        :func:`stack_forward`'s cache.
+
+    Returns
+    -------
+    ndarray, shape (M, B, n)
+        Each sequence's softmax weights over its keys.
+
+    Examples
+    --------
     >>> from poskernels.model.head import init_params
     >>> from poskernels.model.engine.one_head import query_forward
     >>> from poskernels.tasks.cue import cue_batch
@@ -195,12 +220,43 @@ def stack_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarr
     The reverse of :func:`stack_forward`, line by line; checked against float64 central
     differences and PyTorch autograd in ``tests/test_head_gradients.py``.
 
+    Parameters
+    ----------
+    params : dict of ndarray
+        Stacked parameters, each ``(M, ...)``.
+    cfg : HeadConfig
+        The heads.
+    cache : dict
+        :func:`stack_forward`'s cache.
+    dlogits : ndarray, shape (M, B, C)
+        The gradient with respect to the logits.
+
+    Returns
+    -------
+    dict of ndarray
+        One gradient per parameter, stacked like ``params``.
+
     Notes
     -----
     With ``g[b, v] = dL/do_b . EV[v]`` and ``s_b = sum_v C[b, v] g[b, v]`` (the softmax's mean), a
     key's score gradient is ``dz_j = a_j (g[b, x_j] - s_b)`` (plus the code's share in the
     ``token`` path), so the content table's gradient sums ``C (g - s)`` over sequences, and a
     position term's is ``e^{b_j} R[b, x_j]`` with ``R = e^{c} (g - s) / Z``: one gather, no per-token softmax.
+
+    Examples
+    --------
+    >>> from poskernels.model.engine.reductions import stack_params
+    >>> from poskernels.model.head import backward, forward, init_params
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> heads = [init_params(cfg, np.random.default_rng(s)) for s in (0, 1)]
+    >>> x = np.random.default_rng(2).integers(0, cfg.vocab, size=(2, 3, 8))  # (M, B, n)
+    >>> z, cache = stack_forward(stack_params(heads), cfg, x)
+    >>> dlogits = np.zeros_like(z)
+    >>> dlogits[..., 0] = 1.0
+    >>> g = stack_backward(stack_params(heads), cfg, cache, dlogits)
+    >>> alone = backward(heads[1], cfg, forward(heads[1], cfg, x[1])[1], dlogits[1])
+    >>> all(np.allclose(g[k][1], alone[k]) for k in alone)
+    True
     """
     if not cache["exact"]:
         return _backward(params, cfg, cache, dlogits)

@@ -250,6 +250,26 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
     Returns
     -------
     list of ndarray, shape (B, C) each
+
+    Raises
+    ------
+    PosKernelsError
+        If ``chunk`` is not a positive integer, ``eps`` is not in ``(0, 1)``, a head or the tokens are refused, or
+        the heads do not share a vocabulary.
+
+    Examples
+    --------
+    An ALiBi and a RoPE head read in one pass, chunk by chunk, equal each head read whole:
+
+    >>> from poskernels.model.engine.one_head import query_forward
+    >>> from poskernels.model.head import init_params
+    >>> from poskernels.tasks.cue import cue_batch
+    >>> x, _ = cue_batch(np.random.default_rng(1), 2, 50)
+    >>> alibi, rope = HeadConfig(scheme="alibi"), HeadConfig(scheme="rope")
+    >>> pa, pr = init_params(alibi, np.random.default_rng(0)), init_params(rope, np.random.default_rng(0))
+    >>> za, zr = stream_many([(pa, alibi, PLAIN), (pr, rope, PLAIN)], x, chunk=16)
+    >>> bool(np.allclose(za, query_forward(pa, alibi, x)[0])), bool(np.allclose(zr, query_forward(pr, rope, x)[0]))
+    (True, True)
     """
     chunk = check_positive_int("chunk", chunk)
     if eps is not None:
@@ -311,9 +331,36 @@ def stream_logits(
 ) -> np.ndarray:
     """Logits at the last position of each sequence, read in chunks of keys (one head; see :func:`stream_many`).
 
+    Parameters
+    ----------
+    params : dict of ndarray
+        The head's parameters.
+    cfg : HeadConfig
+        The head.
+    tokens, positions, chunk, eps
+        As for :func:`stream_many`.
+    reading : Reading
+        How the head is read.
+
     Returns
     -------
     ndarray, shape (B, C)
+
+    Raises
+    ------
+    PosKernelsError
+        As :func:`stream_many`.
+
+    Examples
+    --------
+    >>> from poskernels.model.engine.one_head import query_forward
+    >>> from poskernels.model.head import init_params
+    >>> from poskernels.tasks.cue import cue_batch
+    >>> x, _ = cue_batch(np.random.default_rng(1), 2, 50)
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> p = init_params(cfg, np.random.default_rng(0))
+    >>> bool(np.allclose(stream_logits(p, cfg, x, chunk=7), query_forward(p, cfg, x)[0]))
+    True
     """
     return stream_many([(params, cfg, reading)], tokens, positions, chunk, eps)[0]
 
@@ -323,6 +370,21 @@ def recent_weights(params: dict, cfg: HeadConfig, tokens, k: int, reading: Readi
 
     The normalizer runs over all ``n`` keys (the streaming pass), the weights are returned for offsets
     ``r = 0..k-1`` only, so a query over ``10^5`` keys costs ``O(chunk)`` memory.
+
+    Parameters
+    ----------
+    params : dict of ndarray
+        The head's parameters.
+    cfg : HeadConfig
+        The head.
+    tokens : array_like of int, shape (B, n)
+        Sequences; the last token is the query.
+    k : int
+        Recent keys returned (at most ``n``).
+    reading : Reading
+        How the head is read.
+    chunk : int
+        Key positions per step of the streaming pass.
 
     Returns
     -------

@@ -28,6 +28,21 @@ def unit_scale(lam) -> bool:
     """Whether the logit scale is the number 1 (a scale of the key count is an array, never taken as 1).
 
     A unit scale divides by ``tau`` (the same bits as ever); any other multiplies by ``lambda / tau``.
+
+    Parameters
+    ----------
+    lam : float or ndarray
+        The logit scale ``lambda``.
+
+    Returns
+    -------
+    bool
+        True for the number 1 only.
+
+    Examples
+    --------
+    >>> unit_scale(1.0), unit_scale(1.2), unit_scale(np.ones(3))
+    (True, False, False)
     """
     return np.ndim(lam) == 0 and lam == 1.0
 
