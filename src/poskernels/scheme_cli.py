@@ -58,8 +58,8 @@ def add_tournament_arguments(p: argparse.ArgumentParser) -> None:
     >>> p = argparse.ArgumentParser()
     >>> add_tournament_arguments(p)
     >>> a = p.parse_args(["--schemes", "alibi,rope", "--seeds", "2"])
-    >>> a.schemes, a.seeds, a.lengths, a.scheme_file
-    ('alibi,rope', 2, '32,64,128,256', [])
+    >>> a.schemes, a.seeds, a.task, a.lengths, a.scheme_file  # no --lengths: the task's own
+    ('alibi,rope', 2, 'cue', None, [])
     """
     p.add_argument("--task", default="cue", metavar="NAME",
                    help=f"the task trained and read ({', '.join(tournament_tasks())}; default cue)")  # fmt: skip

@@ -46,6 +46,25 @@ N_VALUES = 16
 def recall_vocab(n_keys: int = N_KEYS, n_values: int = N_VALUES) -> int:
     """Number of token ids, ``V + K + 1`` (values, keys, the pad).
 
+    Parameters
+    ----------
+    n_keys : int, optional
+        ``K``, the keys (default 16).
+    n_values : int, optional
+        ``V``, the values (default 16).
+
+    Returns
+    -------
+    int
+        ``V + K + 1``.
+
+    Raises
+    ------
+    PosKernelsError
+        If either count is not a positive integer.
+
+    Examples
+    --------
     >>> recall_vocab()
     33
     """
@@ -117,6 +136,27 @@ def recall_batch(
 def describe(tokens, n_keys: int = N_KEYS, n_values: int = N_VALUES) -> str:
     """Readable form of one sequence: ``k<i>`` a key, a value as its number, ``_`` the pad, ``?`` on the query.
 
+    Parameters
+    ----------
+    tokens : array_like of int, shape (n,)
+        One sequence's token ids.
+    n_keys : int, optional
+        ``K`` (default 16).
+    n_values : int, optional
+        ``V`` (default 16).
+
+    Returns
+    -------
+    str
+        The tokens, space-separated.
+
+    Raises
+    ------
+    PosKernelsError
+        If a token id lies outside ``[0, V + K]``.
+
+    Examples
+    --------
     >>> describe([20, 6, 32, 20])
     'k4 6 _ k4?'
     """

@@ -94,6 +94,26 @@ def register_task(task: TaskSpec | str, sampler: Sampler | None = None) -> TaskS
 
     Re-registering the same record (or the same stream under its name) is a no-op.
 
+    Parameters
+    ----------
+    task : TaskSpec or str
+        The record, or a bare stream's name (then ``sampler`` is its sampler; a bare stream trains heads but has
+        no layout or test sets for a tournament).
+    sampler : callable, optional
+        ``sampler(rng, batch, n) -> (tokens (batch, n), targets (batch,))``, with a name only.
+
+    Returns
+    -------
+    TaskSpec
+        The registered record.
+
+    Raises
+    ------
+    PosKernelsError
+        If the name is empty, the sampler is not callable, or the name is registered with another record.
+
+    Examples
+    --------
     >>> register_task(CUE) is TASKS["cue"]
     True
     >>> register_task("cue", TASKS["cue"].sampler) is TASKS["cue"]
@@ -118,6 +138,23 @@ def register_task(task: TaskSpec | str, sampler: Sampler | None = None) -> TaskS
 def get_spec(name: str) -> TaskSpec:
     """The record registered under ``name``.
 
+    Parameters
+    ----------
+    name : str
+        A registered task's name (``cue``, ``recall``, or one :func:`register_task` added).
+
+    Returns
+    -------
+    TaskSpec
+        Its record.
+
+    Raises
+    ------
+    PosKernelsError
+        If no task has that name; the error lists the registered ones.
+
+    Examples
+    --------
     >>> get_spec("recall").layout.vocab, get_spec("cue").layout.query
     (33, 16)
     """
@@ -127,6 +164,23 @@ def get_spec(name: str) -> TaskSpec:
 def get_task(name: str) -> Sampler:
     """The training stream of the task registered under ``name``.
 
+    Parameters
+    ----------
+    name : str
+        A registered task's name.
+
+    Returns
+    -------
+    callable
+        Its sampler, ``sampler(rng, batch, n) -> (tokens (batch, n), targets (batch,))``.
+
+    Raises
+    ------
+    PosKernelsError
+        If no task has that name.
+
+    Examples
+    --------
     >>> tokens, targets = get_task("cue")(np.random.default_rng(0), 2, 8)
     >>> tokens.shape, targets.shape
     ((2, 8), (2,))
@@ -137,6 +191,13 @@ def get_task(name: str) -> Sampler:
 def tournament_tasks() -> dict[str, TaskSpec]:
     """The registered tasks a tournament can read: those with a layout (a bare stream has no test sets).
 
+    Returns
+    -------
+    dict of str to TaskSpec
+        The records, by name, in the order they were registered.
+
+    Examples
+    --------
     >>> sorted(tournament_tasks())
     ['cue', 'recall']
     """
@@ -149,6 +210,23 @@ def layout_of(task: str) -> Layout:
     A stream outside the registry (the filings', named by their corpus digest) spells its tokens in the cue
     task's layout (:mod:`poskernels.tasks.filings`), and is read in it.
 
+    Parameters
+    ----------
+    task : str
+        The name a head's ``TrainConfig.task`` holds.
+
+    Returns
+    -------
+    Layout
+        The vocabulary layout its tokens are spelled in.
+
+    Raises
+    ------
+    PosKernelsError
+        If the task is a registered training stream without a layout.
+
+    Examples
+    --------
     >>> layout_of("cue").query, layout_of("filings-s7-0123").vocab, layout_of("recall").cues[:3]
     (16, 17, (0, 1, 2))
     """
