@@ -332,7 +332,7 @@ def plane_kernels_causal(q: ArrayLike, k: ArrayLike, query_pos: ArrayLike) -> np
     if t.shape != (q.shape[-2],) or not np.issubdtype(t.dtype, np.integer) or not inside:
         raise PosKernelsError(f"query_pos must be {q.shape[-2]} integers in [0, {T}); got {query_pos!r}")
     placed = np.zeros(lead + (2 * T, q.shape[-1]))  # the queries at their positions, zero elsewhere and past T
-    np.add.at(placed, (..., t, slice(None)), q)
+    np.add.at(np.moveaxis(placed, -2, 0), t, np.moveaxis(q, -2, 0))  # a view: adds into placed
     spectrum = np.fft.rfft(placed, axis=-2) * np.conj(np.fft.rfft(k, n=2 * T, axis=-2))
     summed = np.fft.irfft(spectrum, n=2 * T, axis=-2)[..., :T, :]  # sum_t q_t k_{t - r} at r = 0..T-1 (no wrap)
     total = summed.reshape(lead + (T, P, 2)).sum(-1)  # (..., T, P)
