@@ -21,6 +21,7 @@ from poskernels.probe.capture import capturing
 from poskernels.probe.corpus import stdlib_text
 from poskernels.probe.measure import LayerReducer
 from poskernels.probe.models import load, resolve
+from poskernels.probe.run import layer_frequencies
 
 
 def main() -> None:
@@ -40,7 +41,8 @@ def main() -> None:
             net(input_ids=ids)
         plain.append(time.perf_counter() - t0)
         net.set_attn_implementation("poskernels_probe")
-        reducer = LayerReducer(args.length, args.sample, np.random.default_rng(0), rotary=True)
+        reducer = LayerReducer(args.length, args.sample, np.random.default_rng(0), rotary=True,
+                               rope=layer_frequencies(net.config))  # each head's polynomial and rebound too
         t0 = time.perf_counter()
         with torch.no_grad(), capturing(reducer):
             net(input_ids=ids)

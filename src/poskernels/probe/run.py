@@ -14,7 +14,7 @@ from .corpus import CORPORA, corpus_text, text_sha256
 from .measure import PREVIOUS, SINK, LayerReducer, absolute_table, offset_grid
 from .models import load, resolve
 
-__all__ = ["available_memory", "needed_memory", "probe", "rope_census"]
+__all__ = ["available_memory", "layer_frequencies", "needed_memory", "probe", "rope_census"]
 
 
 def available_memory() -> int:
@@ -125,6 +125,34 @@ def _versions() -> dict:
             "transformers": transformers.__version__, "poskernels": __version__}  # fmt: skip
 
 
+def layer_frequencies(config) -> dict[int, tuple[np.ndarray, int]]:
+    """Each RoPE layer's frequencies and training length by the census of the model's config, as the probe reads
+    each head's polynomial and its rebound with them (:class:`~poskernels.probe.measure.LayerReducer`'s ``rope``).
+
+    Parameters
+    ----------
+    config : transformers.PretrainedConfig
+        The loaded model's config (a multimodal config's text part is read).
+
+    Returns
+    -------
+    dict of int to (ndarray, int)
+        Layer index to ``(theta, L)``: the layer type's frequencies and training length; a layer without RoPE is
+        absent.
+
+    Examples
+    --------
+    >>> from transformers import LlamaConfig
+    >>> cfg = LlamaConfig(hidden_size=64, num_attention_heads=4, num_hidden_layers=2, max_position_embeddings=128)
+    >>> rope = layer_frequencies(cfg)
+    >>> sorted(rope), rope[0][0].shape, rope[0][1]
+    ([0, 1], (8,), 128)
+    """
+    census = rope_census(config)
+    return {i: (np.asarray(census[str(t)]["theta"]), census[str(t)]["training_length"])
+            for i, t in enumerate(_layer_types(config)) if str(t) in census}  # fmt: skip
+
+
 def _layer_types(config) -> list:
     text = config.get_text_config() if hasattr(config, "get_text_config") else config
     return list(getattr(text, "layer_types", None) or [None] * text.num_hidden_layers)
@@ -224,8 +252,7 @@ def probe(model: str, length: int | None = None, sample: int = 128, seed: int = 
     rotary = table is None
     types = _layer_types(config)
     census = rope_census(config) if rotary else {}
-    rope = {i: (np.asarray(census[str(t)]["theta"]), census[str(t)]["training_length"]) for i, t in enumerate(types)
-            if str(t) in census}  # fmt: skip
+    rope = layer_frequencies(config) if rotary else {}
     reducer = LayerReducer(T, sample, np.random.default_rng(seed), rotary=rotary, rope=rope)
     log(f"probe: one forward pass at {T} tokens")
     loss = None
