@@ -33,7 +33,6 @@ INDEX = ROOT / "docs" / "api" / "index.md"
 NOT_YET = (
     "poskernels.claims",
     "poskernels.errors",
-    "poskernels.experiments.bootstrap",
     "poskernels.experiments.curves",
     "poskernels.experiments.filings",
     "poskernels.experiments.filings_beyond",
@@ -42,7 +41,6 @@ NOT_YET = (
     "poskernels.experiments.long_context",
     "poskernels.experiments.rebound",
     "poskernels.experiments.redraws",
-    "poskernels.experiments.sinusoidal",
     "poskernels.experiments.tournament",
     "poskernels.hf_families",
     "poskernels.lab",
