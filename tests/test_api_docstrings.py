@@ -39,7 +39,6 @@ NOT_YET = (
     "poskernels.experiments.filings_reader",
     "poskernels.experiments.laboratory",
     "poskernels.experiments.long_context",
-    "poskernels.experiments.rebound",
     "poskernels.experiments.redraws",
     "poskernels.experiments.tournament",
     "poskernels.hf_families",
