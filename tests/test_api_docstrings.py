@@ -33,7 +33,6 @@ INDEX = ROOT / "docs" / "api" / "index.md"
 NOT_YET = (
     "poskernels.claims",
     "poskernels.errors",
-    "poskernels.experiments.curves",
     "poskernels.experiments.filings",
     "poskernels.experiments.filings_beyond",
     "poskernels.experiments.filings_reader",
