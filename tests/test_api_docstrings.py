@@ -39,7 +39,6 @@ NOT_YET = (
     "poskernels.experiments.laboratory",
     "poskernels.experiments.long_context",
     "poskernels.experiments.redraws",
-    "poskernels.experiments.tournament",
     "poskernels.hf_families",
     "poskernels.lab",
     "poskernels.page",
