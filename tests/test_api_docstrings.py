@@ -36,7 +36,6 @@ NOT_YET = (
     "poskernels.experiments.filings",
     "poskernels.experiments.filings_beyond",
     "poskernels.experiments.filings_reader",
-    "poskernels.experiments.long_context",
     "poskernels.experiments.redraws",
     "poskernels.hf_families",
     "poskernels.lab",
