@@ -35,7 +35,6 @@ NOT_YET = (
     "poskernels.errors",
     "poskernels.experiments.filings",
     "poskernels.experiments.filings_beyond",
-    "poskernels.experiments.filings_reader",
     "poskernels.experiments.redraws",
     "poskernels.hf_families",
     "poskernels.lab",
