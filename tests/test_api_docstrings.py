@@ -34,7 +34,6 @@ NOT_YET = (
     "poskernels.claims",
     "poskernels.errors",
     "poskernels.experiments.filings",
-    "poskernels.experiments.filings_beyond",
     "poskernels.experiments.redraws",
     "poskernels.hf_families",
     "poskernels.lab",
