@@ -33,7 +33,6 @@ INDEX = ROOT / "docs" / "api" / "index.md"
 NOT_YET = (
     "poskernels.claims",
     "poskernels.errors",
-    "poskernels.experiments.filings",
     "poskernels.experiments.redraws",
     "poskernels.hf_families",
     "poskernels.lab",
