@@ -92,7 +92,7 @@ def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     t, j : array_like, shape (R,)
         Query and key positions, ``j <= t``.
     reading : Reading, optional
-        Frequencies to read a rotary head with (default :data:`poskernels.model.head.PLAIN`, as trained).
+        Frequencies to read a rotary head with (default :data:`poskernels.model.reading.PLAIN`, as trained).
     keys : sequence of int, optional
         Key tokens whose mean key is scored (default the cues of the head's task: the cue task's eight marked
         symbols, :attr:`poskernels.tasks.spec.Layout.cues`).

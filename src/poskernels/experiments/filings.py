@@ -221,7 +221,7 @@ def answer_filings(
     reader : str
         A key of :func:`~poskernels.experiments.filings_reader.filing_readers`.
     docs : list of FilingTokens
-        Encoded filings (:func:`poskernels.tasks.filings.encode_filing`).
+        Encoded filings (:func:`poskernels.tasks.filings.tokens.encode_filing`).
     kappa : str, optional
         A rule of :data:`~poskernels.experiments.filings_reader.KAPPA_RULES` (default ``"question"``).
 
@@ -270,7 +270,7 @@ def answer_all(pairs, docs: list[FilingTokens], workers: int | None = None, kapp
     pairs : iterable of (TrainedHead, str)
         Heads and the readers to read each with.
     docs : list of FilingTokens
-        Encoded filings (:func:`poskernels.tasks.filings.encode_filing`).
+        Encoded filings (:func:`poskernels.tasks.filings.tokens.encode_filing`).
     workers : int, optional
         Processes (default: the CPUs available).
     kappa : str, optional
@@ -331,7 +331,7 @@ def reader_table(
     heads : dict of str to list of TrainedHead
         The heads of each scheme the readers read, in seed order.
     docs : list of FilingTokens
-        Encoded filings (:func:`poskernels.tasks.filings.encode_filing`).
+        Encoded filings (:func:`poskernels.tasks.filings.tokens.encode_filing`).
     known : dict, optional
         Answers already read (:func:`answer_all`).
     readers : dict, optional
@@ -485,7 +485,7 @@ def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens], kn
     trained_on : str
         What it was trained on (``"filings"``, ``"synthetic"``), kept in the row.
     docs : list of FilingTokens
-        Encoded filings (:func:`poskernels.tasks.filings.encode_filing`).
+        Encoded filings (:func:`poskernels.tasks.filings.tokens.encode_filing`).
     known : dict, optional
         Answers already read (:func:`answer_all`).
 

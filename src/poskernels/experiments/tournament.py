@@ -205,7 +205,7 @@ def head_hits(head: TrainedHead, n: int, reading: Reading = PLAIN, consecutive: 
     n : int
         The test length.
     reading : Reading, optional
-        Frequencies to read a rotary head with (default :data:`poskernels.model.head.PLAIN`, as trained).
+        Frequencies to read a rotary head with (default :data:`poskernels.model.reading.PLAIN`, as trained).
     consecutive : bool, optional
         Read a head trained at randomized positions at ``0..n-1`` (default False).
     **change
@@ -289,7 +289,7 @@ def head_accuracy(head: TrainedHead, n: int, reading: Reading = PLAIN, consecuti
     n : int
         The test length.
     reading : Reading, optional
-        Frequencies to read a rotary head with (default :data:`poskernels.model.head.PLAIN`, as trained).
+        Frequencies to read a rotary head with (default :data:`poskernels.model.reading.PLAIN`, as trained).
     consecutive : bool, optional
         Read a head trained at randomized positions at ``0..n-1`` (default False).
 
@@ -329,7 +329,7 @@ def rescaled_reading(head: TrainedHead, name: str, n: int) -> Reading:
     Returns
     -------
     Reading
-        :meth:`poskernels.model.head.Reading.through` the map at ``kappa = max(1, n / n_train)``.
+        :meth:`poskernels.model.reading.Reading.through` the map at ``kappa = max(1, n / n_train)``.
 
     Raises
     ------
