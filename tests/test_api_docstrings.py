@@ -33,7 +33,7 @@ INDEX = ROOT / "docs" / "api" / "index.md"
 NOT_YET = (
     "poskernels.claims",
     "poskernels.errors",
-    "poskernels.experiments",
+    "poskernels.experiments.redraws",
     "poskernels.hf_families",
     "poskernels.lab",
     "poskernels.page",

@@ -101,6 +101,21 @@ def draw_sd_table(hits: dict, groups=None) -> dict:
     Without ``groups`` the cells of one test size are resampled in one product (each resample read once for all of
     them); every cell's value is :func:`draw_sd`'s, to rounding.
 
+    Parameters
+    ----------
+    hits : dict
+        ``{row: {column: hits}}``, each ``hits`` as :func:`draw_sd` reads it (``(S, Q)`` 0/1, or ``None``).
+    groups : array_like of int, optional
+        The test item of each query, as for :func:`draw_sd`, the same for every cell; each cell is then read by
+        :func:`draw_sd` apart.  Default: every query its own item.
+
+    Returns
+    -------
+    dict
+        ``{row: {column: SD or None}}``, the rows and columns in the order of ``hits``.
+
+    Examples
+    --------
     >>> draw_sd_table({"a": {"32": [[1, 1], [1, 1]], "64": [None, [0, 1]]}})
     {'a': {'32': 0.0, '64': None}}
     """

@@ -48,6 +48,28 @@ def cached_heads(cache_dir, seed: int, schemes) -> dict[str, TrainedHead] | None
 
     Trains nothing: the ``tournament`` section (:func:`poskernels.experiments.laboratory.run_laboratory`)
     trains and caches them.
+
+    Parameters
+    ----------
+    cache_dir : str or Path
+        The cache the tournament's heads were saved in.
+    seed : int
+        The seed of the heads.
+    schemes : iterable of str
+        Schemes of :data:`poskernels.encodings.SCHEMES`; each head is the tournament preset's
+        (:func:`poskernels.model.config.preset`).
+
+    Returns
+    -------
+    dict of str to TrainedHead, or None
+        ``scheme -> head``; None when any of them is not in the cache.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as empty:
+    ...     cached_heads(empty, 0, ["rope"]) is None, cached_heads(empty, 0, [])
+    (True, {})
     """
     heads = {s: load_head(Path(cache_dir), preset("tournament", s), seed) for s in schemes}
     return None if any(h is None for h in heads.values()) else heads
@@ -66,9 +88,11 @@ def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     Parameters
     ----------
     head : TrainedHead
+        A trained head of any scheme.
     t, j : array_like, shape (R,)
         Query and key positions, ``j <= t``.
     reading : Reading, optional
+        Frequencies to read a rotary head with (default :data:`poskernels.model.reading.PLAIN`, as trained).
     keys : sequence of int, optional
         Key tokens whose mean key is scored (default the cues of the head's task: the cue task's eight marked
         symbols, :attr:`poskernels.tasks.spec.Layout.cues`).
@@ -77,6 +101,18 @@ def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     -------
     ndarray, shape (R,)
         The scores; NaN where the scheme has no code (a learned table past its length).
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig, TrainConfig
+    >>> from poskernels.model.train import train
+    >>> head = train(TrainConfig(head=HeadConfig(scheme="rope"), steps=3, batch=8), seed=0)  # 3 steps: cheap
+    >>> z = marked_key_scores(head, [5.0, 9.0], [4.0, 8.0])  # RoPE's score depends on the offset only
+    >>> z.shape, bool(np.isclose(z[0], z[1]))
+    ((2,), True)
+    >>> learned = train(TrainConfig(head=HeadConfig(scheme="learned"), steps=1, batch=8), seed=0)
+    >>> np.isnan(marked_key_scores(learned, [10.0, 40.0], [9.0, 39.0])).tolist()  # no row 40 of a 32-row table
+    [False, True]
     """
     reading = PLAIN if reading is None else reading
     cfg, p = head.head, head.params
@@ -103,10 +139,26 @@ def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
 def drift(heads: dict[str, TrainedHead], r: int = DRIFT_OFFSET) -> dict:
     """Score of a marked key at offset ``r`` as the query moves (Figure A's drift view), one curve per head.
 
+    Parameters
+    ----------
+    heads : dict of str to TrainedHead
+        The heads to read, by scheme.
+    r : int, optional
+        The key's offset behind the query (default :data:`DRIFT_OFFSET`, 1).
+
     Returns
     -------
     dict
         ``offset`` (r), ``positions`` (query positions ``r..255``) and ``scores[scheme]`` (one per position).
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig, TrainConfig
+    >>> from poskernels.model.train import train
+    >>> head = train(TrainConfig(head=HeadConfig(scheme="rope"), steps=3, batch=8), seed=0)  # 3 steps: cheap
+    >>> d = drift({"rope": head})
+    >>> d["offset"], d["positions"][:3], d["scores"]["rope"].shape
+    (1, [1, 2, 3], (255,))
     """
     t = np.arange(r, SCORE_LENGTH)  # (T,) query positions; the key sits r before
     return {
@@ -147,6 +199,18 @@ def reader_of(reader: str) -> tuple[str, str]:
 def reader_heads(readers) -> list[str]:
     """The schemes whose heads ``readers`` read, each once, in the readers' order.
 
+    Parameters
+    ----------
+    readers : iterable of str
+        Keys of :func:`poskernels.experiments.readers.all_readers`.
+
+    Returns
+    -------
+    list of str
+        The scheme of each reader's head (:func:`reader_of`), without repeats.
+
+    Examples
+    --------
     >>> reader_heads(["rope_ssmax", "rope_pi", "rope", "rope_randpos"])
     ['rope_ssmax', 'rope', 'rope_randpos']
     """
@@ -172,6 +236,15 @@ def scores_against_offset(heads: dict[str, TrainedHead], readers) -> dict:
     -------
     dict
         ``offsets`` (0..255), ``query_length`` (256) and ``scores[reader]`` (one per offset).
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig, TrainConfig
+    >>> from poskernels.model.train import train
+    >>> head = train(TrainConfig(head=HeadConfig(scheme="rope"), steps=3, batch=8), seed=0)  # 3 steps: cheap
+    >>> s = scores_against_offset({"rope": head}, ["rope", "rope_pi"])
+    >>> s["query_length"], len(s["offsets"]), {r: v.shape for r, v in s["scores"].items()}
+    (256, 256, {'rope': (256,), 'rope_pi': (256,)})
     """
     n = SCORE_LENGTH
     offsets = np.arange(n)  # (n,)

@@ -87,6 +87,19 @@ KAPPA_TEXT = {
 def filings_config(scheme: str) -> TrainConfig:
     """The tournament's run with the filings' training stream.
 
+    Parameters
+    ----------
+    scheme : str
+        A key of :data:`poskernels.encodings.SCHEMES`.
+
+    Returns
+    -------
+    TrainConfig
+        ``preset("tournament", scheme)`` with the task of the filings' stream
+        (:func:`poskernels.tasks.filings.filings_task_name`).
+
+    Examples
+    --------
     >>> c = filings_config("alibi")
     >>> (c.head.scheme, c.steps, c.batch, c.head.n_train, c.task.startswith("filings-s0-"))
     ('alibi', 1500, 128, 32, True)
@@ -97,10 +110,28 @@ def filings_config(scheme: str) -> TrainConfig:
 def train_filing_heads(cache_dir=None, log=None, workers=None, *, seeds) -> dict[str, list[TrainedHead]]:
     """The filing heads (four schemes x ``seeds``, a block of :func:`~poskernels.seeds.seed_block`), trained or loaded.
 
+    Parameters
+    ----------
+    cache_dir : str or Path, optional
+        Cache of the heads (``heads/*.npz``); None trains in memory.
+    log : callable, optional
+        Progress messages.
+    workers : int, optional
+        Processes training (default: the CPUs available).
+    seeds : iterable of int
+        The seeds (a block of :func:`poskernels.seeds.seed_block`).
+
     Returns
     -------
     dict
         ``{scheme: [head of each seed, in order]}``.
+
+    Examples
+    --------
+    Each head is the full run (1,500 steps on filings); with no seeds nothing is trained:
+
+    >>> train_filing_heads(seeds=[])
+    {'nope': [], 'sinusoidal': [], 'rope': [], 'alibi': []}
     """
     jobs = _filing_jobs(seeds)
     heads = train_many(jobs, cache_dir=cache_dir, log=log, workers=workers, sampler=filings_sampler)
@@ -111,6 +142,26 @@ def prepare_filings(cache_dir, log=None, *, seeds) -> None:
     """Train the filing heads into ``cache_dir`` ahead of :func:`filings_results`, unless its result is cached.
 
     They need nothing of the tournament, so ``poskernels reproduce`` trains them while the tournament trains.
+
+    Parameters
+    ----------
+    cache_dir : str or Path
+        The cache the heads go to.
+    log : callable, optional
+        Progress messages.
+    seeds : iterable of int
+        The seeds.
+
+    Returns
+    -------
+    None
+        The heads are in ``cache_dir`` (or the result already is).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as cache:
+    ...     prepare_filings(cache, seeds=[])  # no seeds: nothing to train
     """
     seeds = tuple(seeds)
     if not _results_path(cache_dir, seeds).exists():
@@ -122,7 +173,29 @@ def _results_path(cache_dir, seeds, kappa: str = DEFAULT_KAPPA_RULE) -> Path:
 
 
 def tournament_alibi_heads(cache_dir=None, log=None, workers=None, *, seeds) -> list[TrainedHead]:
-    """The tournament's ALiBi heads of the seeds, the same jobs and cache entries as the tournament's."""
+    """The tournament's ALiBi heads of the seeds, the same jobs and cache entries as the tournament's.
+
+    Parameters
+    ----------
+    cache_dir : str or Path, optional
+        Cache of the heads (``heads/*.npz``); None trains in memory.
+    log : callable, optional
+        Progress messages.
+    workers : int, optional
+        Processes training (default: the CPUs available).
+    seeds : iterable of int
+        The seeds (a block of :func:`poskernels.seeds.seed_block`).
+
+    Returns
+    -------
+    list of TrainedHead
+        The ALiBi head of each seed, in order.
+
+    Examples
+    --------
+    >>> tournament_alibi_heads(seeds=[])  # each head is the tournament's full run; no seeds, nothing trained
+    []
+    """
     return train_many(_alibi_jobs(seeds), cache_dir=cache_dir, log=log, workers=workers)
 
 
@@ -139,7 +212,43 @@ def answer_filings(
 ) -> np.ndarray:
     """The reader's answer at every query position of every filing, concatenated in order, shape (Q,).
 
-    ``kappa`` is the rule of :data:`~poskernels.experiments.filings_reader.KAPPA_RULES` a map reads with."""
+    ``kappa`` is the rule of :data:`~poskernels.experiments.filings_reader.KAPPA_RULES` a map reads with.
+
+    Parameters
+    ----------
+    head : TrainedHead
+        A head of the reader's scheme.
+    reader : str
+        A key of :func:`~poskernels.experiments.filings_reader.filing_readers`.
+    docs : list of FilingTokens
+        Encoded filings (:func:`poskernels.tasks.filings.tokens.encode_filing`).
+    kappa : str, optional
+        A rule of :data:`~poskernels.experiments.filings_reader.KAPPA_RULES` (default ``"question"``).
+
+    Returns
+    -------
+    ndarray of int, shape (Q,)
+        The answer (a first-appearance label) at each query position of each filing.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``reader`` is not a filing reader or reads another scheme's heads, or ``kappa`` is unknown.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import init_params
+    >>> def untrained(scheme):  # a filing head at its initial weights: no training, cheap
+    ...     c = filings_config(scheme)
+    ...     return TrainedHead(c, 0, init_params(c.head, np.random.default_rng(0)), np.zeros(0), "")
+    >>> doc = encode_filing(laboratory_filing())  # the laboratory's filing, 209 tokens
+    >>> answer_filings(untrained("alibi"), "alibi", [doc]).shape
+    (209,)
+    >>> answer_filings(untrained("alibi"), "rope", [doc])
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: reader 'rope' reads 'rope' heads; got a 'alibi' head
+    """
     out = []
     for doc in docs:
         q = filing_queries(doc)
@@ -156,10 +265,34 @@ def _answers_job(args) -> list[np.ndarray]:
 def answer_all(pairs, docs: list[FilingTokens], workers: int | None = None, kappa: str = DEFAULT_KAPPA_RULE) -> dict:
     """:func:`answer_filings` for every ``(head, reader)`` of ``pairs``, one pool job per head (its readers together).
 
+    Parameters
+    ----------
+    pairs : iterable of (TrainedHead, str)
+        Heads and the readers to read each with.
+    docs : list of FilingTokens
+        Encoded filings (:func:`poskernels.tasks.filings.tokens.encode_filing`).
+    workers : int, optional
+        Processes (default: the CPUs available).
+    kappa : str, optional
+        A rule of :data:`~poskernels.experiments.filings_reader.KAPPA_RULES` (default ``"question"``).
+
     Returns
     -------
     dict
         ``{(config, seed, reader): answers (Q,)}``, the same arrays as :func:`answer_filings` gives one by one.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import init_params
+    >>> def untrained(scheme):  # a filing head at its initial weights: no training, cheap
+    ...     c = filings_config(scheme)
+    ...     return TrainedHead(c, 0, init_params(c.head, np.random.default_rng(0)), np.zeros(0), "")
+    >>> doc = encode_filing(laboratory_filing())  # the laboratory's filing, 209 tokens
+    >>> alibi, rope = untrained("alibi"), untrained("rope")
+    >>> known = answer_all([(alibi, "alibi"), (rope, "rope"), (rope, "rope_pi")], [doc], workers=1)
+    >>> sorted(r for _, _, r in known), bool(np.array_equal(known[alibi.config, 0, "alibi"],
+    ...                                                     answer_filings(alibi, "alibi", [doc])))
+    (['alibi', 'rope', 'rope_pi'], True)
     """
     by_head: dict = {}
     for head, reader in pairs:
@@ -193,6 +326,17 @@ def reader_table(
     ``known`` (:func:`answer_all`) holds answers already read; the others are read here.  ``readers``: name ->
     ``(trained scheme, map)``, as :func:`~poskernels.experiments.filings_reader.filing_readers` names them.
 
+    Parameters
+    ----------
+    heads : dict of str to list of TrainedHead
+        The heads of each scheme the readers read, in seed order.
+    docs : list of FilingTokens
+        Encoded filings (:func:`poskernels.tasks.filings.tokens.encode_filing`).
+    known : dict, optional
+        Answers already read (:func:`answer_all`).
+    readers : dict, optional
+        ``name -> (trained scheme, map)`` (default :data:`~poskernels.experiments.filings_reader.FILING_READERS`).
+
     Returns
     -------
     dict
@@ -200,6 +344,19 @@ def reader_table(
         "per_seed": {reader: {"all": [...], "far": [...]}}, "by_distance": ..., "draw_sd": (as accuracy)}``:
         ``draw_sd`` the test-draw SD of each mean, the filings resampled
         (:func:`~poskernels.experiments.bootstrap.draw_sd`).
+
+    Examples
+    --------
+    >>> from poskernels.model.head import init_params
+    >>> def untrained(scheme):  # a filing head at its initial weights: no training, cheap
+    ...     c = filings_config(scheme)
+    ...     return TrainedHead(c, 0, init_params(c.head, np.random.default_rng(0)), np.zeros(0), "")
+    >>> doc = encode_filing(laboratory_filing())  # the laboratory's filing, 209 tokens
+    >>> table = reader_table({s: [untrained(s)] for s in TRAINED_SCHEMES}, [doc])
+    >>> sorted(table), sorted(table["accuracy"]) == sorted(FILING_READERS)
+    (['accuracy', 'by_distance', 'draw_sd', 'first_three', 'per_seed', 'stderr'], True)
+    >>> round(table["accuracy"]["alibi"]["all"], 4)
+    0.1483
     """
     answers, r, filing = _truth(docs)
     far = r - 1 > FAR  # (Q,) the answer more than 32 tokens back from the asked position
@@ -256,6 +413,18 @@ FILER = 0
 def distance_bins(r: np.ndarray) -> np.ndarray:
     """The bin of :data:`DISTANCE_BINS` of each offset ``r = back + 1``, shape of ``r``.
 
+    Parameters
+    ----------
+    r : array_like of int
+        Offsets of the answers from the query token.
+
+    Returns
+    -------
+    ndarray of int
+        The index of each offset's bin in :data:`DISTANCE_BINS`.
+
+    Examples
+    --------
     >>> distance_bins(np.array([1, 4, 5, 17, 34, 200])).tolist()
     [0, 0, 1, 2, 3, 5]
     """
@@ -271,6 +440,19 @@ HORIZON_COLUMNS = ("W", "horizon", "inside_half", "between", "beyond", "beyond_n
 def horizon_stats(rows: list[dict]) -> dict:
     """Mean, standard error and per-seed values of each horizon column, per training stream.
 
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`horizon_row` (each with ``trained_on``, ``seed`` and the columns of :data:`HORIZON_COLUMNS`;
+        a missing or None value is left out of its column's statistic).
+
+    Returns
+    -------
+    dict
+        ``{trained_on: {"mean", "stderr", "per_seed", "seeds"}}``, the first three by column.
+
+    Examples
+    --------
     >>> rows = [{"trained_on": "filings", "seed": s, "W": 20.0 + s, "horizon": 40.0 + 2 * s, "inside_half": 1.0,
     ...          "between": 0.9, "beyond": None if s else 0.5} for s in (0, 1)]
     >>> st = horizon_stats(rows)["filings"]
@@ -296,12 +478,39 @@ def horizon_stats(rows: list[dict]) -> dict:
 def horizon_row(head: TrainedHead, trained_on: str, docs: list[FilingTokens], known: dict | None = None) -> dict:
     """One row of the ALiBi horizon table (Theorem 3 (iii)): ``W``, ``W / s``, accuracy inside half of it and beyond.
 
+    Parameters
+    ----------
+    head : TrainedHead
+        An ALiBi head.
+    trained_on : str
+        What it was trained on (``"filings"``, ``"synthetic"``), kept in the row.
+    docs : list of FilingTokens
+        Encoded filings (:func:`poskernels.tasks.filings.tokens.encode_filing`).
+    known : dict, optional
+        Answers already read (:func:`answer_all`).
+
     Returns
     -------
     dict
         ``trained_on``, ``seed``, ``W``, ``horizon``, ``inside_half``, ``beyond``, ``inside_queries``,
         ``beyond_queries``, ``between`` (accuracy for ``W / (2 s) < r <= W / s``), ``beyond_not_filer`` (beyond the
         horizon, on the queries whose answer is not the filer: a head that falls back on the filer scores 0 there).
+
+    Raises
+    ------
+    PosKernelsError
+        If the head has a code or a rotation (it has no content width).
+
+    Examples
+    --------
+    >>> from poskernels.model.head import init_params
+    >>> def untrained(scheme):  # a filing head at its initial weights: no training, cheap
+    ...     c = filings_config(scheme)
+    ...     return TrainedHead(c, 0, init_params(c.head, np.random.default_rng(0)), np.zeros(0), "")
+    >>> doc = encode_filing(laboratory_filing())  # the laboratory's filing, 209 tokens
+    >>> row = horizon_row(untrained("alibi"), "filings", [doc])
+    >>> row["inside_queries"], row["beyond_queries"], row["inside_half"]  # untrained: W tiny, every answer beyond
+    (0, 209, None)
     """
     W = content_width(head.params, head.head)
     horizon = W / head.head.alibi_slope  # Theorem 3 (iii): past W / s a key weighs less than the query itself
@@ -337,6 +546,30 @@ def case_study(heads: dict[str, list[TrainedHead]], known: dict | None = None) -
     ``the_company``; ``known`` (:func:`answer_all` on the laboratory's filing) holds answers already read;
     ``last_mention`` is the position of the last
     company named (Fenwick Logistics) and ``the_company`` that of "the company" after it.
+
+    Parameters
+    ----------
+    heads : dict of str to list of TrainedHead
+        The heads of every scheme of :data:`TRAINED_SCHEMES`, in seed order.
+    known : dict, optional
+        Answers already read on the laboratory's filing (:func:`answer_all`).
+
+    Returns
+    -------
+    dict
+        ``doc_id``, ``tokens``, ``marked``, ``companies``, ``truth``, ``answers``, ``right``, ``right_from_last``,
+        ``at_the_company``, ``seeds``, ``queries``, ``last_mention``, ``the_company``.
+
+    Examples
+    --------
+    >>> from poskernels.model.head import init_params
+    >>> def untrained(scheme):  # a filing head at its initial weights: no training, cheap
+    ...     c = filings_config(scheme)
+    ...     return TrainedHead(c, 0, init_params(c.head, np.random.default_rng(0)), np.zeros(0), "")
+    >>> doc = encode_filing(laboratory_filing())  # the laboratory's filing, 209 tokens
+    >>> case = case_study({s: [untrained(s)] for s in TRAINED_SCHEMES})
+    >>> case["queries"], case["last_mention"], case["the_company"], case["seeds"]
+    (209, 64, 109, [0])
     """
     doc = encode_filing(laboratory_filing())
     q = filing_queries(doc)
@@ -403,12 +636,39 @@ def filings_results(cache_dir=None, log=None, workers=None, *, seeds, kappa: str
     heads' keys, the held-out filings' digest and :data:`RESULTS_VERSION`; a file that fails the check (truncated,
     altered, another key) is reported through ``log`` and recomputed.
 
+    Parameters
+    ----------
+    cache_dir : str or Path, optional
+        Cache of the heads and of this result; None computes in memory.
+    log : callable, optional
+        Progress messages.
+    workers : int, optional
+        Processes training and reading (default: the CPUs available).
+    seeds : iterable of int
+        The seeds (a block of :func:`poskernels.seeds.seed_block`).
+    kappa : str, optional
+        A rule of :data:`~poskernels.experiments.filings_reader.KAPPA_RULES` (default ``"question"``).
+
     Returns
     -------
     dict
         ``corpus``, ``accuracy``, ``stderr``, ``first_three``, ``per_seed``, ``seeds``, ``horizon`` (list of rows),
         ``horizon_stats``, ``case``, ``kappa`` (how it is chosen: ``kappa`` names a rule of
         :data:`~poskernels.experiments.filings_reader.KAPPA_RULES`, default per question).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``kappa`` is not a rule of :data:`~poskernels.experiments.filings_reader.KAPPA_RULES` (before training).
+
+    Examples
+    --------
+    The results train and read forty heads in full; a refusal costs nothing:
+
+    >>> filings_results(seeds=[0], kappa="longest")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown kappa rule 'longest'; accepted: filing, question
     """
     kappa = check_name("kappa rule", kappa, KAPPA_RULES)
     seeds = tuple(seeds)

@@ -51,6 +51,14 @@ _UNREAD = "its code is not defined at every position (a learned table has no row
 def beyond_schemes() -> tuple[str, ...]:
     """The schemes registered now that the article does not train and a filing can be read with, in order.
 
+    Returns
+    -------
+    tuple of str
+        Schemes of :data:`poskernels.encodings.SCHEMES` not ``in_article`` and ``defined_everywhere``, in the
+        registry's order.
+
+    Examples
+    --------
     >>> beyond_schemes()[:5]
     ('t5', 'shaw', 'kerple_log', 'kerple_power', 'fire')
     """
@@ -60,6 +68,13 @@ def beyond_schemes() -> tuple[str, ...]:
 def not_read() -> dict[str, str]:
     """The schemes beyond the article with no filing reader, each with the reason (none of the built-in ones).
 
+    Returns
+    -------
+    dict of str to str
+        ``scheme -> why it has no filing reader``.
+
+    Examples
+    --------
     >>> not_read()
     {}
     """
@@ -73,10 +88,29 @@ def _jobs(seeds) -> list:
 def train_beyond_heads(cache_dir=None, log=None, workers=None, *, seeds) -> dict[str, list[TrainedHead]]:
     """The heads of :func:`beyond_schemes` x ``seeds`` trained on filings (or loaded from ``cache_dir``).
 
+    Parameters
+    ----------
+    cache_dir : str or Path, optional
+        Cache of the heads (``heads/*.npz``); None trains in memory.
+    log : callable, optional
+        Progress messages.
+    workers : int, optional
+        Processes training (default: the CPUs available).
+    seeds : iterable of int
+        The seeds of every scheme (a block of :func:`poskernels.seeds.seed_block`).
+
     Returns
     -------
     dict
         ``{scheme: [head of each seed, in order]}``.
+
+    Examples
+    --------
+    Each head is the case study's full run (1,500 steps on filings); with no seeds nothing is trained:
+
+    >>> heads = train_beyond_heads(seeds=[])
+    >>> list(heads)[:3], {len(v) for v in heads.values()}
+    (['t5', 'shaw', 'kerple_log'], {0})
     """
     heads = train_many(_jobs(tuple(seeds)), cache_dir=cache_dir, log=log, workers=workers, sampler=filings_sampler)
     return {s: [h for h in heads if h.head.scheme == s] for s in beyond_schemes()}
@@ -98,7 +132,28 @@ def _results_path(cache_dir, seeds, kappa: str) -> Path:
 
 
 def prepare_beyond(cache_dir, log=None, *, seeds) -> None:
-    """Train the heads into ``cache_dir`` ahead of :func:`beyond_results`, unless its result is cached."""
+    """Train the heads into ``cache_dir`` ahead of :func:`beyond_results`, unless its result is cached.
+
+    Parameters
+    ----------
+    cache_dir : str or Path
+        The cache the heads go to.
+    log : callable, optional
+        Progress messages.
+    seeds : iterable of int
+        The seeds of every scheme.
+
+    Returns
+    -------
+    None
+        The heads are in ``cache_dir`` (or the result already is).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as cache:
+    ...     prepare_beyond(cache, seeds=[])  # no seeds: nothing to train
+    """
     seeds = tuple(seeds)
     if not _results_path(cache_dir, seeds, DEFAULT_KAPPA_RULE).exists():
         train_beyond_heads(cache_dir, log, seeds=seeds)
@@ -110,11 +165,38 @@ def beyond_results(cache_dir=None, log=None, workers=None, *, seeds, kappa: str 
     Cached in ``cache_dir`` as verified JSON under a key of the heads' keys, the held-out filings' digest and
     :data:`BEYOND_VERSION`, as :func:`~poskernels.experiments.filings.filings_results` is.
 
+    Parameters
+    ----------
+    cache_dir : str or Path, optional
+        Cache of the heads and of this result; None computes in memory.
+    log : callable, optional
+        Progress messages.
+    workers : int, optional
+        Processes training and reading (default: the CPUs available).
+    seeds : iterable of int
+        The seeds of every scheme (a block of :func:`poskernels.seeds.seed_block`).
+    kappa : str, optional
+        A rule of :data:`~poskernels.experiments.filings_reader.KAPPA_RULES` (default ``"question"``).
+
     Returns
     -------
     dict
         ``schemes``, ``accuracy``, ``stderr``, ``per_seed``, ``first_three``, ``by_distance``, ``seeds``,
         ``not_read`` (scheme -> why it has no filing reader), ``code``.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``kappa`` is not a rule of :data:`poskernels.experiments.filings_reader.KAPPA_RULES` (before training).
+
+    Examples
+    --------
+    Each result trains and reads every scheme's heads in full; a refusal costs nothing:
+
+    >>> beyond_results(seeds=[0], kappa="longest")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown kappa rule 'longest'; accepted: filing, question
     """
     kappa = check_name("kappa rule", kappa, KAPPA_RULES)
     seeds = tuple(seeds)

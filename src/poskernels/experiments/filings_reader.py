@@ -95,6 +95,13 @@ def filing_readers() -> dict[str, tuple[str, str]]:
     A learned table of positions (``defined_everywhere=False``) has no row past the window a filing runs beyond, so
     it has no filing reader.
 
+    Returns
+    -------
+    dict of str to (str, str)
+        ``reader -> (trained scheme, map)``.
+
+    Examples
+    --------
     >>> r = filing_readers()
     >>> list(r)[:7] == list(FILING_READERS), r["fire"], "learned" in r
     (True, ('fire', 'none'), False)
@@ -118,6 +125,20 @@ def recursive_decay(cfg: HeadConfig) -> float | None:
     A head whose bias is exactly ``-s r`` (the scheme's ``linear_slope``: ALiBi's ``s``, 0 without position) and
     whose logit scale is 1 (Theorem 3 (i): the exponential kernel ``e^{-s r}``); None for any other.
 
+    Parameters
+    ----------
+    cfg : HeadConfig
+        The head.
+
+    Returns
+    -------
+    float or None
+        ``rho = e^{-s}`` (1 without position); None when the reading is not a fixed filter.
+
+    Examples
+    --------
+    >>> round(recursive_decay(HeadConfig(scheme="alibi")), 4)  # ALiBi's default slope 0.5: e^{-0.5}
+    0.6065
     >>> recursive_decay(HeadConfig(scheme="nope")), recursive_decay(HeadConfig(scheme="rope"))
     (1.0, None)
     """
@@ -133,6 +154,23 @@ def filing_kappa(n_tokens: int, L: int = 32) -> float:
 
     The longest sequence the filing poses is all of it plus the query token; a filing that fits the training
     window is read as trained.
+
+    Parameters
+    ----------
+    n_tokens : int
+        The filing's length.
+    L : int, optional
+        The training length (default 32).
+
+    Returns
+    -------
+    float
+        ``max(1, (n_tokens + 1) / L)``.
+
+    Examples
+    --------
+    >>> filing_kappa(209), filing_kappa(20), filing_kappa(63, L=16)
+    (6.5625, 1.0, 4.0)
     """
     return max(1.0, (int(n_tokens) + 1) / L)
 
@@ -151,8 +189,33 @@ DEFAULT_KAPPA_RULE = "question"
 def question_kappas(n_tokens: int, L: int = 32, rule: str = DEFAULT_KAPPA_RULE) -> np.ndarray:
     """The ``kappa`` of each question of a filing of ``n_tokens`` under ``rule`` (:data:`KAPPA_RULES`), shape (n,).
 
+    Parameters
+    ----------
+    n_tokens : int
+        The filing's length ``n``.
+    L : int, optional
+        The training length (default 32).
+    rule : str, optional
+        A key of :data:`KAPPA_RULES` (default :data:`DEFAULT_KAPPA_RULE`, ``"question"``).
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        The ``kappa`` of the question at each ``t``.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``rule`` is not a rule of :data:`KAPPA_RULES`.
+
+    Examples
+    --------
     >>> [float(question_kappas(40, rule=r)[t]) for r in ("filing", "question") for t in (0, 39)]
     [1.28125, 1.28125, 1.0, 1.28125]
+    >>> question_kappas(40, rule="longest")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown kappa rule 'longest'; accepted: filing, question
     """
     rule = check_name("kappa rule", rule, KAPPA_RULES)
     return KAPPA_RULES[rule](int(n_tokens), int(L))
@@ -170,10 +233,33 @@ def kappa_bands(kappas: np.ndarray, tol: float = 0.0) -> list[tuple[float, int, 
     questions (its longest question's, so no question is read at a scale past its own length); ``tol = 0``: each
     run of equal ``kappa``.
 
+    Parameters
+    ----------
+    kappas : array_like, shape (n,)
+        Each question's ``kappa``, non-decreasing (:func:`question_kappas`).
+    tol : float, optional
+        How wide a band may be, a ratio >= 0 (default 0).
+
+    Returns
+    -------
+    list of (float, int, int)
+        ``(kappa the band is read at, first question, one past its last)``.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``tol`` is negative or not finite, or ``kappas`` decrease.
+
+    Examples
+    --------
     >>> kappa_bands(np.array([1.0, 1.0, 1.5, 2.0, 2.0]))
     [(1.0, 0, 2), (1.5, 2, 3), (2.0, 3, 5)]
     >>> kappa_bands(np.array([1.0, 1.0, 1.04, 1.1, 1.12]), tol=1 / 16)
     [(1.04, 0, 3), (1.12, 3, 5)]
+    >>> kappa_bands(np.array([2.0, 1.0]))
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: kappa_bands reads the questions of a filing in order: kappas must not decrease
     """
     kappas = np.asarray(kappas, dtype=float)
     tol = float(tol)
@@ -192,6 +278,25 @@ def kappa_bands(kappas: np.ndarray, tol: float = 0.0) -> list[tuple[float, int, 
 def band_kappas(kappas: np.ndarray, tol: float = 0.0) -> np.ndarray:
     """The ``kappa`` each question is read at: its band's (:func:`kappa_bands`), shape of ``kappas``.
 
+    Parameters
+    ----------
+    kappas : array_like, shape (n,)
+        Each question's ``kappa``, non-decreasing.
+    tol : float, optional
+        How wide a band may be (default 0).
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        The ``kappa`` of each question's band.
+
+    Raises
+    ------
+    PosKernelsError
+        As :func:`kappa_bands`.
+
+    Examples
+    --------
     >>> band_kappas(np.array([1.0, 1.0, 1.04, 1.1, 1.12]), tol=1 / 16).tolist()
     [1.04, 1.04, 1.04, 1.12, 1.12]
     """
@@ -204,12 +309,35 @@ def band_kappas(kappas: np.ndarray, tol: float = 0.0) -> np.ndarray:
 def reader_reading(reader: str, cfg: HeadConfig, n_tokens: int) -> Reading:
     """How ``reader`` reads a filing of ``n_tokens`` (plain, or a RoPE head through PI, NTK-aware or YaRN).
 
+    Parameters
+    ----------
+    reader : str
+        A key of :func:`filing_readers`.
+    cfg : HeadConfig
+        The head read, of the reader's scheme.
+    n_tokens : int
+        The filing's length (the map reads it at :func:`filing_kappa`).
+
+    Returns
+    -------
+    Reading
+        The plain reading for a reader with no map, else the map's at ``kappa = filing_kappa(n_tokens, L)``.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``reader`` is not a filing reader, or reads heads of another scheme than ``cfg``'s.
+
     Examples
     --------
     >>> from poskernels.encodings import omega
     >>> r = reader_reading("rope_pi", HeadConfig(scheme="rope"), 127)
     >>> (r.inv_freq / omega(16)).round(4).tolist()[:2], r.logit_scale
     ([0.25, 0.25], 1.0)
+    >>> reader_reading("rope_pi", HeadConfig(scheme="alibi"), 127)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: reader 'rope_pi' reads 'rope' heads; got a 'alibi' head
     """
     _, name = _reader(reader, cfg)
     if name == "none":
@@ -249,6 +377,7 @@ def read_filing(
     params : dict of ndarray
         A head's weights (:func:`poskernels.model.head.init_params`).
     cfg : HeadConfig
+        The head's configuration.
     ids : ndarray of int, shape (n,)
         The filing's token ids (no query token).
     reading : Reading
@@ -272,6 +401,27 @@ def read_filing(
     ``e^{c(x_j)} rho^{t + 1 - j}`` with ``rho = e^{-s}`` (Theorem 3 (i): a content kernel times an exponential
     kernel in time), so the weighted sums over ``j <= t`` obey ``y_t = rho (y_{t-1} + e^{c(x_t)} v_t)``: a
     first-order recursive filter, one pass over the filing (``rho = 1`` without position: a running sum).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``ids`` is not a non-empty 1-d array of content token ids, ``start`` is not a question of the filing,
+        ``method`` is unknown, or ``"recursive"`` is asked of a head it does not apply to.
+
+    Examples
+    --------
+    >>> from poskernels.model import init_params
+    >>> cfg = HeadConfig(scheme="alibi")
+    >>> params = init_params(cfg, np.random.default_rng(0))
+    >>> ids = np.random.default_rng(1).integers(0, 16, size=50)
+    >>> read_filing(params, cfg, ids).shape, read_filing(params, cfg, ids, start=40).shape
+    ((50, 8), (10, 8))
+    >>> np.allclose(read_filing(params, cfg, ids, method="recursive"), read_filing(params, cfg, ids, method="matrix"))
+    True
+    >>> read_filing(params, cfg, [16])
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: a filing's token ids must lie in [0, 15] (no query token); got 16..16
     """
     ids = _check_ids(cfg, ids)
     start = check_int("start", start, 0, ids.size - 1, f"the questions of a filing of {ids.size} tokens")
@@ -333,6 +483,7 @@ def read_filing_as(
     params, cfg
         A head of the reader's scheme.
     ids : ndarray of int, shape (n,)
+        The filing's token ids (no query token).
     reader : str
         A key of :func:`filing_readers` (the seven of :data:`FILING_READERS`, or a registered scheme as trained).
     rule : str
@@ -343,6 +494,25 @@ def read_filing_as(
     Returns
     -------
     ndarray, shape (n, C)
+        Row ``t``: the logits of the reader asked at ``t``.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``ids`` is not a filing, ``reader`` not a filing reader or one of another scheme, or ``rule`` unknown.
+
+    Examples
+    --------
+    >>> from poskernels.model import init_params
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> params = init_params(cfg, np.random.default_rng(0))
+    >>> ids = np.random.default_rng(1).integers(0, 16, size=50)
+    >>> np.allclose(read_filing_as(params, cfg, ids, "rope_pi"), read_filing_as_loop(params, cfg, ids, "rope_pi"))
+    True
+    >>> read_filing_as(params, cfg, ids, "alibi")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: reader 'alibi' reads 'alibi' heads; got a 'rope' head
     """
     ids = _check_ids(cfg, ids)
     kappas = question_kappas(ids.size, cfg.n_train, rule)  # (n,) checks the rule
@@ -361,9 +531,37 @@ def read_filing_as_loop(
 ) -> np.ndarray:
     """The same answers by the plain forward pass, each question on its own at its band's ``kappa`` (the reference).
 
+    Parameters
+    ----------
+    params, cfg
+        A head of the reader's scheme.
+    ids : ndarray of int, shape (n,)
+        The filing's token ids (no query token).
+    reader : str
+        A key of :func:`filing_readers`.
+    rule : str
+        A key of :data:`KAPPA_RULES` (default :data:`DEFAULT_KAPPA_RULE`).
+    tol : float
+        How wide a band may be (:data:`BAND_TOLERANCE`).
+
     Returns
     -------
     ndarray, shape (n, C)
+        Row ``t``: the logits of the reader asked at ``t``, one forward pass each.
+
+    Raises
+    ------
+    PosKernelsError
+        As :func:`read_filing_as`.
+
+    Examples
+    --------
+    >>> from poskernels.model import init_params
+    >>> cfg = HeadConfig(scheme="rope")
+    >>> params = init_params(cfg, np.random.default_rng(0))
+    >>> ids = np.random.default_rng(1).integers(0, 16, size=50)
+    >>> read_filing_as_loop(params, cfg, ids[:5], "rope_yarn").shape
+    (5, 8)
     """
     ids = _check_ids(cfg, ids)
     kappas = band_kappas(question_kappas(ids.size, cfg.n_train, rule), tol)  # (n,)
@@ -396,9 +594,39 @@ def _read_recursive(params: dict, cfg: HeadConfig, ids: np.ndarray, rho: float) 
 def read_filing_loop(params: dict, cfg: HeadConfig, ids, reading: Reading = _PLAIN) -> np.ndarray:
     """The same answers by the plain forward pass, run separately at each position (the reference).
 
+    Parameters
+    ----------
+    params : dict of ndarray
+        A head's weights.
+    cfg : HeadConfig
+        The head's configuration.
+    ids : ndarray of int, shape (n,)
+        The filing's token ids (no query token).
+    reading : Reading, optional
+        Frequencies and logit scale for a RoPE head (default as trained).
+
     Returns
     -------
     ndarray, shape (n, C)
+        Row ``t``: the logits of the head asked at ``t``, one forward pass each.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``ids`` is not a non-empty 1-d array of content token ids.
+
+    Examples
+    --------
+    >>> from poskernels.model import init_params
+    >>> cfg = HeadConfig(scheme="alibi")
+    >>> params = init_params(cfg, np.random.default_rng(0))
+    >>> ids = np.random.default_rng(1).integers(0, 16, size=50)
+    >>> np.allclose(read_filing_loop(params, cfg, ids[:5]), read_filing(params, cfg, ids[:5]))
+    True
+    >>> read_filing_loop(params, cfg, [])
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: a filing's token ids must be a non-empty 1-d integer array; got float64 (0,)
     """
     ids = _check_ids(cfg, ids)
     rows = []
@@ -416,6 +644,23 @@ def content_width(params: dict, cfg: HeadConfig) -> float:
     vocabulary (the 16 content tokens and the query's own key): every content score of every filing lies in an
     interval of this width, so Theorem 3 (iii) holds with it, and ``W / s`` is the head's horizon.
 
+    Parameters
+    ----------
+    params : dict of ndarray
+        The head's weights.
+    cfg : HeadConfig
+        An ALiBi or position-free head (no code, no rotation).
+
+    Returns
+    -------
+    float
+        ``W = max_v c(v) - min_v c(v)``.
+
+    Raises
+    ------
+    PosKernelsError
+        If the head has a code or a rotation.
+
     Examples
     --------
     >>> from poskernels.model import HeadConfig, init_params
@@ -425,5 +670,9 @@ def content_width(params: dict, cfg: HeadConfig) -> float:
     >>> c = (T[QUERY] @ p["W_Q"]) @ (T @ p["W_K"]).T / cfg.tau
     >>> bool(np.isclose(content_width(p, cfg), c.max() - c.min()))
     True
+    >>> content_width(p, HeadConfig(scheme="rope"))
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the content width is defined for heads without a code or rotation; got 'rope'
     """
     return stream_content_width(params, cfg, [QUERY])  # one definition, through head.token_table

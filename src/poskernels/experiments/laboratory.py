@@ -91,6 +91,11 @@ def _settings(config: TrainConfig) -> dict:
 def read_head(head: TrainedHead) -> dict:
     """Everything the page reads off one trained head (JSON-ready but ``hits``; run in the worker that trained it).
 
+    Parameters
+    ----------
+    head : TrainedHead
+        A trained head of the tournament's task (not diverged).
+
     Returns
     -------
     dict
@@ -100,6 +105,22 @@ def read_head(head: TrainedHead) -> dict:
         ``offset_kernel`` at :data:`KERNEL_OFFSETS`; and ``final_loss``.  ``hits`` holds, for each of those
         accuracies, the 0/1 vector over the test sequences it is the mean of (``{"accuracy": {n: ...}, ...}``), from
         which the laboratory resamples the test-draw error of each cell and which it then drops.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``head`` diverged in training (it has no accuracy).
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig
+    >>> from poskernels.model.train import train
+    >>> head = train(TrainConfig(head=HeadConfig(scheme="rope"), steps=3, batch=8), seed=0)  # 3 steps: cheap
+    >>> r = read_head(head)
+    >>> sorted(r)
+    ['accuracy', 'final_loss', 'hits', 'rebound', 'rebound_height', 'rescaled', 'window_fall']
+    >>> r["accuracy"]
+    {'32': 0.1335, '64': 0.1405, '128': 0.1305, '256': 0.13}
     """
     cfg = head.head
     hits = {"accuracy": read_hits(head)}
@@ -253,6 +274,24 @@ def result_path(cache_dir: Path, config: TrainConfig | None = None, extra: bool 
 
     The key hashes every head's cache key (so the seeds), the test sets and :data:`LAB_VERSION`.
 
+    Parameters
+    ----------
+    cache_dir : Path
+        The cache.
+    config : TrainConfig, optional
+        The run (default :func:`poskernels.model.config.preset` ``"tournament"``).
+    extra : bool, optional
+        Whether the schemes beyond the article are trained too (default True).
+    seeds : sequence of int
+        The seeds of every scheme.
+
+    Returns
+    -------
+    Path
+        ``cache_dir/results/laboratory-<key>.json``.
+
+    Examples
+    --------
     >>> result_path(Path("c"), seeds=range(10)).parent.name
     'results'
     """
@@ -293,6 +332,19 @@ def run_laboratory(
     -------
     dict
         ``{"tournament": ..., "rescaled": ..., "rebound": ..., "sinusoidal": ..., "thm2": ...}``.
+
+    Examples
+    --------
+    The article's five schemes, one seed, trained 3 steps each (cheap; the page's run is the preset's 1,500), cached
+    in a temporary directory:
+
+    >>> import tempfile
+    >>> cheap = TrainConfig(steps=3, batch=8)
+    >>> with tempfile.TemporaryDirectory() as cache:
+    ...     out = run_laboratory(cache, config=cheap, extra=False, seeds=[0], workers=1)
+    ...     cached = result_path(cache, cheap, extra=False, seeds=[0]).is_file()
+    >>> sorted(out), cached
+    (['rebound', 'rescaled', 'sinusoidal', 'thm2', 'tournament'], True)
     """
     config = preset("tournament") if config is None else config
     seeds = tuple(int(s) for s in seeds)

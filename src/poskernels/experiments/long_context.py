@@ -79,11 +79,43 @@ def sequences(
     test stream's (default :data:`TEST_SEED`).
     Drawn in blocks so a long set never holds more than about ``2^22`` int64 tokens at once.
 
+    Parameters
+    ----------
+    task : {"length", "distance"}
+        The cue task at length ``x``, or the needle task at offset ``x``.
+    x : int
+        The length (>= 2) or the needle's offset (>= 1), at most :data:`MAX_LENGTH`.
+    count : int, optional
+        Sequences (default :data:`COUNT`).
+    seed : int, optional
+        The test stream's seed (default :data:`TEST_SEED`).
+    n_train : int, optional
+        The training length a needle sequence is at least as long as (default 32).
+
+    Returns
+    -------
+    tokens : ndarray of uint8, shape (count, n)
+        The sequences.
+    targets : ndarray, shape (count,)
+        The answer of each.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``task`` is neither task, or ``x``, ``count``, ``seed`` or ``n_train`` is out of range, or the set would
+        pass the token budget.
+
+    Examples
+    --------
     >>> t, y = sequences("distance", 5, 4)
     >>> t.shape, t.dtype.name, bool((t[:, 32 - 1 - 5] >= 8).all())
     ((4, 32), 'uint8', True)
     >>> sequences("distance", 5, 4, n_train=8)[0].shape  # a head trained at 8 reads its needle at length 8
     (4, 8)
+    >>> sequences("length", 1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the length n (the query and at least one key) must be an integer in [2, ...got 1
     """
     task, x, count, seed = _check_point(task, x, count, seed)
     n_train = check_int("n_train", n_train, 1, MAX_LENGTH)
@@ -147,6 +179,38 @@ def read_point(heads: dict, task: str, x: int, count: int = COUNT) -> dict:
 
     ``heads`` maps a scheme to its trained heads (:class:`~poskernels.model.train.TrainedHead`, in seed order).
     A reader whose code is undefined at the point's length (the learned table past 32) gets None.
+
+    Parameters
+    ----------
+    heads : dict of str to list of TrainedHead
+        The heads of each scheme, in seed order.
+    task : {"length", "distance"}
+        The point's task (:func:`sequences`).
+    x : int
+        Its length or offset.
+    count : int, optional
+        Sequences read (default :data:`COUNT`).
+
+    Returns
+    -------
+    dict of str to (list of float or None)
+        Every reader of :data:`LONG_READERS` (and of schemes registered since): the accuracy of each head of its
+        scheme, or None where it has no head or no code at the point.
+
+    Raises
+    ------
+    PosKernelsError
+        If a head diverged in training, or the point is out of range (:func:`sequences`).
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig
+    >>> from poskernels.model.train import train
+    >>> head = train(TrainConfig(head=HeadConfig(scheme="rope"), steps=3, batch=8), seed=0)  # 3 steps: cheap
+    >>> learned = train(TrainConfig(head=HeadConfig(scheme="learned"), steps=1, batch=8), seed=0)
+    >>> p = read_point({"rope": [head], "learned": [learned]}, "length", 64, count=20)
+    >>> {r: v for r, v in p.items() if v is not None}, p["learned"]
+    ({'rope': [0.1], 'rope_pi': [0.1], 'rope_ntk': [0.1], 'rope_yarn': [0.1]}, None)
     """
     for hs in heads.values():
         for h in hs:
@@ -173,6 +237,40 @@ def read_head(head, reader_map: str | None, task: str, x: int, count: int = COUN
     """Accuracy of one head at one point (None where its code is undefined): the sweep's long reading.
 
     ``reader_map`` is an extension map name for a RoPE head (None or ``"none"``: as trained).
+
+    Parameters
+    ----------
+    head : TrainedHead
+        A trained head (not diverged).
+    reader_map : str or None
+        A map of :data:`poskernels.extension.MAPS` to read a RoPE head through at ``kappa = n / L``; None or
+        ``"none"`` reads it as trained.
+    task : {"length", "distance"}
+        The point's task (:func:`sequences`).
+    x : int
+        Its length or offset.
+    count : int, optional
+        Sequences read (default :data:`COUNT`).
+    seed : int, optional
+        The test stream's seed (default :data:`TEST_SEED`).
+
+    Returns
+    -------
+    float or None
+        The share of sequences answered right; None where the head's code is undefined at the point's length.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``head`` diverged in training, or the point is out of range (:func:`sequences`).
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig
+    >>> from poskernels.model.train import train
+    >>> head = train(TrainConfig(head=HeadConfig(scheme="rope"), steps=3, batch=8), seed=0)  # 3 steps: cheap
+    >>> read_head(head, None, "length", 64, count=20), read_head(head, "pi", "length", 64, count=20)
+    (0.1, 0.1)
     """
     check_trained(head)  # a diverged head's NaN logits would score as class 0
     tokens, targets = sequences(task, x, count, seed, head.head.n_train)  # the needle at the head's own length
@@ -195,6 +293,31 @@ def horizon_rows(alibi_heads, distance: dict) -> dict:
 
     ``inside_half`` is the head's mean accuracy over the offsets ``r <= W / (2 s)``, ``beyond_twice`` over
     ``r > 2 W / s`` (None where the grid has no such offset).
+
+    Parameters
+    ----------
+    alibi_heads : sequence of TrainedHead
+        ALiBi heads, in seed order.
+    distance : dict
+        ``{str(r): read_point(...)}`` of the distance task: ``distance[str(r)]["alibi"][k]`` is head ``k``'s
+        accuracy at offset ``r``.
+
+    Returns
+    -------
+    dict
+        ``{str(seed): {"W", "horizon", "cut_D", "inside_half", "beyond_twice"}}``, the content width, the horizon
+        ``W / s``, the certified cut at :data:`EPS` (:func:`poskernels.model.engine.cut.certified_cut`) and the two
+        mean accuracies.
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig
+    >>> from poskernels.model.train import train
+    >>> alibi = train(TrainConfig(head=HeadConfig(scheme="alibi"), steps=3, batch=8), seed=0)  # 3 steps: cheap
+    >>> distance = {str(r): read_point({"alibi": [alibi]}, "distance", r, count=20) for r in (1, 64)}
+    >>> row = horizon_rows([alibi], distance)["0"]
+    >>> sorted(row), row["cut_D"], row["inside_half"]
+    (['W', 'beyond_twice', 'cut_D', 'horizon', 'inside_half'], 57, None)
     """
     offsets = [int(r) for r in distance]
     rows = {}
@@ -220,6 +343,25 @@ def tail_cut_rows(heads) -> dict:
     (its scheme's ``tail_parameters``: Kerple's ``r1`` and ``r2``).
 
     ``{scheme: {seed: {"r1", "r2", "W", "cut_D"}}}`` for Kerple.
+
+    Parameters
+    ----------
+    heads : iterable of TrainedHead
+        Heads of any scheme; those without a learned tail bound (or with a linear slope, ALiBi's) are passed over.
+
+    Returns
+    -------
+    dict
+        ``{scheme: {str(seed): {"r1", "r2", "W", "cut_D"}}}``.
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig
+    >>> from poskernels.model.train import train
+    >>> tr = lambda s: train(TrainConfig(head=HeadConfig(scheme=s), steps=3, batch=8), seed=0)  # 3 steps: cheap
+    >>> rows = tail_cut_rows([tr("rope"), tr("kerple_power")])
+    >>> list(rows), sorted(rows["kerple_power"]["0"]), rows["kerple_power"]["0"]["cut_D"]
+    (['kerple_power'], ['W', 'cut_D', 'r1', 'r2'], 50)
     """
     rows: dict = {}
     for h in heads:
@@ -273,6 +415,7 @@ def run_long_context(
     cache_dir : Path, optional
         Cache of heads and of this result; None computes in memory (in this process).
     log : callable, optional
+        Progress messages.
     seeds : iterable of int
         The seeds of every scheme's heads (a block of :func:`poskernels.seeds.seed_block`; required).
     lengths, offsets : sequence of int
@@ -291,6 +434,24 @@ def run_long_context(
     dict
         ``{"length": {"accuracy", "stderr", "per_seed", "lengths"}, "distance": {..., "offsets", "horizon"},
         "seeds", "count", "eps", "readers"}``; lengths and offsets as decimal strings.
+
+    Raises
+    ------
+    PosKernelsError
+        If an argument is not of the kind or range described (before any training).
+
+    Examples
+    --------
+    One RoPE head trained 3 steps (cheap; the page's are the preset's 1,500), read at one length and one offset:
+
+    >>> out = run_long_context(seeds=[0], lengths=(64,), offsets=(4,), count=20, config=TrainConfig(steps=3, batch=8),
+    ...                        workers=1, schemes=["rope"])
+    >>> sorted(out), out["length"]["accuracy"]["rope"], out["length"]["lengths"]
+    (['count', 'distance', 'eps', 'length', 'readers', 'seeds'], {'64': 0.1}, ['64'])
+    >>> run_long_context(seeds=[0], lengths=(), offsets=())
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: lengths and offsets are both empty: nothing to read
     """
     config = preset("tournament") if config is None else config
     if not isinstance(config, TrainConfig):

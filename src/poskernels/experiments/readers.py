@@ -30,7 +30,20 @@ RESCALINGS = tuple(m for m in ARTICLE_MAPS if m != "none")
 
 
 def all_readers() -> dict[str, tuple[str, str]]:
-    """Every reader of the schemes registered now (those registered from outside included), as :data:`READERS`."""
+    """Every reader of the schemes registered now (those registered from outside included), as :data:`READERS`.
+
+    Returns
+    -------
+    dict of str to (str, str)
+        ``name -> (trained scheme, map)``: each registered scheme as trained (map ``"none"``), then
+        ``rope_<map>`` for each map of :data:`RESCALINGS`.
+
+    Examples
+    --------
+    >>> r = all_readers()
+    >>> r["rope"], r["rope_yarn"]
+    (('rope', 'none'), ('rope', 'yarn'))
+    """
     return {**{s: (s, "none") for s in SCHEMES}, **{f"rope_{m}": ("rope", m) for m in RESCALINGS}}
 
 
@@ -49,6 +62,20 @@ BEYOND = " (beyond)"
 def reader_label(key: str) -> str:
     """How the tables and figures name a reader: a key of :data:`READERS`, ``<scheme>_<map>`` or anything else.
 
+    Parameters
+    ----------
+    key : str
+        A reader's name: a key of :data:`READERS`, a registered scheme and a map of
+        :data:`poskernels.extension.MAPS` joined by ``_``, or any other string (named by itself).
+
+    Returns
+    -------
+    str
+        The scheme's title (marked :data:`BEYOND` when the article's tournament does not train it), followed by
+        ``" + <map title>"`` for a re-read head; ``key`` itself when it names no scheme.
+
+    Examples
+    --------
     >>> reader_label("shaw"), reader_label("rope_longrope"), reader_label("rope_pi"), reader_label("mystery")
     ('Shaw relative keys (beyond)', 'RoPE + longrope', 'RoPE + PI', 'mystery')
     """
@@ -66,6 +93,18 @@ def reader_label(key: str) -> str:
 def reader_colour(key: str) -> str:
     """A reader's colour in the figures and on the page: its scheme's, or its map's for a re-read head.
 
+    Parameters
+    ----------
+    key : str
+        A reader's name, as for :func:`reader_label`.
+
+    Returns
+    -------
+    str
+        A ``#rrggbb`` colour; ``"#333333"`` for a name that is not a reader.
+
+    Examples
+    --------
     >>> reader_colour("alibi"), reader_colour("rope_pi"), reader_colour("mystery")
     ('#009e73', '#56b4e9', '#333333')
     """
@@ -78,6 +117,14 @@ def reader_colour(key: str) -> str:
 def colours() -> dict[str, str]:
     """Every colour the payload carries: each registered scheme's, each reader's, each map's (by its key).
 
+    Returns
+    -------
+    dict of str to str
+        ``name -> "#rrggbb"`` for every scheme of :data:`poskernels.encodings.SCHEMES`, every reader of
+        :data:`READERS` and every map of :data:`MAP_COLOURS`.
+
+    Examples
+    --------
     >>> c = colours()
     >>> c["rope"], c["rope_yarn"], c["yarn"]
     ('#0072b2', '#7a5195', '#7a5195')
@@ -92,6 +139,18 @@ READER_LABELS: dict[str, str] = {name: reader_label(name) for name in READERS}
 def pick(names) -> dict[str, tuple[str, str]]:
     """The readers ``names`` of :data:`READERS`, in that order.
 
+    Parameters
+    ----------
+    names : iterable of str
+        Readers' names, keys of :data:`READERS`.
+
+    Returns
+    -------
+    dict of str to (str, str)
+        ``name -> (trained scheme, map)`` for each of ``names``, in their order.
+
+    Examples
+    --------
     >>> pick(["rope", "rope_pi"])
     {'rope': ('rope', 'none'), 'rope_pi': ('rope', 'pi')}
     """

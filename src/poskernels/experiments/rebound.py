@@ -54,6 +54,24 @@ def marked_key_polynomial(head: TrainedHead, query=None, keys=None, reading: Rea
     -------
     TrigPolynomial
         Amplitudes ``rho_j = |q_j| |k_j|`` and phases; evaluate at ``-r`` and divide by ``tau``.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``head`` is not rotary (RoPE and its variants).
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig, TrainConfig
+    >>> from poskernels.model.train import train
+    >>> head = train(TrainConfig(head=HeadConfig(scheme="rope"), steps=3, batch=8), seed=0)  # 3 steps: cheap
+    >>> marked_key_polynomial(head).rho.shape  # one amplitude per plane of d = 16
+    (8,)
+    >>> alibi = train(TrainConfig(head=HeadConfig(scheme="alibi"), steps=1, batch=8), seed=0)
+    >>> marked_key_polynomial(alibi)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the offset score of Proposition 3 needs a RoPE head; got 'alibi'
     """
     cfg, p = head.head, head.params
     if not SCHEMES[cfg.scheme].rotary:
@@ -70,9 +88,29 @@ def marked_key_polynomial(head: TrainedHead, query=None, keys=None, reading: Rea
 def offset_scores(head: TrainedHead, max_offset: int = MAX_OFFSET) -> np.ndarray:
     """The score ``s(-r) / tau`` of a marked key at offsets ``r = 0..max_offset``.
 
+    Parameters
+    ----------
+    head : TrainedHead
+        A RoPE head.
+    max_offset : int, optional
+        The last offset read (default :data:`MAX_OFFSET`, 255: the longest test sequence's).
+
     Returns
     -------
     ndarray, shape (max_offset + 1,)
+
+    Raises
+    ------
+    PosKernelsError
+        If ``head`` is not rotary (RoPE and its variants).
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig, TrainConfig
+    >>> from poskernels.model.train import train
+    >>> head = train(TrainConfig(head=HeadConfig(scheme="rope"), steps=3, batch=8), seed=0)  # 3 steps: cheap
+    >>> offset_scores(head, 40).shape
+    (41,)
     """
     poly = marked_key_polynomial(head)
     r = np.arange(max_offset + 1)  # (R,)
@@ -82,6 +120,13 @@ def offset_scores(head: TrainedHead, max_offset: int = MAX_OFFSET) -> np.ndarray
 def rebound_summary(head: TrainedHead, max_offset: int = MAX_OFFSET) -> dict:
     """The landmarks of the rebound for one head.
 
+    Parameters
+    ----------
+    head : TrainedHead
+        A RoPE head.
+    max_offset : int, optional
+        The last offset read (default :data:`MAX_OFFSET`, 255: the longest test sequence's).
+
     Returns
     -------
     dict
@@ -90,6 +135,22 @@ def rebound_summary(head: TrainedHead, max_offset: int = MAX_OFFSET) -> dict:
         ``0..max_offset``), ``peak`` ``[r, score]`` (the maximum past the window, ``r >= L``), ``amplitudes``
         (``rho_j / tau`` per plane), ``top_plane`` (the plane with the largest amplitude) and ``curve`` (the score
         at every offset ``0..max_offset``, the curve the landmarks are read off).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``head`` is not rotary (RoPE and its variants).
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig, TrainConfig
+    >>> from poskernels.model.train import train
+    >>> head = train(TrainConfig(head=HeadConfig(scheme="rope"), steps=3, batch=8), seed=0)  # 3 steps: cheap
+    >>> summary = rebound_summary(head, 40)
+    >>> sorted(summary)
+    ['amplitudes', 'curve', 'deepest', 'first_trough', 'peak', 'score_r1', 'score_r31', 'top_plane']
+    >>> len(summary["curve"]), len(summary["amplitudes"])
+    (41, 8)
     """
     s = offset_scores(head, max_offset)  # (R,)
     L = head.head.n_train
@@ -117,9 +178,24 @@ def score_curve(head: TrainedHead, max_offset: int = MAX_OFFSET) -> np.ndarray:
     the end of a 256-token sequence, so a decaying rotation (xPos) is read as the head computes it; for RoPE it is
     :func:`offset_scores` (Proposition 3 (iii)), the same numbers.
 
+    Parameters
+    ----------
+    head : TrainedHead
+        A trained head.
+    max_offset : int, optional
+        The last offset read (default :data:`MAX_OFFSET`, 255).
+
     Returns
     -------
     ndarray, shape (max_offset + 1,)
+
+    Examples
+    --------
+    >>> from poskernels.model import HeadConfig, TrainConfig
+    >>> from poskernels.model.train import train
+    >>> head = train(TrainConfig(head=HeadConfig(scheme="rope"), steps=3, batch=8), seed=0)  # 3 steps: cheap
+    >>> bool(np.allclose(score_curve(head, 40), offset_scores(head, 40)))
+    True
     """
     t = float(max(SCORE_LENGTH, max_offset + 1) - 1)
     r = np.arange(max_offset + 1, dtype=float)  # (R,)
@@ -132,10 +208,33 @@ def rebound_height(curve, n_train: int) -> float:
     Positive when some key past the training window outscores a key at the window's edge (the article's rebound:
     "a cue 181 positions back outscores a recent one"); the constant of a channel that does not turn cancels.
 
+    Parameters
+    ----------
+    curve : array_like, shape (R,)
+        The score at offsets ``0..R-1`` (:func:`score_curve`).
+    n_train : int
+        The training window ``L``, ``1 <= L < R``.
+
+    Returns
+    -------
+    float
+        ``max_{r >= L} s(r) - s(L - 1)``.
+
+    Raises
+    ------
+    PosKernelsError
+        If the curve does not reach past the window.
+
+    Examples
+    --------
     >>> rebound_height([5.0, 3.0, 1.0, 0.5, 2.5], 3)
     1.5
     >>> rebound_height([5.0, 3.0, 1.0, 0.5, 0.2], 3)  # a score that keeps falling does not rebound
     -0.5
+    >>> rebound_height([1.0, 2.0], 3)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the curve must reach past the window (L = 3); got 2 offsets
     """
     s = np.asarray(curve, dtype=float)
     L = int(n_train)
@@ -147,8 +246,31 @@ def rebound_height(curve, n_train: int) -> float:
 def window_fall(curve, n_train: int) -> float:
     """How far the score falls across the window, ``s(0) - s(L - 1)``: the scale :func:`rebound_height` is read on.
 
+    Parameters
+    ----------
+    curve : array_like, shape (R,)
+        The score at offsets ``0..R-1`` (:func:`score_curve`).
+    n_train : int
+        The training window ``L``, ``1 <= L <= R``.
+
+    Returns
+    -------
+    float
+        ``s(0) - s(L - 1)``.
+
+    Raises
+    ------
+    PosKernelsError
+        If the curve does not reach the window's edge.
+
+    Examples
+    --------
     >>> window_fall([5.0, 3.0, 1.0, 0.5, 2.5], 3)
     4.0
+    >>> window_fall([1.0], 3)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the curve must reach the window's edge (L = 3); got 1 offsets
     """
     s = np.asarray(curve, dtype=float)
     L = int(n_train)

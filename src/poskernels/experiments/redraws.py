@@ -117,6 +117,26 @@ def redraw_sd(cache_dir=None, log=None, workers=None, *, seeds, draws: int = DRA
 
     Heads come from (and go to) ``cache_dir``; the result is cached there under a key of the heads, the draws and
     :data:`REDRAWS_VERSION`.
+
+    Parameters
+    ----------
+    cache_dir : str or Path, optional
+        Cache of the heads and of this result; None computes in memory.
+    log : callable, optional
+        Progress messages.
+    workers : int, optional
+        Processes training and reading (default: the CPUs available).
+    seeds : iterable of int
+        The seeds of every head (a block of :func:`poskernels.seeds.seed_block`).
+    draws : int, optional
+        Other test draws each head is re-read on (default :data:`DRAWS`, 3).
+
+    Returns
+    -------
+    dict
+        ``draws``, ``tournament`` (``{scheme: {str(n): SD or None}}``), ``rescaled`` (``{reader: {str(n): SD}}``),
+        ``filings`` (``{reader: {"all": SD, "far": SD}}``) and ``seeds``: each SD the standard deviation over the
+        draws of the mean over seeds.
     """
     seeds = tuple(seeds)
     workers = workers or available_cpus()
