@@ -184,3 +184,20 @@ def test_the_tail_cut_reads_its_learned_numbers_off_the_scheme():
     assert (power["r1"], power["r2"]) == pytest.approx((math.exp(2.0), 2 / (1 + math.exp(0.2))), rel=1e-15)
     assert list(power) == ["r1", "r2", "W", "cut_D"]
     assert "kerple_" not in inspect.getsource(tail_cut_rows)  # the scheme's class states its own numbers
+
+
+def test_a_kerple_head_whose_tail_bound_stays_above_eps_is_read_in_full():
+    # a finite tail bound (has_cut) that never falls to EPS is a heavy tail: the cut's row says None, not a crash
+    from poskernels.experiments.long_context import EPS, tail_cut_rows
+    from poskernels.model import HeadConfig
+    from poskernels.model.config import TrainConfig
+    from poskernels.model.engine.cut import HeavyTail, has_cut
+    from poskernels.model.train import train
+    from poskernels.tasks.cue import query_token
+
+    head = train(TrainConfig(head=HeadConfig(scheme="kerple_log"), steps=3, batch=8), seed=0)
+    assert has_cut(head.params, head.head)
+    with pytest.raises(HeavyTail):
+        certified_cut(head.params, head.head, [query_token(8)], EPS)
+    row = tail_cut_rows([head])["kerple_log"]["0"]
+    assert row["cut_D"] is None and row["W"] is None and row["r1"] > 0

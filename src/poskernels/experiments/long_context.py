@@ -30,7 +30,7 @@ from ..encodings import SCHEMES
 from ..errors import PosKernelsError, check_budget, check_int, check_name, check_positive_int
 from ..model.cache import cache_key, cached_or_build
 from ..model.config import TrainConfig, preset
-from ..model.engine.cut import certified_cut, has_cut
+from ..model.engine.cut import HeavyTail, certified_cut, has_cut
 from ..model.engine.stream import stream_many
 from ..model.head import PLAIN
 from ..model.train import head_path, train_many
@@ -368,7 +368,10 @@ def tail_cut_rows(heads) -> dict:
         scheme = SCHEMES[h.head.scheme]
         if scheme.linear_slope(h.head) is not None or scheme.tail_bound(h.params, h.head) is None:
             continue
-        cut = certified_cut(h.params, h.head, [query_token(N_SYMBOLS)], EPS) if has_cut(h.params, h.head) else None
+        try:
+            cut = certified_cut(h.params, h.head, [query_token(N_SYMBOLS)], EPS) if has_cut(h.params, h.head) else None
+        except HeavyTail:  # a finite bound that stays above EPS: no cut, the head is read in full
+            cut = None
         row = {**scheme.tail_parameters(h.params), "W": None if cut is None else cut.W}
         row["cut_D"] = None if cut is None else cut.D
         rows.setdefault(h.head.scheme, {})[str(h.seed)] = row

@@ -27,11 +27,16 @@ from ..embedding import token_table
 from ..reading import PLAIN
 from ..validate import check_params
 
-__all__ = ["MAX_CUT", "Cut", "certified_cut", "check_eps", "content_width", "cut_offset", "has_cut"]
+__all__ = ["MAX_CUT", "Cut", "HeavyTail", "certified_cut", "check_eps", "content_width", "cut_offset", "has_cut"]
 
 
 #: Farthest cut searched for a tail bound: a head that needs more is read in full.
 MAX_CUT = 2**53
+
+
+class HeavyTail(PosKernelsError):
+    """A head with a finite tail bound (:func:`has_cut`) whose bound stays above ``eps`` out to :data:`MAX_CUT`:
+    no cut at that ``eps``, so the head is read in full (a logarithmic Kerple head with ``r1 <= 1``)."""
 
 
 @dataclass(frozen=True)
@@ -307,7 +312,7 @@ def _tail_cut(params: dict, cfg: HeadConfig, W: float, eps: float) -> Cut:
     bisection."""
     bound = SCHEMES[cfg.scheme].tail_bound(params, cfg)
     if not bound(W, MAX_CUT) <= eps:
-        raise PosKernelsError(
+        raise HeavyTail(
             f"scheme {cfg.scheme!r}: this head's tail bound stays above eps = {eps!r} out to offset {MAX_CUT} "
             "(a heavy tail: a logarithmic Kerple head with r1 <= 1 has none); read it in full"
         )
