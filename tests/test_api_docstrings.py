@@ -38,7 +38,6 @@ NOT_YET = (
     "poskernels.page",
     "poskernels.probe.ship",  # main probes models and rewrites the docs: no cheap example
     "poskernels.probe.ship_past_window",  # likewise
-    "poskernels.rope_keys",
     "poskernels.sweep",
 )
 
