@@ -34,7 +34,6 @@ NOT_YET = (
     "poskernels.errors",
     "poskernels.experiments",
     "poskernels.lab",
-    "poskernels.page",
     "poskernels.probe.ship",  # main probes models and rewrites the docs: no cheap example
     "poskernels.probe.ship_past_window",  # likewise
 )
