@@ -34,10 +34,8 @@ NOT_YET = (
     "poskernels.experiments",
     "poskernels.lab.census_view",
     "poskernels.lab.figures",
-    "poskernels.lab.long_view",
     "poskernels.lab.probe_view",
     "poskernels.lab.server",
-    "poskernels.lab.trained",
     "poskernels.probe.ship",  # main probes models and rewrites the docs: no cheap example
     "poskernels.probe.ship_past_window",  # likewise
 )
