@@ -33,7 +33,6 @@ INDEX = ROOT / "docs" / "api" / "index.md"
 NOT_YET = (
     "poskernels.experiments",
     "poskernels.lab.figures",
-    "poskernels.lab.probe_view",
     "poskernels.lab.server",
     "poskernels.probe.ship",  # main probes models and rewrites the docs: no cheap example
     "poskernels.probe.ship_past_window",  # likewise
