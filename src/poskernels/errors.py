@@ -295,6 +295,19 @@ def check_kappa(kappa: Any) -> float:
 def did_you_mean(name: Any, names: Iterable[Any]) -> str:
     """``" (did you mean 'x'?)"`` for the closest of ``names`` to a misspelt ``name``, else ``""``.
 
+    Parameters
+    ----------
+    name : object
+        The name given (not a string: no suggestion).
+    names : iterable
+        The accepted names.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> did_you_mean("lama3", ["llama3", "yarn"])
     " (did you mean 'llama3'?)"
     >>> did_you_mean("zzz", ["llama3", "yarn"])
@@ -309,6 +322,26 @@ def did_you_mean(name: Any, names: Iterable[Any]) -> str:
 def check_name(kind: str, name: Any, registry: Collection[str]) -> str:
     """Return ``name`` if it is a key of ``registry``, else raise listing the accepted names.
 
+    Parameters
+    ----------
+    kind : str
+        What a name names (``"scheme"``), for the message.
+    name : object
+        The name given.
+    registry : collection of str
+        The accepted names.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    PosKernelsError
+        If ``name`` is not in ``registry``.
+
+    Examples
+    --------
     >>> check_name("scheme", "rope", {"rope": 1, "alibi": 2})
     'rope'
     >>> check_name("scheme", "alibl", {"rope": 1, "alibi": 2})
@@ -325,8 +358,28 @@ def check_name(kind: str, name: Any, registry: Collection[str]) -> str:
 def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None, why: str = "") -> int:
     """Return ``value`` as ``int`` if it is an integer in ``[lo, hi]`` (a bound None is open), else raise.
 
-    ``why`` (the reason for ``hi``) is added to the message, so a refused size says its limit and the reason.
+    Parameters
+    ----------
+    name : str
+        The value's name, for the message.
+    value : object
+        The value given (a bool is refused).
+    lo, hi : int or None
+        The bounds.
+    why : str
+        The reason for ``hi``, added to the message, so a refused size says its limit and the reason.
 
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    PosKernelsError
+        If ``value`` is not an integer in the bounds.
+
+    Examples
+    --------
     >>> check_int("seed", 3, 0, 2**63 - 1)
     3
     >>> check_int("d", 20000, 2, 4096, "each d x d map is float64")
@@ -347,6 +400,28 @@ def check_real(
 ) -> float:
     """Return ``value`` as ``float`` if it is a finite real in ``[lo, hi]`` (``(lo, hi]`` with ``open_lo``), else raise.
 
+    Parameters
+    ----------
+    name : str
+        The value's name, for the message.
+    value : object
+        The value given (a bool is refused).
+    lo, hi : float or None
+        The bounds (None: open).
+    open_lo : bool
+        Whether ``lo`` itself is refused.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PosKernelsError
+        If ``value`` is not a finite real number in the bounds.
+
+    Examples
+    --------
     >>> check_real("beta1", 0.9, 0, 1)
     0.9
     >>> check_real("beta1", False, 0, 1)
@@ -372,6 +447,26 @@ def check_real(
 def check_open_unit(name: str, value: Any, why: str = "") -> float:
     """Return ``value`` as ``float`` if it is a finite number strictly between 0 and 1, else raise (``why`` explains).
 
+    Parameters
+    ----------
+    name : str
+        The value's name, for the message.
+    value : object
+        The value given.
+    why : str
+        What the value is, added to the message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PosKernelsError
+        If ``value`` is not in ``(0, 1)``.
+
+    Examples
+    --------
     >>> check_open_unit("eps", 1e-12)
     1e-12
     >>> check_open_unit("eps", 1, "the weight a cut may drop")
@@ -388,6 +483,26 @@ def check_open_unit(name: str, value: Any, why: str = "") -> float:
 def check_bool(name: str, value: Any) -> bool:
     """Return ``value`` if it is ``True`` or ``False`` (a NumPy bool too), else raise: ``"no"`` is not False.
 
+    Parameters
+    ----------
+    name : str
+        The value's name, for the message.
+    value : object
+        The value given.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    PosKernelsError
+        If ``value`` is not a bool.
+
+    Examples
+    --------
+    >>> check_bool("truncate", np.True_)
+    True
     >>> check_bool("truncate", "no")
     Traceback (most recent call last):
     ...
@@ -406,6 +521,30 @@ def check_array(
     NaN and infinities are refused: a NaN position turns every score NaN, and an argmax over NaN picks
     class 0, a silently wrong answer.
 
+    Parameters
+    ----------
+    name : str
+        The value's name, for the message.
+    value : array_like
+        The numbers given (booleans, strings and ragged lists refused).
+    ndim : int, optional
+        The dimensions required.
+    integer : bool
+        Require whole numbers below ``2**53`` in size, returned as int64.
+    complex_ok : bool
+        Accept complex numbers (returned as complex128).
+
+    Returns
+    -------
+    ndarray
+
+    Raises
+    ------
+    PosKernelsError
+        If ``value`` is not an array of finite numbers of that kind and dimension.
+
+    Examples
+    --------
     >>> check_array("positions", [0, 1.5]).tolist()
     [0.0, 1.5]
     >>> check_array("positions", [0, float("nan")])
@@ -446,6 +585,24 @@ def check_array(
 def check_frequencies(name: str, value: Any) -> np.ndarray:
     """Return per-plane frequencies as a non-empty 1-d float64 array of finite positive numbers, else raise.
 
+    Parameters
+    ----------
+    name : str
+        The value's name, for the message.
+    value : array_like
+        The frequencies given.
+
+    Returns
+    -------
+    ndarray, shape (planes,)
+
+    Raises
+    ------
+    PosKernelsError
+        If ``value`` is empty, not 1-d, or holds a number that is not finite and positive.
+
+    Examples
+    --------
     >>> check_frequencies("theta", [1.0, 0.1]).tolist()
     [1.0, 0.1]
     >>> check_frequencies("theta", [1.0, 0.0])  # doctest: +ELLIPSIS
@@ -464,9 +621,31 @@ def check_finite_result(what: str, value: Any, accepted: str, **inputs: Any) -> 
 
     The edge of float64: a result whose true value lies past float64's largest (or the NaN of ``inf - inf`` such
     an overflow leads to) is refused rather than returned as ``inf`` or NaN.  Compute ``value`` under
-    ``np.errstate(over="ignore", invalid="ignore")`` and pass it here; each input is quoted by its largest
-    magnitude.  Integer and object (exact) values are returned as they are.
+    ``np.errstate(over="ignore", invalid="ignore")`` and pass it here.
 
+    Parameters
+    ----------
+    what : str
+        What was computed, for the message.
+    value : object
+        The result; integer and object (exact) values are returned as they are.
+    accepted : str
+        What inputs are accepted, for the message.
+    **inputs : array_like
+        The inputs, each quoted by its largest magnitude.
+
+    Returns
+    -------
+    object
+        ``value``.
+
+    Raises
+    ------
+    PosKernelsError
+        If a float or complex ``value`` is not finite.
+
+    Examples
+    --------
     >>> check_finite_result("q k", 6.0, "q k must stay below 1.8e308", q=2.0, k=3.0)
     6.0
     >>> check_finite_result("q k", float("inf"), "q k must stay below 1.8e308", q=1e300, k=[1e10])  # doctest: +ELLIPSIS
@@ -487,6 +666,27 @@ def check_finite_result(what: str, value: Any, accepted: str, **inputs: Any) -> 
 def check_budget(what: str, elements: Any, limit: int = MAX_ELEMENTS) -> int:
     """Refuse, before it is allocated, an array of ``elements`` entries past ``limit`` (:data:`MAX_ELEMENTS`).
 
+    Parameters
+    ----------
+    what : str
+        The array, for the message.
+    elements : int or float
+        Its entries (an infinite or NaN count is past any limit).
+    limit : int
+        The most entries.
+
+    Returns
+    -------
+    int
+        ``elements``.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``elements`` is past ``limit``.
+
+    Examples
+    --------
     >>> check_budget("omega(d)", 8)
     8
     >>> check_budget("omega(d)", 5 * 10**8)  # doctest: +ELLIPSIS
@@ -508,6 +708,24 @@ def decode_text(data: bytes, name: str) -> str:
 
     Configs and grids are UTF-8 (JSON's and TOML's encoding); a UTF-16 or Latin-1 file is refused, not guessed.
 
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes.
+    name : str
+        The file, for the message.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    PosKernelsError
+        If ``data`` is not UTF-8, or holds a NUL byte.
+
+    Examples
+    --------
     >>> decode_text("b = 1".encode(), "g.toml")
     'b = 1'
     >>> decode_text("é".encode("latin-1"), "g.toml")
@@ -535,6 +753,24 @@ def parse_json(text: str, where: str) -> Any:
     Refused as well as malformed JSON: an integer of more digits than Python converts (5,000-digit literals) and
     nesting deeper than Python's stack.
 
+    Parameters
+    ----------
+    text : str
+        The JSON text.
+    where : str
+        Its source, for the message.
+
+    Returns
+    -------
+    object
+
+    Raises
+    ------
+    PosKernelsError
+        If ``text`` cannot be read as JSON.
+
+    Examples
+    --------
     >>> parse_json('{"a": [1, 2]}', "f.json")
     {'a': [1, 2]}
     >>> parse_json('{"a": ', "f.json")
@@ -553,7 +789,35 @@ def parse_json(text: str, where: str) -> Any:
 def read_text(path: str | os.PathLike[str], what: str, limit: int = 64 * 2**20) -> str:
     """The UTF-8 text of the file at ``path`` (``what`` names it in errors), at most ``limit`` bytes.
 
-    Every failure (missing, a folder, unreadable, too large, not UTF-8) is a :class:`PosKernelsError`.
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    what : str
+        What it is (``"config"``), for the message.
+    limit : int
+        The most bytes read.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    PosKernelsError
+        On every failure: missing, a folder, unreadable, too large, not UTF-8.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "c.json").write_text("{}")
+    >>> read_text(folder / "c.json", "config")
+    '{}'
+    >>> read_text(folder, "config")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the config '...' is a folder, not a file
     """
     return decode_text(read_bytes(path, what, limit), str(path))
 
@@ -574,7 +838,35 @@ def _read_up_to(fh, most: int, block: int = 2**20) -> bytes:
 def read_bytes(path: str | os.PathLike[str], what: str, limit: int = 64 * 2**20) -> bytes:
     """The bytes of the file at ``path`` (``what`` names it in errors), at most ``limit``; a FIFO never blocks.
 
-    Every failure (missing, a folder, unreadable, too large) is a :class:`PosKernelsError`.
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    what : str
+        What it is (``"config"``), for the message.
+    limit : int
+        The most bytes read.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    PosKernelsError
+        On every failure: missing, a folder, unreadable, too large.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "c.json"
+    >>> _ = path.write_text("{}")
+    >>> read_bytes(path, "config")
+    b'{}'
+    >>> read_bytes(path, "config", limit=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the config '.../c.json' is 2 bytes; the limit is 1 bytes
     """
     shown = str(path)
     try:

@@ -79,8 +79,29 @@ def attribute_map() -> dict[str, dict[str, str]]:
 def standard_keys(raw: dict) -> dict:
     """``raw`` with each standard key the family names otherwise copied under its standard name.
 
+    Parameters
+    ----------
+    raw : dict
+        A config as read from ``config.json``; its ``model_type`` picks the family's names (:func:`attribute_map`).
+
+    Returns
+    -------
+    dict
+        ``raw`` itself when nothing is renamed, else a copy with the standard keys added (a key already set wins).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``model_type`` is set but is not a string.
+
+    Examples
+    --------
     >>> standard_keys({"model_type": "gptj", "n_embd": 4096, "n_head": 16})["num_attention_heads"]
     16
+    >>> standard_keys({"model_type": [1]})
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: config key 'model_type' must be a name (a string); got [1]
     """
     model_type = raw.get("model_type")
     if model_type is not None and not isinstance(model_type, str):  # a table or a list would reach a dict lookup
@@ -97,8 +118,32 @@ def _real(value) -> bool:
 def text_part(raw: dict) -> tuple[dict, str]:
     """The dict holding the language model's keys, and its path (``""`` or ``"text_config"``).
 
+    Parameters
+    ----------
+    raw : dict
+        A config; its ``text_config`` is read when the top level has none of :data:`ATTENTION_KEYS`.
+
+    Returns
+    -------
+    part : dict
+        The language model's keys, standard names added (:func:`standard_keys`).
+    path : str
+        ``""`` or ``"text_config"``.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``per_layer_config`` is neither an object nor a list, or gives one layer type several head widths.
+
+    Examples
+    --------
     >>> text_part({"model_type": "qwen2_vl", "text_config": {"hidden_size": 8}})
     ({'hidden_size': 8}, 'text_config')
+    >>> text_part({"per_layer_config": 3})
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: config key 'per_layer_config' must be an object of per-layer settings
+    (or null); got 3
     """
     raw, part = standard_keys(raw), ""
     if not any(k in raw for k in ATTENTION_KEYS) and isinstance(raw.get("text_config"), dict):
@@ -115,12 +160,37 @@ def text_part(raw: dict) -> tuple[dict, str]:
 
 
 def layer_head_dims(raw: dict, key: str = "per_layer_config") -> dict[str, int]:
-    """The head width each layer type's layers are given by ``per_layer_config`` (Gemma 4's full-attention layers:
-    ``head_dim = 512`` beside 256): ``{layer type: head_dim}``; refused unless every layer of a type has the same.
+    """The head width each layer type's layers are given by ``per_layer_config``: ``{layer type: head_dim}``.
 
+    Gemma 4's full-attention layers have ``head_dim = 512`` beside 256; every layer of a type must have the same.
+
+    Parameters
+    ----------
+    raw : dict
+        The language model's keys (``layer_types`` and ``per_layer_config``, by layer index).
+    key : str
+        The name quoted in an error.
+
+    Returns
+    -------
+    dict of str to int
+        The layer types whose layers set a ``head_dim``; empty without ``per_layer_config``.
+
+    Raises
+    ------
+    PosKernelsError
+        If a layer index is not one of the config's layers, or layers of one type differ in width.
+
+    Examples
+    --------
     >>> layer_head_dims({"layer_types": ["sliding_attention", "full_attention"],
     ...                  "per_layer_config": {"1": {"head_dim": 512}}})
     {'full_attention': 512}
+    >>> layer_head_dims({"layer_types": ["full_attention"], "per_layer_config": {"5": {"head_dim": 3}}})
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: config key 'per_layer_config' gives layers their own head widths; the census
+    reads one width per RoPE (one per layer type); got layers ['5']
     """
     given = raw.get("per_layer_config")
     if not given:
@@ -152,8 +222,32 @@ def layer_head_dims(raw: dict, key: str = "per_layer_config") -> dict[str, int]:
 def rope_dict(raw: dict) -> tuple[dict, str]:
     """The RoPE dict and its key: ``rope_scaling`` wins when both are set, as in transformers.
 
+    Parameters
+    ----------
+    raw : dict
+        The language model's keys.
+
+    Returns
+    -------
+    rope : dict
+        The RoPE settings (empty for plain RoPE); Gemma 3's ``rope_local_base_freq`` makes it per layer type.
+    key : str
+        ``"rope_scaling"`` or ``"rope_parameters"``.
+
+    Raises
+    ------
+    PosKernelsError
+        If either key is neither a dict nor null, or ``rope_scaling`` is given to a family whose transformers
+        config ignores it.
+
+    Examples
+    --------
     >>> rope_dict({"rope_parameters": {"rope_theta": 1e6}})
     ({'rope_theta': 1000000.0}, 'rope_parameters')
+    >>> rope_dict({"rope_scaling": 3})
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: config key 'rope_scaling' must be a dict or null; got 3
     """
     found, where = {}, "rope_parameters"
     for key in ("rope_scaling", "rope_parameters"):
@@ -199,10 +293,36 @@ def layer_dicts(scaling: dict, raw: dict, scope: str) -> dict[str, dict | None] 
     A dict is per layer type when its keys are the config's ``layer_types`` or every value is a dict (or
     null: a layer type without RoPE).  Mixed dicts are refused.
 
+    Parameters
+    ----------
+    scaling : dict
+        The RoPE dict (:func:`rope_dict`).
+    raw : dict
+        The language model's keys (its ``layer_types``).
+    scope : str
+        The key quoted in an error.
+
+    Returns
+    -------
+    dict or None
+        ``{layer type: dict or None}`` (only the types the layers use), or None for a flat dict.
+
+    Raises
+    ------
+    PosKernelsError
+        If the dict mixes per-layer-type dicts with flat keys, or names only layer types the config does not list.
+
+    Examples
+    --------
     >>> layer_dicts({"full_attention": {"rope_theta": 1e6}, "sliding_attention": {}}, {}, "rope_parameters")
     {'full_attention': {'rope_theta': 1000000.0}, 'sliding_attention': {}}
     >>> layer_dicts({"rope_theta": 1e6}, {}, "rope_parameters") is None
     True
+    >>> layer_dicts({"full_attention": {}, "rope_theta": 1e6}, {}, "rope_parameters")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: config key 'rope_parameters' mixes per-layer-type dicts (full_attention)
+    with flat keys (rope_theta); transformers reads one or the other
     """
     labels = set(layer_types(raw))
     nested = [k for k, v in scaling.items() if isinstance(v, dict) or (v is None and k in labels)]
@@ -227,13 +347,31 @@ def layer_dicts(scaling: dict, raw: dict, scope: str) -> dict[str, dict | None] 
 def layer_types(raw: dict) -> list[str]:
     """The config's ``layer_types`` (empty when absent), checked: a list of known names, one per layer.
 
+    Parameters
+    ----------
+    raw : dict
+        The language model's keys (``layer_types``, and ``num_hidden_layers`` when set).
+
+    Returns
+    -------
+    list of str
+        The layer types, one per layer.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``layer_types`` is not a list of strings, names a type transformers does not know, or does not have
+        ``num_hidden_layers`` entries.
+
+    Examples
+    --------
     >>> layer_types({"layer_types": ["sliding_attention", "full_attention"], "num_hidden_layers": 2})
     ['sliding_attention', 'full_attention']
     >>> layer_types({"layer_types": [["full_attention"]]})
     Traceback (most recent call last):
     ...
-    poskernels.errors.PosKernelsError: config key 'layer_types' must be a list of layer-type names (strings); \
-got [['full_attention']]
+    poskernels.errors.PosKernelsError: config key 'layer_types' must be a list of layer-type names (strings);
+    got [['full_attention']]
     """
     value = raw.get("layer_types")
     if value is None:
@@ -271,8 +409,32 @@ def width_keys(raw: dict) -> tuple[int, str]:
 
     Multi-head latent attention (``qk_rope_head_dim``) rotates only its rope part: that is the width.
 
+    Parameters
+    ----------
+    raw : dict
+        The language model's keys.
+
+    Returns
+    -------
+    width : int
+        The head width.
+    keys : str
+        ``"qk_rope_head_dim"``, ``"head_dim"`` or ``"hidden_size / num_attention_heads"``.
+
+    Raises
+    ------
+    PosKernelsError
+        If no width is given, a width is not a positive integer, or the heads do not divide ``hidden_size``.
+
+    Examples
+    --------
     >>> width_keys({"hidden_size": 4096, "num_attention_heads": 32})
     (128, 'hidden_size / num_attention_heads')
+    >>> width_keys({"hidden_size": 10, "num_attention_heads": 3})
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: config keys 'hidden_size' = 10 and 'num_attention_heads' = 3 do not give
+    a whole head_dim; set 'head_dim'
     """
     for key in ("qk_rope_head_dim", "head_dim"):
         value = count(raw, key, required=False)  # a positive integer, kept exact (10**400 refused, not overflowed)
@@ -295,8 +457,37 @@ def partial_rotation(raw: dict, scaling: dict, scope: str = "rope_parameters", h
 
     ``rotary_dim`` (GPT-J, CodeGen, MiniMax M2) counts rotated coordinates: the fraction is ``rotary_dim / head_dim``.
 
+    Parameters
+    ----------
+    raw : dict
+        The language model's keys (``partial_rotary_factor``, ``rotary_pct`` or ``rotary_dim``).
+    scaling : dict
+        The RoPE dict, whose ``partial_rotary_factor`` wins.
+    scope : str
+        The RoPE dict's key, quoted in an error.
+    head_dim : int, optional
+        The head width ``rotary_dim`` divides (default: ``raw["head_dim"]``).
+
+    Returns
+    -------
+    fraction : float
+        In ``(0, 1]``.
+    key : str or None
+        The key it came from; None when nothing is set (``fraction == 1``).
+
+    Raises
+    ------
+    PosKernelsError
+        If the fraction is not in ``(0, 1]`` or ``rotary_dim`` is not in ``(0, head_dim]``.
+
+    Examples
+    --------
     >>> partial_rotation({"rotary_dim": 64}, {}, head_dim=128)
     (0.5, 'rotary_dim')
+    >>> partial_rotation({"partial_rotary_factor": 2}, {})
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: config key 'partial_rotary_factor' must lie in (0, 1]; got 2
     """
     candidates = [(scaling, "partial_rotary_factor", f"{scope}.partial_rotary_factor")]
     candidates += [(raw, k, k) for k in ("partial_rotary_factor", "rotary_pct")]
@@ -341,12 +532,42 @@ def base_key(raw: dict, scaling: dict, scope: str, default: float, per_layer: bo
     assumed, for a family transformers does not know.  A per-layer-type RoPE without its base is refused:
     the layer types' defaults differ (Gemma 3: 10**6 global, 10**4 local).
 
+    Parameters
+    ----------
+    raw : dict
+        The language model's keys (``rope_theta``, ``rotary_emb_base``, ``model_type``).
+    scaling : dict
+        The RoPE dict, whose ``rope_theta`` wins.
+    scope : str
+        The RoPE dict's key, quoted in an error.
+    default : float
+        The base assumed for a family transformers does not know.
+    per_layer : bool
+        Whether ``scaling`` is one layer type's dict (then a missing base is refused).
+
+    Returns
+    -------
+    base : float
+    key : str
+        The key, ``"transformers default"`` or ``"assumed"``.
+
+    Raises
+    ------
+    PosKernelsError
+        If the base is not a finite number > 1, or a per-layer-type dict has none.
+
+    Examples
+    --------
     >>> base_key({"rotary_emb_base": 10000}, {}, "rope_parameters", 1e4)
     (10000.0, 'rotary_emb_base')
     >>> base_key({"model_type": "cohere"}, {}, "rope_parameters", 1e4)
     (500000.0, 'transformers default')
     >>> base_key({}, {}, "rope_parameters", 1e4)
     (10000.0, 'assumed')
+    >>> base_key({"rope_theta": 1}, {}, "rope_parameters", 1e4)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: config key 'rope_theta' must be a finite number > 1; got 1
     """
     for where, key, label in (
         (scaling, "rope_theta", f"{scope}.rope_theta"),
@@ -371,11 +592,63 @@ def base_key(raw: dict, scaling: dict, scope: str, default: float, per_layer: bo
 
 # Validators of one key, naming it as scope.key and quoting the value
 def where(key: str, scope: str) -> str:
+    """The dotted name of ``key`` inside ``scope``, as errors quote it.
+
+    Parameters
+    ----------
+    key : str
+        A config key.
+    scope : str
+        The dict it lies in (``""``: the top level).
+
+    Returns
+    -------
+    str
+        ``scope.key``, or ``key`` at the top level.
+
+    Examples
+    --------
+    >>> where("factor", "rope_parameters"), where("head_dim", "")
+    ('rope_parameters.factor', 'head_dim')
+    """
     return key if not scope else f"{scope}.{key}"
 
 
 def number(raw: dict, key: str, scope: str = "", default=None, required: bool = True) -> float | None:
-    """The finite number under ``key``, else raise naming ``scope.key`` and quoting the value."""
+    """The finite number under ``key``, else raise naming ``scope.key`` and quoting the value.
+
+    Parameters
+    ----------
+    raw : dict
+        The dict holding the key.
+    key : str
+        The key read.
+    scope : str
+        Where ``raw`` lies, for the error (:func:`where`).
+    default : float, optional
+        Returned when the key is missing or null.
+    required : bool
+        Whether a missing key (without ``default``) is refused; else None is returned.
+
+    Returns
+    -------
+    float or None
+        The value as a float, ``default``, or None.
+
+    Raises
+    ------
+    PosKernelsError
+        If the value is not a finite real number (booleans refused), or a required key is missing.
+
+    Examples
+    --------
+    >>> number({"factor": 8}, "factor"), number({}, "factor", default=1.0)
+    (8.0, 1.0)
+    >>> number({"factor": "x"}, "factor", "rope_parameters")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: config key 'rope_parameters.factor' must be a finite number; got 'x'
+    """
     if key not in raw or raw[key] is None:
         if default is not None or not required:
             return default
@@ -394,7 +667,23 @@ def _finite(value) -> bool:
 
 
 def shown(value) -> str:
-    """A short quote of a config value (a 5,000-digit integer is cut)."""
+    """A short quote of a config value (a 5,000-digit integer is cut).
+
+    Parameters
+    ----------
+    value : object
+        A config value.
+
+    Returns
+    -------
+    str
+        Its ``reprlib`` quote, or an integer's first 20 digits and ``...`` past ``10**30``.
+
+    Examples
+    --------
+    >>> shown([1, 2]), shown(10**40)
+    ('[1, 2]', '10000000000000000000...')
+    """
     return reprlib.repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"{str(value)[:20]}..."
 
 
@@ -404,6 +693,39 @@ MAX_COUNT = 2**63 - 1
 
 
 def count(raw: dict, key: str, scope: str = "", required: bool = True) -> int | None:
+    """The positive integer under ``key``, kept exact, else raise naming ``scope.key`` and quoting the value.
+
+    Parameters
+    ----------
+    raw : dict
+        The dict holding the key.
+    key : str
+        The key read.
+    scope : str
+        Where ``raw`` lies, for the error (:func:`where`).
+    required : bool
+        Whether a missing key is refused; else None is returned.
+
+    Returns
+    -------
+    int or None
+        The count (an int stays exact: ``2**53 + 1`` is not rounded), or None when missing and not required.
+
+    Raises
+    ------
+    PosKernelsError
+        If the value is not a positive integer up to :data:`MAX_COUNT`, or a required key is missing.
+
+    Examples
+    --------
+    >>> count({"head_dim": 2**53 + 1}, "head_dim")
+    9007199254740993
+    >>> count({"head_dim": 1.5}, "head_dim")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: config key 'head_dim' must be a positive integer up to 9223372036854775807;
+    got 1.5
+    """
     value = number(raw, key, scope, required=required)
     if value is None:
         return None
@@ -416,6 +738,38 @@ def count(raw: dict, key: str, scope: str = "", required: bool = True) -> int | 
 
 
 def factor_list(raw: dict, key: str, scope: str, planes: int) -> list[float]:
+    """LongRoPE's list of per-plane factors under ``key``: one positive number per plane.
+
+    Parameters
+    ----------
+    raw : dict
+        The RoPE dict.
+    key : str
+        The list's key (a map's per-plane option, LongRoPE's ``short_factor`` or ``long_factor``).
+    scope : str
+        Where ``raw`` lies, for the error (:func:`where`).
+    planes : int
+        The number of rotated planes (half the rotated width).
+
+    Returns
+    -------
+    list of float
+
+    Raises
+    ------
+    PosKernelsError
+        If the key is missing, or is not a list of ``planes`` positive finite numbers.
+
+    Examples
+    --------
+    >>> factor_list({"long_factor": [1, 2.5]}, "long_factor", "rope_parameters", 2)
+    [1.0, 2.5]
+    >>> factor_list({"long_factor": [1.0]}, "long_factor", "rope_parameters", 2)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: config key 'rope_parameters.long_factor' must be a list of 2 positive
+    numbers (one per plane); got 1 values: [1.0]
+    """
     if key not in raw or raw[key] is None:
         raise PosKernelsError(f"config key {where(key, scope)!r} is missing; LongRoPE needs one factor per plane")
     values = raw[key]

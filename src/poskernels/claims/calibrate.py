@@ -52,7 +52,31 @@ SEED = 20_261_201  # the draws
 def pool_values(claim, blocks: list[dict]) -> dict | None:
     """The claim's per-seed values over every block, joined on the seed axis; constants from the first block.
 
-    None if a block lacks them."""
+    Parameters
+    ----------
+    claim : Claim
+        A claim of the table.
+    blocks : list of dict
+        ``numbers.json`` dicts of seed blocks.
+
+    Returns
+    -------
+    dict or None
+        ``{input: values}``, per-seed arrays concatenated on their first axis; None if a block lacks them.
+
+    Examples
+    --------
+    >>> from poskernels.claims.table import build
+    >>> row = {"id": "tournament.demo", "sentence": "RoPE reads 32.", "where": "here", "kind": "lower",
+    ...        "params": {"c": 0.5}, "inputs": {"x": '"tournament/per_seed/rope/32"'}}
+    >>> (claim,) = build("tournament", [row], {}, "demo.toml")
+    >>> blocks = [{"tournament": {"per_seed": {"rope": {"32": [0.9, 1.0]}}}},
+    ...           {"tournament": {"per_seed": {"rope": {"32": [0.8]}}}}]
+    >>> pool_values(claim, blocks)["x"].tolist()
+    [0.9, 1.0, 0.8]
+    >>> pool_values(claim, [*blocks, {}]) is None
+    True
+    """
     parts = [claim.values(b) for b in blocks]
     if any(p is None for p in parts):
         return None
@@ -106,8 +130,11 @@ def calibrate(blocks: list[dict], claims, draws: int = DRAWS, seed: int = SEED) 
     blocks : list of dict
         ``numbers.json`` dicts of seed blocks the tests do not run.
     claims : sequence of Claim
+        The claims to calibrate (:data:`poskernels.claims.CLAIMS`).
     draws : int
         Blocks of ten drawn for each rate.
+    seed : int
+        Seed of the draws (:func:`numpy.random.default_rng`).
 
     Returns
     -------
@@ -116,6 +143,18 @@ def calibrate(blocks: list[dict], claims, draws: int = DRAWS, seed: int = SEED) 
         claim with ``id``, ``kind``, ``threshold``, ``null``, ``pooled`` (the statistic on all pooled seeds at
         once), ``size``, ``false_pass``, ``power`` and ``resolved`` (``false_pass <= MAX_FALSE_PASS`` and
         ``size <= MAX_SIZE``); a claim the pool cannot read has ``size`` None.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``blocks`` is empty.
+
+    Examples
+    --------
+    >>> calibrate([], [])
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: calibrate needs at least one numbers.json of a seed block
     """
     if not blocks:
         raise PosKernelsError("calibrate needs at least one numbers.json of a seed block")

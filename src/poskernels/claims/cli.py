@@ -46,7 +46,37 @@ TRAINED_SECTIONS = ("tournament", "rescaled", "rebound", "sinusoidal", "thm2", "
 
 
 def load_numbers(path) -> dict:
-    """A ``numbers.json`` read and checked for the claims: a JSON object with at least one trained section."""
+    """A ``numbers.json`` read and checked for the claims: a JSON object with at least one trained section.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (``poskernels reproduce`` writes it).
+
+    Returns
+    -------
+    dict
+        The file's JSON object.
+
+    Raises
+    ------
+    PosKernelsError
+        If the file cannot be read or is not JSON, is not an object with one of :data:`TRAINED_SECTIONS` (each an
+        object), is a section's per-seed dict, or holds an integer past float64's range.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "numbers.json"
+    >>> _ = path.write_text('{"tournament": {"per_seed": {}}}')
+    >>> sorted(load_numbers(path))
+    ['tournament']
+    >>> _ = path.write_text("[1]")
+    >>> load_numbers(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: .../numbers.json: not a numbers.json (a JSON object); got a list
+    """
     data = parse_json(read_text(path, "numbers file"), str(path))
     if not isinstance(data, dict):
         raise PosKernelsError(f"{path}: not a numbers.json (a JSON object); got a {type(data).__name__}")
@@ -136,6 +166,13 @@ def asserted_ids() -> set[str]:
     """The ids of the asserted claims: resolved on the calibration pool (false pass at most 5%, size at most 1%),
     not a finding.
 
+    Returns
+    -------
+    set of str
+        Empty when the shipped calibration is absent.
+
+    Examples
+    --------
     >>> ids = asserted_ids()
     >>> "tournament.no_position_32_sits_at_the_exact_bag_reader" in ids, "beyond.fire_c1_holds_at_1e5" in ids
     (True, False)
@@ -146,7 +183,27 @@ def asserted_ids() -> set[str]:
 
 
 def render(verdicts: list[Verdict], asserted: set[str] | None = None) -> str:
-    """One line per claim: verdict, id, statistic, threshold; then the counts (a finding's verdict in lower case)."""
+    """One line per claim: verdict, id, statistic, threshold; then the counts (a finding's verdict in lower case).
+
+    Parameters
+    ----------
+    verdicts : list of Verdict
+        The claims' verdicts.
+    asserted : set of str, optional
+        The ids asserted (default: :func:`asserted_ids`); the others are findings, reported only.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(render([Verdict("tournament.demo", 0.61, "mean - 3 SE >= 0.5", True),
+    ...               Verdict("tournament.other", None, "x", None, "no such section")], {"tournament.demo"}))
+    pass  tournament.demo  statistic 0.61  threshold mean - 3 SE >= 0.5
+    n/a   tournament.other  statistic -  threshold x  (no such section)  [finding: reported, not asserted]
+    1 pass, 0 fail, 0 not applicable, of 1 asserted claims; 1 findings reported (0 fail)
+    """
     asserted = asserted_ids() if asserted is None else asserted
     word = {True: "pass", False: "FAIL", None: "n/a "}
     lines = []
@@ -171,7 +228,27 @@ def render(verdicts: list[Verdict], asserted: set[str] | None = None) -> str:
 
 
 def main(argv=None) -> int:
-    """``python -m poskernels.claims NUMBERS.json [--json PATH|-]``."""
+    """``python -m poskernels.claims NUMBERS.json [--json PATH|-]``: check every claim on a ``numbers.json``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        ``0`` when no asserted claim fails, ``1`` when one does (or ``--json`` cannot be written), ``2`` for bad
+        input such as a file that is not a ``numbers.json`` (the error on standard error).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "numbers.json"
+    >>> _ = path.write_text("[1]")
+    >>> main([str(path)])
+    2
+    """
     p = argparse.ArgumentParser(prog="python -m poskernels.claims", description=__doc__.splitlines()[0])
     p.add_argument("numbers", type=Path, help="a numbers.json written by `poskernels reproduce`")
     p.add_argument("--json", metavar="PATH", help="write the verdicts as JSON (`-`: to stdout, instead of the text)")

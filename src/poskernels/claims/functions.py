@@ -50,20 +50,83 @@ def _walk(numbers: dict, path: str):
 
 
 def by_seed(numbers: dict, path: str, field: str, index: int | None = None) -> np.ndarray:
-    """``record[field]`` (or its ``[index]``) of each record of the dict at ``path``, keyed by seed, seeds in order."""
+    """``record[field]`` (or its ``[index]``) of each record of the dict at ``path``, keyed by seed, seeds in order.
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict.
+    path : str
+        ``/``-separated keys of a dict of records by seed (``"rebound"``).
+    field : str
+        The record's field.
+    index : int, optional
+        An item of the field (a list), else the field itself.
+
+    Returns
+    -------
+    ndarray, shape (seeds,)
+        Floats, None as NaN.
+
+    Examples
+    --------
+    >>> by_seed({"rebound": {"1": {"peak": [181, 0.5]}, "0": {"peak": [179, 0.4]}}}, "rebound", "peak", 0).tolist()
+    [179.0, 181.0]
+    """
     records = _walk(numbers, path)
     rows = [records[k][field] for k in sorted(records, key=int)]
     return _arr(rows if index is None else [r[index] for r in rows])
 
 
 def by_seed_max(numbers: dict, path: str, field: str, lo: int, hi: int) -> np.ndarray:
-    """The largest of ``record[field][lo:hi]``, record by record, seeds in order."""
+    """The largest of ``record[field][lo:hi]``, record by record, seeds in order.
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict.
+    path : str
+        ``/``-separated keys of a dict of records by seed.
+    field : str
+        The record's field (a list).
+    lo, hi : int
+        The slice of the list.
+
+    Returns
+    -------
+    ndarray, shape (seeds,)
+
+    Examples
+    --------
+    >>> by_seed_max({"r": {"1": {"a": [1, 5, 2]}, "0": {"a": [3, 0, 9]}}}, "r", "a", 0, 2).tolist()
+    [3.0, 5.0]
+    """
     records = _walk(numbers, path)
     return _arr([max(records[k][field][lo:hi]) for k in sorted(records, key=int)])
 
 
 def horizon_rows(numbers: dict, key: str) -> np.ndarray:
-    """(seeds, 2): a field of ``filings.horizon``, the filing and synthetic-stream heads of one seed side by side."""
+    """(seeds, 2): a field of ``filings.horizon``, the filing and synthetic-stream heads of one seed side by side.
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict with a ``filings`` section.
+    key : str
+        The field of each horizon row (``"horizon"``, ``"inside_half"``).
+
+    Returns
+    -------
+    ndarray, shape (seeds, 2)
+        Columns: the heads trained on filings, then on the synthetic stream.
+
+    Examples
+    --------
+    >>> rows = [{"trained_on": o, "seed": s, "horizon": h} for o, s, h in
+    ...         [("filings", 0, 40.0), ("filings", 1, 60.0), ("synthetic", 0, 20.0), ("synthetic", 1, 30.0)]]
+    >>> horizon_rows({"filings": {"seeds": [0, 1], "horizon": rows}}, "horizon").tolist()
+    [[40.0, 20.0], [60.0, 30.0]]
+    """
     by = {(r["trained_on"], r["seed"]): r[key] for r in numbers["filings"]["horizon"]}
     seeds = numbers["filings"]["seeds"]
     return _arr([by["filings", s] for s in seeds] + [by["synthetic", s] for s in seeds]).reshape(2, -1).T
@@ -71,19 +134,74 @@ def horizon_rows(numbers: dict, key: str) -> np.ndarray:
 
 def misses_are_wide(numbers: dict) -> np.ndarray:
     """(seeds, 2): 1 where the head answers every query inside half its horizon or its horizon is wider than its
-    stream's median (the heads that miss are those whose content width W is widest)."""
+    stream's median (the heads that miss are those whose content width W is widest).
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict with a ``filings`` section.
+
+    Returns
+    -------
+    ndarray, shape (seeds, 2)
+        ``1.0`` or ``0.0``; columns as :func:`horizon_rows`.
+
+    Examples
+    --------
+    >>> rows = [{"trained_on": o, "seed": s, "horizon": h, "inside_half": i} for o, s, h, i in
+    ...         [("filings", 0, 40.0, 1.0), ("filings", 1, 60.0, 0.0), ("synthetic", 0, 20.0, 0.0),
+    ...          ("synthetic", 1, 30.0, 1.0)]]
+    >>> misses_are_wide({"filings": {"seeds": [0, 1], "horizon": rows}}).tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
     h, inside = horizon_rows(numbers, "horizon"), horizon_rows(numbers, "inside_half")
     return ((inside == 1.0) | (h > np.median(h, axis=0))).astype(float)
 
 
 def company(numbers: dict, name: str) -> int:
-    """The index of a company in the laboratory filing's list (``filings.case.companies``)."""
+    """The index of a company in the laboratory filing's list (``filings.case.companies``).
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict with a ``filings`` section.
+    name : str
+        The company.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> company({"filings": {"case": {"companies": ["Acme", "Globex"]}}}, "Globex")
+    1
+    """
     return numbers["filings"]["case"]["companies"].index(name)
 
 
 def alibi_tail_bound(numbers: dict, offset: int) -> np.ndarray:
     """Theorem 3 (ii) for each long-run ALiBi head, the weight past ``offset``: ``e^(W - sD) / (1 - e^-s)``, ``s =
-    W / horizon`` (:mod:`poskernels.theory.alibi`)."""
+    W / horizon`` (:mod:`poskernels.theory.alibi`).
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict with ``long.distance.horizon`` (each seed's ``W`` and ``horizon``).
+    offset : int
+        The offset ``D``.
+
+    Returns
+    -------
+    ndarray, shape (seeds,)
+
+    Examples
+    --------
+    >>> horizon = {"0": {"W": 4.0, "horizon": 8.0}, "1": {"W": 2.0, "horizon": 4.0}}
+    >>> numbers = {"long": {"distance": {"horizon": horizon}}}
+    >>> alibi_tail_bound(numbers, 16).round(4).tolist()
+    [0.0465, 0.0063]
+    """
     W, h = by_seed(numbers, "long/distance/horizon", "W"), by_seed(numbers, "long/distance/horizon", "horizon")
     s = W / h
     return np.exp(W - offset * s) / (1 - np.exp(-s))
@@ -91,7 +209,34 @@ def alibi_tail_bound(numbers: dict, offset: int) -> np.ndarray:
 
 def needle_mean(numbers: dict, where: str, offsets) -> np.ndarray:
     """Each long-run ALiBi head's mean needle accuracy over the ``offsets`` inside half its horizon (``where =
-    "inside"``) or beyond twice it (``"beyond"``), (seeds,)."""
+    "inside"``) or beyond twice it (``"beyond"``), (seeds,).
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict with ``long.distance`` (``horizon`` and ALiBi's ``per_seed`` accuracies).
+    where : {"inside", "beyond"}
+        Which offsets are averaged.
+    offsets : sequence of str
+        The offsets read (keys of ``per_seed["alibi"]``).
+
+    Returns
+    -------
+    ndarray, shape (seeds,)
+        NaN for a seed with no such offset.
+
+    Raises
+    ------
+    ValueError
+        If ``where`` is neither ``"inside"`` nor ``"beyond"``.
+
+    Examples
+    --------
+    >>> numbers = {"long": {"distance": {"horizon": {"0": {"W": 4.0, "horizon": 8.0}, "1": {"W": 2.0, "horizon": 4.0}},
+    ...                                  "per_seed": {"alibi": {"2": [1.0, 0.5], "40": [0.0, 0.25]}}}}}
+    >>> needle_mean(numbers, "inside", ["2", "40"]).tolist(), needle_mean(numbers, "beyond", ["2", "40"]).tolist()
+    ([1.0, 0.5], [0.0, 0.25])
+    """
     if where not in ("inside", "beyond"):
         raise ValueError(f"needle_mean: where is 'inside' or 'beyond', got {where!r}")
     per = numbers["long"]["distance"]["per_seed"]["alibi"]
@@ -103,7 +248,24 @@ def needle_mean(numbers: dict, where: str, offsets) -> np.ndarray:
 
 
 def binomial_se(p, n):
-    """The binomial standard error of a rate ``p`` on ``n`` draws, ``sqrt(p (1 - p) / n)``, as a float64."""
+    """The binomial standard error of a rate ``p`` on ``n`` draws, ``sqrt(p (1 - p) / n)``, as a float64.
+
+    Parameters
+    ----------
+    p : float
+        The rate.
+    n : int
+        The draws.
+
+    Returns
+    -------
+    numpy.float64
+
+    Examples
+    --------
+    >>> float(binomial_se(0.5, 100))
+    0.05
+    """
     return np.float64(math.sqrt(p * (1 - p) / n))
 
 

@@ -64,8 +64,38 @@ class Expression:
 
 
 def parse(text: str, constants: dict) -> Expression:
-    """Parse and check one input expression; ``constants`` maps a name to its value.  Refuses, with one clear error,
-    any syntax but the module's, an unknown name or function, and a path outside the trained sections."""
+    """Parse and check one input expression; ``constants`` maps a name to its value.
+
+    Refuses, with one clear error, any syntax but the module's, an unknown name or function, and a path outside the
+    trained sections.
+
+    Parameters
+    ----------
+    text : str
+        The expression (a claim row's input).
+    constants : dict
+        The names it may use (:func:`poskernels.claims.table.constants`).
+
+    Returns
+    -------
+    Expression
+        Its text, its tree with the constants substituted, and the sections it reads.
+
+    Raises
+    ------
+    PosKernelsError
+        If the text is not an expression the evaluator reads, or names an unknown constant, function or section.
+
+    Examples
+    --------
+    >>> parse('"tournament/per_seed/rope/32" - 0.5', {}).sections
+    ('tournament',)
+    >>> parse('"rope/32"', {})
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: path 'rope/32' in '"rope/32"' is not in a trained section; accepted first
+    parts: tournament, rescaled, rebound, sinusoidal, thm2, filings, long
+    """
     try:
         tree = ast.Constant(text) if _PLAIN_PATH.fullmatch(text) else ast.parse(text, mode="eval").body
     except SyntaxError as err:
@@ -169,7 +199,33 @@ def _index(node: ast.expr):
 
 
 def read_path(numbers: dict, path: str):
-    """The value at ``path``: a per-seed list as floats (None as NaN), a number as a float64."""
+    """The value at ``path``: a per-seed list as floats (None as NaN), a number as a float64.
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict.
+    path : str
+        ``/``-separated keys.
+
+    Returns
+    -------
+    ndarray or numpy.float64
+
+    Raises
+    ------
+    KeyError
+        If a key is missing.
+    TypeError
+        If the value is neither a list nor a number.
+
+    Examples
+    --------
+    >>> read_path({"tournament": {"per_seed": {"rope": {"32": [0.9, None]}}}}, "tournament/per_seed/rope/32").tolist()
+    [0.9, nan]
+    >>> float(read_path({"thm2": {"bound": 2}}, "thm2/bound"))
+    2.0
+    """
     value = numbers
     for part in path.split("/"):
         value = value[part]
@@ -181,7 +237,26 @@ def read_path(numbers: dict, path: str):
 
 
 def evaluate(expr: Expression, numbers: dict):
-    """The expression's value on a ``numbers.json`` dict (KeyError, IndexError, TypeError where it lacks it)."""
+    """The expression's value on a ``numbers.json`` dict (KeyError, IndexError, TypeError where it lacks it).
+
+    Parameters
+    ----------
+    expr : Expression
+        :func:`parse`'s output.
+    numbers : dict
+        A ``numbers.json`` dict.
+
+    Returns
+    -------
+    ndarray, numpy.float64 or float
+        The value: per-seed arrays where the paths are per-seed lists.
+
+    Examples
+    --------
+    >>> expr = parse('"tournament/per_seed/rope/32" - 0.5', {})
+    >>> evaluate(expr, {"tournament": {"per_seed": {"rope": {"32": [0.9, 1.0]}}}}).tolist()
+    [0.4, 0.5]
+    """
     return _eval(expr.tree, numbers)
 
 

@@ -33,6 +33,18 @@ K = 3.0  # standard errors of margin, unless a claim says otherwise
 def mean_se(x) -> tuple[float, float]:
     """Mean and standard error of the non-NaN values of ``x`` (flattened).
 
+    Parameters
+    ----------
+    x : array_like
+        Values; NaN (a seed with no value) is left out.
+
+    Returns
+    -------
+    mean, se : float
+        NaN for no value; the standard error (``ddof=1``) is 0 for one value.
+
+    Examples
+    --------
     >>> mean_se([1.0, 3.0, float("nan")])
     (2.0, 1.0)
     """

@@ -32,6 +32,17 @@ SUITES = {
 def arr(values) -> np.ndarray:
     """Per-seed values as floats, ``None`` (a seed with no value) as NaN.
 
+    Parameters
+    ----------
+    values : iterable
+        Numbers or None.
+
+    Returns
+    -------
+    ndarray of float
+
+    Examples
+    --------
     >>> arr([1, None, 0.5]).tolist()
     [1.0, nan, 0.5]
     """

@@ -71,7 +71,24 @@ def _files() -> dict[str, dict]:
 
 
 def constants(suite_name: str) -> dict:
-    """The names a suite's rows may use: its own ``[constants]`` and every suite's as ``suite.NAME``."""
+    """The names a suite's rows may use: its own ``[constants]`` and every suite's as ``suite.NAME``.
+
+    Parameters
+    ----------
+    suite_name : str
+        One of :data:`SUITES`.
+
+    Returns
+    -------
+    dict
+        ``{name: value}``, lists as tuples.
+
+    Examples
+    --------
+    >>> names = constants("tournament")
+    >>> "beyond.HOLD" in names, "HOLD" in constants("beyond")
+    (True, True)
+    """
     files = _files()
     names = {f"{s}.{k}": v for s, data in files.items() for k, v in data.get("constants", {}).items()}
     names.update(files[suite_name].get("constants", {}))
@@ -88,7 +105,23 @@ def suite(suite_name: str) -> tuple[Claim, ...]:
 
 
 def load() -> tuple[Claim, ...]:
-    """Every claim of the table, suite by suite; an id given in two suites is refused."""
+    """Every claim of the table, suite by suite; an id given in two suites is refused.
+
+    Returns
+    -------
+    tuple of Claim
+
+    Raises
+    ------
+    PosKernelsError
+        If a suite's file is not TOML, a row is refused (:func:`build`), or an id is given twice.
+
+    Examples
+    --------
+    >>> claims = load()
+    >>> len({c.id for c in claims}) == len(claims), claims[0].suite
+    (True, 'tournament')
+    """
     claims = [c for name in SUITES for c in suite(name)]
     _unique(claims, "the claims table")
     return tuple(claims)
@@ -103,7 +136,40 @@ def _unique(claims: list[Claim], where: str) -> None:
 
 
 def build(suite_name: str, rows: list[dict], names: dict, where: str) -> list[Claim]:
-    """The rows of one suite as claims, each checked (see the module's text); ``where`` names the file in errors."""
+    """The rows of one suite as claims, each checked (see the module's text); ``where`` names the file in errors.
+
+    Parameters
+    ----------
+    suite_name : str
+        The suite; every id starts with it.
+    rows : list of dict
+        The ``[[claim]]`` tables of its file.
+    names : dict
+        The constants the rows may use (:func:`constants`).
+    where : str
+        The file, named in errors.
+
+    Returns
+    -------
+    list of Claim
+
+    Raises
+    ------
+    PosKernelsError
+        If a row has an unknown or missing key, an id outside the suite or given twice, an unknown kind, or
+        parameters or inputs the kind refuses.
+
+    Examples
+    --------
+    >>> row = {"id": "tournament.demo", "sentence": "RoPE reads 32.", "where": "here", "kind": "lower",
+    ...        "params": {"c": 0.5}, "inputs": {"x": '"tournament/per_seed/rope/32"'}}
+    >>> build("tournament", [row], {}, "demo.toml")[0].threshold
+    'mean - 3 SE >= 0.5'
+    >>> build("tournament", [row, row], {}, "demo.toml")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: demo.toml: claim 'tournament.demo' is given twice
+    """
     claims = [_claim(suite_name, row, names, where) for row in rows]
     _unique(claims, where)
     return claims

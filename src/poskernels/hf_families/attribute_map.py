@@ -13,7 +13,27 @@ __all__ = ["attribute_map_table"]
 
 
 def attribute_map_table() -> dict:
-    """What ``data/hf_attribute_map.json`` holds, from the installed transformers' config classes."""
+    """What ``data/hf_attribute_map.json`` holds, from the installed transformers' config classes.
+
+    Returns
+    -------
+    dict
+        ``_source`` (the release read), ``attribute_map`` (each model type's renamed census keys),
+        ``default_theta`` (each class's default ``rope_theta``), ``ignores_rope_scaling`` (the model types whose
+        class drops a v4 ``rope_scaling``) and ``layer_types`` (every layer-type name a config may use).
+
+    Examples
+    --------
+    Reading every config class takes a while, so this shows the shipped table the function regenerates:
+
+    >>> import json
+    >>> from importlib import resources
+    >>> table = json.loads((resources.files("poskernels") / "data" / "hf_attribute_map.json").read_text())
+    >>> sorted(table)
+    ['_source', 'attribute_map', 'default_theta', 'ignores_rope_scaling', 'layer_types']
+    >>> table["default_theta"]["llama"]
+    10000.0
+    """
     import transformers
     from transformers import CONFIG_MAPPING
 

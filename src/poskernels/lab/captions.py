@@ -26,6 +26,22 @@ def _num(x) -> str:
 
 
 def clocks(part: dict) -> str:
+    """The caption of the clocks: the planes' rates, and why the readout does not move with the offset locked.
+
+    Parameters
+    ----------
+    part : dict
+        The clocks part (its ``d`` and ``b``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> clocks({"d": 16, "b": 10000.0})[:47]
+    'Plane j turns at rate b^(−2j/d) = 10000^(−j/8):'
+    """
     half = part["d"] // 2
     return (
         f"Plane j turns at rate b^(−2j/d) = {_num(part['b'])}^(−j/{half}): the first hand at one radian per step, "
@@ -36,6 +52,22 @@ def clocks(part: dict) -> str:
 
 
 def ruler(part: dict) -> str:
+    """The caption of the kernel against its cosine-integral limit: the ruler and its cost per octave.
+
+    Parameters
+    ----------
+    part : dict
+        The ruler part (``dims``, ``octave_cost``, and ``table`` when the article's kernel table is drawn).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> ruler({"dims": ["16", "64"], "octave_cost": 0.075})[:40]
+    'The kernel (2/d) κ_d(Δ) at d = 16, 64 ag'
+    """
     dims = ", ".join(part["dims"])
     return (
         f"The kernel (2/d) κ_d(Δ) at d = {dims} against its cosine-integral limit I_b(Δ), on a logarithmic "
@@ -47,6 +79,22 @@ def ruler(part: dict) -> str:
 
 
 def drift(part: dict) -> str:
+    """The caption of the drift view: a sinusoidal head's score drifts with absolute position, RoPE's does not.
+
+    Parameters
+    ----------
+    part : dict
+        The drift part (``offset`` and the training ``window``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> drift({"offset": 5, "window": 32})[:61]
+    'The score a trained head gives a marked key at offset r = 5, '
+    """
     return (
         f"The score a trained head gives a marked key at offset r = {part['offset']}, as the query moves "
         "along the sequence. The sinusoidal head's score drifts with absolute position: adding a stationary code "
@@ -57,6 +105,22 @@ def drift(part: dict) -> str:
 
 
 def scores(part: dict) -> str:
+    """The caption of the scores against offset: inside the window, the dive past it and the rebound.
+
+    Parameters
+    ----------
+    part : dict
+        The scores part (``window`` and ``query_length``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> scores({"window": 32, "query_length": 64})[:44]
+    'Training only sees offsets 0 to 31 (shaded).'
+    """
     last = part["window"] - 1
     return (
         f"Training only sees offsets 0 to {last} (shaded). The RoPE head's score is a trigonometric polynomial in "
@@ -68,6 +132,28 @@ def scores(part: dict) -> str:
 
 
 def readouts(part: dict) -> str:
+    """The caption of the readouts: RoPE's seed head's score at ``r = 1``, at the window's edge, its dive and peak.
+
+    Parameters
+    ----------
+    part : dict
+        The readouts part (``peak`` and ``deepest`` as ``[r, score]``, ``score_r1``, ``score_edge``,
+        ``rebound_seed`` and the ``decimals`` of a score).
+
+    Returns
+    -------
+    str
+        Its last clause says what the peak outscores: the most recent key, the window's edge, or neither.
+
+    Examples
+    --------
+    >>> part = {"peak": [180, 80.0], "deepest": [90, -50.0], "score_r1": 100.0, "score_edge": 5.0,
+    ...         "rebound_seed": 0, "decimals": {"score": 1}}
+    >>> readouts(part).split(": ")[1][:45]
+    "100.0 at r = 1, 5.0 at the window's edge, a d"
+    >>> "outscores one at the window's edge" in readouts(part)
+    True
+    """
     r, s = part["peak"]
     f = f"{{:.{part['decimals']['score']}f}}".format
     return (
@@ -86,6 +172,22 @@ def readouts(part: dict) -> str:
 
 
 def census(part: dict) -> str:
+    """The caption of the wavelength census: which planes turn a whole circle in the window (Theorem 5).
+
+    Parameters
+    ----------
+    part : dict
+        The census part (``planes``, ``full_turn`` per plane, ``d`` and ``L``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> census({"planes": [0, 1, 2], "full_turn": [True, True, False], "d": 6, "L": 32}).split(" (")[0]
+    'Wavelengths λ_j = 2π/θ_j of the 3 planes at d = 6: only planes 0 and 1 turn a whole circle in 32 positions'
+    """
     full = [str(j) for j, f in zip(part["planes"], part["full_turn"]) if f]
     return (
         f"Wavelengths λ_j = 2π/θ_j of the {len(part['planes'])} planes at d = {part['d']}: only plane"
@@ -97,6 +199,23 @@ def census(part: dict) -> str:
 
 
 def filing(part: dict) -> str:
+    """The caption of the held-out filing: how to read it, and where "the company" opens after the last mention.
+
+    Parameters
+    ----------
+    part : dict
+        The filing part (``companies``, ``company`` by token, and ``the_company`` and ``last_mention`` when known).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> part = {"the_company": 40, "last_mention": 30, "companies": ["Acme", "Globex"], "company": {30: 1}}
+    >>> filing(part).split("“the company”, ")[1]
+    '10 tokens after the last company named (Globex).'
+    """
     return (
         "One held-out filing, token by token (company mentions in bold, underlined in each company's colour). "
         "Hover over or focus a token (Tab, then the arrow keys) to see every reader's answer there to the literal "

@@ -44,6 +44,13 @@ MAX_TARGET = 2**24
 def models() -> list[dict]:
     """The configs the reader may pick: ``{"name", "label"}`` each, bundled first.
 
+    Returns
+    -------
+    list of dict
+        The bundled configs, then the shipped hub files (``hub:NAME``).
+
+    Examples
+    --------
     >>> [m["name"] for m in models()][:2]
     ['llama-2-7b', 'llama-3-8b']
     """
@@ -54,6 +61,22 @@ def models() -> list[dict]:
 def query_target(query: str) -> int | None:
     """The ``target`` of a query string: None when absent or empty, else a positive integer up to :data:`MAX_TARGET`.
 
+    Parameters
+    ----------
+    query : str
+        The request's query string.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    PosKernelsError
+        If the target is not a whole number in ``1..MAX_TARGET``.
+
+    Examples
+    --------
     >>> query_target("target=65536"), query_target("")
     (65536, None)
     >>> query_target("target=1e9")
@@ -77,6 +100,18 @@ def query_target(query: str) -> int | None:
 def upload_name(query: str) -> str:
     """The file name the page gives with an upload (``file=...``), shortened and printable; ``config.json`` if none.
 
+    Parameters
+    ----------
+    query : str
+        The request's query string.
+
+    Returns
+    -------
+    str
+        At most 80 printable characters.
+
+    Examples
+    --------
     >>> upload_name("file=my%20config.json&target=9"), upload_name("")
     ('my config.json', 'config.json')
     """
@@ -145,6 +180,22 @@ def _one(data: dict) -> dict:
 def view(spec, target: int | None, name: str) -> dict:
     """The census of ``spec`` (a bundled name, a path or a dict) at ``target``, for the page.
 
+    Parameters
+    ----------
+    spec : str, path-like or dict
+        The config, as :func:`poskernels.census_cli.census_all` takes it.
+    target : int or None
+        The target length (None: the config's own).
+    name : str
+        The name the page shows.
+
+    Returns
+    -------
+    dict
+        ``name`` and ``censuses``: one per layer type (its lines, a row per plane, the chart of every map).
+
+    Examples
+    --------
     >>> v = view("mistral-7b", 65536, "mistral-7b")
     >>> v["name"], len(v["censuses"]), len(v["censuses"][0]["planes"])
     ('mistral-7b', 1, 64)
@@ -155,7 +206,32 @@ def view(spec, target: int | None, name: str) -> dict:
 
 
 def view_of_model(query: str) -> dict:
-    """:func:`view` of the model a ``name=...&target=...`` query picks."""
+    """:func:`view` of the model a ``name=...&target=...`` query picks.
+
+    Parameters
+    ----------
+    query : str
+        The request's query string: ``name`` one of :func:`models`.
+
+    Returns
+    -------
+    dict
+        :func:`view`'s.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``name`` is not a config of :func:`models`, or the target is refused (:func:`query_target`).
+
+    Examples
+    --------
+    >>> view_of_model("name=mistral-7b&target=65536")["name"]
+    'mistral-7b'
+    >>> view_of_model("name=lama-2-7b")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: no bundled config named 'lama-2-7b'; the list: llama-2-7b, llama-3-8b, ...
+    """
     names = parse_qs(query).get("name", [""])
     name = names[-1]
     hubs = hub_configs()
@@ -171,7 +247,38 @@ def view_of_model(query: str) -> dict:
 
 
 def view_of_bytes(body: bytes, query: str, filename: str = "config.json") -> dict:
-    """:func:`view` of an uploaded ``config.json`` (its bytes), read as ``poskernels census FILE`` reads a file."""
+    """:func:`view` of an uploaded ``config.json`` (its bytes), read as ``poskernels census FILE`` reads a file.
+
+    Parameters
+    ----------
+    body : bytes
+        The uploaded file, at most :data:`UPLOAD_LIMIT` bytes.
+    query : str
+        The request's query string (its ``target``).
+    filename : str
+        The upload's name, shown and quoted in errors.
+
+    Returns
+    -------
+    dict
+        :func:`view`'s.
+
+    Raises
+    ------
+    PosKernelsError
+        If the file is too large, not UTF-8 JSON, not an object, or a config the census refuses.
+
+    Examples
+    --------
+    >>> body = b'{"hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 32}'
+    >>> v = view_of_bytes(body, "target=64", "tiny.json")
+    >>> v["name"], len(v["censuses"][0]["planes"])
+    ('tiny.json', 8)
+    >>> view_of_bytes(b"[1]", "")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: a config must be a JSON object; got a JSON list
+    """
     if len(body) > UPLOAD_LIMIT:
         raise PosKernelsError(f"the config file is {len(body)} bytes; the limit is {UPLOAD_LIMIT} bytes")
     raw = parse_json(decode_text(body, filename), f"config {filename!r}")

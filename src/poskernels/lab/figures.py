@@ -315,12 +315,26 @@ def draw_figures(payload: dict, out_dir) -> tuple[list[Path], dict[str, str]]:
 
     A figure whose PNG is there with the digest of the same data and code (in :data:`STAMP`) is kept as it is.
 
+    Parameters
+    ----------
+    payload : dict
+        The laboratory's payload (:func:`poskernels.lab.viz_payload`'s).
+    out_dir : str or path-like
+        The folder of the PNGs (created if absent).
+
     Returns
     -------
     written : list of Path
         The PNGs written (or kept: the same inputs).
     skipped : dict
         Figure name -> why it was skipped (its payload part is absent).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> written, skipped = draw_figures({}, tempfile.mkdtemp())  # no part present: nothing drawn
+    >>> written, sorted(skipped) == sorted(FIGURES), skipped["kernel_ruler"]
+    ([], True, "payload part 'ruler' is absent: no such part")
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -350,7 +364,30 @@ def draw_figures(payload: dict, out_dir) -> tuple[list[Path], dict[str, str]]:
 
 
 def write_figures(ctx, out_dir) -> list[Path]:
-    """``reproduce``'s writer hook: ``OUT/figures/*.png``, with a line for each figure skipped and why."""
+    """``reproduce``'s writer hook: ``OUT/figures/*.png``, with a line for each figure skipped and why.
+
+    Parameters
+    ----------
+    ctx : poskernels.page.registry.Context
+        The run's context (its numbers and cache).
+    out_dir : str or path-like
+        The run's output folder.
+
+    Returns
+    -------
+    list of Path
+        The PNGs written (or kept).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from poskernels.page.registry import Context
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> written = write_figures(Context(cache_dir=folder / "cache", first_seed=0), folder)  # doctest: +ELLIPSIS
+    [figures] skipped tournament_accuracy.png: payload part 'readouts' is absent: ...
+    >>> [p.name for p in written]  # the one figure that needs no trained head
+    ['kernel_ruler.png']
+    """
     written, skipped = draw_figures(viz_payload(ctx), Path(out_dir) / "figures")
     for name, why in skipped.items():
         print(f"[figures] skipped {name}.png: {why}")

@@ -47,6 +47,19 @@ class Ready:
 def body_length(head: bytes, limit: int) -> int:
     r"""Bytes of body the gate waits for after ``head``: its ``Content-Length`` if a number within ``limit``, else 0.
 
+    Parameters
+    ----------
+    head : bytes
+        The request's line and headers.
+    limit : int
+        The largest body the gate waits for.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
     >>> body_length(b"POST / HTTP/1.1\r\nContent-Length: 12\r\n\r\n", 100), body_length(b"GET / HTTP/1.1\r\n\r\n", 9)
     (12, 0)
     >>> body_length(b"POST / HTTP/1.1\r\ncontent-length: 10000\r\n\r\n", 100)  # past the limit: refused unread
@@ -63,7 +76,27 @@ def body_length(head: bytes, limit: int) -> int:
 
 
 def prefixed(head: bytes, sock: socket.socket) -> io.BufferedReader:
-    """A buffered reader of ``sock`` whose first bytes are ``head``."""
+    """A buffered reader of ``sock`` whose first bytes are ``head``.
+
+    Parameters
+    ----------
+    head : bytes
+        The bytes the gate already read.
+    sock : socket.socket
+        The connection.
+
+    Returns
+    -------
+    io.BufferedReader
+
+    Examples
+    --------
+    >>> a, b = socket.socketpair()
+    >>> b.sendall(b" world"); b.close()
+    >>> prefixed(b"hello", a).read()
+    b'hello world'
+    >>> a.close()
+    """
     return io.BufferedReader(_Prefixed(head, sock))
 
 

@@ -21,7 +21,35 @@ def _log_axis(values, label: str) -> dict:
 
 
 def build(src) -> dict:
-    """The ``long`` part: ``lengths``, ``offsets``, ``length``/``distance`` curves by reader, ``horizons``, axes."""
+    """The ``long`` part: ``lengths``, ``offsets``, ``length``/``distance`` curves by reader, ``horizons``, axes.
+
+    Parameters
+    ----------
+    src : Sources
+        Where the numbers come from (its ``numbers.json``'s ``long`` section).
+
+    Returns
+    -------
+    dict
+        The part the page draws, with its ``caption``.
+
+    Raises
+    ------
+    Absent
+        If ``numbers.json`` has no ``long`` section.
+
+    Examples
+    --------
+    >>> import json
+    >>> from poskernels.lab.common import Sources
+    >>> from poskernels.page.readme import REFERENCE_NUMBERS
+    >>> build(Sources(json.loads(REFERENCE_NUMBERS.read_text()), None))["lengths"][:3]
+    [32, 64, 128]
+    >>> build(Sources({}, None))
+    Traceback (most recent call last):
+    ...
+    poskernels.lab.common.Absent: numbers.json has no 'long' (run `poskernels reproduce` with that section)
+    """
     data = need(src.numbers, "long")
     length, distance = data["length"], data["distance"]
     acc = PRECISION["accuracy"]

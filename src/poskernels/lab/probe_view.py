@@ -40,6 +40,11 @@ def read_results(folder) -> dict[str, dict]:
     folder : pathlib.Path or importlib.resources.abc.Traversable
         Where the ``*.json`` results are (a missing folder holds none).
 
+    Returns
+    -------
+    dict of str to dict
+        Each whole result, by its file's name without ``.json``.
+
     Examples
     --------
     >>> import pathlib, tempfile
@@ -62,6 +67,13 @@ def _finite(values) -> list:
 def models() -> list[dict]:
     """The shipped results: name, class, layers, heads, tokens, positions.
 
+    Returns
+    -------
+    list of dict
+        One per shipped result, in its file's order.
+
+    Examples
+    --------
     >>> names = [m["name"] for m in models()]
     >>> {"minilm-l6", "smollm2-135m"} <= set(names), names == sorted(names, key=lambda n: n + ".json")
     (True, True)
@@ -75,6 +87,17 @@ def num(x) -> str:
     """A figure as the page shows it: an integer whole, a float to 4 significant digits (JavaScript's
     ``toPrecision(4)``, as the census view writes its numbers), a missing one as a dash.
 
+    Parameters
+    ----------
+    x : object
+        The figure (None, a bool, NaN or infinity: a dash).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> num(3616), num(0.48518518), num(2.8083741721814597e-29), num(None), num(float("nan"))
     ('3616', '0.4852', '2.808e-29', '—', '—')
     """
@@ -103,6 +126,17 @@ def _offset_axis(offsets) -> dict:
 def figures(r: dict) -> list[dict]:
     """The model's own figures (every head together), each ``{"key", "label", "text"}``, those present only.
 
+    Parameters
+    ----------
+    r : dict
+        A probe result (its ``loss``, ``summary`` and ``config``).
+
+    Returns
+    -------
+    list of dict
+
+    Examples
+    --------
     >>> [f["label"] for f in figures({"loss": 2.5, "summary": {"heads": 4, "sink_share": 0.25}})]
     ['loss on the probe text (nats/token)', 'heads read', 'attention sinks (share of heads)']
     """
@@ -124,6 +158,18 @@ def past_window(r: dict) -> dict | None:
     """The loss by position past the training window, one curve per map, if the result carries one
     (``past_window: {"window": N, "maps": {name: {"bins": [...], "loss": [...]}}}``); None otherwise or if malformed.
 
+    Parameters
+    ----------
+    r : dict
+        A probe result.
+
+    Returns
+    -------
+    dict or None
+        ``window``, ``maps`` (``key``, ``label``, ``bins``, ``loss`` each) and the axes ``x`` and ``y``.
+
+    Examples
+    --------
     >>> pw = past_window({"past_window": {"window": 4, "maps": {"none": {"bins": [2, 6], "loss": [1.0, 3.0]}}}})
     >>> pw["maps"][0]["key"], pw["window"], pw["y"]["min"] <= 1.0 and pw["y"]["max"] >= 3.0
     ('none', 4, True)
@@ -199,11 +245,34 @@ def view(name: str, layer: int, head: int) -> dict:
     """One head of a shipped result: its kernel over offsets, plane split and energies, the census's predictions,
     the model's figures and provenance, and the axes the page draws them on.
 
+    Parameters
+    ----------
+    name : str
+        A shipped result (:func:`models`).
+    layer, head : int
+        The head read.
+
+    Returns
+    -------
+    dict
+        What the page draws of that head.
+
+    Raises
+    ------
+    PosKernelsError
+        If no result has that name, or the layer or head is out of range.
+
+    Examples
+    --------
     >>> v = view("smollm2-135m", 0, 0)
     >>> v["census"]["critical_dimension"], len(v["q_energy"]), len(v["kernel"]["offsets"]) == len(v["kernel"]["mean"])
     (40, 32, True)
     >>> view("minilm-l6", 0, 1)["absolute"]["rows"][1]
     ('sinusoidal code', '2.808e-29')
+    >>> view("smollm2-135m", 99, 0)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: layer 99, head 0: accepted layers 0..29 and heads 0..8
     """
     results = _results()
     if name not in results:
@@ -251,7 +320,32 @@ def view(name: str, layer: int, head: int) -> dict:
 
 
 def view_of_query(query: str) -> dict:
-    """:func:`view` of ``name=...&layer=...&head=...`` (layer and head default to 0)."""
+    """:func:`view` of ``name=...&layer=...&head=...`` (layer and head default to 0).
+
+    Parameters
+    ----------
+    query : str
+        The request's query string.
+
+    Returns
+    -------
+    dict
+        :func:`view`'s.
+
+    Raises
+    ------
+    PosKernelsError
+        If layer or head is not an integer, or :func:`view` refuses them.
+
+    Examples
+    --------
+    >>> view_of_query("name=smollm2-135m&layer=1&head=2")["layer"]
+    1
+    >>> view_of_query("name=smollm2-135m&layer=x")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: layer and head must be integers; got 'name=smollm2-135m&layer=x'
+    """
     q = parse_qs(query)
     name = q.get("name", [""])[-1]
     try:

@@ -250,6 +250,22 @@ def choose_payload(path=None) -> Path:
     """The payload to serve: ``path`` if given (it must exist), else ``results/payload.json`` if ``reproduce`` wrote
     one here, else the reference shipped with the package.
 
+    Parameters
+    ----------
+    path : str or path-like, optional
+        The payload given (``--payload``).
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    PosKernelsError
+        If ``path`` is given and is not a file.
+
+    Examples
+    --------
     >>> choose_payload(STATIC_DIR / "payload.json").name
     'payload.json'
     >>> choose_payload("no/such.json")  # doctest: +ELLIPSIS
@@ -294,6 +310,17 @@ class _Server6(_Server):
 def is_loopback(host: str) -> bool:
     """True for an address of this machine only: any of 127.0.0.0/8, ``::1`` (and ``localhost``).
 
+    Parameters
+    ----------
+    host : str
+        An address or ``localhost`` (IPv6 in brackets too).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
     >>> [is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "localhost", "0.0.0.0", "192.168.1.4")]
     [True, True, True, True, False, False]
     """
@@ -312,12 +339,37 @@ def make_server(
 
     One gate thread reads the request heads, a few workers answer (see the module's docstring).
 
-    ``payload`` is served at ``/payload.json`` in place of the directory's own (None: the directory's).
+    Parameters
+    ----------
+    host : str
+        The address to listen on.
+    port : int
+        The port, 0..65535.
+    directory : Path
+        The folder served.
+    payload : Path, optional
+        Served at ``/payload.json`` in place of the directory's own (None: the directory's).
+
+    Returns
+    -------
+    http.server.HTTPServer
+        Bound, not yet serving.
 
     Raises
     ------
     PosKernelsError
         If ``port`` is not in 0..65535, or the address cannot be bound (in use, not this machine's).
+
+    Examples
+    --------
+    >>> server = make_server("127.0.0.1", 0)
+    >>> server.server_address[0], server.server_address[1] > 0
+    ('127.0.0.1', True)
+    >>> server.server_close()
+    >>> make_server("127.0.0.1", 70000)
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: port must be an integer in [0, 65535]; got 70000
     """
     check_int("port", port, 0, 65535)
     if not isinstance(host, str) or not host or "\x00" in host:
@@ -345,6 +397,25 @@ def make_server(
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add ``poskernels lab``'s arguments (``--port``, ``--host``, ``--payload``) to ``p``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_arguments(p)
+    >>> a = p.parse_args(["--port", "0"])
+    >>> a.port, a.host, a.payload
+    (0, '127.0.0.1', None)
+    """
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     p.add_argument(
         "--host",
@@ -360,7 +431,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until Ctrl-C (exit status 130, as every command interrupted); print the URL first."""
+    """Serve until Ctrl-C (exit status 130, as every command interrupted); print the URL first.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Arguments parsed by :func:`add_arguments`.
+
+    Returns
+    -------
+    int
+        ``130`` when interrupted, ``0`` if the server stops otherwise.
+
+    Raises
+    ------
+    PosKernelsError
+        If the payload is refused (:func:`choose_payload`) or the address cannot be bound (:func:`make_server`).
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_arguments(p)
+    >>> run(p.parse_args(["--port", "0", "--payload", "no/such.json"]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: no payload file at 'no/such.json'; give the payload.json ...
+    """
     payload = choose_payload(getattr(args, "payload", None))
     server = make_server(args.host, args.port, payload=payload.resolve())
     host, port = server.server_address[:2]

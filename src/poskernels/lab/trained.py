@@ -32,6 +32,20 @@ GROUPS = {
 def reader_group(head: str, m: str) -> str:
     """The group of :data:`GROUPS` of a reader reading ``head`` through the map ``m``, from the scheme's fields.
 
+    Parameters
+    ----------
+    head : str
+        The scheme of the head read.
+    m : str
+        The map it is read through (``"none"``: as trained).
+
+    Returns
+    -------
+    str
+        A key of :data:`GROUPS`.
+
+    Examples
+    --------
     >>> reader_group("rope", "pi"), reader_group("alibi", "none"), reader_group("rope_ssmax", "none")
     ('reread', 'article', 'rotary')
     >>> reader_group("t5", "none")
@@ -48,6 +62,18 @@ def reader_group(head: str, m: str) -> str:
 def shown_seed(numbers: dict) -> int:
     """The seed whose heads the curves show: the first of the tournament's block (the rebound readouts' too).
 
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict.
+
+    Returns
+    -------
+    int
+        ``0`` when the tournament names no seeds.
+
+    Examples
+    --------
     >>> shown_seed({"tournament": {"seeds": [1000, 1001]}}), shown_seed({"tournament": {}})
     (1000, 0)
     """
@@ -61,6 +87,18 @@ def reader_entries(keys) -> list[dict]:
     by its ``head`` and a facet by its ``group`` (:func:`reader_group`), never by the key's spelling
     (``rope_ssmax`` is its own head, read as trained).
 
+    Parameters
+    ----------
+    keys : iterable of str
+        The readers' keys.
+
+    Returns
+    -------
+    list of dict
+        ``key``, ``label``, ``head``, ``map`` and ``group`` of each.
+
+    Examples
+    --------
     >>> [(r["key"], r["head"], r["map"], r["group"]) for r in reader_entries(["rope_ssmax", "rope_pi"])]
     [('rope_ssmax', 'rope_ssmax', 'none', 'rotary'), ('rope_pi', 'rope', 'pi', 'reread')]
     """
@@ -87,7 +125,30 @@ def _tournament_heads(src: Sources, schemes) -> dict:
 
 
 def drift(src: Sources) -> dict:
-    """Score of a marked key at a fixed offset as the query moves (Figure A's drift view)."""
+    """Score of a marked key at a fixed offset as the query moves (Figure A's drift view).
+
+    Parameters
+    ----------
+    src : Sources
+        ``numbers.json`` and the cache of trained heads the tournament filled.
+
+    Returns
+    -------
+    dict
+        ``offset``, ``positions``, ``seed``, ``readers`` and each reader's ``scores``.
+
+    Raises
+    ------
+    Absent
+        If ``numbers.json`` has no tournament, no cache is given, or the shown seed's heads are not in it.
+
+    Examples
+    --------
+    >>> drift(Sources({"tournament": {"accuracy": {}}}, None))
+    Traceback (most recent call last):
+    ...
+    poskernels.lab.common.Absent: no cache of trained heads was given (pass a page Context or cache_dir)
+    """
     readers = list(curves.DRIFT_READERS)
     part = curves.drift(_tournament_heads(src, readers))
     seed = shown_seed(src.numbers)
@@ -107,6 +168,32 @@ def scores_against_offset(src: Sources, readers: list[str]) -> dict:
     RoPE's own curve is the rebound's, read from ``numbers.json`` (``rebound.<seed>.curve``, the score at offsets
     ``0..255`` that :func:`poskernels.experiments.rebound.rebound_summary` writes and the readouts' landmarks are
     read off), not recomputed here; the other readers, and RoPE re-read through each map, from the cached heads.
+
+    Parameters
+    ----------
+    src : Sources
+        ``numbers.json`` and the cache of trained heads.
+    readers : list of str
+        The readers drawn.
+
+    Returns
+    -------
+    dict
+        ``offsets``, ``query_length``, ``seed`` and ``scores`` (an array per reader, in the readers' order).
+
+    Raises
+    ------
+    Absent
+        If ``numbers.json`` lacks the rebound's curve or the tournament, or the heads are not cached.
+    PosKernelsError
+        If the rebound's curve does not have the view's offsets.
+
+    Examples
+    --------
+    >>> scores_against_offset(Sources({}, None), ["rope"])
+    Traceback (most recent call last):
+    ...
+    poskernels.lab.common.Absent: numbers.json has no 'rebound' (run `poskernels reproduce` with that section)
     """
     seed = shown_seed(src.numbers)
     rope_curve = None

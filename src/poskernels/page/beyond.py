@@ -46,6 +46,16 @@ def _filings_far(filings: dict, scheme: str) -> str:
 def markdown(numbers: dict) -> str:
     """The table, and the Kerple heads' cuts, from a ``numbers.json`` dict.
 
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict with its ``tournament``, ``long`` and ``filings`` sections.
+
+    Returns
+    -------
+    str
+        Markdown: a sentence, the table (a row per scheme), and the Kerple cuts where ``long.distance`` has them.
+
     Examples
     --------
     >>> acc = {"alibi": {"32": 1.0}}
@@ -104,6 +114,16 @@ def markdown(numbers: dict) -> str:
 def headline(numbers: dict) -> str:
     """The README's shorter table: each scheme's paper and year, the tournament at 32 and at its longest length,
     the cue task and the needle at 10^5 tokens, and the filings' far queries (the columns of :func:`markdown`).
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict with its ``tournament``, ``long`` and ``filings`` sections.
+
+    Returns
+    -------
+    str
+        A Markdown table, a row per scheme.
 
     Examples
     --------

@@ -18,7 +18,26 @@ CALIBRATION = Path(__file__).parent / "claims_calibration.json"
 
 
 def calibration(path=CALIBRATION) -> dict | None:
-    """The shipped calibration, or None before one is made."""
+    """The shipped calibration, or None before one is made.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The calibration file (default: :data:`CALIBRATION`).
+
+    Returns
+    -------
+    dict or None
+        ``claims`` (a row per claim: ``id``, ``threshold``, ``size``, ``false_pass``, ``resolved``, ...) and the
+        pool's figures; None when the file does not exist.
+
+    Examples
+    --------
+    >>> sorted(calibration()["claims"][0])[:4]
+    ['false_pass', 'finding', 'id', 'kind']
+    >>> calibration("no-such-calibration.json") is None
+    True
+    """
     path = Path(path)
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
@@ -71,10 +90,31 @@ def _unresolved(row: dict, max_false_pass: float) -> str:
 
 
 def unresolved_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
-    """The findings: every claim reported and not asserted (README region ``claims-unresolved``) -- those ten seeds
-    do not resolve (false pass above 5%), those the pool could not measure, and those marked a finding
-    (``Claim.finding``: a paper's claim that does not hold here, or a reading reported beside the paper's), each
-    with its rates and why."""
+    """The findings: every claim reported and not asserted (README region ``claims-unresolved``).
+
+    Those ten seeds do not resolve (false pass above 5%), those the pool could not measure, and those marked a
+    finding (``Claim.finding``: a paper's claim that does not hold here, or a reading reported beside the paper's),
+    each with its rates and why.
+
+    Parameters
+    ----------
+    numbers : dict, optional
+        Unused: a region's renderer takes a ``numbers.json`` dict; this one reads the calibration.
+    path : str or path-like
+        The calibration file (default: :data:`CALIBRATION`).
+
+    Returns
+    -------
+    str
+        Markdown: a summary, then a table row per finding; ``- no calibration shipped`` without the file.
+
+    Examples
+    --------
+    >>> unresolved_markdown().splitlines()[2]
+    '| finding (not asserted) | statistic and threshold | on the pooled seeds | size | passes when false | why |'
+    >>> unresolved_markdown(path="no-such-calibration.json")
+    '- no calibration shipped'
+    """
     cal = calibration(path)
     if cal is None:
         return "- no calibration shipped"
@@ -95,7 +135,25 @@ def unresolved_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
 
 
 def claims_markdown(numbers: dict | None = None, path=CALIBRATION) -> str:
-    """Every claim with its threshold, null, size and power (the documentation's region ``claims-all``)."""
+    """Every claim with its threshold, null, size and power (the documentation's region ``claims-all``).
+
+    Parameters
+    ----------
+    numbers : dict, optional
+        Unused: a region's renderer takes a ``numbers.json`` dict; this one reads the calibration.
+    path : str or path-like
+        The calibration file (default: :data:`CALIBRATION`).
+
+    Returns
+    -------
+    str
+        Markdown: a summary, then a table row per claim; ``- no calibration shipped`` without the file.
+
+    Examples
+    --------
+    >>> claims_markdown().splitlines()[2]
+    '| claim | statistic and threshold | null | size | power | resolved by ten seeds |'
+    """
     cal = calibration(path)
     if cal is None:
         return "- no calibration shipped"

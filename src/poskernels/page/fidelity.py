@@ -106,6 +106,25 @@ def cells(numbers: dict) -> list[dict]:
 
     The sections read: ``tournament``, ``rescaled`` and ``filings`` (required) and ``sinusoidal`` (its two
     re-reads, where present).
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict.
+
+    Returns
+    -------
+    list of dict
+        A row per cell: ``section``, ``reader``, ``column``, ``ours``, ``stderr``, ``article``, the errors joined
+        into ``error``, ``z`` (the difference in joined errors), ``starred`` and ``listed``.
+
+    Examples
+    --------
+    >>> import json
+    >>> from poskernels.page.readme import REFERENCE_NUMBERS
+    >>> rows = cells(json.loads(REFERENCE_NUMBERS.read_text()))
+    >>> rows[0]["section"], rows[0]["article"]
+    ('tournament', 0.542)
     """
     draws = numbers.get("fidelity", {})
     out = _lab_cells(numbers, draws)
@@ -126,6 +145,23 @@ def differing(numbers: dict) -> list[dict]:
 
     The docs' tables star a cell more than 3 of the coarser error (the seeds' SE and the binomial,
     :func:`~poskernels.page.registry.differs_se`), so a starred cell is listed too, with its joined ``z``.
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict.
+
+    Returns
+    -------
+    list of dict
+        The rows of :func:`cells` that differ.
+
+    Examples
+    --------
+    >>> import json
+    >>> from poskernels.page.readme import REFERENCE_NUMBERS
+    >>> all(row["z"] > Z or row["starred"] for row in differing(json.loads(REFERENCE_NUMBERS.read_text())))
+    True
     """
     return [c for c in cells(numbers) if c["z"] > Z or c["starred"]]
 

@@ -217,7 +217,25 @@ FILINGS = Section(
 
 def distance_markdown(numbers: dict) -> str:
     """Each reader's accuracy by the distance of the answer (tokens back from the asked position), mean over seeds,
-    with the queries in each bin and the share of them whose answer is the filer (Markdown)."""
+    with the queries in each bin and the share of them whose answer is the filer (Markdown).
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict with its ``filings`` section (``by_distance``, ``horizon_stats``, ``seeds``).
+
+    Returns
+    -------
+    str
+        The table, then a sentence on the ALiBi heads beyond their horizon.
+
+    Examples
+    --------
+    >>> import json
+    >>> from poskernels.page.readme import REFERENCE_NUMBERS
+    >>> distance_markdown(json.loads(REFERENCE_NUMBERS.read_text())).splitlines()[0]
+    '| reader | 0-3 back | 4-15 back | 16-32 back | 33-64 back | 65-128 back | 129+ back |'
+    """
     f = numbers["filings"]
     d = f["by_distance"]
     bins = list(d["bins"])
@@ -247,6 +265,18 @@ def beyond_markdown(numbers: dict) -> str:
     """The schemes beyond the article on the held-out filings, each read as trained: accuracy on all queries and on
     those whose answer is more than 32 tokens back, mean ± SE over the seeds (Markdown).
 
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict with ``filings.beyond``.
+
+    Returns
+    -------
+    str
+        A sentence, then a row per scheme (and one per scheme not read, saying why).
+
+    Examples
+    --------
     >>> b = {"schemes": ["t5"], "accuracy": {"t5": {"all": 0.9, "far": 0.8}},
     ...      "stderr": {"t5": {"all": 0.01, "far": 0.02}}, "seeds": [0, 1], "not_read": {}}
     >>> print(beyond_markdown({"filings": {"beyond": b}}).splitlines()[-1])

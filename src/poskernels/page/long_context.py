@@ -61,6 +61,16 @@ def _md_table(part: dict, axis: str, keep) -> list[str]:
 def markdown(data: dict) -> str:
     """The documentation's tables of this section, generated from ``numbers.json``'s ``long`` (mean ± standard error).
 
+    Parameters
+    ----------
+    data : dict
+        ``numbers.json``'s ``long`` section (``length`` and ``distance`` parts, ``seeds``, ``count``, ``eps``).
+
+    Returns
+    -------
+    str
+        Markdown: the cue task against length, the needle against offset, and the ALiBi heads' horizons.
+
     Examples
     --------
     >>> part = {"accuracy": {"alibi": {"32": 1.0, "64": 0.5}}, "stderr": {"alibi": {"32": 0.0, "64": 0.1}},

@@ -95,7 +95,34 @@ _SCI = re.compile(r"^(-?\d+(?:\.(\d+))?)e(-?\d+)$")
 
 
 def ours(numbers: dict, path: tuple) -> Any:
-    """The value at ``path`` in ``numbers`` (string keys of dicts, integer indices of lists)."""
+    """The value at ``path`` in ``numbers`` (string keys of dicts, integer indices of lists).
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict.
+    path : tuple
+        The keys and indices, outermost first.
+
+    Returns
+    -------
+    object
+        The value there.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``numbers`` has nothing at ``path``.
+
+    Examples
+    --------
+    >>> ours({"prop1": {"bag_reader": {"32": 0.547}}}, ("prop1", "bag_reader", "32"))
+    0.547
+    >>> ours({}, ("prop1", 0))
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: numbers.json has no prop1.0
+    """
     value: Any = numbers
     for key in path:
         try:
@@ -108,6 +135,20 @@ def ours(numbers: dict, path: tuple) -> Any:
 def as_printed(value: float, printed: str) -> str:
     """``value`` written at the precision of the article's ``printed`` figure.
 
+    Parameters
+    ----------
+    value : float
+        Our figure.
+    printed : str
+        The article's: decimals (``"0.547"``), scientific (``"3.69e29"``) or a bound (``"> 0.999"``).
+
+    Returns
+    -------
+    str
+        ``value`` at that precision; a bound that holds is written as printed.
+
+    Examples
+    --------
     >>> as_printed(3.692453283820517e29, "3.69e29"), as_printed(0.5466305496446151, "0.547"), as_printed(14, "14")
     ('3.69e29', '0.547', '14')
     >>> as_printed(0.9999999874624762, "> 0.999"), as_printed(0.99, "> 0.999")
@@ -126,7 +167,37 @@ def as_printed(value: float, printed: str) -> str:
 
 
 def markdown(numbers: dict, part: str) -> str:
-    """The table of one part: what the article prints, ours at its precision, the article's figure (``*``: differ)."""
+    """The table of one part: what the article prints, ours at its precision, the article's figure (``*``: differ).
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict.
+    part : str
+        One of :data:`PARTS`.
+
+    Returns
+    -------
+    str
+        A Markdown table, a row per printed figure.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``part`` is unknown, or ``numbers`` lacks a figure.
+
+    Examples
+    --------
+    >>> import json
+    >>> from poskernels.page.readme import REFERENCE_NUMBERS
+    >>> markdown(json.loads(REFERENCE_NUMBERS.read_text()), "order").splitlines()[2]
+    '| best bag reader, exact, at n = 32 | 0.547 | 0.547 |'
+    >>> markdown({}, "chapter")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: unknown part of the article 'chapter'; accepted: order, clocks, relative,
+    rotations
+    """
     if part not in PRINTED:
         raise PosKernelsError(f"unknown part of the article {part!r}; accepted: {', '.join(PARTS)}")
     rows = ["| the article prints | ours | article |", "|---|---|---|"]

@@ -442,7 +442,33 @@ DOCUMENTS: tuple[str, ...] = ("README.md", *DOC_REGIONS)
 
 
 def render(numbers: dict) -> dict[str, str]:
-    """Every region's markdown from a ``numbers.json`` dict (its trained sections must be present)."""
+    """Every region's markdown from a ``numbers.json`` dict (its trained sections must be present).
+
+    Parameters
+    ----------
+    numbers : dict
+        A ``numbers.json`` dict.
+
+    Returns
+    -------
+    dict of str to str
+        ``{region name: markdown}``, one per renderer of :data:`REGIONS`.
+
+    Raises
+    ------
+    PosKernelsError
+        If a trained section is missing.
+
+    Examples
+    --------
+    >>> import json
+    >>> sorted(render(json.loads(REFERENCE_NUMBERS.read_text()))) == sorted(REGIONS)
+    True
+    >>> render({"tournament": {}})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: numbers.json lacks the trained section(s) ['filings', 'long', ...
+    """
     missing = sorted({"tournament", "rescaled", "rebound", "sinusoidal", "thm2", "filings", "long"} - set(numbers))
     if missing:
         raise PosKernelsError(f"numbers.json lacks the trained section(s) {missing}; got keys {sorted(numbers)}")
@@ -450,7 +476,31 @@ def render(numbers: dict) -> dict[str, str]:
 
 
 def regions_in(text: str) -> dict[str, str]:
-    """The current content of every marked region of ``text`` (name -> text between its markers)."""
+    """The current content of every marked region of ``text`` (name -> text between its markers).
+
+    Parameters
+    ----------
+    text : str
+        A page.
+
+    Returns
+    -------
+    dict of str to str
+
+    Raises
+    ------
+    PosKernelsError
+        If a region opens inside another, is not closed, or an end marker closes no open region.
+
+    Examples
+    --------
+    >>> regions_in("a\\n<!-- numbers:x begin -->\\nold\\n<!-- numbers:x end -->\\nb")
+    {'x': 'old'}
+    >>> regions_in("<!-- numbers:x begin -->")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: region 'x' has no end marker
+    """
     out, open_name, start = {}, None, 0
     for m in _MARK.finditer(text):
         name, which = m.groups()
@@ -469,8 +519,38 @@ def regions_in(text: str) -> dict[str, str]:
 
 
 def rewrite(text: str, regions: dict[str, str], partial: bool = False) -> str:
-    """``text`` with every marked region replaced by ``regions[name]`` (a region not in ``regions`` is an error,
-    unless ``partial``: then it is left as it is, for another writer)."""
+    """``text`` with every marked region replaced by ``regions[name]``.
+
+    A region not in ``regions`` is an error, unless ``partial``: then it is left as it is, for another writer.
+
+    Parameters
+    ----------
+    text : str
+        A page.
+    regions : dict of str to str
+        The new content of each region (:func:`render`).
+    partial : bool
+        Leave the regions ``regions`` lacks as they are.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    PosKernelsError
+        If a region has no new content and not ``partial``, or the markers are malformed (:func:`regions_in`).
+
+    Examples
+    --------
+    >>> text = "a\\n<!-- numbers:x begin -->\\nold\\n<!-- numbers:x end -->\\nb"
+    >>> regions_in(rewrite(text, {"x": "new"})), rewrite(text, {}, partial=True) == text
+    ({'x': 'new'}, True)
+    >>> rewrite(text, {})
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: README regions ['x'] have no renderer; accepted:
+    """
     unknown = sorted(set(regions_in(text)) - set(regions))
     if unknown and not partial:
         raise PosKernelsError(f"README regions {unknown} have no renderer; accepted: {', '.join(sorted(regions))}")
@@ -484,7 +564,35 @@ def rewrite(text: str, regions: dict[str, str], partial: bool = False) -> str:
 
 
 def main(argv=None) -> int:
-    """Rewrite (or, with ``--check``, verify) the generated regions of the pages from a ``numbers.json``."""
+    """Rewrite (or, with ``--check``, verify) the generated regions of the pages from a ``numbers.json``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        ``[NUMBERS.json] [PAGE ...] [--check] [--partial]`` (default: ``sys.argv[1:]``; the shipped numbers and
+        :data:`DOCUMENTS`).
+
+    Returns
+    -------
+    int
+        ``0``; ``1`` with ``--check`` when a region is stale; ``2`` for a file that cannot be read or a region
+        without a renderer.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> page = pathlib.Path(tempfile.mkdtemp()) / "page.md"
+    >>> _ = page.write_text("<!-- numbers:printed-order begin -->\\nold\\n<!-- numbers:printed-order end -->\\n")
+    >>> main([str(REFERENCE_NUMBERS), str(page), "--check"])  # doctest: +ELLIPSIS
+    readme: stale regions ['.../page.md:printed-order']
+    1
+    >>> main([str(REFERENCE_NUMBERS), str(page)])  # doctest: +ELLIPSIS
+    readme: 1 regions in 1 pages rendered from .../reference_numbers.json
+    0
+    >>> main([str(REFERENCE_NUMBERS), str(page), "--check"])
+    readme: up to date
+    0
+    """
     p = argparse.ArgumentParser(prog="python -m poskernels.page.readme", description=__doc__.split("\n")[0])
     p.add_argument(
         "numbers", type=Path, nargs="?", default=REFERENCE_NUMBERS, help="numbers.json (default: the shipped one)"

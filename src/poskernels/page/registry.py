@@ -147,6 +147,19 @@ def differs(ours, article, count: int) -> bool:
     The standard error is the article's binomial one, ``sqrt(p (1 - p) / count)`` at ``p`` = the
     article's value (kept one item away from 0 and 1).  A value missing on one side only differs.
 
+    Parameters
+    ----------
+    ours, article : float or None
+        The two accuracies.
+    count : int
+        Items of the test.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
     >>> differs(0.95, 0.947, 2000), differs(0.70, 0.872, 2000), differs(None, None, 2000)
     (False, True, False)
     """
@@ -159,6 +172,19 @@ def differs(ours, article, count: int) -> bool:
 def cell(value, digits: int = 3) -> str:
     """A table cell: ``value`` to ``digits`` decimals, or a dash when it is missing.
 
+    Parameters
+    ----------
+    value : float or None
+        The number.
+    digits : int
+        Decimals.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> cell(0.98765), cell(None), cell(196.5, 1)
     ('0.988', '—', '196.5')
     """
@@ -173,6 +199,23 @@ def differs_se(mean, stderr, article, count: int) -> bool:
     items, so the seeds' spread does not hold the test's own sampling error, which the article's figure carries.
     A value missing on one side only differs; a missing ``stderr`` counts as 0.
 
+    Parameters
+    ----------
+    mean : float or None
+        Our mean over seeds.
+    stderr : float or None
+        Its standard error over seeds.
+    article : float or None
+        The article's figure.
+    count : int
+        Items of the test.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
     >>> differs_se(0.92, 0.004, 0.947, 2000), differs_se(0.92, 0.01, 0.947, 2000), differs_se(None, None, None, 9)
     (True, False, False)
     """
@@ -186,6 +229,21 @@ def differs_se(mean, stderr, article, count: int) -> bool:
 def cell_se(mean, stderr, digits: int = 3) -> str:
     """A table cell ``mean ± stderr`` (``—`` when missing; the mean alone when there is no standard error).
 
+    Parameters
+    ----------
+    mean : float or None
+        The mean.
+    stderr : float or None
+        Its standard error.
+    digits : int
+        Decimals.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> cell_se(0.93149, 0.0112), cell_se(None, None), cell_se(0.5, None)
     ('0.931 ± 0.011', '—', '0.500')
     """

@@ -96,6 +96,21 @@ LABELS = READER_LABELS
 def differs(mean, stderr, article, count: int = TEST_COUNT) -> bool:
     """:func:`poskernels.page.registry.differs_se` for the tournament's ``TEST_COUNT`` test sequences.
 
+    Parameters
+    ----------
+    mean, stderr : float or None
+        Our mean over seeds and its standard error.
+    article : float or None
+        The article's figure.
+    count : int
+        Items of the test.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
     >>> differs(0.95, 0.01, 0.947), differs(0.70, 0.01, 0.872)
     (False, True)
     """
@@ -124,6 +139,26 @@ def lab_section(ctx: Context, key: str) -> dict:
     """Key ``key`` of :func:`poskernels.experiments.laboratory.run_laboratory`'s result for ``ctx`` (a copy).
 
     The run is read once per context (``ctx.runs``): the five sections it feeds share it.
+
+    Parameters
+    ----------
+    ctx : Context
+        The page's context (cache folder, seeds, the runs read so far).
+    key : str
+        A section of the laboratory's result (``"rebound"``, ...).
+
+    Returns
+    -------
+    dict
+        A deep copy: a section may be edited without touching the run the others share.
+
+    Examples
+    --------
+    >>> ctx = Context(first_seed=0)
+    >>> ctx.runs["laboratory", str(ctx.cache_dir), ctx.seeds] = {"rebound": {"0": {"peak": [180, 80.0]}}}
+    >>> part = lab_section(ctx, "rebound")  # read from ctx.runs: nothing trains
+    >>> part, part is ctx.runs["laboratory", str(ctx.cache_dir), ctx.seeds]["rebound"]
+    ({'0': {'peak': [180, 80.0]}}, False)
     """
     name = ("laboratory", str(ctx.cache_dir), ctx.seeds)
     if name not in ctx.runs:
@@ -266,6 +301,14 @@ def _rebound(ctx: Context) -> dict:
 def rebound_stats(data: dict, edge: int = 31) -> dict:
     """Mean and standard error over seeds of each landmark of the rebound, and the share of seeds with a property.
 
+    Parameters
+    ----------
+    data : dict
+        ``{seed: landmarks}``: ``score_r1``, ``score_r{edge}``, ``first_trough``, ``deepest``, ``peak`` (each
+        ``[r, score]``) and ``top_plane``.
+    edge : int
+        The window's edge ``r``.
+
     Returns
     -------
     dict
@@ -273,6 +316,8 @@ def rebound_stats(data: dict, edge: int = 31) -> dict:
         ``_score``, ``peak_r`` / ``_score``; ``positive_edge`` (share of seeds scoring a key at the window's edge
         above 0), ``trough_at_edge`` (share whose first trough lies within 3 of ``r = 31``), ``top_plane_3``.
 
+    Examples
+    --------
     >>> one = {"score_r1": 100.0, "score_r31": 5.0, "first_trough": [33, 4.0], "deepest": [90, -50.0],
     ...        "peak": [180, 80.0], "top_plane": 3}
     >>> rebound_stats({"0": one, "1": {**one, "score_r31": -1.0}})["positive_edge"]

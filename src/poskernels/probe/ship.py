@@ -109,6 +109,19 @@ def update_docs(results: dict[str, dict], page: Path = DOCS) -> None:
 
 
 def main(argv=None) -> int:
+    """Probe the shipped models again, write ``data/probe/NAME.json`` and rewrite the probe page's results.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Model names of :data:`LENGTHS` (all of them when none is given), and ``--docs-only`` to rewrite the page
+        from the shipped results without probing; ``sys.argv[1:]`` by default.
+
+    Returns
+    -------
+    int
+        ``0``.  It downloads and runs models and always rewrites the documentation, so it has no example here.
+    """
     from .run import probe
 
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -170,6 +170,19 @@ def update_docs(results: dict[str, dict], page: Path = DOCS) -> None:
 
 
 def main(argv=None) -> int:
+    """Run every model of :data:`LENGTHS` past its window, write its JSON and figures, and rewrite the page.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        ``--docs-only`` (draw and rewrite from the shipped results without running) and ``--cached-only``
+        (no forward pass: a reading not in the cache is marked not read); ``sys.argv[1:]`` by default.
+
+    Returns
+    -------
+    int
+        ``0``.  It runs models and always rewrites the documentation, so it has no example here.
+    """
     from .past_window import past_window
     from .past_window_report import draw
 

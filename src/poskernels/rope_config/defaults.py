@@ -142,6 +142,25 @@ def defaults_table() -> dict:
     """``data/hf_text_defaults.json`` from the installed transformers: every model type's text defaults.
 
     Run ``python -m poskernels.hf_families --defaults PATH`` to regenerate the shipped file.
+
+    Returns
+    -------
+    dict
+        ``{"_source": str, "families": {model_type: entry}}``: the transformers release it was read from, and for
+        each model type with a text config its ``part``, ``text_model_type``, ``defaults`` (the keys the census
+        reads), ``derived`` keys and ``mscale_all_dim_in_attention``.
+
+    Examples
+    --------
+    Reading every config class takes a while, so this shows the shipped table the function regenerates:
+
+    >>> import json
+    >>> from importlib import resources
+    >>> table = json.loads((resources.files("poskernels") / "data" / "hf_text_defaults.json").read_text())
+    >>> sorted(table)
+    ['_source', 'families']
+    >>> table["families"]["llama"]["defaults"]["rope_parameters"]
+    {'rope_theta': 10000.0, 'rope_type': 'default'}
     """
     import logging
 

@@ -30,6 +30,25 @@ PLOT_HELP = "draw a sweep store: accuracy against test length per scheme, with a
 
 
 def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the ``sweep`` subcommand's arguments (a run, or ``export``) to ``p``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_sweep_arguments(p)
+    >>> a = p.parse_args(["export", "s.sqlite"])
+    >>> a.grid, a.export_store.name, a.format, a.stack
+    ('export', 's.sqlite', 'csv', 16)
+    """
     p.epilog = (
         "Run:    poskernels sweep GRID.toml --store PATH [--scheduler tcp://HOST:PORT] [--workers N]\n"
         "Export: poskernels sweep export STORE --format csv|parquet --out FILE\n"
@@ -57,6 +76,33 @@ def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def sweep(args: argparse.Namespace) -> int:
+    """Run ``poskernels sweep``: train and read every point of a grid into a store, or export a store.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Arguments parsed by :func:`add_sweep_arguments` (``quiet`` too, when set: no progress lines).
+
+    Returns
+    -------
+    int
+        ``0``, or ``1`` when a point failed (each distinct reason is printed, :func:`failure_reasons`).
+
+    Raises
+    ------
+    PosKernelsError
+        If ``export`` lacks its store or ``--out``, ``--store`` is missing or not a regular file, or the grid,
+        ``--stack`` or ``--workers`` is refused.
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_sweep_arguments(p)
+    >>> sweep(p.parse_args(["grid.toml"]))
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --store PATH is required: the SQLite file that keeps the results
+    """
     if args.grid == "export":
         if args.export_store is None or args.out is None:
             raise PosKernelsError("usage: poskernels sweep export STORE --format csv|parquet --out FILE")
@@ -102,6 +148,20 @@ def sweep(args: argparse.Namespace) -> int:
 def failure_reasons(store: Store, shown: int = 5) -> list[str]:
     """One line per distinct reason the store's failed points give (their error's first line), most common first.
 
+    Parameters
+    ----------
+    store : Store
+        An open sweep store.
+    shown : int
+        The most reasons listed; a last line counts the others.
+
+    Returns
+    -------
+    list of str
+        Empty when no point failed.
+
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> with Store(pathlib.Path(tempfile.mkdtemp()) / "s.sqlite") as s:
     ...     _ = s.add_points([("k1", {"scheme": "rope", "seed": 0}), ("k2", {"scheme": "rope", "seed": 1})], "v")
@@ -123,6 +183,25 @@ def failure_reasons(store: Store, shown: int = 5) -> list[str]:
 
 
 def add_plot_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the ``plot`` subcommand's arguments (a store, ``--out``, ``--where``, ``--facet``) to ``p``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_plot_arguments(p)
+    >>> a = p.parse_args(["s.sqlite", "--where", "d=16"])
+    >>> a.out, a.where, a.facet
+    ('sweep.png', ['d=16'], None)
+    """
     p.add_argument("store", type=Path, help="a sweep store (poskernels sweep ... --store PATH)")
     p.add_argument("--out", default="sweep.png", help="the PNG to write (default: sweep.png; '-': standard output)")
     p.add_argument(
@@ -135,6 +214,33 @@ def add_plot_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def plot(args: argparse.Namespace) -> int:
+    """Run ``poskernels plot``: draw a store's accuracy against test length, one curve per scheme.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Arguments parsed by :func:`add_plot_arguments` (``quiet`` too, when set: no line saying what was written).
+
+    Returns
+    -------
+    int
+        ``0``.
+
+    Raises
+    ------
+    PosKernelsError
+        If a ``--where`` or ``--facet`` is refused, ``--out`` is one of the store's files, or the store has no
+        finished point.
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_plot_arguments(p)
+    >>> plot(p.parse_args(["s.sqlite", "--where", "d16"]))
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --where 'd16': expected KEY=VALUE, e.g. --where scheme=rope
+    """
     where = parse_where(args.where)
     refuse_store_output(args.out, args.store, "--out")
     out = check_output(args.out, "--out", inputs=store_files(args.store), figure=True)

@@ -216,7 +216,20 @@ _KIND_WORDS = {int: "an integer", float: "a number", str: "a string"}
 
 
 def add_scheme_settings() -> None:
-    """Add the settings of schemes registered since import to :data:`SETTINGS` (after every other setting)."""
+    """Add the settings of schemes registered since import to :data:`SETTINGS` (after every other setting).
+
+    Returns
+    -------
+    None
+        :data:`SETTINGS` gains each new scheme setting (part ``"scheme"``); those already there are kept.
+
+    Examples
+    --------
+    >>> before = list(SETTINGS)
+    >>> add_scheme_settings()
+    >>> list(SETTINGS)[: len(before)] == before
+    True
+    """
     for key, setting in scheme_settings().items():
         SETTINGS.setdefault(key, Setting(key, setting.kind, "scheme"))
 
@@ -271,7 +284,23 @@ def _follow_task(point: dict, given) -> dict:
 
 def head_config(point: dict) -> HeadConfig:
     """The head of a point: its ``"head"`` settings, its ``"scheme"`` settings as the head's ``settings``, and the
-    vocabulary and classes of its task's layout (:func:`poskernels.tasks.registry.layout_of`)."""
+    vocabulary and classes of its task's layout (:func:`poskernels.tasks.registry.layout_of`).
+
+    Parameters
+    ----------
+    point : dict
+        A point of a :class:`Grid`.
+
+    Returns
+    -------
+    HeadConfig
+
+    Examples
+    --------
+    >>> head = head_config(parse_grid("").points[0])
+    >>> head.d, head.vocab
+    (16, 17)
+    """
     layout = layout_of(point.get("task", "cue"))
     return HeadConfig(
         vocab=layout.vocab,

@@ -38,6 +38,23 @@ def _label(config: dict, varying: list[str]) -> str:
 def parse_where(items: list[str] | None) -> dict[str, str]:
     """``["KEY=VALUE", ...]`` as a dict, each KEY a sweep setting.
 
+    Parameters
+    ----------
+    items : list of str or None
+        The ``--where`` arguments (None: none).
+
+    Returns
+    -------
+    dict of str to str
+        ``{KEY: VALUE}``, the values as written.
+
+    Raises
+    ------
+    PosKernelsError
+        If an item is not ``KEY=VALUE``, KEY is not a setting, or one KEY is given two values.
+
+    Examples
+    --------
     >>> parse_where(["scheme=rope", "d=32"])
     {'scheme': 'rope', 'd': '32'}
     >>> parse_where(["width=32"])  # doctest: +ELLIPSIS
@@ -80,6 +97,20 @@ def _matches(value, text: str) -> bool:
 def select(rows: list[dict], where: dict[str, str]) -> list[dict]:
     """The rows whose configuration has every ``where[KEY]`` as its ``KEY`` setting.
 
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :meth:`Store.rows`.
+    where : dict of str to str
+        :func:`parse_where`'s output; a number matches its value, a list its comma-separated items.
+
+    Returns
+    -------
+    list of dict
+        The matching rows, in order.
+
+    Examples
+    --------
     >>> rows = [{"config": {"scheme": s, "d": d}} for s in ("rope", "alibi") for d in (16, 32)]
     >>> [(r["config"]["scheme"], r["config"]["d"]) for r in select(rows, {"scheme": "rope", "d": "32"})]
     [('rope', 32)]
@@ -90,9 +121,32 @@ def select(rows: list[dict], where: dict[str, str]) -> list[dict]:
 def facets(rows: list[dict], key: str) -> dict[str, list[dict]]:
     """The rows split by the value of setting ``key`` (labels ``key=value``, in the values' order).
 
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :meth:`Store.rows`.
+    key : str
+        A sweep setting.
+
+    Returns
+    -------
+    dict of str to list of dict
+        ``{"key=value": rows}``, numbers in increasing order, then the other values.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``key`` is not a setting.
+
+    Examples
+    --------
     >>> rows = [{"config": {"scheme": "rope", "d": d}} for d in (32, 16, 32)]
     >>> {k: len(v) for k, v in facets(rows, "d").items()}
     {'d=16': 1, 'd=32': 2}
+    >>> facets(rows, "width")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --facet 'width': unknown setting; accepted: scheme, embedding, d, ...
     """
     if key not in SETTINGS:
         raise PosKernelsError(f"--facet {key!r}: unknown setting; accepted: {_settings_list()}")
@@ -163,7 +217,37 @@ def draw(
     The format is the suffix's (PNG without one, and on standard output); matplotlib's Agg canvas, no pyplot state.
     ``panels`` (``{facet label: curves}``) draws one panel per facet, side by side with a shared y axis, instead of
     ``data`` alone; a curve keeps its colour and line style across panels.  The legend is outside the panels.
-    Returns the path written (``"-"`` for standard output).
+
+    Parameters
+    ----------
+    data : dict
+        :func:`curves` output.
+    path : str, path-like or Output
+        Where to write (``"-"``: standard output).
+    title : str
+        The figure's title.
+    panels : dict of str to dict, optional
+        One :func:`curves` output per facet (:func:`facets`), drawn instead of ``data``.
+
+    Returns
+    -------
+    Path or str
+        The path written (``"-"`` for standard output).
+
+    Raises
+    ------
+    PosKernelsError
+        If there is no curve to draw, or ``path`` is refused as an output.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> draw({"rope": {32: (0.9, 0.8, 1.0, 2)}}, pathlib.Path(tempfile.mkdtemp()) / "s.png").name
+    's.png'
+    >>> draw({}, pathlib.Path(tempfile.mkdtemp()) / "s.png")
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the store has no finished point to plot
     """
     out = path if isinstance(path, Output) else check_output(path, "--out", figure=True)
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -53,10 +53,23 @@ def _digest(obj) -> str:
 
 
 def with_source(point: dict) -> dict:
-    """The point with its scheme's digest (``scheme_source``) when the scheme is a user's, so that a row is keyed by
-    what the scheme computes (:func:`poskernels.model.scheme_file.scheme_digest`): an edited scheme file never
-    reads the rows of its older version.
+    """The point with its scheme's digest (``scheme_source``) when the scheme is a user's.
 
+    A row is then keyed by what the scheme computes (:func:`poskernels.model.scheme_file.scheme_digest`): an edited
+    scheme file never reads the rows of its older version.
+
+    Parameters
+    ----------
+    point : dict
+        A point of a :class:`~poskernels.sweep.grid.Grid`.
+
+    Returns
+    -------
+    dict
+        ``point`` itself for a built-in scheme, else a copy with ``scheme_source``.
+
+    Examples
+    --------
     >>> from poskernels.sweep.grid import parse_grid
     >>> p = parse_grid("").points[0]
     >>> with_source(p) == p  # a built-in scheme's code is the library's (CODE_VERSION)
@@ -119,6 +132,18 @@ def _training_key(point: dict) -> str:
 def group_jobs(points: Sequence[tuple[str, dict]]) -> list[list[tuple[str, dict]]]:
     """Group ``(key, point)`` pairs that share a training into jobs (first appearance order).
 
+    Parameters
+    ----------
+    points : sequence of (str, dict)
+        Keys (:func:`point_key`) and points.
+
+    Returns
+    -------
+    list of list of (str, dict)
+        One job per training; its points differ only in how the head is read.
+
+    Examples
+    --------
     >>> from poskernels.sweep.grid import parse_grid
     >>> g = parse_grid('[grid]\\nscheme = ["rope"]\\nextension = ["none", "pi", "ntk"]\\nseed = [0, 1]')
     >>> [len(j) for j in group_jobs([(point_key(p), p) for p in g.points])]
@@ -137,6 +162,27 @@ def group_stacks(jobs: Sequence[list], size: int = 16, parts: int = 1) -> list[l
     weights it has alone, so grouping changes no result.  Stacks are split further, while one
     holds more than one training, until there are at least ``parts`` (a job for every slot).
 
+    Parameters
+    ----------
+    jobs : sequence of list
+        :func:`group_jobs` output.
+    size : int
+        The most trainings in one stack.
+    parts : int
+        The fewest stacks wanted (the slots that run at once).
+
+    Returns
+    -------
+    list of list of (str, dict)
+        The stacks, each the points of its trainings.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``size`` is not a positive integer.
+
+    Examples
+    --------
     >>> from poskernels.sweep.grid import parse_grid
     >>> g = parse_grid('[grid]\\nscheme = ["rope", "alibi"]\\nextension = ["none", "pi"]\\nseed = [0, 1, 2]')
     >>> jobs = group_jobs([(point_key(p), p) for p in g.points])

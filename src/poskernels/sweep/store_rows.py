@@ -28,6 +28,20 @@ def store_failure(err: Exception, path) -> Exception:
     locked store or an I/O error is an :class:`OSError` too; a store that cannot be written (read-only) is a
     :class:`PosKernelsError` saying so; only what SQLite reports as damage (or garbled text) says "damaged".
 
+    Parameters
+    ----------
+    err : Exception
+        The :mod:`sqlite3` error.
+    path : str or path-like
+        The store's file, quoted in the message.
+
+    Returns
+    -------
+    OSError or PosKernelsError
+        The error to raise in its place (``from err``).
+
+    Examples
+    --------
     >>> import sqlite3
     >>> full = sqlite3.OperationalError("database or disk is full")
     >>> e = store_failure(full, "s.sqlite"); type(e).__name__, e.errno == errno.ENOSPC, "disk full" in str(e)
@@ -76,6 +90,17 @@ def store_files(path) -> list[Path]:
 
     An output of ``export`` or ``plot`` must be none of them (:func:`poskernels.atomic.check_output`'s ``inputs``).
 
+    Parameters
+    ----------
+    path : str or path-like
+        The store's file.
+
+    Returns
+    -------
+    list of Path
+
+    Examples
+    --------
     >>> [p.name for p in store_files("s.sqlite")]
     ['s.sqlite', 's.sqlite-wal', 's.sqlite-shm', 's.sqlite.lock']
     """
@@ -84,9 +109,32 @@ def store_files(path) -> list[Path]:
 
 
 def refuse_store_output(out, store, what: str = "--out") -> None:
-    """Refuse an output that is one of the store's files by name, whether SQLite has made it yet or not (a ``-wal``
-    or ``-shm`` exists only while the store is open, so the output check's comparison of files cannot see it).
+    """Refuse an output that is one of the store's files by name, whether SQLite has made it yet or not.
 
+    A ``-wal`` or ``-shm`` exists only while the store is open, so the output check's comparison of files cannot
+    see it.
+
+    Parameters
+    ----------
+    out : str, path-like, Output or None
+        The output given (None or ``"-"``: nothing to check).
+    store : str or path-like
+        The store's file.
+    what : str
+        The option named in the error.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    PosKernelsError
+        If ``out`` is one of :func:`store_files`.
+
+    Examples
+    --------
+    >>> refuse_store_output("plot.png", "s.sqlite")
     >>> refuse_store_output("s.sqlite-wal", "s.sqlite")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -115,7 +163,37 @@ def _is_number(x) -> bool:
 
 
 def check_row(path, r: dict) -> dict:
-    """``r`` with ``config`` and ``metrics`` decoded and every field of the type the store writes, else refuse."""
+    """``r`` with ``config`` and ``metrics`` decoded and every field of the type the store writes, else refuse.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The store's file, quoted in an error.
+    r : dict
+        A row as SQLite hands it back (``config`` and ``metrics`` as JSON text); decoded in place.
+
+    Returns
+    -------
+    dict
+        ``r``.
+
+    Raises
+    ------
+    PosKernelsError
+        If a field is not of the type the store writes (a row edited by hand): the row is named damaged.
+
+    Examples
+    --------
+    >>> row = {"key": "k1", "config": '{"scheme": "rope", "d": 16}', "metrics": None, "status": "pending",
+    ...        **dict.fromkeys(_BOOKKEEPING_TYPES)}
+    >>> check_row("s.sqlite", dict(row))["config"]
+    {'scheme': 'rope', 'd': 16}
+    >>> check_row("s.sqlite", {**row, "config": '{"scheme": "rope", "d": "16"}'})
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the sweep store 's.sqlite' holds a damaged row (key 'k1'): setting d = '16'
+    is not int; was it edited by hand? run the sweep again with a new store
+    """
     key = r["key"]
     if not isinstance(key, str):
         raise _damaged_row(path, key, f"its key is {type(key).__name__}, not text")
