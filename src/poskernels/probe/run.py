@@ -125,7 +125,7 @@ def _versions() -> dict:
             "transformers": transformers.__version__, "poskernels": __version__}  # fmt: skip
 
 
-def layer_frequencies(config) -> dict[int, tuple[np.ndarray, int]]:
+def layer_frequencies(config, census: dict | None = None) -> dict[int, tuple[np.ndarray, int]]:
     """Each RoPE layer's frequencies and training length by the census of the model's config, as the probe reads
     each head's polynomial and its rebound with them (:class:`~poskernels.probe.measure.LayerReducer`'s ``rope``).
 
@@ -133,6 +133,8 @@ def layer_frequencies(config) -> dict[int, tuple[np.ndarray, int]]:
     ----------
     config : transformers.PretrainedConfig
         The loaded model's config (a multimodal config's text part is read).
+    census : dict, optional
+        Its :func:`rope_census`, when the caller has it already (default: computed here).
 
     Returns
     -------
@@ -148,7 +150,7 @@ def layer_frequencies(config) -> dict[int, tuple[np.ndarray, int]]:
     >>> sorted(rope), rope[0][0].shape, rope[0][1]
     ([0, 1], (8,), 128)
     """
-    census = rope_census(config)
+    census = rope_census(config) if census is None else census
     return {i: (np.asarray(census[str(t)]["theta"]), census[str(t)]["training_length"])
             for i, t in enumerate(_layer_types(config)) if str(t) in census}  # fmt: skip
 
@@ -252,7 +254,7 @@ def probe(model: str, length: int | None = None, sample: int = 128, seed: int = 
     rotary = table is None
     types = _layer_types(config)
     census = rope_census(config) if rotary else {}
-    rope = layer_frequencies(config) if rotary else {}
+    rope = layer_frequencies(config, census) if rotary else {}  # the census read once
     reducer = LayerReducer(T, sample, np.random.default_rng(seed), rotary=rotary, rope=rope)
     log(f"probe: one forward pass at {T} tokens")
     loss = None
