@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from poskernels.encodings import SCHEMES, omega
-from poskernels.encodings.rotary_family import (
+from poskernels.encodings.rotary_variants import (
     XPOS_PAPER_SCALE_BASE,
     p_rope_frequencies,
     partial_rotary_frequencies,

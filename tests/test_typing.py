@@ -53,8 +53,8 @@ def test_the_public_math_api_is_annotated():
 
 
 def test_arrays_are_taken_as_array_like():
-    from poskernels.encodings import codes
+    from poskernels.encodings import codes, rotations
     from poskernels.theory import kernel
 
-    for fn, name in ((kernel.kappa_d, "delta"), (codes.sinusoidal_code, "m"), (codes.apply_rope, "positions")):
+    for fn, name in ((kernel.kappa_d, "delta"), (codes.sinusoidal_code, "m"), (rotations.apply_rope, "positions")):
         assert inspect.signature(fn).parameters[name].annotation == "ArrayLike", (fn.__name__, name)

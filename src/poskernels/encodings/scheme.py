@@ -46,17 +46,16 @@ does not import the model); a scheme's own settings are attributes of it (``cfg.
 from __future__ import annotations
 
 import inspect
-import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_int, check_real
+from ..errors import PosKernelsError
+from .setting import Setting, check_settings
 
-__all__ = ["HOOKS", "WHERE", "Scheme", "Setting", "default_positions"]
+__all__ = ["HOOKS", "WHERE", "Scheme", "default_positions"]
 
 #: Where a scheme acts, and the hooks (forward, backward) it must write there (a transform's backward is the head's).
 WHERE: dict[str, tuple[str, str] | None] = {
@@ -70,47 +69,6 @@ HOOKS = ("init", "code", "code_backward", "transform", "logit_scale", "logit_sca
          "far_past", "linear_slope", "tail_bound")  # fmt: skip
 
 _COLOUR = re.compile(r"#[0-9a-f]{6}")
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One setting of a scheme: its default and the range it accepts (a field of the head's configuration).
-
-    Attributes
-    ----------
-    default : int or float
-        Its value unless a configuration (or a sweep's grid) sets another.
-    lo, hi : float or None
-        The closed range it accepts (None: open); an ``int`` default makes an integer setting.
-    doc : str
-        What it is, in a few words.
-
-    Examples
-    --------
-    >>> Setting(0.5, 0.0, None, "slope s").check("alibi_slope", 0.25)
-    0.25
-    >>> Setting(32, 1, 2**20, "buckets").check("t5_buckets", 2.5)
-    Traceback (most recent call last):
-    ...
-    poskernels.errors.PosKernelsError: t5_buckets must be an integer in [1, 1048576] (buckets); got 2.5
-    """
-
-    default: int | float
-    lo: float | None = None
-    hi: float | None = None
-    doc: str = ""
-
-    @property
-    def kind(self) -> type:
-        """``int`` or ``float``, the type of the default."""
-        return int if isinstance(self.default, int) and not isinstance(self.default, bool) else float
-
-    def check(self, name: str, value):
-        """``value`` as the setting's type if it lies in range, else :class:`PosKernelsError`."""
-        if self.kind is int:
-            return check_int(name, value, self.lo, self.hi, self.doc)
-        value = check_real(name, value, self.lo, self.hi, open_lo=self.lo is not None and self.lo == 0)
-        return value
 
 
 class Scheme:
@@ -326,7 +284,7 @@ def _check(cls) -> None:
     for field in ("relative", "defined_everywhere", "in_article"):
         if not isinstance(getattr(cls, field), bool):
             raise PosKernelsError(f"scheme {name!r}: {field} must be True or False; got {getattr(cls, field)!r}")
-    _check_settings(cls, name)
+    check_settings(cls, name)
     kernel = inspect.getattr_static(cls, "offset_kernel")
     if kernel is not None and not isinstance(kernel, staticmethod):  # a kernel takes offsets, not the scheme
         raise PosKernelsError(
@@ -377,24 +335,6 @@ def _check_scale(cls, name: str) -> None:
         )
     if _writes(cls, "logit_scale_backward") and not _reads(hook, "n"):
         raise PosKernelsError(f"scheme {name!r} writes logit_scale_backward but its logit_scale takes no params and n")
-
-
-def _check_settings(cls, name: str) -> None:
-    settings = cls.settings
-    if not isinstance(settings, dict) or not all(isinstance(v, Setting) for v in settings.values()):
-        raise PosKernelsError(f"scheme {name!r}: settings must be a dict of name -> Setting; got {settings!r}")
-    for key, setting in settings.items():
-        if not isinstance(key, str) or not key.isidentifier() or key.startswith("_"):
-            raise PosKernelsError(f"scheme {name!r}: a setting's name must be a public identifier; got {key!r}")
-        if isinstance(setting.default, bool) or not isinstance(setting.default, (int, float)):
-            raise PosKernelsError(f"scheme {name!r}: setting {key!r} needs an int or float default; got "
-                                  f"{setting.default!r}")  # fmt: skip
-        if isinstance(setting.default, float) and not math.isfinite(setting.default):
-            raise PosKernelsError(f"scheme {name!r}: setting {key!r} needs a finite default; got {setting.default!r}")
-        try:
-            setting.check(key, setting.default)
-        except PosKernelsError as err:
-            raise PosKernelsError(f"scheme {name!r}: setting {key!r} has a default out of its range: {err}") from None
 
 
 @lru_cache(maxsize=64)

@@ -34,7 +34,8 @@ import math
 import numpy as np
 
 from ..errors import PosKernelsError, check_int
-from .scheme import Scheme, Setting
+from .scheme import Scheme
+from .setting import Setting
 
 __all__ = ["RANDOM_POSITIONS", "random_positions", "randomized", "ssmax", "training_positions"]
 

@@ -27,7 +27,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..encodings.beyond import fire_bias, fire_features, kerple_log_bias, kerple_power_bias, kerple_tail_bound
+from ..encodings.fire import fire_bias, fire_features
+from ..encodings.kerple import kerple_log_bias, kerple_power_bias, kerple_tail_bound
 from ..errors import PosKernelsError, check_array, check_budget, check_positive_real
 
 __all__ = [

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..encodings.codes import DEFAULT_BASE, omega
-from ..encodings.rotary_family import (
+from ..encodings.rotary_variants import (
     p_rope_frequencies,
     partial_rotary_frequencies,
     xpos_frequencies,

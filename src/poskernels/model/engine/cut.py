@@ -7,7 +7,7 @@ own weights (:func:`content_width`); the cut ``D`` is the smallest offset whose 
 moves no logit by more than ``2 eps max_v |v W_O|``.
 
 A learned bias that decreases from ``b(0) = 0`` has the same rule with its own tail bound in place of ALiBi's: the
-scheme's ``tail_bound`` hook (Kerple's, :func:`poskernels.encodings.beyond.kerple_tail_bound`).  A head whose
+scheme's ``tail_bound`` hook (Kerple's, :func:`poskernels.encodings.kerple.kerple_tail_bound`).  A head whose
 tail sum diverges (a logarithmic Kerple head with ``r1 <= 1``) has no cut valid at every length and is read in
 full (:func:`has_cut`).
 """

@@ -30,7 +30,8 @@ import numpy as np
 
 from ..errors import PosKernelsError, check_base, check_even_dimension, check_real
 from .codes import omega
-from .scheme import Scheme, Setting
+from .scheme import Scheme
+from .setting import Setting
 from .torch_terms import rope_turn, tensor, torch_module, turn
 
 __all__ = [
