@@ -1,6 +1,6 @@
 """The rotary family's claims on seed blocks the tests do not run: each block's verdicts, and size and false pass.
 
-Trains (or loads from the cache) only the heads the claims of :mod:`poskernels.claims.rotary_family` read, RoPE and
+Trains (or loads from the cache) only the heads the claims of :mod:`poskernels.claims.rotary_variants` read, RoPE and
 the rotary family, for each block of ten seeds, reads them as ``poskernels reproduce`` does (the tournament's test
 sets, every rotary head's ``rebound_height``, the cue task at 32, 512 and 10^5 tokens by the streaming reader), and
 prints every claim's verdict per block, then its size and false-pass rate over the pooled blocks
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from poskernels.claims.calibrate import calibrate
-from poskernels.claims.rotary_family import ROTARY_CLAIMS
+from poskernels.claims.rotary_variants import ROTARY_CLAIMS
 from poskernels.experiments.laboratory import read_head
 from poskernels.experiments.long_context import run_long_context
 from poskernels.experiments.tournament import tournament_table

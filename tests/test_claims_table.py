@@ -150,8 +150,8 @@ def test_a_path_the_file_lacks_makes_the_claim_not_applicable():
 
 
 def test_the_suites_constants_are_the_tables():
-    from poskernels.claims.beyond import HOLD
-    from poskernels.claims.rotary_family import RECOVERED
+    from poskernels.claims.kerple_fire import HOLD
+    from poskernels.claims.rotary_variants import RECOVERED
 
     assert HOLD == constants("beyond")["HOLD"] == constants("rotary_family")["beyond.HOLD"]
     assert RECOVERED == constants("rotary_family")["RECOVERED"]

@@ -3,7 +3,7 @@
 Properties of the equivalences (a) <=> (a') <=> (b) <=> (c) on random frequencies and matrices; the
 Beta law of a random matrix's relative share (Monte Carlo and a Kolmogorov-Smirnov test); exact condition
 numbers against a 300-digit SVD of P built entry by entry.  The article's printed values are checked once,
-in tests/test_page_a.py.
+in tests/test_page_order_clocks.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Oracles: exact Fractions, a masked softmax written out, brute-force enumeration of every sequence, and a
 Monte Carlo run of the cue task's own generator (poskernels.tasks.cue).  The article's printed figures
-(0.547, 0.234) are checked once, in tests/test_page_a.py.
+(0.547, 0.234) are checked once, in tests/test_page_order_clocks.py.
 """
 
 from __future__ import annotations

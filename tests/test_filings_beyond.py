@@ -21,9 +21,8 @@ from poskernels.errors import PosKernelsError
 from poskernels.experiments import filings_beyond as fb
 from poskernels.experiments.filings_reader import FILING_READERS, filing_readers, read_filing_as
 from poskernels.model import HeadConfig, init_params
-from poskernels.page import beyond as page_beyond
 from poskernels.page import filings as page_filings
-from poskernels.page import readme
+from poskernels.page import readme, scheme_table
 from poskernels.tasks.filings import encode_filing, filing_queries, laboratory_filing
 from poskernels.tasks.filings.tokens import QUERY
 from seedstats import leaves, within
@@ -169,7 +168,7 @@ def test_the_tables_quote_the_numbers(reference):
         longer = [SCHEMES[o].title for o in b["schemes"] if len(SCHEMES[o].title) > len(title)]
         (label,) = [k for k in rows if k.startswith(title) and not any(k.startswith(t) for t in longer)]
         assert f"{b['accuracy'][s]['far']:.3f} ± {b['stderr'][s]['far']:.3f}" in rows[label]
-    big = page_beyond.markdown(reference)
+    big = scheme_table.markdown(reference)
     header = next(line for line in big.splitlines() if line.startswith("| scheme"))
     assert header.endswith("| filings, far |")
     f = reference["filings"]

@@ -1,7 +1,7 @@
 """Proposition 2 (shift is a rotation) and Theorem 1 (stationary kernel, cosine-integral limit, ruler).
 
 Property tests on random instances (hypothesis), oracles against mpmath quadrature and SciPy's cosine
-distance.  The article's kernel table and column cosines are checked once, in tests/test_page_a.py.
+distance.  The article's kernel table and column cosines are checked once, in tests/test_page_order_clocks.py.
 """
 
 from __future__ import annotations

@@ -4,13 +4,13 @@ The table is ``claims/rows/<suite>.toml``, one row per claim, read by :mod:`posk
 :class:`~poskernels.claims.record.Claim` names the article's sentence it stands for, where the article says
 it, the statistic (a share of seeds, a mean with ``k`` standard errors, a gap in joined standard errors, a median,
 a mode), its threshold and the null under which it would be false.  The claims of the papers beyond the article
-(Kerple, FIRE: :mod:`poskernels.claims.beyond`; xPos, p-RoPE, partial rotary: :mod:`poskernels.claims.rotary_family`;
-the scaled softmax and randomized positions: :mod:`poskernels.claims.training`) are rows of the same table, each
-naming the paper's sentence.  The table is the only place a threshold is written: the test files
-(``tests/test_tournament.py``, ``tests/test_filings.py``, ``tests/test_long_context.py``,
-``tests/test_beyond_schemes.py``, ``tests/test_rotary_family.py``, ``tests/test_training_variants.py``) parametrize
-over it, and the calibration (:mod:`poskernels.claims.calibrate`) reads it to measure each claim's size and how often
-it passes when false.
+(Kerple, FIRE: :mod:`poskernels.claims.kerple_fire`; xPos, p-RoPE, partial rotary:
+:mod:`poskernels.claims.rotary_variants`; the scaled softmax and randomized positions:
+:mod:`poskernels.claims.training`) are rows of the same table, each naming the paper's sentence.  The table is the
+only place a threshold is written: the test files (``tests/test_tournament.py``, ``tests/test_filings.py``,
+``tests/test_long_context.py``, ``tests/test_kerple_fire_claims.py``, ``tests/test_rotary_variants_claims.py``,
+``tests/test_training_variants.py``) parametrize over it, and the calibration (:mod:`poskernels.claims.calibrate`)
+reads it to measure each claim's size and how often it passes when false.
 
 ``python -m poskernels.claims NUMBERS.json [--json PATH|-]`` prints every claim with its statistic, threshold and
 verdict, and exits 1 if an asserted claim fails (2 for a file that is not a ``numbers.json``): a reproduction is
@@ -29,11 +29,11 @@ True
 from __future__ import annotations
 
 from ..errors import PosKernelsError
-from .beyond import BEYOND_CLAIMS
 from .filings import FILINGS_CLAIMS
+from .kerple_fire import BEYOND_CLAIMS
 from .long_context import LONG_CLAIMS
 from .record import SUITES, Claim, Verdict
-from .rotary_family import ROTARY_CLAIMS
+from .rotary_variants import ROTARY_CLAIMS
 from .tournament import TOURNAMENT_CLAIMS
 from .training import TRAINING_CLAIMS
 

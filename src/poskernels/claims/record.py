@@ -23,8 +23,8 @@ SUITES = {
     "tournament": "tests/test_tournament.py",
     "filings": "tests/test_filings.py",
     "long_context": "tests/test_long_context.py",
-    "beyond": "tests/test_beyond_schemes.py",
-    "rotary_family": "tests/test_rotary_family.py",
+    "beyond": "tests/test_kerple_fire_claims.py",
+    "rotary_family": "tests/test_rotary_variants_claims.py",
     "training": "tests/test_training_variants.py",
 }
 

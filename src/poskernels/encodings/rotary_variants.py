@@ -321,7 +321,7 @@ class PartialRotary(Scheme):
     GPT-NeoX's, Pythia's and StableLM's (Phi-2 uses 0.4, ChatGLM and Persimmon 0.5).  At ``d = 16`` that is 4
     rotary dimensions, two planes, at frequencies 1 and 0.01.  transformers turns its rotary dimensions in the
     half-split layout (``rotate_half``); ours are consecutive pairs: the score is the same once the coordinates
-    are mapped (``tests/test_rotary_family.py`` checks it against transformers).
+    are mapped (``tests/test_rotary_variants.py`` checks it against transformers).
     """
 
     name, title = "partial_rotary", "partial rotary"

@@ -38,8 +38,7 @@ import numpy as np
 
 from ..atomic import write_text_atomic
 from ..errors import PosKernelsError
-from . import beyond as pb
-from . import fidelity, printed
+from . import fidelity, printed, scheme_table
 from . import filings as pf
 from . import window as pt
 from .claims_page import claims_markdown, unresolved_markdown
@@ -395,8 +394,8 @@ REGIONS: dict[str, Callable[[dict], str]] = {
     "filings-case": _filings_case,
     "differences": _differences,
     "long": lambda numbers: long_markdown(numbers["long"]).strip("\n"),
-    "beyond": pb.markdown,
-    "beyond-headline": pb.headline,
+    "beyond": scheme_table.markdown,
+    "beyond-headline": scheme_table.headline,
     "claims-unresolved": unresolved_markdown,
     "claims-all": claims_markdown,
     "filings-distance": pf.distance_markdown,

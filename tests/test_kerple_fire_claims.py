@@ -1,4 +1,4 @@
-"""Kerple's and FIRE's length claim, from the one table of trained claims (:mod:`poskernels.claims.beyond`).
+"""Kerple's and FIRE's length claim, from the one table of trained claims (:mod:`poskernels.claims.kerple_fire`).
 
 Chi et al. 2022 and Li et al. 2023 claim their biases hold past the training length where RoPE does not.  Over the
 block (ten seeds from ``POSKERNELS_FIRST_SEED``), a scheme holds at ``n`` when its mean drop in accuracy from 32 to
@@ -19,7 +19,7 @@ import pytest
 from claimcheck import assert_claim, assert_reported, claim_id, holds, reported
 from conftest import CACHE, SEEDS
 from poskernels.claims import by_id, of_suite
-from poskernels.claims.beyond import CLAIMED, CONTRAST, FAR_SCHEMES, HOLD
+from poskernels.claims.kerple_fire import CLAIMED, CONTRAST, FAR_SCHEMES, HOLD
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.experiments.long_context import run_long_context
 

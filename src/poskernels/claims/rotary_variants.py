@@ -22,12 +22,12 @@
 * Partial rotary (released models; no paper claims it extrapolates): at ``f = 0.25`` only two planes turn, at
   frequencies 1 and 0.01 (wavelength 628, long enough that by 256 the slow plane's score has not climbed back to
   its values inside the window).  What it supports:
-  it loses nothing inside the window, holds to 256 by the rule of :mod:`poskernels.claims.beyond` (mean drop plus
+  it loses nothing inside the window, holds to 256 by the rule of :mod:`poskernels.claims.kerple_fire` (mean drop plus
   :data:`K` SE within :data:`HOLD`) and degrades less than RoPE there; and, a finding, it falls at 512 and at 10^5:
   the slow plane's score ``cos(0.01 r + phi)`` bottoms where its trained phase puts it (before ``r = 314``) and
   climbs back, so keys far enough back outscore recent ones.
 
-Every threshold is one of :data:`K`, :data:`K_NEAR`, :data:`HOLD` (:mod:`poskernels.claims.beyond`'s, one rule of
+Every threshold is one of :data:`K`, :data:`K_NEAR`, :data:`HOLD` (:mod:`poskernels.claims.kerple_fire`'s, one rule of
 holding), :data:`NONINFERIOR` and :data:`RECOVERED`: the ``[constants]`` of ``rows/rotary_family.toml``, whose rows
 are the claims (:mod:`poskernels.claims.table`).
 
@@ -39,7 +39,7 @@ Examples
 
 from __future__ import annotations
 
-from .beyond import HOLD
+from .kerple_fire import HOLD
 from .record import Claim
 from .table import constants, suite
 

@@ -1,4 +1,4 @@
-"""The rotary family's claims, from the one table of trained claims (:mod:`poskernels.claims.rotary_family`).
+"""The rotary family's claims, from the one table of trained claims (:mod:`poskernels.claims.rotary_variants`).
 
 Sun et al. 2022 claim xPos extrapolates where RoPE does not; Barbero et al. 2024 that p-RoPE costs nothing and
 changes how the head uses position; partial rotary is what released models ship.  Over the block (ten seeds from
@@ -19,7 +19,7 @@ import pytest
 from claimcheck import assert_claim, assert_reported, claim_id, holds, reported
 from conftest import CACHE, SEEDS
 from poskernels.claims import by_id, of_suite
-from poskernels.claims.rotary_family import HOLD, NONINFERIOR
+from poskernels.claims.rotary_variants import HOLD, NONINFERIOR
 from poskernels.encodings import SCHEMES
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.experiments.long_context import run_long_context
