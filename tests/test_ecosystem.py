@@ -27,7 +27,7 @@ from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 from poskernels.encodings import apply_rope, to_half_split
 from poskernels.errors import PosKernelsError
 from poskernels.extension import yarn
-from poskernels.extension.ecosystem import compare_yarn_ramps
+from poskernels.extension.yarn_reference import compare_yarn_ramps
 from poskernels.rope_config import bundled_configs, config_extension, parse_config
 
 EPS32 = float(np.finfo(np.float32).eps)

@@ -93,7 +93,7 @@ def test_registry_names_and_article_maps():
 
 
 def test_extend_passes_options_on():
-    from poskernels.extension.ecosystem import yarn_hf
+    from poskernels.extension.yarn_reference import yarn_hf
 
     theta = omega(16)
     assert np.array_equal(extend("yarn", theta, 4, 32, beta=2.0).inv_freq, yarn(theta, 4, 32, 1.0, 2.0).inv_freq)

@@ -15,7 +15,8 @@ import pytest
 from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
 from poskernels.extension import yarn_ramp_turns
-from poskernels.extension.ecosystem import llama3, yarn_ramp_index
+from poskernels.extension.ecosystem import llama3
+from poskernels.extension.yarn_reference import yarn_ramp_index
 from poskernels.theory.alibi import alibi_tail_weight, alibi_weights
 from poskernels.theory.census import chen_stated_bound, interpolation_bound, interpolation_error
 from poskernels.theory.commutant import commutant_coefficients, relative_score, relativity_defect

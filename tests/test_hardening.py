@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from poskernels.encodings import apply_rope, omega, sinusoidal_code
+from poskernels.encodings import SCHEMES, apply_rope, omega, sinusoidal_code
 from poskernels.errors import MAX_ELEMENTS, PosKernelsError, check_array, check_budget
 from poskernels.extension import extend, position_interpolation
 from poskernels.extension.ecosystem import dynamic_ntk
@@ -127,7 +127,7 @@ def test_accuracy_refuses_nan_positions_and_bad_targets():
     tokens, targets = cue_batch(np.random.default_rng(1), 50, 32)
     pos = np.arange(32.0)
     pos[3] = np.nan
-    for scheme in ("nope", "rope", "alibi", "t5", "shaw"):
+    for scheme in SCHEMES:  # every registered scheme refuses them
         cfg = HeadConfig(scheme=scheme)
         params = init_params(cfg, np.random.default_rng(0))
         with pytest.raises(PosKernelsError, match="nan at index 3"):

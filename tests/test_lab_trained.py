@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from poskernels.encodings import SCHEMES, omega
 from poskernels.experiments.curves import marked_key_scores
 from poskernels.experiments.rebound import rebound_summary
+from poskernels.experiments.tournament import ARTICLE_SCHEMES
 from poskernels.extension import extend
 from poskernels.model.config import preset
 from poskernels.model.engine.one_head import query_forward
@@ -24,7 +25,9 @@ from poskernels.model.train import TrainedHead
 from poskernels.tasks.cue import query_token, token_id
 from poskernels.theory.rope import rope_offset_score
 
-RELATIVE = ("nope", "rope", "alibi", "t5", "shaw")
+#: The relative schemes whose score at an offset is one number at every length (a logit scale of the key count,
+#: the scaled softmax's, grows with the query's position), read from the registry.
+RELATIVE = tuple(name for name, s in SCHEMES.items() if s.relative and not s.scale_grows)
 
 
 def _head(scheme: str, seed: int) -> TrainedHead:
@@ -96,7 +99,7 @@ def test_payload_draws_these_curves_for_every_reader(monkeypatch, tmp_path):
     # the payload's plumbing on random heads (no training): readers, rounding, the learned table's gap, axes
     from poskernels.lab import common, trained, viz_payload
 
-    schemes = ["nope", "sinusoidal", "learned", "rope", "alibi"]
+    schemes = list(ARTICLE_SCHEMES)  # the article's tournament rows, as the payload reads them
     monkeypatch.setattr(trained, "_tournament_heads", lambda src, names: {s: _head(s, 0) for s in names})
     summary = rebound_summary(_head("rope", 0))  # what numbers.json's rebound section carries
     curve = summary["curve"]

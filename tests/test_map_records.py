@@ -20,8 +20,8 @@ from poskernels.census_data import census_all
 from poskernels.errors import PosKernelsError
 from poskernels.experiments import readers
 from poskernels.extension import MAPS, MapSpec, Option, extend, register_map, unregister_map
-from poskernels.extension.ecosystem import yarn_hf
 from poskernels.extension.maps import MAP_SPECS, ROPE_TYPES, factor_block, guide_table
+from poskernels.extension.yarn_reference import yarn_hf
 from poskernels.hf_families import cases
 from poskernels.rope_config import parse, parse_config
 

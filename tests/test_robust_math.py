@@ -22,8 +22,9 @@ from hypothesis.extra import numpy as hnp
 from poskernels.extension import MAPS
 from robust import assert_only_library_error
 
-MODULES = ["encodings", "extension", "extension.ecosystem", "model.validate", "tasks.validate"] + [
-    f"theory.{m}" for m in ("alibi", "census", "commutant", "counting", "decay", "kernel", "rope")
+MODULES = [
+    *("encodings", "extension", "extension.ecosystem", "extension.yarn_reference", "model.validate", "tasks.validate"),
+    *(f"theory.{m}" for m in ("alibi", "census", "commutant", "counting", "decay", "kernel", "rope")),
 ]
 
 _huge = st.sampled_from([10**400, -(10**400), 2**63, 2**64 + 1, 10**9, 2 * 10**6, 20000, 2**25])

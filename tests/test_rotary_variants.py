@@ -12,9 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from poskernels.encodings import SCHEMES, omega
+from poskernels.encodings import SCHEMES, omega, rotary_variants
 from poskernels.encodings.rotary_variants import (
     XPOS_PAPER_SCALE_BASE,
+    PartialRotary,
+    PRope,
+    XPos,
     p_rope_frequencies,
     partial_rotary_frequencies,
     rotated_planes,
@@ -37,13 +40,23 @@ from poskernels.theory.rotary_family import (
     xpos_kernel,
 )
 
-FAMILY = ("xpos", "p_rope", "partial_rotary")
+#: Every registered scheme of :mod:`poskernels.encodings.rotary_variants` (xPos at both scale bases, p-RoPE, partial
+#: rotary), read from the registry: a new variant there is checked here, and fails until it has its paper and kernel.
+FAMILY = tuple(name for name, s in SCHEMES.items() if type(s).__module__ == rotary_variants.__name__)
+#: Each variant's paper, by its class (a subclass, xPos's rescaled scale base, has its base's).
+PAPERS = {XPos: ("Sun et al.", 2022), PRope: ("Barbero et al.", 2024), PartialRotary: ("Black et al.", 2022)}
+
+
+def _by_class(table: dict, name: str):
+    """The entry of ``table`` for the registered scheme ``name``'s class or the nearest base it has there."""
+    return next(value for cls, value in table.items() if isinstance(SCHEMES[name], cls))
 DIMS = st.sampled_from([4, 8, 16, 32, 64, 128])
 
 
 def test_the_family_is_registered_with_its_papers():
-    for name, (paper, year) in zip(FAMILY, [("Sun et al.", 2022), ("Barbero et al.", 2024), ("Black et al.", 2022)]):
-        s = SCHEMES[name]
+    assert {"xpos", "p_rope", "partial_rotary"} <= set(FAMILY)
+    for name in FAMILY:
+        s, (paper, year) = SCHEMES[name], _by_class(PAPERS, name)
         assert s.rotary and s.relative and not s.in_article and (s.paper, s.year) == (paper, year)
         assert s.article.startswith(f"{paper} {year}")
 
@@ -188,11 +201,12 @@ def test_each_kernel_is_the_heads_score(name):
     q, k = rng.normal(size=cfg.d), rng.normal(size=cfg.d)
     t, r = 5000.0, np.array([0.0, 1.0, 7.0, 31.0, 200.0, 4999.0])
     z = pair_scores({}, cfg, q, np.full(r.size, t), k, t - r) * cfg.tau  # (R,)
-    kernel = {
-        "xpos": lambda: xpos_kernel(r, cfg.d, cfg.base, cfg.xpos_scale_base, cfg.xpos_gamma, q, k),
-        "p_rope": lambda: p_rope_kernel(r, cfg.d, cfg.base, cfg.prope_p, q, k),
-        "partial_rotary": lambda: partial_rotary_kernel(r, cfg.d, cfg.base, cfg.partial_rotary_factor, q, k),
-    }[name]()
+    kernels = {
+        XPos: lambda: xpos_kernel(r, cfg.d, cfg.base, cfg.xpos_scale_base, cfg.xpos_gamma, q, k),
+        PRope: lambda: p_rope_kernel(r, cfg.d, cfg.base, cfg.prope_p, q, k),
+        PartialRotary: lambda: partial_rotary_kernel(r, cfg.d, cfg.base, cfg.partial_rotary_factor, q, k),
+    }
+    kernel = _by_class(kernels, name)()
     assert np.allclose(z, kernel, rtol=1e-9, atol=1e-9)
 
 

@@ -20,11 +20,12 @@ from claimcheck import assert_claim, assert_reported, claim_id, holds, reported
 from conftest import CACHE, SEEDS
 from poskernels.claims import by_id, of_suite
 from poskernels.claims.rotary_variants import HOLD, NONINFERIOR
-from poskernels.encodings import SCHEMES
+from poskernels.encodings import SCHEMES, rotary_variants
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.experiments.long_context import run_long_context
 
-FAMILY = ("xpos", "p_rope", "partial_rotary")
+#: Every registered scheme of :mod:`poskernels.encodings.rotary_variants`, read from the registry.
+FAMILY = tuple(name for name, s in SCHEMES.items() if type(s).__module__ == rotary_variants.__name__)
 
 
 @pytest.fixture(scope="module")

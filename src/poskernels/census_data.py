@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import PosKernelsError, check_positive_int, did_you_mean
 from .extension import MAPS, extend
-from .extension.ecosystem import compare_yarn_ramps
+from .extension.yarn_reference import compare_yarn_ramps
 from .rope_config import ROPE_TYPES, RopeConfig, config_extension, parse_layer_configs, raw_config
 from .rope_config.defaults import class_defaults
 from .theory.census import chen_constant, sum_theta_sq, wavelength_census

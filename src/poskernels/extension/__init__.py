@@ -13,9 +13,10 @@ where ``theta`` are the trained frequencies ``b**(-2j/d)`` (shape ``(d/2,)``).  
 so it multiplies both the rotated query and key, and the score by its square
 (:attr:`Extension.logit_scale`).  YaRN's ``(0.1 ln kappa + 1)**2`` of the article is that square.
 
-The compute functions live in two modules: :mod:`~poskernels.extension.article` (Definition 5: ``none``, ``pi``,
+The compute functions live in three modules: :mod:`~poskernels.extension.article` (Definition 5: ``none``, ``pi``,
 ``ntk``, ``yarn``) and :mod:`~poskernels.extension.ecosystem` (the maps released models use: ``dynamic``,
-``yarn_hf``, ``yarn_hf_untruncated``, ``llama3``, ``longrope``).  Each map is one record of
+``llama3``, ``longrope``; and ``yarn_hf``, ``yarn_hf_untruncated`` from :mod:`~poskernels.extension.yarn_reference`,
+YaRN as its reference code ships it).  Each map is one record of
 :mod:`~poskernels.extension.maps` (:class:`MapSpec`: its compute function, its ``rope_type`` spelling and options,
 what ``advise`` writes for it, its title and colour); :data:`MAPS` and :data:`MAP_ALIASES` are read from the records.
 A new map is a function with the signature above and one record (:func:`register_map` from outside).

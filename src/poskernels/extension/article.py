@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import PosKernelsError, check_finite_result, check_frequencies, check_kappa, check_length, check_real
+from ..errors import (
+    PosKernelsError,
+    check_finite_result,
+    check_frequencies,
+    check_kappa,
+    check_length,
+    check_positive_real,
+    check_real,
+)
 
 __all__ = [
     "ARTICLE_MAPS",
@@ -78,6 +86,13 @@ def _check_theta(theta) -> np.ndarray:
 
 def _check(theta, kappa, L):
     return _check_theta(theta), check_kappa(kappa), check_length("the training length L", L)
+
+
+def _check_factor(name: str, value, minimum: float = 1.0) -> float:
+    value = check_positive_real(name, value)
+    if value < minimum:
+        raise PosKernelsError(f"{name} must be >= {minimum:g}; got {value!r}")
+    return value
 
 
 def _check_turns(name: str, value) -> float:
