@@ -47,7 +47,7 @@ SECTIONS: tuple[Section, ...] = (
     relative.DEF3,
     relative.THM3,
     rotations.PROP4,
-    window.THM5,
+    rotations.THM5,
     window.TOURNAMENT,
     window.RESCALED,
     window.REBOUND,

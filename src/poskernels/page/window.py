@@ -1,13 +1,9 @@
-"""Page sections for "Past the training window": Theorem 5's census, the tournament and its diagnostics.
+"""Page sections for "Past the training window": the tournament and its diagnostics (Theorem 5's census, which
+the article states beside RoPE, is in :mod:`poskernels.page.rotations`).
 
-Keys of ``numbers.json``:
-
-- ``thm5``: the wavelength census with PI / NTK-aware / YaRN factors per plane at ``d = 16``, ``L = 32``,
-  ``kappa = 4`` (Theorem 5 (i)-(iii)), and Chen et al.'s constant against the corrected one (Theorem 5 (iv)),
-  from :mod:`poskernels.theory.census`.
-
-The trained keys are all computed by :func:`poskernels.experiments.laboratory.run_laboratory` (:func:`lab_section`),
-which trains or loads the heads once and caches the result:
+The trained keys of ``numbers.json`` are all computed by
+:func:`poskernels.experiments.laboratory.run_laboratory` (:func:`lab_section`), which trains or loads the heads once
+and caches the result:
 
 - ``tournament``: ``accuracy[scheme][n]`` (mean over the seed block), ``stderr[scheme][n]``, ``per_seed[scheme][n]``,
   ``first_three`` (the mean of the first three seeds, the article's count), ``seeds``, the best bag reader (exact,
@@ -30,18 +26,8 @@ import copy
 import numpy as np
 
 from ..experiments.laboratory import run_laboratory
-from ..experiments.readers import MAP_TITLES
 from ..experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, RESCALED_LENGTHS, TEST_COUNT, TEST_LENGTHS
 from ..seeds import mean_stderr
-from ..theory.census import (
-    chen_constant,
-    chen_counterexample,
-    chen_ratio,
-    full_turn_planes,
-    rescaling_factors,
-    sum_theta_sq,
-    wavelength_census,
-)
 from .registry import READER_LABELS, Context, Section, cell, cell_se, differs_se, format_table
 
 __all__ = [
@@ -51,16 +37,12 @@ __all__ = [
     "REBOUND",
     "RESCALED",
     "SINUSOIDAL",
-    "THM5",
     "TOURNAMENT",
     "differs",
     "lab_section",
     "rebound_stats",
 ]
 
-CENSUS_WIDTH, TRAIN_LENGTH, KAPPA = 16, 32, 4.0  # the tournament head, its training length, 32 -> 128
-CHEN_DIMS = (16, 128)
-COUNTEREXAMPLE_WIDTH = 128  # d of the counterexample to Chen et al.'s constant
 
 # The article's printed figures, shown beside ours.  Section "Past the training window", its first table
 # (accuracy as the mean of three seeds; "—" for the learned table past its length).
@@ -165,62 +147,6 @@ def lab_section(ctx: Context, key: str) -> dict:
         ctx.runs[name] = run_laboratory(ctx.cache_dir, ctx.log, seeds=ctx.seeds)
     # a copy: numbers.json's sections may be merged into or edited; the run they share must not be
     return copy.deepcopy(ctx.runs[name][key])
-
-
-# --------------------------------------------------------------------------- Theorem 5
-
-
-def _thm5(ctx: Context) -> dict:
-    d, L, kappa = CENSUS_WIDTH, TRAIN_LENGTH, KAPPA
-    census = wavelength_census(L, d)
-    ce = chen_counterexample(COUNTEREXAMPLE_WIDTH)
-    return {
-        "d": d,
-        "L": L,
-        "kappa": kappa,
-        # Theorem 5 (i): wavelengths and the planes that turn a whole circle over offsets 0..L-1 (a count)
-        "wavelengths": [row.wavelength for row in census],
-        "turns": [row.turns for row in census],
-        "full_turn_planes": int(full_turn_planes(L, d).size),
-        # Definition 5 per plane; Theorem 5 (ii) PI divides every plane, (iii) NTK keeps plane 0, divides the last
-        "pi_factors": rescaling_factors("pi", d, kappa=kappa, L=L).tolist(),
-        "ntk_factors": rescaling_factors("ntk", d, kappa=kappa, L=L).tolist(),
-        "yarn_factors": rescaling_factors("yarn", d, kappa=kappa, L=L).tolist(),
-        # Theorem 5 (iv): sum_j theta_j^2 against Chen et al.'s d / (4 ln b)
-        "sum_theta_sq": {str(n): sum_theta_sq(n) for n in CHEN_DIMS},
-        "chen_constant": {str(n): chen_constant(n) for n in CHEN_DIMS},
-        "chen_ratio": {str(n): chen_ratio(n) for n in CHEN_DIMS},
-        "chen_counterexample": {
-            "d": COUNTEREXAMPLE_WIDTH,
-            "error": ce.error,
-            "stated": ce.stated,
-            "corrected": ce.corrected,
-        },
-    }
-
-
-def _thm5_render(data: dict) -> str:
-    rows = [
-        [j, lam, turns, "yes" if turns >= 1 else "no", pi, ntk, yarn]
-        for j, (lam, turns, pi, ntk, yarn) in enumerate(
-            zip(data["wavelengths"], data["turns"], data["pi_factors"], data["ntk_factors"], data["yarn_factors"])
-        )
-    ]
-    head = ["plane", "wavelength", "turns in 0..L-1", "full turn", *(MAP_TITLES[m] for m in ("pi", "ntk", "yarn"))]
-    title = f"wavelength census, d = {data['d']}, L = {data['L']}; factors on theta_j at kappa = {data['kappa']:g}"
-    census = format_table(head, rows, title=title)
-    chen_rows = [
-        [n, data["sum_theta_sq"][n], data["chen_constant"][n], data["chen_ratio"][n]] for n in map(str, CHEN_DIMS)
-    ]
-    chen = format_table(
-        ["d", "sum theta_j^2", "d / (4 ln b)", "ratio"], chen_rows, title="interpolation constant, b = 10^4"
-    )
-    ce = data["chen_counterexample"]
-    tail = (
-        f"h_j = 1 on [0, 1] at Delta = 1/2, d = {ce['d']}: error {ce['error']:.3f}, "
-        f"stated bound {ce['stated']:.3f}, corrected bound {ce['corrected']:.3f}"
-    )
-    return f"{census}\n\n{data['full_turn_planes']} of {len(rows)} planes complete a turn\n\n{chen}\n\n{tail}"
 
 
 # --------------------------------------------------------------------------- tournament
@@ -421,7 +347,6 @@ def _sinusoidal_render(data: dict) -> str:
     return "\n\n".join(out)
 
 
-THM5 = Section("thm5", "Theorem 5 — wavelength census, rescalings, interpolation bound", _thm5, _thm5_render)
 TOURNAMENT = Section(
     "tournament", "Past the training window: the length tournament", _tournament, _tournament_render, True
 )
