@@ -53,7 +53,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import PosKernelsError
-from .setting import Setting, check_settings
+from .setting import Setting, _check_settings
 
 __all__ = ["HOOKS", "WHERE", "Scheme", "default_positions"]
 
@@ -284,7 +284,7 @@ def _check(cls) -> None:
     for field in ("relative", "defined_everywhere", "in_article"):
         if not isinstance(getattr(cls, field), bool):
             raise PosKernelsError(f"scheme {name!r}: {field} must be True or False; got {getattr(cls, field)!r}")
-    check_settings(cls, name)
+    _check_settings(cls, name)
     kernel = inspect.getattr_static(cls, "offset_kernel")
     if kernel is not None and not isinstance(kernel, staticmethod):  # a kernel takes offsets, not the scheme
         raise PosKernelsError(

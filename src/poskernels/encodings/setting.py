@@ -1,8 +1,8 @@
 """A scheme's settings: one :class:`Setting` each (a default and the range it accepts), checked when it is defined.
 
 A setting is a field of the head's configuration that one scheme reads (ALiBi's slope, T5's bucket count) and a
-sweep's grid may vary; :func:`check_settings` refuses a scheme class whose settings are not valid
-(:class:`~poskernels.encodings.scheme.Scheme` calls it when the class is defined).
+sweep's grid may vary.  :class:`~poskernels.encodings.scheme.Scheme` refuses, when a class is defined, settings that
+are not a dict of public names to valid :class:`Setting` records.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ class Setting:
         return value
 
 
-def check_settings(cls, name: str) -> None:
-    r"""Refuse a scheme class whose ``settings`` is not a dict of public names to valid :class:`Setting`\ s."""
+def _check_settings(cls, name: str) -> None:
+    """Refuse a scheme class whose ``settings`` is not a dict of public names to valid :class:`Setting` records."""
     settings = cls.settings
     if not isinstance(settings, dict) or not all(isinstance(v, Setting) for v in settings.values()):
         raise PosKernelsError(f"scheme {name!r}: settings must be a dict of name -> Setting; got {settings!r}")
