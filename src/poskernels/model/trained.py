@@ -23,7 +23,7 @@ from .cache_entry import CacheError, discard
 from .config import TrainConfig
 from .engine.one_head import accuracy
 from .head import PLAIN, Reading, init_params
-from .scheme_file import scheme_digest
+from .scheme_identity import scheme_digest
 
 __all__ = ["TrainedHead", "check_trained", "evaluate", "head_key", "head_path", "load_head"]
 

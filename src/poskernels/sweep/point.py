@@ -28,7 +28,8 @@ from ..experiments.tournament import defined_at, heldout, rescaled_reading
 from ..model.cache import CODE_VERSION as HEAD_CODE_VERSION
 from ..model.config import TrainConfig
 from ..model.head import PLAIN
-from ..model.scheme_file import blamed, load_scheme_files, scheme_digest
+from ..model.scheme_file import blamed, load_scheme_files
+from ..model.scheme_identity import scheme_digest
 from ..model.train import evaluate, load_head, train_stack
 from .grid import SETTINGS, head_config
 
@@ -55,7 +56,7 @@ def _digest(obj) -> str:
 def with_source(point: dict) -> dict:
     """The point with its scheme's digest (``scheme_source``) when the scheme is a user's.
 
-    A row is then keyed by what the scheme computes (:func:`poskernels.model.scheme_file.scheme_digest`): an edited
+    A row is then keyed by what the scheme computes (:func:`poskernels.model.scheme_identity.scheme_digest`): an edited
     scheme file never reads the rows of its older version.
 
     Parameters
