@@ -94,8 +94,9 @@ def test_a_cache_entry_with_a_garbled_step_is_retrained(tmp_path, stored):
 
 
 def test_a_sweep_point_whose_head_diverges_fails_with_the_step(tmp_path):
+    from poskernels.sweep.backends import Backend
     from poskernels.sweep.grid import parse_grid
-    from poskernels.sweep.runner import Backend, run_sweep
+    from poskernels.sweep.runner import run_sweep
     from poskernels.sweep.store import Store
 
     text = (
