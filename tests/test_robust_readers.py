@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from poskernels.model import cache, cache_arrays, cache_entry
 from poskernels.rope_config import load_config, parse_config
 from poskernels.sweep.export import export
-from poskernels.sweep.grid import SETTINGS, load_grid, parse_grid
+from poskernels.sweep.grid import load_grid, parse_grid
+from poskernels.sweep.settings import SETTINGS
 from poskernels.sweep.store import Store
 from poskernels.tasks.filings.jsonl import read_filings
 from robust import assert_only_library_error, bounded

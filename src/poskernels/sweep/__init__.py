@@ -10,10 +10,11 @@ and reading), :mod:`~poskernels.sweep.store` (the resumable store), :mod:`~poske
 
 from .backends import Backend, dask_backend, local_backend
 from .export import export, records
-from .grid import SETTINGS, Grid, load_grid, parse_grid
+from .grid import Grid, load_grid, parse_grid
 from .plot import curves, plot_store
 from .point import point_key, run_job, train_config
 from .runner import SweepSummary, run_sweep
+from .settings import SETTINGS
 from .store import Store
 
 __all__ = [
