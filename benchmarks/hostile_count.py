@@ -356,8 +356,8 @@ def h_lab():
 
 
 def h_trickle_deadline():
-    from poskernels.lab import server
-    server._Handler.timeout = 1.0
+    from poskernels.lab import handler, server
+    handler._Handler.timeout = 1.0
     s = server.make_server(port=0)
     threading.Thread(target=s.serve_forever, daemon=True).start()
     c = socket.create_connection(("127.0.0.1", s.server_address[1]))
@@ -376,7 +376,7 @@ def h_trickle_deadline():
         except OSError:
             closed = True
             break
-    server._Handler.timeout = 10.0
+    handler._Handler.timeout = 10.0
     return closed
 
 
