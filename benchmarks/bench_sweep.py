@@ -33,9 +33,10 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from poskernels.sweep.backends import dask_backend, local_backend  # noqa: E402
 from poskernels.sweep.grid import parse_grid  # noqa: E402
 from poskernels.sweep.point import group_jobs, point_key, run_job  # noqa: E402
-from poskernels.sweep.runner import dask_backend, local_backend, run_sweep  # noqa: E402
+from poskernels.sweep.runner import run_sweep  # noqa: E402
 from poskernels.sweep.store import Store  # noqa: E402
 
 

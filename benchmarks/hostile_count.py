@@ -84,10 +84,10 @@ def world():
 # ------------------------------------------------------------------ exit codes: the table
 import functools  # noqa: E402
 
+from poskernels.sweep import backends, runner  # noqa: E402
 from poskernels.sweep import cli as sweep_cli  # noqa: E402
-from poskernels.sweep import runner  # noqa: E402
 
-sweep_cli.dask_backend = functools.partial(runner.dask_backend, timeout=2)
+sweep_cli.dask_backend = functools.partial(backends.dask_backend, timeout=2)
 for command, category, argv, env, status, _words in T.TABLE:
     world()
     got, out, err = run(argv, env)
@@ -356,8 +356,8 @@ def h_lab():
 
 
 def h_trickle_deadline():
-    from poskernels.lab import server
-    server._Handler.timeout = 1.0
+    from poskernels.lab import handler, server
+    handler._Handler.timeout = 1.0
     s = server.make_server(port=0)
     threading.Thread(target=s.serve_forever, daemon=True).start()
     c = socket.create_connection(("127.0.0.1", s.server_address[1]))
@@ -376,14 +376,14 @@ def h_trickle_deadline():
         except OSError:
             closed = True
             break
-    server._Handler.timeout = 10.0
+    handler._Handler.timeout = 10.0
     return closed
 
 
 def h_unreachable_fast():
     world()
     t0 = time.monotonic()
-    sweep_cli.dask_backend = runner.dask_backend  # the default timeout
+    sweep_cli.dask_backend = backends.dask_backend  # the default timeout
     got, _, err = run(["sweep", "g.toml", "--store", "n.sqlite", "--scheduler", "tcp://127.0.0.1:9"])
     return time.monotonic() - t0 < 5 and got in (1, 2) and one_line(err)
 

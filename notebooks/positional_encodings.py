@@ -395,7 +395,8 @@ sinusoidal = section("sinusoidal")
 
 # %%
 from poskernels.tasks.filings import corpus_stats
-from poskernels.tasks.filings.corpus import laboratory_filing, synthetic_corpus
+from poskernels.tasks.filings.corpus import synthetic_corpus
+from poskernels.tasks.filings.laboratory import laboratory_filing
 
 small = synthetic_corpus(seed=0, n_train=30, n_test=10)
 print({k: round(v, 3) if isinstance(v, float) else v for k, v in corpus_stats(small).items()})

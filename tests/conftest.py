@@ -63,7 +63,7 @@ def pytest_configure(config):
 def clean_registry():
     """The scheme registry and the sweep's settings as they were before the test (a test that registers a scheme)."""
     from poskernels.encodings import SCHEMES
-    from poskernels.sweep.grid import SETTINGS
+    from poskernels.sweep.settings import SETTINGS
 
     before, settings = dict(SCHEMES), dict(SETTINGS)
     yield

@@ -216,7 +216,7 @@ def test_a_result_cache_entry_that_is_not_a_file_is_recomputed(tmp_path, kind):
 
 
 def test_reading_a_fifo_entry_never_opens_it_for_a_blocking_read(tmp_path):
-    from poskernels.model.cache import CacheError, read_regular
+    from poskernels.model.cache_entry import CacheError, read_regular
 
     os.mkfifo(tmp_path / "x.npz")
     with work_limit(LIMIT), pytest.raises(CacheError, match=r"not a regular file \(a FIFO\)"):

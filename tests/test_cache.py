@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from poskernels.model.cache import CacheError, load_arrays, save_arrays
+from poskernels.model.cache_arrays import load_arrays, save_arrays
+from poskernels.model.cache_entry import CacheError
 from poskernels.model.config import HeadConfig, TrainConfig
 from poskernels.model.train import head_path, train, train_many
 

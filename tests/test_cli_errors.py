@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from poskernels import cli
+from poskernels.sweep import backends, runner
 from poskernels.sweep import cli as sweep_cli
-from poskernels.sweep import runner
 
 
 def _run(capsys, *argv) -> tuple[int, str, str]:
@@ -123,7 +123,7 @@ def _failing_job(job):
 
 
 def test_failed_sweep_points_print_their_reason(capsys, monkeypatch, tmp_path):
-    threads = runner.Backend("threads:1", 1, lambda: ThreadPoolExecutor(1))
+    threads = backends.Backend("threads:1", 1, lambda: ThreadPoolExecutor(1))
     monkeypatch.setattr(sweep_cli, "local_backend", lambda workers=None: threads)
     monkeypatch.setattr(sweep_cli, "run_sweep", functools.partial(runner.run_sweep, job=_failing_job, every=0.01))
     grid = tmp_path / "g.toml"

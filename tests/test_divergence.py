@@ -82,7 +82,7 @@ def test_a_diverged_head_has_no_accuracy(reader):
 
 @pytest.mark.parametrize("stored", [0, -3, "2", 2.5, True, [2]])
 def test_a_cache_entry_with_a_garbled_step_is_retrained(tmp_path, stored):
-    from poskernels.model.cache import load_arrays, save_arrays
+    from poskernels.model.cache_arrays import load_arrays, save_arrays
     from poskernels.model.train import head_path
 
     head = train(LR_1000, 0, tmp_path)
@@ -94,8 +94,9 @@ def test_a_cache_entry_with_a_garbled_step_is_retrained(tmp_path, stored):
 
 
 def test_a_sweep_point_whose_head_diverges_fails_with_the_step(tmp_path):
+    from poskernels.sweep.backends import Backend
     from poskernels.sweep.grid import parse_grid
-    from poskernels.sweep.runner import Backend, run_sweep
+    from poskernels.sweep.runner import run_sweep
     from poskernels.sweep.store import Store
 
     text = (

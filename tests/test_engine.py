@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from poskernels.encodings import BUILT_IN, SCHEMES, Scheme, Setting, omega, register_scheme
+from poskernels.model.all_positions import score_all
 from poskernels.model.config import HeadConfig
 from poskernels.model.engine.one_head import cross_entropy, query_backward, query_forward
 from poskernels.model.engine.stream import recent_weights, stream_logits
-from poskernels.model.head import backward, forward, init_params, score_all
+from poskernels.model.head import backward, forward, init_params
 from poskernels.model.optim import central_difference
 from poskernels.model.reading import Reading
 from poskernels.tasks.cue import cue_batch

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from poskernels import cli
+from poskernels.sweep import backends, runner
 from poskernels.sweep import cli as sweep_cli
-from poskernels.sweep import runner
 from poskernels.sweep import store as store_module
 from poskernels.sweep.grid import parse_grid
 from poskernels.sweep.point import point_key
@@ -153,7 +153,7 @@ TABLE = [
 @pytest.mark.parametrize("command, category, argv, env, status, words", TABLE,
                          ids=[f"{c}-{k}-{i}" for i, (c, k, *_) in enumerate(TABLE)])  # fmt: skip
 def test_the_exit_code_table(world, capsys, monkeypatch, command, category, argv, env, status, words):
-    monkeypatch.setattr(sweep_cli, "dask_backend", functools.partial(runner.dask_backend, timeout=2))
+    monkeypatch.setattr(sweep_cli, "dask_backend", functools.partial(backends.dask_backend, timeout=2))
     got, out, err = _status(capsys, argv, monkeypatch, env)
     line = _one_line(err)
     assert got == status and words in line, (argv, got, line)
@@ -273,7 +273,7 @@ class _FullConnection:
 def _one_thread(workers=None):
     from concurrent.futures import ThreadPoolExecutor
 
-    return runner.Backend("threads:1", 1, lambda: ThreadPoolExecutor(1))
+    return backends.Backend("threads:1", 1, lambda: ThreadPoolExecutor(1))
 
 
 def test_a_sweep_on_a_full_disk_says_disk_full_and_its_store_is_intact(world, capsys, monkeypatch):

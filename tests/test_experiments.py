@@ -19,10 +19,12 @@ from poskernels.experiments.tournament import (
     tournament_jobs,
     tournament_table,
 )
-from poskernels.model.cache import CacheError, load_json, save_json
+from poskernels.model.all_positions import score_all
+from poskernels.model.cache import load_json, save_json
+from poskernels.model.cache_entry import CacheError
 from poskernels.model.config import TrainConfig, preset
 from poskernels.model.engine.one_head import accuracy
-from poskernels.model.head import init_params, score_all, token_table
+from poskernels.model.head import init_params, token_table
 from poskernels.model.train import TrainedHead
 from poskernels.theory.commutant import commutant_projection
 

@@ -8,9 +8,10 @@ import pytest
 from poskernels.encodings import SCHEMES, apply_rope, omega, sinusoidal_code
 from poskernels.errors import PosKernelsError
 from poskernels.extension import extend
+from poskernels.model.all_positions import score_all
 from poskernels.model.config import HeadConfig, TrainConfig
 from poskernels.model.engine.one_head import query_forward, query_logits
-from poskernels.model.head import Reading, init_params, score_all, token_table
+from poskernels.model.head import Reading, init_params, token_table
 from poskernels.model.train import train
 from poskernels.tasks.cue import cue_batch
 

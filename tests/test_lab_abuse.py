@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from poskernels.lab import server
+from poskernels.lab import handler, server
 
 
 def _get(port: int, path: str = "/payload.json", host: str = "127.0.0.1") -> tuple[int, bytes]:
@@ -27,7 +27,7 @@ def _get(port: int, path: str = "/payload.json", host: str = "127.0.0.1") -> tup
 def lab(monkeypatch):
     def start(**bounds):
         for name, value in bounds.items():
-            monkeypatch.setattr(server._Handler if name == "timeout" else server._Server, name, value)
+            monkeypatch.setattr(handler._Handler if name == "timeout" else server._Server, name, value)
         s = server.make_server(port=0)
         threading.Thread(target=s.serve_forever, daemon=True).start()
         made.append(s)

@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from poskernels.lab import sandbox, server
+from poskernels.lab import handler, sandbox, server
 from poskernels.rope_config import raw_config
 
 SMALL = json.dumps(raw_config("llama-2-7b")[0]).encode()
@@ -56,7 +56,7 @@ def _alive(s) -> int:
 
 def test_slow_upload_bodies_hold_no_worker(lab, monkeypatch):
     port, _ = lab
-    monkeypatch.setattr(server._Handler, "timeout", 600.0)  # the slow bodies stay held for the whole test
+    monkeypatch.setattr(handler._Handler, "timeout", 600.0)  # the slow bodies stay held for the whole test
     slow = []
     for _ in range(20):
         sock = socket.create_connection(("127.0.0.1", port), timeout=60)

@@ -15,7 +15,7 @@ import threading
 import pytest
 
 from poskernels.census_cli import census_all, census_lines
-from poskernels.lab import census_view, server
+from poskernels.lab import census_view, handler, server
 from poskernels.rope_config import bundled_configs, hub_configs, raw_config
 
 
@@ -137,7 +137,7 @@ def test_an_upload_without_length_or_that_never_arrives_is_refused(served, monke
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(b"POST /census/upload HTTP/1.1\r\nHost: x\r\n\r\n")
         assert sock.recv(65536).startswith(b"HTTP/1.0 411")
-    monkeypatch.setattr(server._Handler, "timeout", 0.5)  # the whole body must arrive within the handler's timeout
+    monkeypatch.setattr(handler._Handler, "timeout", 0.5)  # the whole body must arrive within the handler's timeout
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(b"POST /census/upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
         answer = sock.recv(65536)  # a 408 at all is the handler's timeout: the body never arrives

@@ -17,7 +17,7 @@ import pytest
 
 from poskernels import cli
 from poskernels.errors import PosKernelsError
-from poskernels.lab import figures, payload, server
+from poskernels.lab import figures, handler, payload, server
 
 
 def _get(url: str):
@@ -160,7 +160,7 @@ def test_idle_connections_time_out_and_threads_are_bounded(monkeypatch):
     import socket
     import time
 
-    monkeypatch.setattr(server._Handler, "timeout", 0.5)
+    monkeypatch.setattr(handler._Handler, "timeout", 0.5)
     monkeypatch.setattr(server._Server, "max_threads", 4)
     s = server.make_server(port=0)
     threading.Thread(target=s.serve_forever, daemon=True).start()
@@ -191,8 +191,8 @@ def test_backlog_serves_many_concurrent_requests(served):
 
 
 def test_loopback_is_all_of_127_and_ipv6_one():
-    assert all(server.is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "[::1]"))
-    assert not any(server.is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "128.0.0.1", "example"))
+    assert all(handler.is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "[::1]"))
+    assert not any(handler.is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "128.0.0.1", "example"))
 
 
 @pytest.mark.parametrize("host", ["127.0.0.2", "::1"])

@@ -133,8 +133,9 @@ def test_a_sweep_with_the_long_reading_gives_the_sections_numbers(tmp_path, dist
     import sys
 
     from poskernels.experiments.long_context import TEST_SEED
+    from poskernels.sweep.backends import local_backend
     from poskernels.sweep.grid import parse_grid
-    from poskernels.sweep.runner import local_backend, run_sweep
+    from poskernels.sweep.runner import run_sweep
     from poskernels.sweep.store import Store
 
     seed = SEEDS[0]

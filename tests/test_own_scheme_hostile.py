@@ -122,7 +122,7 @@ def test_every_field_of_the_head_trainer_and_sweep_is_reserved():
 
     from poskernels.model.config import HeadConfig, TrainConfig
     from poskernels.model.scheme_file import RESERVED
-    from poskernels.sweep.grid import SETTINGS
+    from poskernels.sweep.settings import SETTINGS
 
     owned = {k for k, s in SETTINGS.items() if s.part != "scheme"}
     assert owned | {f.name for f in fields(HeadConfig)} | {f.name for f in fields(TrainConfig)} <= RESERVED

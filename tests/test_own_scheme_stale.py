@@ -15,7 +15,8 @@ from poskernels.cli import main
 from poskernels.encodings import SCHEMES
 from poskernels.errors import PosKernelsError
 from poskernels.model.config import preset
-from poskernels.model.scheme_file import load_scheme_file, scheme_digest
+from poskernels.model.scheme_file import load_scheme_file
+from poskernels.model.scheme_identity import scheme_digest
 from poskernels.model.trained import head_path
 
 #: A bias whose slope is a module constant (and, in the variants, a helper module's or a data file's).

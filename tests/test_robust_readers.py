@@ -18,10 +18,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from poskernels.model import cache
+from poskernels.model import cache, cache_arrays, cache_entry
 from poskernels.rope_config import load_config, parse_config
 from poskernels.sweep.export import export
-from poskernels.sweep.grid import SETTINGS, load_grid, parse_grid
+from poskernels.sweep.grid import load_grid, parse_grid
+from poskernels.sweep.settings import SETTINGS
 from poskernels.sweep.store import Store
 from poskernels.tasks.filings.jsonl import read_filings
 from robust import assert_only_library_error, bounded
@@ -199,7 +200,7 @@ def _only_cache_error(fn, *args):
     def call():
         try:
             fn(*args)
-        except cache.CacheError:
+        except cache_entry.CacheError:
             pass
 
     assert_only_library_error(call)
@@ -211,23 +212,23 @@ def test_cache_readers_take_any_bytes_and_any_meta(tmp_path_factory, data, meta)
     folder = tmp_path_factory.mktemp("cache")
     (folder / "x.npz").write_bytes(data)
     (folder / "x.json").write_bytes(data)
-    _only_cache_error(cache.load_arrays, folder / "x.npz")
+    _only_cache_error(cache_arrays.load_arrays, folder / "x.npz")
     _only_cache_error(cache.load_json, folder / "x.json")
     # a well-formed file whose metadata is any JSON value (a list, a number, a string...)
     with open(folder / "m.npz", "wb") as fh:
         np.savez(fh, w=np.zeros(2), __meta__=np.array(json.dumps(meta)))
     (folder / "m.json").write_text(json.dumps({"meta": meta, "data": [1]}))
-    _only_cache_error(cache.load_arrays, folder / "m.npz", {"seed": 0})
+    _only_cache_error(cache_arrays.load_arrays, folder / "m.npz", {"seed": 0})
     _only_cache_error(cache.load_json, folder / "m.json", {"seed": 0})
 
 
 def test_a_folder_where_a_cache_file_goes_is_moved_aside_and_rebuilt(tmp_path):
-    for name, save, load in (("h.npz", lambda p: cache.save_arrays(p, {"w": np.ones(2)}, {"seed": 0}),
-                              cache.load_arrays), ("r.json", lambda p: cache.save_json(p, [1], {"seed": 0}),
+    for name, save, load in (("h.npz", lambda p: cache_arrays.save_arrays(p, {"w": np.ones(2)}, {"seed": 0}),
+                              cache_arrays.load_arrays), ("r.json", lambda p: cache.save_json(p, [1], {"seed": 0}),
                               cache.load_json)):  # fmt: skip
         path = tmp_path / name
         (path / "inside").mkdir(parents=True)
-        with pytest.raises(cache.CacheError):
+        with pytest.raises(cache_entry.CacheError):
             load(path)
         save(path)
         assert path.is_file() and load(path) is not None

@@ -13,8 +13,9 @@ from poskernels.cli import main
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.tournament import ARTICLE_SCHEMES, TEST_COUNT, TEST_LENGTHS, TEST_SEED
 from poskernels.model.config import preset
-from poskernels.sweep.grid import SETTINGS, load_grid, parse_grid
+from poskernels.sweep.grid import load_grid, parse_grid
 from poskernels.sweep.point import group_jobs, point_key, train_config
+from poskernels.sweep.settings import SETTINGS
 
 # Small value pools per setting, all valid, to build random grids from.
 POOLS = {

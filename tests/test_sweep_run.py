@@ -28,9 +28,10 @@ from poskernels.extension import extend
 from poskernels.model.config import HeadConfig, TrainConfig
 from poskernels.model.head import Reading
 from poskernels.model.train import evaluate, train
+from poskernels.sweep.backends import Backend, dask_backend, local_backend
 from poskernels.sweep.grid import parse_grid
 from poskernels.sweep.point import group_jobs, point_key, run_job
-from poskernels.sweep.runner import Backend, dask_backend, local_backend, run_sweep
+from poskernels.sweep.runner import run_sweep
 from poskernels.sweep.store import Store
 from poskernels.tasks.cue import cue_batch
 

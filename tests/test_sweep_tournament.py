@@ -11,8 +11,9 @@ import sys
 
 from conftest import CACHE, SEEDS
 from poskernels.experiments.laboratory import run_laboratory
+from poskernels.sweep.backends import local_backend
 from poskernels.sweep.grid import parse_grid
-from poskernels.sweep.runner import local_backend, run_sweep
+from poskernels.sweep.runner import run_sweep
 from poskernels.sweep.store import Store
 
 GRID = """

@@ -273,7 +273,8 @@ def test_the_claims_fail_on_numbers_in_which_they_are_false(numbers):
 
 def test_a_scheme_file_may_scale_its_own_scheme(tmp_path):
     from poskernels.model.scheme_check import check_scheme
-    from poskernels.model.scheme_file import load_scheme_file, scheme_digest
+    from poskernels.model.scheme_file import load_scheme_file
+    from poskernels.model.scheme_identity import scheme_digest
 
     source = """import numpy as np
 from poskernels.encodings import Scheme

@@ -2,7 +2,8 @@
 
 - :mod:`poskernels.lab.payload` — :func:`viz_payload`, one JSON-ready dict of everything Figure A (clocks and
   kernels) and Figure B (past the training window) draw, rounded to the precision the page shows.
-- :mod:`poskernels.lab.server` — ``poskernels lab``: serves ``lab/static/`` on 127.0.0.1.
+- :mod:`poskernels.lab.server` — ``poskernels lab``: serves ``lab/static/`` on 127.0.0.1 (each request answered by
+  :mod:`poskernels.lab.handler`).
 - :mod:`poskernels.lab.figures` — the PNGs ``poskernels reproduce`` writes (matplotlib).
 """
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..atomic import savefig_atomic, write_text_atomic
 from ..experiments.curves import reader_of
-from ..model.cache import CacheError, read_regular
+from ..model.cache_entry import CacheError, read_regular
 from .payload import viz_payload
 from .trained import GROUPS, reader_group
 

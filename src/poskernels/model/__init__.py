@@ -1,9 +1,10 @@
 """model layer: the article's head (:mod:`~poskernels.model.head`), its engine, Adam, training and its cache."""
 
+from .all_positions import score_all
 from .config import PRESETS, HeadConfig, TrainConfig, preset
 from .embedding import token_table
 from .engine.one_head import accuracy, loss_and_grad, query_logits
-from .head import init_params, score_all
+from .head import init_params
 from .reading import Reading
 
 __all__ = [

@@ -58,7 +58,6 @@ __all__ = [
     "phi",
     "phi_backward",
     "score",
-    "score_all",
     "score_scale",
 ]
 
@@ -466,57 +465,3 @@ def _stack(params: dict) -> dict:
 
 def _unstack(grads: dict) -> dict:
     return {k: g[0] for k, g in grads.items()}
-
-
-def score_all(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, return_attention=False):
-    """Every position of every sequence ``tokens (B, n)`` read in one causal pass: logits ``(B, n, C)``.
-
-    Position ``t`` attends to ``j <= t`` with :func:`score`, which is :func:`forward` on the prefix
-    ``tokens[:, :t+1]`` (the tests check every ``t``).  Memory is ``O(B n^2)``: pass long sequences one at a time.
-
-    Parameters
-    ----------
-    params : dict
-        The head's arrays, as :func:`init_params` draws them (or training leaves them).
-    cfg : HeadConfig
-        The head's configuration (width, vocabulary, scheme and its settings).
-    tokens : array_like of int, shape (B, n)
-        The sequences.
-    positions : array_like, shape (n,), optional
-        The tokens' positions; default ``0..n-1``.
-    reading : Reading, optional
-        How the head is read: extended frequencies (``inv_freq``) and a logit scale; default the trained head as
-        trained.
-    return_attention : bool, optional
-        Also return the attention weights; default False.
-
-    Returns
-    -------
-    ndarray, shape (B, n, C), or tuple of it and an ndarray of shape (B, n, n)
-        The logits at every position; with `return_attention` also the weights (row ``t`` on keys ``j``, zero above
-        the diagonal).
-
-    Raises
-    ------
-    PosKernelsError
-        If `tokens` is not a 2-d integer array of the head's vocabulary, or `positions` does not fit it.
-
-    Examples
-    --------
-    >>> cfg = HeadConfig(scheme="t5")
-    >>> p = init_params(cfg, np.random.default_rng(0))
-    >>> x = np.random.default_rng(1).integers(0, cfg.vocab, size=(2, 40))
-    >>> bool(np.allclose(score_all(p, cfg, x)[:, -1], forward(p, cfg, x)[0]))
-    True
-    """
-    tokens = check_tokens(cfg, tokens)
-    B, n = tokens.shape
-    pos = read_positions(positions, n)
-    H = embed(params, cfg, tokens, pos)  # (B, n, d)
-    Q, K, Vv = H @ params["W_Q"], H @ params["W_K"], H @ params["W_V"]  # (B, n, d) each
-    S = score(params, cfg, Q, pos, K, pos, reading)  # (B, n, n): query t against key j
-    S = np.where(np.tril(np.ones((n, n), dtype=bool)), S, -np.inf)  # key j <= query t
-    A = np.exp(S - S.max(axis=-1, keepdims=True))  # (B, n, n)
-    A /= A.sum(axis=-1, keepdims=True)
-    logits = (A @ Vv) @ params["W_O"]  # (B, n, C)
-    return (logits, A) if return_attention else logits

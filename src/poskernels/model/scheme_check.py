@@ -140,7 +140,8 @@ def checked_scheme_file(path) -> list[str]:
     ...
     poskernels.errors.PosKernelsError: scheme file no-such-scheme-file.py: cannot be read (FileNotFoundError: ...)
     """
-    from .scheme_file import load_scheme_file, scheme_digest
+    from .scheme_file import load_scheme_file
+    from .scheme_identity import scheme_digest
 
     names = load_scheme_file(path)
     for name in names:

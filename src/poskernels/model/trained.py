@@ -17,11 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import PosKernelsError, check_int
-from .cache import CODE_VERSION, CacheError, cache_key, discard, load_arrays, save_arrays
+from .cache import CODE_VERSION, cache_key
+from .cache_arrays import load_arrays, save_arrays
+from .cache_entry import CacheError, discard
 from .config import TrainConfig
 from .engine.one_head import accuracy
 from .head import PLAIN, Reading, init_params
-from .scheme_file import scheme_digest
+from .scheme_identity import scheme_digest
 
 __all__ = ["TrainedHead", "check_trained", "evaluate", "head_key", "head_path", "load_head"]
 

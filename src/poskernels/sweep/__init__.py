@@ -4,14 +4,17 @@
 ``--scheduler ADDRESS`` on a Dask distributed cluster through the same driver.  Modules:
 :mod:`~poskernels.sweep.grid` (the grid file), :mod:`~poskernels.sweep.point` (one point's training
 and reading), :mod:`~poskernels.sweep.store` (the resumable store), :mod:`~poskernels.sweep.runner`
-(the driver), :mod:`~poskernels.sweep.export` and :mod:`~poskernels.sweep.plot`.
+(the driver), :mod:`~poskernels.sweep.backends` (where its jobs run), :mod:`~poskernels.sweep.export` and
+:mod:`~poskernels.sweep.plot`.
 """
 
+from .backends import Backend, dask_backend, local_backend
 from .export import export, records
-from .grid import SETTINGS, Grid, load_grid, parse_grid
+from .grid import Grid, load_grid, parse_grid
 from .plot import curves, plot_store
 from .point import point_key, run_job, train_config
-from .runner import Backend, SweepSummary, dask_backend, local_backend, run_sweep
+from .runner import SweepSummary, run_sweep
+from .settings import SETTINGS
 from .store import Store
 
 __all__ = [

@@ -16,10 +16,11 @@ from pathlib import Path
 
 from ..atomic import check_output
 from ..errors import PosKernelsError, check_positive_int
+from .backends import dask_backend, local_backend
 from .export import FORMATS, export
 from .grid import load_grid
 from .plot import parse_where, plot_store
-from .runner import dask_backend, local_backend, run_sweep
+from .runner import run_sweep
 from .store import Store, store_files
 from .store_rows import refuse_store_output
 

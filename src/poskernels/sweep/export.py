@@ -13,7 +13,7 @@ import json
 
 from ..atomic import Output, check_output
 from ..errors import PosKernelsError
-from .grid import SETTINGS
+from .settings import SETTINGS
 from .store import Store, store_files
 from .store_rows import refuse_store_output
 

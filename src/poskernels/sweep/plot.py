@@ -19,7 +19,7 @@ import numpy as np
 
 from ..atomic import Output, check_output, save_figure
 from ..errors import PosKernelsError
-from .grid import SETTINGS
+from .settings import SETTINGS
 from .store import Store, store_files
 
 __all__ = ["curves", "draw", "facets", "parse_where", "plot_store", "select"]

@@ -1,6 +1,6 @@
 """One grid point: its key, its head, its test sequences, and the job a worker runs.
 
-A point (a dict over :data:`poskernels.sweep.grid.SETTINGS`) is trained and read with the code of
+A point (a dict over :data:`poskernels.sweep.settings.SETTINGS`) is trained and read with the code of
 ``poskernels reproduce``: :func:`poskernels.model.train.train` on its ``task`` (the cue task by default, any
 registered one), then :func:`poskernels.model.train.evaluate` on that task's test sequences at each test length
 (:func:`poskernels.experiments.tournament.heldout`: the same for every scheme and seed), through
@@ -28,9 +28,10 @@ from ..experiments.tournament import defined_at, heldout, rescaled_reading
 from ..model.cache import CODE_VERSION as HEAD_CODE_VERSION
 from ..model.config import TrainConfig
 from ..model.head import PLAIN
-from ..model.scheme_file import blamed, load_scheme_files, scheme_digest
+from ..model.scheme_file import blamed, load_scheme_files
+from ..model.scheme_identity import scheme_digest
 from ..model.train import evaluate, load_head, train_stack
-from .grid import SETTINGS, head_config
+from .settings import SETTINGS, head_config
 
 __all__ = ["CODE_VERSION", "TASK", "group_jobs", "group_stacks", "point_key", "run_job", "train_config"]
 
@@ -55,7 +56,7 @@ def _digest(obj) -> str:
 def with_source(point: dict) -> dict:
     """The point with its scheme's digest (``scheme_source``) when the scheme is a user's.
 
-    A row is then keyed by what the scheme computes (:func:`poskernels.model.scheme_file.scheme_digest`): an edited
+    A row is then keyed by what the scheme computes (:func:`poskernels.model.scheme_identity.scheme_digest`): an edited
     scheme file never reads the rows of its older version.
 
     Parameters

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from ..errors import PosKernelsError
-from .grid import SETTINGS
+from .settings import SETTINGS
 
 __all__ = ["check_row", "store_failure", "store_files"]
 

@@ -1,9 +1,10 @@
 """The finance case study's task: synthetic filings and the question "which company was named last?".
 
-Its public names come from four modules:
+Its public names come from five modules:
 
 - :mod:`~poskernels.tasks.filings.corpus` draws the corpus (MD&A sections, earnings-call excerpts, 8-K reports)
-  from a seed, and holds the laboratory's hand-written filing;
+  from a seed;
+- :mod:`~poskernels.tasks.filings.laboratory` holds the laboratory's hand-written filing;
 - :mod:`~poskernels.tasks.filings.text` holds the names and sentence templates;
 - :mod:`~poskernels.tasks.filings.jsonl` writes and reads filings as JSON Lines (text plus entity spans);
 - :mod:`~poskernels.tasks.filings.tokens` turns a filing into the cue task's tokens, asks the question at every
@@ -27,18 +28,16 @@ from functools import lru_cache
 import numpy as np
 
 from .corpus import (
-    LABORATORY_COMPANIES,
-    LABORATORY_TEXT,
     MAX_COMPANIES,
     Filing,
     FilingPlan,
     FilingsCorpus,
     Mention,
     generate_filing,
-    laboratory_filing,
     synthetic_corpus,
 )
 from .jsonl import filing_to_json, read_filings, write_filings
+from .laboratory import LABORATORY_COMPANIES, LABORATORY_TEXT, laboratory_filing
 from .tokens import (
     FAR,
     N_SYMBOLS,
