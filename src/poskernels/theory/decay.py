@@ -56,7 +56,11 @@ def offset_score_complex(h: ArrayLike, Delta: ArrayLike, theta: ArrayLike) -> np
     (1+1j)
     """
     h, theta = _check_planes(h, theta)
-    Delta = check_array("Delta", Delta)
+    return _offset_score_complex(h, check_array("Delta", Delta), theta)
+
+
+def _offset_score_complex(h: np.ndarray, Delta: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """:func:`offset_score_complex` of checked arrays: ``h`` complex (P,), ``Delta`` real, ``theta`` (P,)."""
     check_budget(f"scores at {Delta.size} offsets and {theta.size} planes", Delta.size * theta.size)
     angles = plane_angles("offset_score_complex", Delta, theta)  # (..., P): an infinite angle has no e^{i .}
     with np.errstate(over="ignore", invalid="ignore"):  # coefficients summing past float64's largest: refused below
