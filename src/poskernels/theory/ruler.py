@@ -1,11 +1,9 @@
 """Theorem 1 (ii): the stationary kernel's limit, the cosine integral ``I_b``, read as a logarithmic ruler.
 
 As ``d`` grows, ``(2/d) kappa_d(Delta)`` (:func:`poskernels.theory.kernel.normalized_kernel`) tends to
-
-    I_b(Delta) = (Ci(|Delta|) - Ci(|Delta|/b)) / ln b,
-
-and ``I_b`` is a logarithmic ruler: ``1 - (gamma + ln|Delta|)/ln b`` up to ``(2/|Delta| + Delta^2/(4 b^2))/ln b``;
-one octave of offsets costs ``ln 2 / ln b`` of it.
+``I_b(Delta) = (Ci(|Delta|) - Ci(|Delta|/b)) / ln b``, and ``I_b`` is a logarithmic ruler:
+``1 - (gamma + ln|Delta|)/ln b`` up to ``(2/|Delta| + Delta^2/(4 b^2))/ln b``; one octave of offsets costs
+``ln 2 / ln b`` of it.
 """
 
 from __future__ import annotations
