@@ -8,10 +8,28 @@ input is checked").  ``tests/check_calls.py`` counts the checks; ``benchmarks/ch
 
 from __future__ import annotations
 
+from fractions import Fraction
+
+import numpy as np
 import pytest
 
 import check_calls
 from poskernels import census_data
+from poskernels.encodings import omega
+from poskernels.theory import (
+    alibi,
+    bag_reader,
+    base_bound,
+    commutant,
+    conditioning,
+    context,
+    counting,
+    decay,
+    interpolation,
+    kernel,
+    rope,
+    table_kernel,
+)
 from poskernels.theory.context import unseen_planes
 
 
@@ -50,3 +68,49 @@ def _counted_after(calls):
     before = len(calls)
     unseen_planes([1.0], [1.0], 2, 4)
     return calls[before:]
+
+
+#: Checks of what a core computes, not of its arguments: a work budget that depends on the data, a finite result.
+RESULT_CHECKS = ("check_budget", "check_finite_result")
+
+#: Public theory functions that compute through other theory functions, each with valid arguments.
+COMPOSED = {
+    "alibi_worst_tail_weight": lambda: alibi.alibi_worst_tail_weight(2.0, 0.5, 10, 64),
+    "bag_reader_accuracy": lambda: bag_reader.bag_reader_accuracy(32),
+    "bag_reader_accuracy_exact": lambda: bag_reader.bag_reader_accuracy_exact(8, 8, Fraction(1, 10)),
+    "base_bounds": lambda: base_bound.base_bounds(16, 256, low=10.0),
+    "smallest_nonnegative_base": lambda: base_bound.smallest_nonnegative_base(16, 256, steps_per_decade=20),
+    "commutant_projection": lambda: commutant.commutant_projection(np.arange(16.0).reshape(4, 4)),
+    "relativity_defect": lambda: commutant.relativity_defect(np.arange(16.0).reshape(4, 4)),
+    "numerical_rank": lambda: conditioning.numerical_rank(64),
+    "condition_number_float64": lambda: conditioning.condition_number_float64(64),
+    "extrapolation_bound": lambda: context.extrapolation_bound(4096, 128),
+    "context_verdicts": lambda: context.context_verdicts(omega(16), {"a": omega(16), "b": omega(16) / 4}, 32, 128, 127),
+    "causal_counter": lambda: counting.causal_counter(4, [1.0, 0.0]),
+    "decay_bound": lambda: decay.decay_bound(np.ones(4), [1.0, 2.0], omega(8)),
+    "envelope_octave_means": lambda: decay.envelope_octave_means(16, 1e4, 64),
+    "chen_counterexample": lambda: interpolation.chen_counterexample(),
+    "chen_ratio": lambda: interpolation.chen_ratio(128),
+    "interpolation_error": lambda: interpolation.interpolation_error(np.ones(4), omega(8), 0.0, 1.0, 0.5),
+    "kappa_d": lambda: kernel.kappa_d([1.0, 2.0], 16),
+    "normalized_kernel": lambda: kernel.normalized_kernel([1.0, 1024.0], 64),
+    "gram_matrix": lambda: kernel.gram_matrix([0.0, 1.0, 2.0], 4, 100.0),
+    "min_code_distance": lambda: kernel.min_code_distance(64, 16),
+    "max_column_cosine": lambda: kernel.max_column_cosine(64),
+    "rope_offset_score": lambda: rope.rope_offset_score([1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0], omega(4)),
+    "toeplitz_defect": lambda: table_kernel.toeplitz_defect(np.eye(3) + 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED))
+def test_a_composed_theory_function_checks_each_argument_once(name):
+    """Theory's own checks in one call: an argument that the call checked is never checked again by theory code
+    (a call into another theory function goes to its core); encodings' checks of what theory hands them are theirs,
+    and a core's checks of what it computes (:data:`RESULT_CHECKS`) are not checks of an argument."""
+    call = COMPOSED[name]
+    with check_calls.counting() as calls:
+        call()
+    mine = [c for c in calls if c.caller.startswith("poskernels.theory.")]
+    assert mine, f"{name} checked nothing: the counter missed its checks"
+    arguments = [c for c in mine if c.check not in RESULT_CHECKS]
+    assert check_calls.repeated(arguments) == {}
