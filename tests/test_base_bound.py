@@ -9,7 +9,7 @@ import pytest
 
 from poskernels.census_data import census_all
 from poskernels.encodings import omega
-from poskernels.theory.context import _kernel, base_bounds, first_negative_offset
+from poskernels.theory.base_bound import _kernel, base_bounds, first_negative_offset
 
 
 def _passes(d: int, N: int, b: float) -> bool:

@@ -29,7 +29,7 @@ def _run(capsys, *argv):
 def test_a_head_dim_of_65536_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"head_dim": 65536, "max_position_embeddings": 4096}))
-    _forbid(monkeypatch, "first_negative_offset", "_base_bounds", "extend")
+    _forbid(monkeypatch, "context_verdicts", "_base_bounds", "extend")
     code, out, err = _run(capsys, "census", path)
     assert code == 2 and out == "" and err.count("\n") == 1
     needed = 2 * (len(cd.MAPS) + 2) * 16384 * 32768 // 2
@@ -37,7 +37,7 @@ def test_a_head_dim_of_65536_is_refused_before_any_work(tmp_path, capsys, monkey
 
 
 def test_advise_to_2_to_the_53_is_refused_before_any_census(capsys, monkeypatch):
-    _forbid(monkeypatch, "first_negative_offset", "_base_bounds")
+    _forbid(monkeypatch, "context_verdicts", "_base_bounds")
     code, out, err = _run(capsys, "advise", "llama-2-7b", "--target-length", 2**53)
     assert code == 2 and out == "" and err.count("\n") == 1 and "past the budget" in err
 

@@ -22,17 +22,15 @@ from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
 from poskernels.rope_config import config_extension, load_layer_configs
 from poskernels.rope_config.defaults import use_transformers
-from poskernels.theory.census import wavelengths
-from poskernels.theory.context import (
+from poskernels.theory.base_bound import (
     _kernel,
     _kernel_blocks,
     base_bounds,
-    critical_dimension,
-    extrapolation_bound,
     first_negative_offset,
     smallest_nonnegative_base,
-    unseen_planes,
 )
+from poskernels.theory.census import wavelengths
+from poskernels.theory.context import critical_dimension, extrapolation_bound, unseen_planes
 
 #: Gemma-3-4b-it's config.json as the hub holds it: the text config lists only what differs from the class.
 GEMMA3_HUB = {

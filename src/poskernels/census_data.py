@@ -27,10 +27,9 @@ from .theory.context import (
     MAX_SCAN,
     BaseBounds,
     base_bounds,
+    context_verdicts,
     critical_dimension,
     extrapolation_bound,
-    first_negative_offset,
-    unseen_planes,
 )
 
 __all__ = [
@@ -430,11 +429,12 @@ def context_census(cfg: RopeConfig, N: int, maps: dict, scan_base: bool = True) 
     scanned = scan_base and N <= BASE_SCAN_MAX
     bounds = _base_bounds(d, N) if scanned else None
     base = bounds.smallest_passing if bounds else None
+    verdicts = context_verdicts(theta, freqs, L, N, last)  # one check of theta, L, N and last for every map
     return {
         "critical_dimension": critical_dimension(L, d, b),
         "extrapolation_bound": extrapolation_bound(L, d, b),
         "kernel_scanned_to": last,
-        "first_negative_offset": {name: first_negative_offset(f, last) for name, f in freqs.items()},
+        "first_negative_offset": {name: v.first_negative_offset for name, v in verdicts.items()},
         "smallest_base": base,
         "smallest_base_grid_per_decade": BASE_GRID if scanned else None,
         "base_bound": None
@@ -448,7 +448,7 @@ def context_census(cfg: RopeConfig, N: int, maps: dict, scan_base: bool = True) 
             "on": "the grid 2 * 10**(k / steps_per_decade): a finer grid can find a smaller passing base and a "
             "failing base above every_base_passes_from",
         },
-        "unseen_planes": {name: unseen_planes(theta, f, L, N).tolist() for name, f in freqs.items()},
+        "unseen_planes": {name: v.unseen_planes.tolist() for name, v in verdicts.items()},
     }
 
 

@@ -189,7 +189,7 @@ class T5(Scheme):
     max distance 128).  ``beta`` starts at zero, so a bucket training never reaches keeps exactly zero.
     With the 32-token window the largest trained offset, 31, shares bucket 21 with offsets 32..34, so
     those read a trained ``beta``; the buckets training never reaches are 22..31, offsets 35 and on
-    (:func:`poskernels.theory.alibi.t5_bucket_ranges`).
+    (:func:`poskernels.theory.relative_bias.t5_bucket_ranges`).
     """
 
     name, title, article = "t5", "T5 buckets", "Definition 3"

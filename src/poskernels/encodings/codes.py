@@ -47,6 +47,33 @@ def omega(d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     d = check_even_dimension(d)
     b = check_base(b)
     check_budget(f"omega(d) at d = {d}", d // 2)
+    return plane_frequencies(d, b)  # (d/2,)
+
+
+def plane_frequencies(d: int, b: float) -> np.ndarray:
+    """:func:`omega`'s ``b**(-2j/d)`` without its checks, shape ``(d/2,)``.
+
+    Internal (not in ``__all__``): it trusts ``d`` (a positive even integer within the budget) and ``b`` (a base
+    above 1), which its callers have checked once, as :func:`poskernels.theory.base_bound.base_bounds` does before
+    it tries hundreds of bases of one width.
+
+    Parameters
+    ----------
+    d : int
+        The even width (unchecked).
+    b : float
+        The base (unchecked).
+
+    Returns
+    -------
+    ndarray, shape (d/2,)
+        The frequencies, bit for bit :func:`omega`'s.
+
+    Examples
+    --------
+    >>> plane_frequencies(8, 10_000.0).tolist() == omega(8, 10_000).tolist()
+    True
+    """
     j = np.arange(d // 2)  # (d/2,)
     return b ** (-2.0 * j / d)  # (d/2,)
 

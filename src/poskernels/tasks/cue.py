@@ -273,7 +273,7 @@ def bag_reader_score(tokens, targets, n_symbols: int = N_SYMBOLS) -> np.ndarray:
     The reader sees only the multiset of tokens and guesses the most frequent marked symbol, breaking
     ties uniformly; on a sequence it scores ``[target among the most frequent] / (number of them)``.
     Its mean over many sequences tends to the exact accuracy that
-    :func:`poskernels.theory.counting.bag_reader_accuracy` computes by counting.
+    :func:`poskernels.theory.bag_reader.bag_reader_accuracy` computes by counting.
 
     Parameters
     ----------

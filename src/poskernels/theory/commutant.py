@@ -82,7 +82,11 @@ def commutant_coefficients(M: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     >>> a.tolist(), c.tolist()
     ([2.5, 12.5], [1.5, 1.5])
     """
-    M = _score_matrices(M)
+    return _commutant_coefficients(_score_matrices(M))
+
+
+def _commutant_coefficients(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`commutant_coefficients` of checked square matrices ``M`` (..., d, d), d even."""
     B00, B01 = M[..., 0::2, 0::2], M[..., 0::2, 1::2]  # (..., d/2, d/2) each
     B10, B11 = M[..., 1::2, 0::2], M[..., 1::2, 1::2]
     diag = lambda X: np.diagonal(X, axis1=-2, axis2=-1)  # noqa: E731  (..., d/2)
@@ -118,6 +122,12 @@ def commutant_matrix(a: ArrayLike, c: ArrayLike) -> np.ndarray:
         raise PosKernelsError(f"a and c must have one shape (..., d/2); got {a.shape} and {c.shape}") from None
     h = a.shape[-1]
     check_budget(f"the commutant matrices of shape {a.shape[:-1] + (2 * h, 2 * h)}", a.size * 4 * h)
+    return _commutant_matrix(a, c)
+
+
+def _commutant_matrix(a: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """:func:`commutant_matrix` of checked coefficients of one shape (..., d/2), within the budget."""
+    h = a.shape[-1]
     out = np.zeros(a.shape[:-1] + (2 * h, 2 * h))  # (..., d, d)
     j = np.arange(h)
     out[..., 2 * j, 2 * j] = a
@@ -145,7 +155,7 @@ def commutant_projection(M: ArrayLike) -> np.ndarray:
     >>> commutant_projection([[1.0, 2.0], [4.0, 3.0]]).tolist()
     [[2.0, -1.0], [1.0, 2.0]]
     """
-    return commutant_matrix(*commutant_coefficients(M))
+    return _commutant_matrix(*_commutant_coefficients(_score_matrices(M)))  # (..., d, d) the same size as M
 
 
 def relativity_defect(M: ArrayLike) -> np.ndarray:
@@ -177,7 +187,8 @@ def relativity_defect(M: ArrayLike) -> np.ndarray:
         norm = np.linalg.norm(M, axis=(-2, -1))
     if np.any(norm == 0):
         raise PosKernelsError("the relativity defect is undefined for M = 0; got a zero matrix")
-    return np.linalg.norm(M - commutant_projection(M), axis=(-2, -1)) / norm
+    projection = _commutant_matrix(*_commutant_coefficients(M))  # (..., d, d) Pi(M)
+    return np.linalg.norm(M - projection, axis=(-2, -1)) / norm
 
 
 def expected_random_defect(d: int) -> float:

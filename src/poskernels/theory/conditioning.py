@@ -15,7 +15,7 @@ import numpy as np
 
 from ..encodings import DEFAULT_BASE
 from ..errors import PosKernelsError, check_base, check_even_dimension, check_int, check_length
-from .kernel import code_matrix
+from .kernel import _code_matrix
 
 __all__ = [
     "EXACT_BUDGET",
@@ -34,8 +34,8 @@ EXACT_BUDGET = 32**3 * 400
 SVD_BUDGET = 2**34
 
 
-def _svd_budget(W, d) -> None:
-    W, d = check_length("W", W), check_even_dimension(d)
+def _svd_budget(W: int, d: int) -> None:
+    """Refuse an SVD of the checked ``W x d`` code matrix past :data:`SVD_BUDGET`."""
     if W * d * min(W, d) > SVD_BUDGET:
         raise PosKernelsError(
             f"an SVD of the {W} x {d} code matrix costs W d min(W, d) = {W * d * min(W, d)} operations; the limit is "
@@ -43,8 +43,12 @@ def _svd_budget(W, d) -> None:
         )
 
 
-def _window(W: int, d: int) -> int:
-    W = check_length("W", W)
+def _window(W, d: int) -> int:
+    return _full_rank(check_length("W", W), d)
+
+
+def _full_rank(W: int, d: int) -> int:
+    """A checked window ``W`` of at least ``d`` positions (a ``W x d`` code matrix of full column rank)."""
     if W < d:
         raise PosKernelsError(f"W must be >= d = {d} for a W x d code matrix of full column rank; got {W}")
     return W
@@ -76,8 +80,9 @@ def numerical_rank(W: int, d: int = 16, b: float = DEFAULT_BASE) -> int:
     >>> numerical_rank(64)
     14
     """
+    W, d = check_length("W", W), check_even_dimension(d)
     _svd_budget(W, d)
-    return int(np.linalg.matrix_rank(code_matrix(W, d, b)))
+    return int(np.linalg.matrix_rank(_code_matrix(W, d, b)))
 
 
 def condition_number_float64(W: int, d: int = 16, b: float = DEFAULT_BASE) -> float:
@@ -107,8 +112,9 @@ def condition_number_float64(W: int, d: int = 16, b: float = DEFAULT_BASE) -> fl
     17.7
     """
     d = check_even_dimension(d)
+    W = check_length("W", W)
     _svd_budget(W, d)
-    return float(np.linalg.cond(code_matrix(_window(W, d), d, b)))
+    return float(np.linalg.cond(_code_matrix(_full_rank(W, d), d, b)))
 
 
 def _gram_closed_form(W: int, w: list) -> mpmath.matrix:

@@ -56,7 +56,11 @@ def offset_score_complex(h: ArrayLike, Delta: ArrayLike, theta: ArrayLike) -> np
     (1+1j)
     """
     h, theta = _check_planes(h, theta)
-    Delta = check_array("Delta", Delta)
+    return _offset_score_complex(h, check_array("Delta", Delta), theta)
+
+
+def _offset_score_complex(h: np.ndarray, Delta: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """:func:`offset_score_complex` of checked arrays: ``h`` complex (P,), ``Delta`` real, ``theta`` (P,)."""
     check_budget(f"scores at {Delta.size} offsets and {theta.size} planes", Delta.size * theta.size)
     angles = plane_angles("offset_score_complex", Delta, theta)  # (..., P): an infinite angle has no e^{i .}
     with np.errstate(over="ignore", invalid="ignore"):  # coefficients summing past float64's largest: refused below
@@ -98,7 +102,11 @@ def decay_envelope(Delta: ArrayLike, theta: ArrayLike) -> np.ndarray:
     theta = check_array("theta", theta)
     if theta.ndim != 1 or theta.size == 0:
         raise PosKernelsError(f"theta must be a non-empty 1-d array; got shape {theta.shape}")
-    Delta = check_array("Delta", Delta)
+    return _decay_envelope(check_array("Delta", Delta), theta)
+
+
+def _decay_envelope(Delta: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """:func:`decay_envelope` of checked offsets and a checked non-empty ``theta`` (d/2,): its budget, then the sum."""
     check_budget(f"the envelope at {Delta.size} offsets and {theta.size} planes", Delta.size * theta.size)
     angles = plane_angles("the decay envelope", Delta, theta)  # (..., d/2): e^{i inf} would be NaN, refused
     S = np.cumsum(np.exp(1j * angles), axis=-1)  # (..., d/2): S_1 .. S_{d/2}
@@ -133,7 +141,9 @@ def decay_bound(h: ArrayLike, Delta: ArrayLike, theta: ArrayLike) -> np.ndarray:
     3.0
     """
     h, theta = _check_planes(h, theta)
-    envelope = decay_envelope(Delta, theta)  # shape of Delta; refuses an empty theta (and so an empty h)
+    if theta.size == 0:  # and so an empty h: no envelope
+        raise PosKernelsError(f"theta must be a non-empty 1-d array; got shape {theta.shape}")
+    envelope = _decay_envelope(check_array("Delta", Delta), theta)  # shape of Delta
     steps = np.abs(np.diff(np.append(h, 0.0)))  # (d/2,) |h_{j+1} - h_j|, j = 0..d/2-1
     return steps.max() * envelope
 
@@ -165,7 +175,7 @@ def envelope_octave_means(d: int = 128, b: float = DEFAULT_BASE, max_octave_star
         raise PosKernelsError(f"max_octave_start must be a power of two; got {max_octave_start!r}")
     check_budget(f"the envelope at offsets 1..{2 * top - 1} and d = {d}", 2 * top * theta.size)
     Delta = np.arange(1, 2 * top)  # (2 top - 1,) offsets 1 .. 2 top - 1
-    env = decay_envelope(Delta, theta)  # (2 top - 1,)
+    env = _decay_envelope(Delta.astype(np.float64), theta)  # (2 top - 1,)
     out, start = {}, 1
     while start <= top:
         out[start] = float(env[start - 1 : 2 * start - 1].mean())

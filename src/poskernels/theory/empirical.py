@@ -1,18 +1,15 @@
-"""The article's statements read on measured arrays: what a probe of a released model computes from its weights,
-queries and keys (pure functions of arrays; :mod:`poskernels.probe` captures the arrays).
+"""The article's statements read on measured arrays: what a probe of a released model computes from its heads'
+queries, keys and attention weights (pure functions of arrays; :mod:`poskernels.probe` captures the arrays).
 
-* Theorem 1 asks whether a code is a stationary kernel: :func:`toeplitz_defect` is the share of a Gram matrix's
-  squared norm not explained by its average along each diagonal (0 exactly for the sinusoidal code), and
-  :func:`table_spectrum` the power of a table along the position axis (which frequencies it uses, Herglotz's reading).
+* Theorem 1 asked of a learned table (the Toeplitz defect, the table's spectrum) is
+  :mod:`poskernels.theory.table_kernel` (its names stay in this module's ``__all__``).
 * Proposition 3 (iii) writes a rotary head's score as ``Re sum_p h_p e^{-i r theta_p}``: :func:`kernel_by_offset`
   is the mean logit as a function of the offset ``r = t - j``, :func:`plane_kernels` its split by plane (the planes
   sum to the whole), :func:`plane_energies` the mean norm of each plane's chunk (Barbero et al. 2024).
 * :func:`first_token_share` and :func:`previous_token_share` read attention sinks (Gu et al. 2025) and
   previous-token heads from the attention weights.
-* :func:`head_polynomial` is a rotary head's polynomial read from its unturned queries and keys (the mean query
-  against the mean key), and :func:`polynomial_rebound` where it would rebound past the training length: the
-  article's rebound, ``max_{r >= L} s(r) - s(L - 1) > 0`` (:func:`poskernels.experiments.rebound.rebound_height`),
-  read on ``Re sum_p h_p e^{-i r theta_p}``.
+* A rotary head's polynomial read from its unturned queries and keys, and where it would rebound past the
+  training length, is :mod:`poskernels.theory.head_polynomial` (its names stay in this module's ``__all__``).
 
 Queries and keys are in this library's layout, plane ``p`` the pair ``(2p, 2p + 1)``
 (:func:`poskernels.encodings.to_half_split` converts from Hugging Face's halves).
@@ -24,6 +21,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import PosKernelsError, check_array
+from .head_polynomial import head_polynomial, polynomial_rebound  # in __all__ here as before the split
+from .table_kernel import (  # Theorem 1 on a table, in __all__ here as before the split
+    diagonal_means,
+    random_defects,
+    table_spectrum,
+    toeplitz_defect,
+)
 
 __all__ = [
     "diagonal_means",
@@ -39,153 +43,6 @@ __all__ = [
     "table_spectrum",
     "toeplitz_defect",
 ]
-
-
-def _matrix(name: str, G: ArrayLike) -> np.ndarray:
-    G = check_array(name, G)
-    if G.ndim != 2 or 0 in G.shape:
-        raise PosKernelsError(f"{name} must be a nonempty matrix; got shape {G.shape}")
-    return G
-
-
-def diagonal_means(G: ArrayLike) -> np.ndarray:
-    """The best function of the offset in least squares: each entry replaced by its diagonal's mean.
-
-    Parameters
-    ----------
-    G : array_like, shape (n, m)
-        A matrix, rows and columns indexed by position (a Gram matrix, a score table).
-
-    Returns
-    -------
-    ndarray, shape (n, m)
-        Entry ``(t, j)`` is the mean of ``G`` along the diagonal of offset ``t - j``.
-
-    Raises
-    ------
-    PosKernelsError
-        If ``G`` is not a nonempty finite matrix.
-
-    Examples
-    --------
-    >>> diagonal_means([[1.0, 2.0], [4.0, 3.0]]).tolist()
-    [[2.0, 2.0], [4.0, 2.0]]
-    """
-    G = _matrix("G", G)
-    n, m = G.shape
-    r = np.subtract.outer(np.arange(n), np.arange(m)) + (m - 1)  # offset t - j, shifted to be >= 0
-    sums = np.bincount(r.ravel(), weights=G.ravel(), minlength=n + m - 1)
-    counts = np.bincount(r.ravel(), minlength=n + m - 1)
-    return (sums / counts)[r]
-
-
-def toeplitz_defect(G: ArrayLike) -> float:
-    """``||G - T(G)||^2 / ||G||^2``, ``T(G)`` the diagonal means: 0 for a stationary kernel (Theorem 1), 1 at most.
-
-    Parameters
-    ----------
-    G : array_like, shape (n, m)
-        A nonzero matrix.
-
-    Returns
-    -------
-    float
-        The share of ``G``'s squared norm that no function of the offset explains (:func:`diagonal_means`).
-
-    Raises
-    ------
-    PosKernelsError
-        If ``G`` is not a nonempty finite matrix, or is zero.
-
-    Examples
-    --------
-    >>> from poskernels.encodings import sinusoidal_code
-    >>> P = sinusoidal_code(np.arange(64), 16)
-    >>> toeplitz_defect(P @ P.T) < 1e-20
-    True
-    >>> round(toeplitz_defect([[1.0, 0.0], [0.0, -1.0]]), 12)
-    1.0
-    """
-    G = _matrix("G", G)
-    total = float((G**2).sum())
-    if total == 0.0:
-        raise PosKernelsError("G is zero: its Toeplitz defect is undefined")
-    return float(((G - diagonal_means(G)) ** 2).sum() / total)
-
-
-def random_defects(n: int, width: int, norm: float, rng: np.random.Generator, draws: int = 64,
-                   table: ArrayLike | None = None, rank: int | None = None) -> np.ndarray:  # fmt: skip
-    """Toeplitz defects of random matrices, ``draws`` of them: ``G G^T`` for a Gaussian ``(n, width)`` table ``G``,
-    or, given ``table``, ``P W P^T`` for ``W = A B^T`` (Gaussian ``(width, rank)`` factors) of Frobenius norm ``norm``
-    (a random ``W_Q W_K^T`` beside a head's).
-
-    Parameters
-    ----------
-    n : int
-        Positions (rows of the Gaussian table; unused with ``table``).
-    width : int
-        Columns of the Gaussian table, or the side of ``W``.
-    norm : float
-        Frobenius norm of ``W`` (with ``table``).
-    rng : numpy.random.Generator
-        The only source of randomness.
-    draws : int
-        Matrices drawn.
-    table : array_like, shape (n, width), optional
-        A position table ``P``; without it the Gaussian tables are drawn.
-    rank : int, optional
-        Rank of ``W``'s factors; ``width`` by default.
-
-    Returns
-    -------
-    ndarray, shape (draws,)
-        The Toeplitz defect of each draw (:func:`toeplitz_defect`).
-
-    Examples
-    --------
-    >>> d = random_defects(32, 8, 1.0, np.random.default_rng(0), draws=4)
-    >>> d.shape, bool((d > 0.1).all())
-    ((4,), True)
-    """
-    out = np.empty(draws)
-    for i in range(draws):
-        if table is None:
-            G = rng.standard_normal((n, width))
-            out[i] = toeplitz_defect(G @ G.T)
-            continue
-        W = rng.standard_normal((width, rank or width)) @ rng.standard_normal((width, rank or width)).T
-        W *= norm / np.linalg.norm(W)
-        out[i] = toeplitz_defect(np.asarray(table) @ W @ np.asarray(table).T)
-    return out
-
-
-def table_spectrum(P: ArrayLike) -> np.ndarray:
-    """The share of a table's power at each frequency ``f / n`` of the position axis (columns centred), summing to 1.
-
-    Parameters
-    ----------
-    P : array_like, shape (n, width)
-        A table, one row per position, not constant along the position axis.
-
-    Returns
-    -------
-    ndarray, shape (n // 2 + 1,)
-        The share of the centred table's power at frequency ``f / n``, summed over columns.
-
-    Raises
-    ------
-    PosKernelsError
-        If ``P`` is not a nonempty finite matrix.
-
-    Examples
-    --------
-    >>> s = table_spectrum(np.cos(2 * np.pi * 3 * np.arange(16) / 16)[:, None])
-    >>> int(s.argmax()), round(float(s.sum()), 12)
-    (3, 1.0)
-    """
-    P = _matrix("P", P)
-    power = (np.abs(np.fft.rfft(P - P.mean(0), axis=0)) ** 2).sum(1)
-    return power / power.sum()
 
 
 def _offsets(query_pos: ArrayLike, key_pos: ArrayLike) -> np.ndarray:
@@ -437,118 +294,3 @@ def previous_token_share(weights: ArrayLike, query_pos: ArrayLike) -> np.ndarray
     w, t = _weights(weights, query_pos)
     s = np.flatnonzero(t > 0)
     return w[..., s, t[s] - 1].mean(-1)
-
-
-def head_polynomial(q: ArrayLike, k: ArrayLike, q_pos: ArrayLike, k_pos: ArrayLike, theta: ArrayLike) -> np.ndarray:
-    """A rotary head's plane weights ``h_p = conj(mean_t q~_t,p) mean_j k~_j,p`` from its turned queries and keys.
-
-    ``q`` (S, d) at positions ``q_pos`` and ``k`` (T, d) at ``k_pos`` are turned by ``t theta`` (this library's
-    pairs); each is turned back (``q~_t = R(-t theta) q_t``) and averaged over positions, so the head is read as
-    one query against the mean key (the rebound experiment reads a trained head so): its score at offset ``r`` is
-    ``Re sum_p h_p e^{-i r theta_p}`` (Proposition 3 (iii)).
-
-    Parameters
-    ----------
-    q, k : array_like, shapes (S, d) and (T, d)
-        Turned queries and keys, ``d = 2 len(theta)``.
-    q_pos, k_pos : array_like, shapes (S,) and (T,)
-        Their positions.
-    theta : array_like, shape (d/2,)
-        The head's frequencies.
-
-    Returns
-    -------
-    ndarray of complex, shape (d/2,)
-        The plane weights ``h_p``.
-
-    Raises
-    ------
-    PosKernelsError
-        If the shapes of ``q``, ``k`` and ``theta`` do not agree.
-
-    Examples
-    --------
-    >>> theta = np.array([0.5])
-    >>> t = np.arange(4)
-    >>> turned = np.stack([np.cos(t * 0.5), np.sin(t * 0.5)], 1)  # the vector (1, 0) turned by t theta
-    >>> np.round(head_polynomial(turned, 2 * turned, t, t, theta), 12).tolist()
-    [(2+0j)]
-    """
-    q, k, th = check_array("q", q), check_array("k", k), check_array("theta", theta)
-    if q.ndim != 2 or k.ndim != 2 or q.shape[1] != k.shape[1] or q.shape[1] != 2 * th.size:
-        raise PosKernelsError(f"q and k must be (S, d) and (T, d) with d = 2 len(theta) = {2 * th.size}; got "
-                              f"{q.shape} and {k.shape}")  # fmt: skip
-
-    def unturned_mean(x, pos):
-        z = x[:, 0::2] + 1j * x[:, 1::2]  # (N, P)
-        return (z * np.exp(-1j * np.outer(np.asarray(pos, dtype=float), th))).mean(0)
-
-    return np.conj(unturned_mean(q, q_pos)) * unturned_mean(k, k_pos)
-
-
-def polynomial_rebound(h: ArrayLike, theta: ArrayLike, training_length: int, horizon: int) -> dict:
-    """Where the kernel ``s(r) = Re sum_p h_p e^{-i r theta_p}`` would rebound past the training length ``L``.
-
-    The article's rebound: some offset past the window outscores the window's edge, ``max_{L <= r <= horizon} s(r)
-    - s(L - 1) > 0`` (:func:`poskernels.experiments.rebound.rebound_height`; a climb below ``1e-9 sum_p |h_p|``
-    is rounding and not counted).  For one plane of frequency ``theta`` with ``L < pi / theta`` the score climbs back
-    over ``s(L - 1)`` at the first integer past ``2 pi / theta - (L - 1)`` and peaks at the full turn ``2 pi /
-    theta``; a head whose planes all turn by less than ``pi`` within ``horizon`` does not rebound.
-
-    Parameters
-    ----------
-    h : array_like of complex, shape (P,)
-        The plane weights (:func:`head_polynomial`).
-    theta : array_like, shape (P,)
-        The planes' frequencies.
-    training_length : int
-        ``L``, the window's length.
-    horizon : int
-        Largest offset read, ``>= L``.
-
-    Returns
-    -------
-    dict
-        ``rebounds`` (bool), ``first`` (the first offset ``r >= L`` with ``s(r) > s(L - 1)``, or None), ``peak``
-        (the offset of the largest ``s`` in ``L..horizon``), ``height`` (``max s - s(L - 1)``), ``fall``
-        (``s(0) - s(L - 1)``, the scale the height is read on).
-
-    Raises
-    ------
-    PosKernelsError
-        If ``h`` is not finite, ``h`` and ``theta`` are not two vectors of one length, or ``horizon < L``.
-
-    Examples
-    --------
-    >>> out = polynomial_rebound([1.0], [2 * np.pi / 100], 30, 120)  # one plane, a full turn at r = 100
-    >>> out["rebounds"], out["first"], out["peak"]
-    (True, 72, 100)
-    >>> polynomial_rebound([1.0], [2 * np.pi / 1000], 30, 120)["rebounds"]  # it turns far past the horizon
-    False
-    """
-    h = np.asarray(h, dtype=complex)
-    th = check_array("theta", theta)
-    if not np.isfinite(h).all():
-        raise PosKernelsError("h must be finite")
-    L, R = int(training_length), int(horizon)
-    if h.shape != th.shape or h.ndim != 1:
-        raise PosKernelsError(f"h and theta must be two vectors of one length; got {h.shape} and {th.shape}")
-    if not 1 <= L <= R:
-        raise PosKernelsError(f"the horizon must reach past the training length; got L = {L}, horizon = {R}")
-
-    def score(r):
-        return np.real(np.exp(-1j * np.outer(r, th)) @ h)
-
-    top, edge = score(np.array([0.0, L - 1.0])).tolist()
-    tol = 1e-9 * float(np.abs(h).sum())
-    first, peak, best = None, L, -np.inf
-    for start in range(L, R + 1, 4096):  # chunks of offsets: memory stays flat in the horizon
-        r = np.arange(start, min(start + 4096, R + 1), dtype=float)
-        s = score(r)
-        if s.max() > best:
-            best, peak = float(s.max()), int(r[np.argmax(s)])
-        over = np.flatnonzero(s > edge + tol)
-        if first is None and over.size:
-            first = int(r[over[0]])
-    return {"rebounds": first is not None, "first": first, "peak": peak, "height": best - edge,
-            "fall": float(top - edge)}  # fmt: skip

@@ -6,23 +6,23 @@ the stationary kernel
 
     kappa_d(Delta) = sum_j cos(Delta omega_j),
 
-that ``(2/d) kappa_d`` tends to the cosine-integral limit ``I_b`` as ``d`` grows, and that ``I_b`` is a
-logarithmic ruler: ``1 - (gamma + ln|Delta|)/ln b`` up to ``(2/|Delta| + Delta^2/(4 b^2))/ln b``.
+that ``(2/d) kappa_d`` tends to the cosine-integral limit ``I_b`` as ``d`` grows (:mod:`poskernels.theory.ruler`,
+the logarithmic ruler; its names stay in this module's ``__all__``), and what the kernel says of the columns of
+the code matrix ``P``.
 
-Every function here is pure NumPy/SciPy over arrays; the codes and rotations themselves live in
-:mod:`poskernels.encodings`.
+Every function here is pure NumPy over arrays; the codes and rotations themselves live in
+:mod:`poskernels.encodings`.  Each public function checks its arguments once (``d`` and ``b`` through
+:func:`~poskernels.encodings.omega`) and sums the kernel through the unchecked
+:func:`~poskernels.encodings.codes.code_kernel`, never through another checking entry point of this module.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import sici
 
 from ..encodings import DEFAULT_BASE, omega, rotate, sinusoidal_code
-from ..encodings.codes import code_kernel
+from ..encodings.codes import code_kernel, plane_frequencies
 from ..errors import (
     PosKernelsError,
     check_array,
@@ -32,6 +32,13 @@ from ..errors import (
     check_finite_result,
     check_positive_int,
     check_real,
+)
+from .ruler import (  # Theorem 1 (ii), in __all__ here as before the split
+    I_b,
+    _offsets,
+    octave_cost,
+    ruler,
+    ruler_error_bound,
 )
 
 __all__ = [
@@ -48,14 +55,6 @@ __all__ = [
     "ruler_error_bound",
     "shift_code",
 ]
-
-
-def _offsets(delta, *, nonzero: bool = False) -> np.ndarray:
-    """Offsets as a float array; finite, and nonzero where the formula divides by ``|Delta|``."""
-    out = check_array("offsets Delta", delta)
-    if nonzero and np.any(out == 0):
-        raise PosKernelsError(f"offsets Delta must be nonzero here (the ruler has ln|Delta|); got {delta!r}")
-    return out
 
 
 # --------------------------------------------------------------------------- Proposition 2
@@ -92,7 +91,8 @@ def shift_code(p: ArrayLike, k: float, d: int, b: float = DEFAULT_BASE) -> np.nd
     d = check_even_dimension(d)
     if p.shape[-1:] != (d,):
         raise PosKernelsError(f"p must have shape (..., {d}); got shape {p.shape}")
-    return rotate(p, check_real("the shift k", k) * omega(d, b))  # (..., d): plane j turned by k omega_j
+    k = check_real("the shift k", k)
+    return rotate(p, k * plane_frequencies(d, check_base(b)))  # (..., d): plane j turned by k omega_j
 
 
 def min_code_distance(W: int, d: int, b: float = DEFAULT_BASE) -> float:
@@ -124,8 +124,10 @@ def min_code_distance(W: int, d: int, b: float = DEFAULT_BASE) -> float:
     W = check_positive_int("W", W)
     if W < 2:
         raise PosKernelsError(f"W must be >= 2 to have two distinct positions; got {W}")
-    check_budget(f"min_code_distance at W = {W}, d = {d}", W * check_even_dimension(d))
-    sq = d - 2.0 * kappa_d(np.arange(1, W), d, b)  # (W-1,)
+    width = check_even_dimension(d)
+    check_budget(f"min_code_distance at W = {W}, d = {d}", W * width)  # and so the kernel's (W - 1) d/2 terms
+    w = plane_frequencies(width, check_base(b))  # (d/2,) omega(d, b)
+    sq = width - 2.0 * code_kernel(np.arange(1, W, dtype=np.float64), w)  # (W-1,) d - 2 kappa_d(Delta)
     return float(np.sqrt(max(sq.min(), 0.0)))
 
 
@@ -155,8 +157,16 @@ def kappa_d(delta: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     True
     """
     delta = _offsets(delta)
-    check_budget(f"kappa_d at {delta.size} offsets and d = {d}", delta.size * check_even_dimension(d) // 2)
-    return code_kernel(delta, omega(d, b))  # (...,)
+    _, w = _kernel_frequencies(delta, d, b)
+    return code_kernel(delta, w)  # (...,)
+
+
+def _kernel_frequencies(delta: np.ndarray, d, b) -> tuple[int, np.ndarray]:
+    """The checked width and ``omega(d, b)`` (d/2,) for :func:`kappa_d` at the checked offsets ``delta``: ``d``,
+    ``b`` and the kernel's budget checked once (``d <= MAX_D`` keeps omega's own budget)."""
+    width = check_even_dimension(d)
+    check_budget(f"kappa_d at {delta.size} offsets and d = {d}", delta.size * width // 2)
+    return width, plane_frequencies(width, check_base(b))  # (d/2,)
 
 
 def normalized_kernel(delta: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
@@ -186,7 +196,9 @@ def normalized_kernel(delta: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.n
     >>> normalized_kernel([1, 1024], 64).round(3).tolist()
     [0.966, 0.263]
     """
-    return 2.0 / check_even_dimension(d) * kappa_d(delta, d, b)
+    delta = _offsets(delta)
+    width, w = _kernel_frequencies(delta, d, b)
+    return 2.0 / width * code_kernel(delta, w)  # (...,) (2/d) kappa_d(Delta)
 
 
 def frequency_atoms(d: int, b: float = DEFAULT_BASE) -> np.ndarray:
@@ -257,138 +269,7 @@ def gram_matrix(positions: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.nda
     with np.errstate(over="ignore"):
         offsets = m[None, :] - m[:, None]  # (n, n)
     check_finite_result("the offsets m' - m", offsets, "positions less than 1.8e308 apart", positions=m)
-    return kappa_d(offsets, d, b)  # (n, n)
-
-
-# --------------------------------------------------------------------------- Theorem 1 (ii)
-
-
-def I_b(delta: ArrayLike, b: float = DEFAULT_BASE) -> np.ndarray:
-    """The cosine-integral limit ``I_b(Delta) = (Ci(|Delta|) - Ci(|Delta|/b)) / ln b`` (Theorem 1 (ii)).
-
-    Parameters
-    ----------
-    delta : array_like, shape (...,)
-        Offsets; ``I_b(0) = 1`` (the limit of ``(2/d) kappa_d(0) = 1``).
-    b : float
-        Base, > 1.
-
-    Returns
-    -------
-    ndarray, shape (...,)
-        ``int_0^1 cos(Delta b^-u) du``, the limit of ``(2/d) kappa_d(Delta)`` as ``d -> infinity``.
-
-    Examples
-    --------
-    >>> I_b([1, 4, 1024]).round(3).tolist()
-    [0.974, 0.772, 0.185]
-    """
-    b = check_base(b)
-    x = np.abs(_offsets(delta))
-    lnb = math.log(b)
-    big = x >= 1.0
-    safe = np.where(big, x, 1.0)
-    ci_hi, ci_lo = sici(safe)[1], sici(safe / b)[1]  # Ci(|Delta|), Ci(|Delta|/b)
-    # |Delta| < 1: Ci(x) = gamma + ln x + S(x) (DLMF 6.6.6), so the logs cancel by hand and I_b = 1 - O(Delta^2)
-    small = np.where(big, 0.0, x)
-    return np.where(big, (ci_hi - ci_lo) / lnb, 1.0 + (_ci_series(small) - _ci_series(small / b)) / lnb)
-
-
-def _ci_series(x: np.ndarray) -> np.ndarray:
-    """``Ci(x) - gamma - ln x = sum_k (-1)^k x^(2k) / (2k (2k)!)`` for ``0 <= x <= 1`` (12 terms: below 1e-30)."""
-    total = np.zeros_like(x)
-    term = np.ones_like(x)  # (-1)^k x^(2k) / (2k)!
-    for k in range(1, 13):
-        term = -term * x * x / ((2 * k - 1) * (2 * k))
-        total = total + term / (2 * k)
-    return total
-
-
-def ruler(delta: ArrayLike, b: float = DEFAULT_BASE) -> np.ndarray:
-    """The logarithmic ruler ``1 - (gamma + ln|Delta|)/ln b`` (Theorem 1 (ii)).
-
-    Parameters
-    ----------
-    delta : array_like
-        Nonzero offsets ``Delta``.
-    b : float, optional
-        The base; default 10,000.
-
-    Returns
-    -------
-    ndarray
-        The ruler's similarity, of `delta`'s shape; it approximates ``I_b(Delta)`` within :func:`ruler_error_bound`.
-
-    Raises
-    ------
-    PosKernelsError
-        If an offset is 0 or not finite, or `b` is not a base above 1.
-
-    Examples
-    --------
-    >>> ruler([1, 1024]).round(3).tolist()
-    [0.937, 0.185]
-    """
-    b = check_base(b)
-    x = np.abs(_offsets(delta, nonzero=True))
-    return 1.0 - (np.euler_gamma + np.log(x)) / math.log(b)
-
-
-def ruler_error_bound(delta: ArrayLike, b: float = DEFAULT_BASE) -> np.ndarray:
-    """Bound on ``|I_b(Delta) - ruler(Delta)|``: ``(2/|Delta| + Delta^2/(4 b^2)) / ln b`` (Theorem 1 (ii)).
-
-    Parameters
-    ----------
-    delta : array_like
-        Nonzero offsets ``Delta``.
-    b : float, optional
-        The base; default 10,000.
-
-    Returns
-    -------
-    ndarray
-        The bound, of `delta`'s shape (``inf`` for an offset near float64's largest).
-
-    Raises
-    ------
-    PosKernelsError
-        If an offset is 0 or not finite, or `b` is not a base above 1.
-
-    Examples
-    --------
-    >>> float(ruler_error_bound(64).round(4))
-    0.0034
-    """
-    b = check_base(b)
-    x = np.abs(_offsets(delta, nonzero=True))
-    with np.errstate(over="ignore"):  # an offset near float64's largest: the bound is infinite, and says so
-        return (2.0 / x + np.square(x / (2.0 * b))) / math.log(b)  # Delta^2/(4 b^2), without overflowing b**2
-
-
-def octave_cost(b: float = DEFAULT_BASE) -> float:
-    """Similarity lost per doubling of the offset on the ruler: ``ln 2 / ln b`` (Theorem 1 (ii)).
-
-    Parameters
-    ----------
-    b : float, optional
-        The base; default 10,000.
-
-    Returns
-    -------
-    float
-        ``ln 2 / ln b``.
-
-    Raises
-    ------
-    PosKernelsError
-        If `b` is not a base above 1.
-
-    Examples
-    --------
-    >>> round(octave_cost(), 3)
-    0.075
-    """
-    return math.log(2.0) / math.log(check_base(b))
+    return code_kernel(offsets, plane_frequencies(planes * 2, check_base(b)))  # (n, n) kappa_d(m' - m)
 
 
 # --------------------------------------------------------------------------- columns of P
@@ -421,7 +302,12 @@ def code_matrix(W: int, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     (64, 16)
     """
     W = check_positive_int("W", W)
-    check_budget(f"the code matrix at W = {W}, d = {d}", W * check_even_dimension(d))
+    return _code_matrix(W, check_even_dimension(d), b)  # (W, d)
+
+
+def _code_matrix(W: int, d: int, b: float) -> np.ndarray:
+    """:func:`code_matrix` of a checked ``W`` and ``d``: its budget, then the code (which checks ``b``)."""
+    check_budget(f"the code matrix at W = {W}, d = {d}", W * d)
     return sinusoidal_code(np.arange(W), d, b)  # (W, d)
 
 
@@ -452,8 +338,9 @@ def max_column_cosine(W: int, d: int = 16, b: float = DEFAULT_BASE) -> float:
     W = check_positive_int("W", W)
     if W < 2:
         raise PosKernelsError(f"W must be >= 2 (at W = 1 the sine columns are zero); got {W}")
-    check_budget(f"the ({d}, {d}) Gram matrix of the columns", check_even_dimension(d) ** 2)
-    P = code_matrix(W, d, b)  # (W, d)
+    width = check_even_dimension(d)
+    check_budget(f"the ({d}, {d}) Gram matrix of the columns", width**2)
+    P = _code_matrix(W, width, b)  # (W, d)
     G = P.T @ P  # (d, d)
     norms = np.sqrt(np.diag(G))  # (d,)
     if not np.all((norms > 0) & np.isfinite(norms)):  # a column of tiny frequencies whose square underflows:

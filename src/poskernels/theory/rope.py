@@ -112,6 +112,11 @@ def plane_products(q: ArrayLike, k: ArrayLike) -> np.ndarray:
     if q.shape != k.shape or q.ndim < 1:
         raise PosKernelsError(f"q and k must have one shape (..., d); got {q.shape} and {k.shape}")
     check_even_dimension(q.shape[-1], "the width of q and k")
+    return _plane_products(q, k)
+
+
+def _plane_products(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """:func:`plane_products` of checked ``q``, ``k`` of one shape (..., d), d even."""
     with np.errstate(over="ignore", invalid="ignore"):  # products past float64's largest: refused below
         h = np.conj(_as_complex(q)) * _as_complex(k)  # (..., d/2)
     return check_finite_result("the plane products", h, "|q_j| |k_j| must stay below 1.8e308", q=q, k=k)
@@ -165,7 +170,7 @@ def rope_offset_score(q: ArrayLike, k: ArrayLike, theta: ArrayLike) -> TrigPolyn
     True
     """
     q, k, theta = _check_pair(q, k, theta)
-    h = plane_products(q, k)  # (d/2,)  |q_j||k_j| e^{i(beta_j - alpha_j)}
+    h = _plane_products(q, k)  # (d/2,)  |q_j||k_j| e^{i(beta_j - alpha_j)}
     return TrigPolynomial(np.abs(h), np.angle(h), theta)
 
 

@@ -1,0 +1,116 @@
+"""Validation at the edge: one census checks each argument once per theory function it enters.
+
+The census reads a parsed config (checked where it was read) and enters the math layer through public theory
+functions; each checks its arguments once and computes through unchecked cores, so the base scan's hundreds of
+bases and the per-map readings do not check the same width, length or offset again (ARCHITECTURE.md, "Where
+input is checked").  ``tests/check_calls.py`` counts the checks; ``benchmarks/check_count.py`` prints them.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import check_calls
+from poskernels import census_data
+from poskernels.encodings import omega
+from poskernels.theory import (
+    alibi,
+    bag_reader,
+    base_bound,
+    commutant,
+    conditioning,
+    context,
+    counting,
+    decay,
+    interpolation,
+    kernel,
+    rope,
+    table_kernel,
+)
+from poskernels.theory.context import unseen_planes
+
+
+def _census_checks(config: str) -> list[check_calls.Call]:
+    census_data._base_bounds.cache_clear()  # the base scan runs once per process: count it as a first census does
+    with check_calls.counting() as calls:
+        census_data.census_all(config)
+    return calls
+
+
+@pytest.mark.parametrize("config", ["llama-2-7b", "qwen2.5-7b-yarn"])
+def test_one_census_checks_each_argument_once_per_theory_function(config):
+    calls = [c for c in _census_checks(config) if c.entry.startswith("poskernels.theory.")]
+    assert {c.entry for c in calls} >= {  # the theory the census reads, each entered and counted
+        "poskernels.theory.base_bound.base_bounds",
+        "poskernels.theory.context.context_verdicts",
+        "poskernels.theory.context.critical_dimension",
+        "poskernels.theory.census.wavelength_census",
+    }
+    assert check_calls.repeated(calls, per_entry=True) == {}
+
+
+def test_the_counter_sees_a_repeated_check():
+    """The test above can fail: a theory function called twice with one length counts two checks of it."""
+    with check_calls.counting() as calls:
+        for _ in range(2):
+            unseen_planes([1.0, 0.1], [1.0, 0.1], 32, 128)
+    twice = check_calls.repeated(calls, per_entry=True)
+    key = ("poskernels.theory.context.unseen_planes", "check_length", "the training length L", repr(32))
+    assert twice[key] == ["poskernels.theory.context.unseen_planes"] * 2
+    assert not [c for c in _counted_after(calls)]
+
+
+def _counted_after(calls):
+    """Checks recorded after the block ended (none: the wrappers are removed on exit)."""
+    before = len(calls)
+    unseen_planes([1.0], [1.0], 2, 4)
+    return calls[before:]
+
+
+#: Checks of what a core computes, not of its arguments: a work budget that depends on the data, a finite result.
+RESULT_CHECKS = ("check_budget", "check_finite_result")
+
+#: Public theory functions that compute through other theory functions, each with valid arguments.
+COMPOSED = {
+    "alibi_worst_tail_weight": lambda: alibi.alibi_worst_tail_weight(2.0, 0.5, 10, 64),
+    "bag_reader_accuracy": lambda: bag_reader.bag_reader_accuracy(32),
+    "bag_reader_accuracy_exact": lambda: bag_reader.bag_reader_accuracy_exact(8, 8, Fraction(1, 10)),
+    "base_bounds": lambda: base_bound.base_bounds(16, 256, low=10.0),
+    "smallest_nonnegative_base": lambda: base_bound.smallest_nonnegative_base(16, 256, steps_per_decade=20),
+    "commutant_projection": lambda: commutant.commutant_projection(np.arange(16.0).reshape(4, 4)),
+    "relativity_defect": lambda: commutant.relativity_defect(np.arange(16.0).reshape(4, 4)),
+    "numerical_rank": lambda: conditioning.numerical_rank(64),
+    "condition_number_float64": lambda: conditioning.condition_number_float64(64),
+    "extrapolation_bound": lambda: context.extrapolation_bound(4096, 128),
+    "context_verdicts": lambda: context.context_verdicts(omega(16), {"a": omega(16), "b": omega(16) / 4}, 32, 128, 127),
+    "causal_counter": lambda: counting.causal_counter(4, [1.0, 0.0]),
+    "decay_bound": lambda: decay.decay_bound(np.ones(4), [1.0, 2.0], omega(8)),
+    "envelope_octave_means": lambda: decay.envelope_octave_means(16, 1e4, 64),
+    "chen_counterexample": lambda: interpolation.chen_counterexample(),
+    "chen_ratio": lambda: interpolation.chen_ratio(128),
+    "interpolation_error": lambda: interpolation.interpolation_error(np.ones(4), omega(8), 0.0, 1.0, 0.5),
+    "kappa_d": lambda: kernel.kappa_d([1.0, 2.0], 16),
+    "normalized_kernel": lambda: kernel.normalized_kernel([1.0, 1024.0], 64),
+    "gram_matrix": lambda: kernel.gram_matrix([0.0, 1.0, 2.0], 4, 100.0),
+    "min_code_distance": lambda: kernel.min_code_distance(64, 16),
+    "max_column_cosine": lambda: kernel.max_column_cosine(64),
+    "rope_offset_score": lambda: rope.rope_offset_score([1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0], omega(4)),
+    "toeplitz_defect": lambda: table_kernel.toeplitz_defect(np.eye(3) + 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED))
+def test_a_composed_theory_function_checks_each_argument_once(name):
+    """Theory's own checks in one call: an argument that the call checked is never checked again by theory code
+    (a call into another theory function goes to its core); encodings' checks of what theory hands them are theirs,
+    and a core's checks of what it computes (:data:`RESULT_CHECKS`) are not checks of an argument."""
+    call = COMPOSED[name]
+    with check_calls.counting() as calls:
+        call()
+    mine = [c for c in calls if c.caller.startswith("poskernels.theory.")]
+    assert mine, f"{name} checked nothing: the counter missed its checks"
+    arguments = [c for c in mine if c.check not in RESULT_CHECKS]
+    assert check_calls.repeated(arguments) == {}
