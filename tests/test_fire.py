@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from poskernels.errors import PosKernelsError
-from poskernels.theory.beyond import fire_kernel
+from poskernels.theory.kerple_fire import fire_kernel
 
 seeds = st.integers(0, 2**32 - 1)
 

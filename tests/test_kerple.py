@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from poskernels.errors import PosKernelsError
-from poskernels.theory.beyond import (
+from poskernels.theory.kerple_fire import (
     KERPLE_KERNELS,
     conditional_min_eigenvalue,
     kerple_log_kernel,

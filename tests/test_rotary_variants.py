@@ -29,7 +29,7 @@ from poskernels.model.config import HeadConfig
 from poskernels.model.engine.scores import pair_scores
 from poskernels.model.head import score
 from poskernels.model.reading import Reading, frequencies
-from poskernels.theory.rotary_family import (
+from poskernels.theory.rotary_variants import (
     attention_resolution,
     first_negative_offset,
     p_rope_kernel,

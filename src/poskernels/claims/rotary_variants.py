@@ -15,7 +15,7 @@
   head uses position.  *Inside the window*: p-RoPE's accuracy at 32 is within :data:`NONINFERIOR` of RoPE's (the
   mean shortfall, seed by seed, plus :data:`K` SE).  *The rebound*: at our ``d = 16`` the two planes p-RoPE leaves
   unturned have wavelengths 6,283 and 19,869, and over the 256 offsets the rebound is read on they barely turn, so
-  by its kernel (:func:`poskernels.theory.rotary_family.p_rope_kernel`, whose first negative offset is RoPE's, 91)
+  by its kernel (:func:`poskernels.theory.rotary_variants.p_rope_kernel`, whose first negative offset is RoPE's, 91)
   p-RoPE cannot move the rebound much.  What we record is a *finding* against the paper's hypothesis at this
   width: p-RoPE's rebound agrees with RoPE's within :data:`K` joined standard errors, it still rebounds (mean height
   less :data:`K` SE above 0), and past the window it falls as RoPE does (its drop at 256 beyond :data:`HOLD`).

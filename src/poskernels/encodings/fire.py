@@ -6,7 +6,7 @@ Li et al. 2023, "Functional Interpolation for Relative Positions Improves Long C
 head never scores) is read as ``0``, like every relative bias of the registry.  The forward formulas come first,
 then the schemes whose hooks evaluate them every training step (:class:`Fire`, :class:`FireC1`, with the
 hand-written backward), so the formulas take arrays as they come and check nothing; the checked forms, with the
-properties the paper states, are in :mod:`poskernels.theory.beyond`.
+properties the paper states, are in :mod:`poskernels.theory.kerple_fire`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def fire_features(r: ArrayLike, t: Scalars, c: Scalars, L: Scalars) -> np.ndarra
     -------
     ndarray
         ``u``, of the broadcast shape.  The arguments are not checked (the head's hot path calls it;
-        :mod:`poskernels.theory.beyond` checks them).
+        :mod:`poskernels.theory.kerple_fire` checks them).
 
     Examples
     --------
@@ -72,8 +72,8 @@ def fire_bias(u: ArrayLike, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray) -> n
     Returns
     -------
     ndarray, shape (..., n)
-        ``f(u)``.  The arguments are not checked (the head's hot path calls it; :mod:`poskernels.theory.beyond` checks
-        them).
+        ``f(u)``.  The arguments are not checked (the head's hot path calls it;
+        :mod:`poskernels.theory.kerple_fire` checks them).
 
     Examples
     --------
@@ -97,7 +97,7 @@ class Fire(Scheme):
     (``t = L - 1``) is normalised by ``psi(L)`` and ``L`` learns (the reference starts it at a quarter of its
     2,048-token window, where queries below ``L`` exist in every sequence; here the query is always the last
     token).  Past ``L`` the normaliser follows the query, so every causal offset of a query at any length maps
-    into ``[0, 1]`` (:func:`poskernels.theory.beyond.fire_kernel`).  Not a kernel of the offset alone: it reads
+    into ``[0, 1]`` (:func:`poskernels.theory.kerple_fire.fire_kernel`).  Not a kernel of the offset alone: it reads
     the query's position, so ``relative`` is False.
     """
 

@@ -7,7 +7,7 @@ query, which a causal head never scores) is read as ``0``, like every relative b
 formulas come first, then Kerple's certified tail, then the two schemes whose hooks evaluate them every training
 step (:class:`KerpleLog`, :class:`KerplePower`, each with its hand-written backward), so the formulas take arrays
 as they come and check nothing; the checked forms, with the properties the paper states, are in
-:mod:`poskernels.theory.beyond`.
+:mod:`poskernels.theory.kerple_fire`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def kerple_log_bias(r: ArrayLike, r1: Scalars, r2: Scalars) -> np.ndarray:
     -------
     ndarray
         The bias, of the broadcast shape.  The arguments are not checked (the head's hot path calls it;
-        :mod:`poskernels.theory.beyond` checks them).
+        :mod:`poskernels.theory.kerple_fire` checks them).
 
     Examples
     --------
@@ -67,7 +67,7 @@ def kerple_power_bias(r: ArrayLike, r1: Scalars, r2: Scalars) -> np.ndarray:
     -------
     ndarray
         The bias, of the broadcast shape.  The arguments are not checked (the head's hot path calls it;
-        :mod:`poskernels.theory.beyond` checks them).
+        :mod:`poskernels.theory.kerple_fire` checks them).
 
     Examples
     --------
@@ -83,7 +83,7 @@ def kerple_tail_bound(kind: str, W: float, r1: float, r2: float, D: float) -> fl
 
     With content scores in an interval of width ``W`` and a bias with ``b(0) = 0`` that decreases in ``r``, the
     weight on ``r >= D`` is at most ``e^W sum_{r >= D} e^{b(r)} <= e^W (e^{b(D)} + int_D^inf e^{b(x)} dx)``
-    (:mod:`poskernels.theory.beyond` states it for both kernels); the scheme's ``tail_bound`` hook.
+    (:mod:`poskernels.theory.kerple_fire` states it for both kernels); the scheme's ``tail_bound`` hook.
 
     Parameters
     ----------
@@ -150,7 +150,7 @@ class KerpleLog(Scheme):
     instead).  The paper draws each of its many heads' ``r1 ~ U(0, 2)``, ``r2 ~ U(0, 1)``; our one head starts
     at the middle of those ranges, ``r1 = 1``, ``r2 = 1/2``, the same for every seed.  The bias is a
     conditionally positive definite kernel of the offset
-    (:func:`poskernels.theory.beyond.kerple_log_kernel`).
+    (:func:`poskernels.theory.kerple_fire.kerple_log_kernel`).
     """
 
     name, title = "kerple_log", "Kerple, logarithmic"
@@ -192,7 +192,7 @@ class KerplePower(Scheme):
     paper draws each of its heads' ``r1 ~ U(0, 1)``, ``r2 ~ U(0, 2)``; our one head starts at the middle of
     those ranges, ``r1 = 1/2``, ``r2 = 1`` (ALiBi's bias ``-r/2`` at the article's slope).
     Conditionally positive definite for ``r2 <= 2``
-    (:func:`poskernels.theory.beyond.kerple_power_kernel`).
+    (:func:`poskernels.theory.kerple_fire.kerple_power_kernel`).
     """
 
     name, title = "kerple_power", "Kerple, power"

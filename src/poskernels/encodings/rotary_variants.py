@@ -19,7 +19,7 @@ head's inverse turn.
   spans the whole range ``1 .. b^{-(d_r - 2)/d_r}`` in fewer planes, p-RoPE keeps the fastest of RoPE's own.
 
 These are the formulas a head evaluates at every step; the kernels over offsets, with what the papers state, are
-in :mod:`poskernels.theory.rotary_family`.
+in :mod:`poskernels.theory.rotary_variants`.
 """
 
 from __future__ import annotations

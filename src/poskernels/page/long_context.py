@@ -7,7 +7,7 @@ Computed by :func:`poskernels.experiments.long_context.run_long_context` (cached
 - ``long.distance.horizon[seed]``: each ALiBi head's ``W``, horizon ``W / s``, certified cut ``D`` and its
   accuracy inside half the horizon and beyond twice it (Theorem 3 (iii));
 - ``long.distance.tail_cut[scheme][seed]``: each Kerple head's learned ``r1``, ``r2``, content width ``W`` and the
-  certified cut ``D`` its tail bound allows (None where the tail is heavy; :mod:`poskernels.theory.beyond`).
+  certified cut ``D`` its tail bound allows (None where the tail is heavy; :mod:`poskernels.theory.kerple_fire`).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from ..encodings.rotary_variants import (
     xpos_zeta,
 )
 from ..errors import PosKernelsError, check_array, check_budget, check_real
-from .beyond import causal_offsets
+from .kerple_fire import causal_offsets
 
 __all__ = [
     "attention_resolution",
