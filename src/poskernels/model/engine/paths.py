@@ -22,6 +22,7 @@ normalization), ``backward(c, g, do)`` (``(dtable, dptable, dPV)`` from ``g = dL
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from .content_path import ContentPath
@@ -45,6 +46,7 @@ class ScoreTerms(NamedTuple):
 PATHS = (ExactPath, ContentPath, RotaryPath, TokenPath)
 
 
+@lru_cache(maxsize=32)
 def choose_path(terms: ScoreTerms):
     """The first path of :data:`PATHS` that takes a score holding ``terms`` (the token path takes any).
 
