@@ -238,10 +238,12 @@ def stack_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarr
 
     Notes
     -----
-    With ``g[b, v] = dL/do_b . EV[v]`` and ``s_b = sum_v C[b, v] g[b, v]`` (the softmax's mean), a
-    key's score gradient is ``dz_j = a_j (g[b, x_j] - s_b)`` (plus the code's share in the
-    ``token`` path), so the content table's gradient sums ``C (g - s)`` over sequences, and a
-    position term's is ``e^{b_j} R[b, x_j]`` with ``R = e^{c} (g - s) / Z``: one gather, no per-token softmax.
+    The values are read out through ``EO = EV W_O`` (``logits = C EO``), so with ``g[b, v] = dL/dlogits_b . EO[v]``
+    the softmax's mean is ``s_b = sum_v C[b, v] g[b, v] = dL/dlogits_b . logits_b`` (the code's values included), a
+    key's score gradient is ``dz_j = a_j (g[b, x_j] - s_b)`` (plus the code's share in the ``token`` path), so the
+    content table's gradient sums ``C (g - s)`` over sequences (for a single query token, ``sum EO dEO - C^T s`` with
+    ``dEO = C^T dL/dlogits``: no ``g`` at all), and a position term's is ``e^{b_j} R[b, x_j]`` with
+    ``R = e^{c} (g - s) / Z``: one gather, no per-token softmax.
 
     Examples
     --------
