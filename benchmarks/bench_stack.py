@@ -1,6 +1,7 @@
 """Amortized cost of one head's training step when M heads train as one stack, per scheme, drawing included.
 
-Usage: ``python benchmarks/bench_stack.py [--batch 128] [--n 32] [--steps 256] [--models 1 10] [--torch]``
+Usage: ``python benchmarks/bench_stack.py [--batch 128] [--n 32] [--steps 256] [--models 1 10] [--schemes S ...]``
+(and ``--torch``).
 
 Times are CPU seconds of this process (``time.process_time``, one BLAS thread): on a shared,
 oversubscribed machine they estimate what a step costs on an idle core, where wall time counts the
@@ -112,6 +113,7 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=256)
     parser.add_argument("--models", type=int, nargs="+", default=[1, 10])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--schemes", nargs="+", choices=sorted(SCHEMES), help="only these schemes (default: every one)")
     parser.add_argument("--torch", action="store_true", help="also the same stack in PyTorch autograd")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (NumPy's step is serial)")
     args = parser.parse_args(argv)
@@ -128,7 +130,7 @@ def main(argv=None) -> None:
         torch.set_num_threads(args.threads)
         head += f" {f'torch M={args.models[-1]}':>13s} {'torch/numpy':>11s}"
     print(head)
-    for scheme in SCHEMES:
+    for scheme in args.schemes or SCHEMES:
         row = f"{scheme:11s} {floor_us(scheme, args.batch, args.n, 16, rate):6.2f}"
         last = None
         for m in args.models:

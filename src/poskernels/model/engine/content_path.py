@@ -68,28 +68,31 @@ class ContentPath:
         return Cw
 
     @staticmethod
-    def read_out(c: dict, Z: np.ndarray, o: np.ndarray) -> None:
+    def read_out(c: dict, Z: np.ndarray, logits: np.ndarray, W_O: np.ndarray) -> None:
         """Nothing past the mass: the values are read from ``C`` alone."""
 
     @staticmethod
-    def backward(c: dict, g: np.ndarray, do: np.ndarray):
-        """``(dtable, dptable, None)``: ``H = C (g - s)`` summed per query row; a bias with parameters gets
-        ``e^{b_j} R[b, x_j]``, ``R = e^c (g - s) / Z`` (one gather, no per-key softmax)."""
+    def backward(c: dict, dlogits: np.ndarray, s: np.ndarray, dEO: np.ndarray):
+        """``(dtable, dptable, None)`` from ``dL/dlogits``, the softmax's mean ``s`` and ``dEO = C^T dL/dlogits``.
+
+        With ``g = dlogits EO^T`` (``dL/dC``), the content gradient is ``sum_b C (g - s)``; for a single query
+        token it is ``sum_c EO dEO - C^T s`` (``g`` never formed).  A bias with parameters gets ``e^{b_j} R[b,
+        x_j]``, ``R = e^c (g - s) / Z`` (one gather, no per-key softmax)."""
         C, qrow, rows, flat = c["C"], c["qrow"], c["rows"], c["flat"]
         M, U, n = c["q"].shape[0], c["U"], flat.shape[-1]
         V = C.shape[-1]
-        gs = g
-        gs -= row_sum(C * g)  # (M, B, V) g - s, in place
         free = c["has_ptable"] and not c["ptable_shared"]  # a bias that depends on parameters
-        H = C * gs if free else np.multiply(gs, C, out=gs)  # (M, B, V) the score gradient per token
         if qrow is None:
-            dtable = H.sum(axis=1)  # (M, V)
-        else:
+            dtable = row_sum(c["EO"] * dEO) - np.swapaxes(C, 1, 2) @ s  # (M, V, 1)
+        if qrow is not None or free:
+            gs = dlogits @ np.swapaxes(c["EO"], 1, 2)  # (M, B, V) g = dL/dC
+            gs -= s  # g - s, in place
+        if qrow is not None:
             cols = qrow[..., None] * V + grid(1, V, 1)  # (M, B, V) into the stack's (M U, V) table
-            dtable = np.bincount(cols.ravel(), weights=H.ravel(), minlength=M * U * V)
+            dtable = np.bincount(cols.ravel(), weights=(C * gs).ravel(), minlength=M * U * V)
         if not free:
             return dtable, None, None
-        np.multiply(gs, c["ecr"], out=gs)  # gs is not read again: R = e^c (g - s) / Z in its place
+        np.multiply(gs, c["ecr"], out=gs)  # R = e^c (g - s) / Z in place
         Rt = np.take(np.divide(gs, c["Z"], out=gs), flat)  # (M, B, n): dz_j = e^{b_j} R[b, x_j]
         if rows is None:
             return dtable, c["ep"] * Rt.sum(axis=1)[:, None], None  # (M, 1, n)

@@ -11,8 +11,10 @@ Three ways to the same weights, by what the score holds, each a forward beside i
 
 and :class:`~poskernels.model.engine.token_path.ExactPath`, the token path with every score itself, for a model
 whose row sum underflowed.  A path is a class with ``name``, ``takes(terms)``, ``mass(c, table, ptable, shift)``
-(the ``(M, B, V)`` unnormalized mass on each token), ``read_out(c, Z, o)`` (its share of the output, after the
-normalization), ``backward(c, g, do)`` (``(dtable, dptable, dPV)`` from ``g = dL/dC``) and ``attention(c)``.
+(the ``(M, B, V)`` unnormalized mass on each token), ``read_out(c, Z, logits, W_O)`` (its share of the logits, after
+the normalization, in place), ``backward(c, dlogits, s, dEO)`` (``(dtable, dptable, dPO)`` from ``dL/dlogits``, the
+softmax's mean ``s = dlogits . logits`` and ``dEO = C^T dlogits``; ``dL/dC = dlogits EO^T`` where it needs it) and
+``attention(c)``.
 
 >>> choose_path(ScoreTerms(exact=False, shifted=False, coded=False, rotary=True, positional=False)).name
 'rotary'
@@ -22,6 +24,7 @@ normalization), ``backward(c, g, do)`` (``(dtable, dptable, dPV)`` from ``g = dL
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from .content_path import ContentPath
@@ -45,6 +48,7 @@ class ScoreTerms(NamedTuple):
 PATHS = (ExactPath, ContentPath, RotaryPath, TokenPath)
 
 
+@lru_cache(maxsize=32)
 def choose_path(terms: ScoreTerms):
     """The first path of :data:`PATHS` that takes a score holding ``terms`` (the token path takes any).
 

@@ -148,11 +148,12 @@ def stack_cross_entropy(logits: np.ndarray, targets, finite: bool = True) -> tup
     shifted = logits - per_model_max(logits)  # (M, B, C)
     p = np.exp(shifted)
     Z = p @ _ones(C)  # (M, B)
-    for m in np.flatnonzero(Z.min(axis=1) < 1e-250):  # rare: rows far below the max (a NaN model is not one)
-        shifted[m] = logits[m] - logits[m].max(axis=-1, keepdims=True)
-        p[m] = np.exp(shifted[m])
-        Z[m] = p[m] @ _ones(C)
-    loss = (np.log(Z).sum(axis=1) - shifted.ravel()[pick].reshape(M, B).sum(axis=1)) / B  # (M,)
+    if not Z.min() >= 1e-250:  # rare: rows far below the max (a NaN model is not one, but it stops the quick check)
+        for m in np.flatnonzero(Z.min(axis=1) < 1e-250):
+            shifted[m] = logits[m] - logits[m].max(axis=-1, keepdims=True)
+            p[m] = np.exp(shifted[m])
+            Z[m] = p[m] @ _ones(C)
+    loss = (np.log(Z) - shifted.ravel()[pick].reshape(M, B)).sum(axis=1) / B  # (M,)
     p *= (1.0 / (B * Z))[..., None]
     p.ravel()[pick] -= 1.0 / B
     return loss, p  # (M,), (M, B, C)

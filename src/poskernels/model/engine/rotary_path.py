@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .reductions import per_model_max, row_sum
+from .reductions import per_model_max
 from .tables import flat_offsets
 
 __all__ = ["RotaryPath"]
@@ -40,14 +40,14 @@ class RotaryPath:
         return np.bincount(flat.ravel(), weights=e.ravel(), minlength=M * B * V).reshape(M, B, V)
 
     @staticmethod
-    def read_out(c: dict, Z: np.ndarray, o: np.ndarray) -> None:
+    def read_out(c: dict, Z: np.ndarray, logits: np.ndarray, W_O: np.ndarray) -> None:
         """Nothing past the mass: the values are read from ``C`` alone."""
 
     @staticmethod
-    def backward(c: dict, g: np.ndarray, do: np.ndarray):
+    def backward(c: dict, dlogits: np.ndarray, s: np.ndarray, dEO: np.ndarray):
         """``(dtable, None, None)``: ``e^{table} * sum over the keys of R[b, x_j]`` at each key's entry."""
-        gs = g
-        gs -= row_sum(c["C"] * g)  # (M, B, V) g - s, in place
+        gs = dlogits @ np.swapaxes(c["EO"], 1, 2)  # (M, B, V) g = dL/dC
+        gs -= s  # g - s, in place
         gs /= c["Z"]  # (M, B, V) R = (g - s) / Z: dz_j = e_j R[b, x_j]
         dtable = c["ec"].ravel() * np.bincount(
             c["index"].ravel(), weights=np.take(gs, c["flat"].ravel()), minlength=c["table_size"]

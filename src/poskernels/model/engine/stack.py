@@ -149,11 +149,11 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
     Cw = path.mass(c, table, ptable, score_shift)  # (M, B, V) unnormalized mass on each token
     Z, low = _normalizer(Cw)  # (M, B, 1)
     C = np.divide(Cw, Z, out=Cw)  # (M, B, V) attention mass on each token (in place)
-    o = C @ c["EV"]  # (M, B, d)
-    path.read_out(c, Z, o)
-    c.update(path=path, C=C, Z=Z, o=o, has_ptable=ptable is not None)
+    EO = c["EV"] @ params["W_O"]  # (M, V, C): each token's value, read out
+    logits = C @ EO  # (M, B, C): o W_O with o = C EV, never formed
+    path.read_out(c, Z, logits, params["W_O"])
+    c.update(path=path, C=C, Z=Z, EO=EO, logits=logits, has_ptable=ptable is not None)
     c["ptable_shared"] = ptable is not None and ptable.ndim == 1
-    logits = o @ params["W_O"]  # (M, B, C)
     c["exact"] = {}
     for m in low:  # those models again, every score itself (rare: huge weights)
         one = {k: v[m : m + 1] for k, v in params.items()}
@@ -238,10 +238,12 @@ def stack_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarr
 
     Notes
     -----
-    With ``g[b, v] = dL/do_b . EV[v]`` and ``s_b = sum_v C[b, v] g[b, v]`` (the softmax's mean), a
-    key's score gradient is ``dz_j = a_j (g[b, x_j] - s_b)`` (plus the code's share in the
-    ``token`` path), so the content table's gradient sums ``C (g - s)`` over sequences, and a
-    position term's is ``e^{b_j} R[b, x_j]`` with ``R = e^{c} (g - s) / Z``: one gather, no per-token softmax.
+    The values are read out through ``EO = EV W_O`` (``logits = C EO``), so with ``g[b, v] = dL/dlogits_b . EO[v]``
+    the softmax's mean is ``s_b = sum_v C[b, v] g[b, v] = dL/dlogits_b . logits_b`` (the code's values included), a
+    key's score gradient is ``dz_j = a_j (g[b, x_j] - s_b)`` (plus the code's share in the ``token`` path), so the
+    content table's gradient sums ``C (g - s)`` over sequences (for a single query token, ``sum EO dEO - C^T s`` with
+    ``dEO = C^T dL/dlogits``: no ``g`` at all), and a position term's is ``e^{b_j} R[b, x_j]`` with
+    ``R = e^{c} (g - s) / Z``: one gather, no per-token softmax.
 
     Examples
     --------
@@ -266,11 +268,16 @@ def stack_backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarr
 
 def _backward(params: dict, cfg: HeadConfig, cache: dict, dlogits: np.ndarray) -> dict:
     scheme = SCHEMES[cfg.scheme]
-    grads = {"W_O": np.swapaxes(cache["o"], 1, 2) @ dlogits}  # (M, d, C)
-    do = dlogits @ np.swapaxes(params["W_O"], 1, 2)  # (M, B, d)
-    dEV = np.swapaxes(cache["C"], 1, 2) @ do  # (M, V, d)
-    g = do @ np.swapaxes(cache["EV"], 1, 2)  # (M, B, V) dL/dC
-    dtable, dptable, dPV = cache["path"].backward(cache, g, do)  # the softmax, by the path that computed it
+    W_OT = np.swapaxes(params["W_O"], 1, 2)  # (M, C, d)
+    dEO = np.swapaxes(cache["C"], 1, 2) @ dlogits  # (M, V, C)
+    s = row_sum(dlogits * cache["logits"])  # (M, B, 1) the softmax's mean sum_v C[b, v] dL/dC[b, v] = dlogits . logits
+    dtable, dptable, dPO = cache["path"].backward(cache, dlogits, s, dEO)  # the softmax, by the path that computed it
+    grads = {"W_O": np.swapaxes(cache["EV"], 1, 2) @ dEO}  # (M, d, C)
+    dEV = dEO @ W_OT  # (M, V, d)
+    dPV = None
+    if dPO is not None:  # the code's values: o = C EV + a P W_V
+        grads["W_O"] += np.swapaxes(cache["PV"], 1, 2) @ dPO
+        dPV = dPO @ W_OT  # (M, n, d)
     dq, scheme_grads = bias_backward(dptable, cache, params, cfg, scheme)  # (M, U, d)
     if scheme.scale_grows:  # lambda = s log n scales the content tables: dL/dlambda = sum dtable * raw / tau
         dlam = _scale_gradient(cache, dtable, dptable)  # (M,)

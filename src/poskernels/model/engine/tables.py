@@ -108,21 +108,22 @@ def _rotations(r: np.ndarray, theta: np.ndarray) -> np.ndarray:
 class RotaryTable:
     """``(M, U n, V)``: ``Re(W_{u j} kc_v)``, ``W_{u j} = conj(q_u) e^{i (j - t) theta}``, times ``lambda / tau``.
 
-    In complex form plane ``p`` of a key is ``EK[..., 2p] + i EK[..., 2p+1]`` (``kc``).
+    In complex form plane ``p`` of a key is ``EK[..., 2p] + i EK[..., 2p+1]`` (``kc``), so ``Re(W kc)`` is the real
+    product of ``Wr = conj(W)`` read as ``(re, im)`` pairs with ``EK`` itself: one real matrix product each way.
     """
 
     @staticmethod
     def forward(c: dict, scheme, tau: float) -> np.ndarray:
-        """The scaled table; keeps the turns ``e``, ``W`` and ``kc`` (and ``c["raw"]`` for a learned ``lambda``)."""
+        """The scaled table; keeps the turns ``e`` and ``Wr`` (and ``c["raw"]`` for a learned ``lambda``)."""
         q, EK = c["q"], c["EK"]
         M, U, n = q.shape[0], q.shape[1], c["r"].size
         e = _rotations(c["r"], c["theta"])  # (n, P)
-        W = q.view(np.complex128).conj()[:, :, None, :] * e  # (M, U, n, P)
-        kc = EK.view(np.complex128)  # (M, V, P): plane p is EK[..., 2p] + i EK[..., 2p+1]
-        table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real  # (M, U n, V)
+        W = q.view(np.complex128)[:, :, None, :] * e.conj()  # (M, U, n, P): conj(W), W = conj(q) e
+        Wr = W.view(np.float64).reshape(M, U * n, -1)  # (M, U n, d): conj(W) as (re, im) pairs
+        table = Wr @ np.swapaxes(EK, 1, 2)  # (M, U n, V): Re(W kc)
         if scheme.scale_grows:
             c["raw"] = table  # the unscaled table: dL/dlambda reads it
-        c.update(e=e, W=W, kc=kc)
+        c.update(e=e, Wr=Wr)
         return table * (c["lam"] / tau)
 
     @staticmethod
@@ -136,11 +137,12 @@ class RotaryTable:
 
     @staticmethod
     def backward(c: dict, dtable: np.ndarray, tau: float) -> tuple[np.ndarray, np.ndarray]:
-        """``(dL/dEK, the query's share of dL/dq)``: ``d/dkc = sum conj(W) dtable``, ``d/dW = conj(dtable kc)``."""
-        q, V = c["q"], c["EK"].shape[1]
+        """``(dL/dEK, the query's share of dL/dq)``: ``dEK = dtable^T Wr``; ``dq = sum_j e_j (dtable EK)_j`` in complex
+        form (``Re(conj(q_p) e kc)`` has gradient ``e kc`` with respect to ``q_p``'s ``(re, im)``)."""
+        q, EK = c["q"], c["EK"]
         M, U, n = q.shape[0], q.shape[1], c["r"].size
+        V = EK.shape[1]
         dtable = dtable.reshape(M, U * n, V) * (c["lam"] / tau)  # (M, U n, V)
-        Wc = c["W"].reshape(M, U * n, -1).conj()  # (M, U n, P)
-        dEK = (np.swapaxes(dtable, 1, 2) @ Wc).view(np.float64)  # (M, V, d)
-        dW = (dtable @ c["kc"]).reshape(M, U, n, -1)  # (M, U, n, P); W = conj(q) e
+        dEK = np.swapaxes(dtable, 1, 2) @ c["Wr"]  # (M, V, d)
+        dW = (dtable @ EK).view(np.complex128).reshape(M, U, n, -1)  # (M, U, n, P): dtable kc
         return dEK, (dW * c["e"]).sum(axis=2).view(np.float64)  # (M, V, d), (M, U, d)

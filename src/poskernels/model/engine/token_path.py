@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .position_term import position_weights
-from .reductions import per_model_max, row_sum
+from .reductions import per_model_max
 from .tables import flat_offsets
 
 __all__ = ["ExactPath", "TokenPath"]
@@ -55,24 +55,27 @@ class TokenPath:
         return np.bincount(flat.ravel(), weights=e.ravel(), minlength=M * B * V).reshape(M, B, V)
 
     @staticmethod
-    def read_out(c: dict, Z: np.ndarray, o: np.ndarray) -> None:
-        """``a = e / Z`` kept; a head with an added code reads the code's values, ``o += a P W_V``, in place."""
+    def read_out(c: dict, Z: np.ndarray, logits: np.ndarray, W_O: np.ndarray) -> None:
+        """``a = e / Z`` kept; a head with an added code reads the code's values, ``logits += a P W_V W_O``, in
+        place."""
         a = c.pop("weights") / Z  # (M, B, n) attention weights
         if c["code"] is not None:
-            o += a @ c["PV"]
+            c["PO"] = c["PV"] @ W_O  # (M, n, C) each position's value, read out
+            logits += a @ c["PO"]
         c["a"] = a
 
     @staticmethod
-    def backward(c: dict, g: np.ndarray, do: np.ndarray):
-        """``(dtable, dptable, dPV)``: the softmax's backward ``a (da - sum_j a_j da_j)``, key by key."""
+    def backward(c: dict, dlogits: np.ndarray, s: np.ndarray, dEO: np.ndarray):
+        """``(dtable, dptable, dPO)``: the softmax's backward ``a (da - s)``, key by key, ``s = sum_j a_j da_j``."""
         a, rows, flat = c["a"], c["rows"], c["flat"]
         M, U, n = a.shape[0], c["U"], a.shape[-1]
+        g = dlogits @ np.swapaxes(c["EO"], 1, 2)  # (M, B, V) dL/dC
         da = np.take(g, flat)  # (M, B, n)
-        dPV = None
+        dPO = None
         if c["code"] is not None:
-            dPV = np.swapaxes(a, 1, 2) @ do  # (M, n, d)
-            da += do @ np.swapaxes(c["PV"], 1, 2)
-        da -= row_sum(a * da)
+            dPO = np.swapaxes(a, 1, 2) @ dlogits  # (M, n, C)
+            da += dlogits @ np.swapaxes(c["PO"], 1, 2)
+        da -= s
         dz = np.multiply(da, a, out=da)  # (M, B, n) softmax backward a (da - sum_j a_j da_j), in place
         dtable = np.bincount(c["index"].ravel(), weights=dz.ravel(), minlength=c["table_size"])
         dptable = None
@@ -81,7 +84,7 @@ class TokenPath:
                 dptable = dz.sum(axis=1)[:, None]  # (M, 1, n)
             else:
                 dptable = np.bincount(rows.ravel(), weights=dz.ravel(), minlength=M * U * n).reshape(M, U, n)
-        return dtable, dptable, dPV
+        return dtable, dptable, dPO
 
     @staticmethod
     def attention(c: dict) -> np.ndarray:
