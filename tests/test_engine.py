@@ -163,6 +163,6 @@ def test_decay_makes_the_far_past_weigh_less():
 
 
 def forward_score(p, cfg, q, k, r):
-    from poskernels.model.head import score
+    from poskernels.model.score import score
 
     return score(p, cfg, q, [float(r)], k, [0.0])[0, 0]

@@ -27,8 +27,8 @@ from poskernels.encodings.rotary_variants import (
 from poskernels.errors import PosKernelsError
 from poskernels.model.config import HeadConfig
 from poskernels.model.engine.scores import pair_scores
-from poskernels.model.head import score
 from poskernels.model.reading import Reading, frequencies
+from poskernels.model.score import score
 from poskernels.theory.rotary_variants import (
     attention_resolution,
     first_negative_offset,

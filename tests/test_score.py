@@ -18,8 +18,9 @@ from poskernels.model.embedding import token_table
 from poskernels.model.engine.one_head import query_forward
 from poskernels.model.engine.scores import pair_scores, scores
 from poskernels.model.engine.stack import attention
-from poskernels.model.head import content_score, embed, init_params, phi, score
+from poskernels.model.head import embed, init_params, phi
 from poskernels.model.reading import Reading, frequencies
+from poskernels.model.score import content_score, score
 from poskernels.tasks.cue import N_SYMBOLS, query_token, token_id
 
 

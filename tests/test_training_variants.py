@@ -29,8 +29,9 @@ from poskernels.model.config import HeadConfig
 from poskernels.model.engine.cut import certified_cut, has_cut
 from poskernels.model.engine.one_head import query_logits
 from poskernels.model.engine.stream import stream_logits
-from poskernels.model.head import forward, init_params, score
+from poskernels.model.head import forward, init_params
 from poskernels.model.reading import PLAIN
+from poskernels.model.score import score
 from poskernels.tasks.cue import cue_batch
 
 SCALED = [name for name, s in SCHEMES.items() if s.scale_grows]

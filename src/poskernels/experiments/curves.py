@@ -78,7 +78,7 @@ def cached_heads(cache_dir, seed: int, schemes) -> dict[str, TrainedHead] | None
 def marked_key_scores(head, t, j, reading=None, keys=None) -> np.ndarray:
     """The pre-softmax score of the query token at positions ``t`` against the mean marked key at ``j``.
 
-    The head's one score (:func:`poskernels.model.head.score`, which training factors; pair by pair,
+    The head's one score (:func:`poskernels.model.score.score`, which training factors; pair by pair,
     :func:`poskernels.model.engine.scores.pair_scores`):
     ``z = <R(t) q_t, R(j) k_j> / tau + bias(t - j)``, with ``h = E[x] + p(position)`` for an additive code and
     the rotation for RoPE, read through ``reading`` (a rescaled RoPE).  The key is

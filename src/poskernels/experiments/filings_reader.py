@@ -9,7 +9,7 @@ of the positions ``1 .. n`` at once, and lets query ``t + 1`` attend to the keys
     z_{t j} = <R(t+1) q_{t+1}, R(j) k_j> / tau + bias(t + 1 - j),  j <= t,     z_{t,self} = <q, k_QUERY> / tau + bias(0)
 
 an ``(n, n + 1)`` score matrix instead of ``n`` forward passes, every score the head's one definition
-(:func:`poskernels.model.head.score`); the tests check it equals the loop at every position for every scheme
+(:func:`poskernels.model.score.score`); the tests check it equals the loop at every position for every scheme
 and every reading.
 
 Readers: the four trained schemes, and the RoPE heads re-read through the context-extension maps
@@ -56,7 +56,8 @@ from ..model.config import HeadConfig
 from ..model.engine.cut import content_width as stream_content_width
 from ..model.engine.one_head import query_forward
 from ..model.engine.scores import pair_scores, scores
-from ..model.head import Reading, score, token_table
+from ..model.head import Reading, token_table
+from ..model.score import score
 from ..tasks.filings.tokens import QUERY
 from .readers import pick
 

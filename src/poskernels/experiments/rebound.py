@@ -5,7 +5,7 @@ query ``q`` is the trigonometric polynomial ``s(Delta) = sum_j rho_j cos(Delta t
 at ``Delta = -r`` (a causal head looks back), divided by ``tau``.  Training pins it on offsets
 ``0..L-1`` only.  We read it for the query token against the mean key of the marked tokens (the
 score is linear in ``k``, so this is the mean of the eight marked symbols' curves).  It is the head's one score
-(:func:`poskernels.model.head.score`) written as a polynomial in the offset, which locates troughs and peaks and
+(:func:`poskernels.model.score.score`) written as a polynomial in the offset, which locates troughs and peaks and
 names each plane's amplitude; ``tests/test_score.py`` checks the two agree.
 """
 

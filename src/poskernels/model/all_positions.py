@@ -2,7 +2,7 @@
 
 :func:`~poskernels.model.head.forward` reads a head at its last position, the query; :func:`score_all` reads it at
 every position ``t``, each attending to the keys ``j <= t`` through the one score
-(:func:`~poskernels.model.head.score`), so row ``t`` equals ``forward`` on the prefix ``tokens[:, :t+1]``.  The
+(:func:`~poskernels.model.score.score`), so row ``t`` equals ``forward`` on the prefix ``tokens[:, :t+1]``.  The
 diagnostics that read a head's attention along a sequence (:mod:`poskernels.experiments.curves`, the tests) call it.
 """
 
@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from .config import HeadConfig
-from .head import embed, score
+from .head import embed
 from .reading import PLAIN, Reading, check_tokens, read_positions
+from .score import score
 
 __all__ = ["score_all"]
 
@@ -20,7 +21,7 @@ __all__ = ["score_all"]
 def score_all(params: dict, cfg: HeadConfig, tokens, positions=None, reading: Reading = PLAIN, return_attention=False):
     """Every position of every sequence ``tokens (B, n)`` read in one causal pass: logits ``(B, n, C)``.
 
-    Position ``t`` attends to ``j <= t`` with :func:`~poskernels.model.head.score`, which is
+    Position ``t`` attends to ``j <= t`` with :func:`~poskernels.model.score.score`, which is
     :func:`~poskernels.model.head.forward` on the prefix ``tokens[:, :t+1]`` (the tests check every ``t``).  Memory is
     ``O(B n^2)``: pass long sequences one at a time.
 

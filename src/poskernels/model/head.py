@@ -5,7 +5,8 @@ A head reads token ids ``x_0..x_{n-1}`` at positions ``m`` and answers at the la
 * ``h_m = T[x_m] + p(m)`` (:func:`embed`): ``T`` the embedding of every token id (the article's
   ``E[symbol] + m [marked]``, :mod:`poskernels.model.embedding`), ``p`` the scheme's added code, if any;
 * ``q = h_t W_Q``, ``k_j = h_j W_K``, ``v_j = h_j W_V``;
-* the score (:func:`score`) ``s(t, j) = <phi_t(q), phi_j(k_j)> * lambda / tau + b(t - j)``, ``tau = sqrt(d)``:
+* the score (:func:`~poskernels.model.score.score`)
+  ``s(t, j) = <phi_t(q), phi_j(k_j)> * lambda / tau + b(t - j)``, ``tau = sqrt(d)``:
   ``phi`` the scheme's query/key transform (:func:`phi`: a rotation by ``theta``, Definition 4, or by a reading's
   frequencies, Definition 5, or a rotation with decay), ``lambda`` its logit scale (a number, or ``s log n`` of
   the ``n`` keys the query sees: the scaled softmax), ``b`` its bias over offsets (Definition 3);
@@ -13,7 +14,8 @@ A head reads token ids ``x_0..x_{n-1}`` at positions ``m`` and answers at the la
 
 "Past the training window" reads in it line by line: a learned code refuses a position it has no row for (its
 ``p``), a rotation turns by the reading's frequencies and scales the logits by its ``lambda`` (Definition 5), ALiBi's
-``b(r) = -s r`` makes the far past weigh ``e^{-s r}`` (Theorem 3), and every score is one call of :func:`score`.
+``b(r) = -s r`` makes the far past weigh ``e^{-s r}`` (Theorem 3), and every score is one call of
+:func:`~poskernels.model.score.score`.
 
 Every scheme enters only through its hooks (:class:`poskernels.encodings.Scheme`): ``code`` / ``code_backward``,
 ``transform``, ``logit_scale``, ``bias`` / ``bias_backward``.  :func:`forward` and :func:`backward` are the
@@ -51,14 +53,11 @@ from .reading import PLAIN, Reading, check_tokens, frequencies, read_positions
 
 __all__ = [
     "backward",
-    "content_score",
     "embed",
     "forward",
     "init_params",
     "phi",
     "phi_backward",
-    "score",
-    "score_scale",
 ]
 
 
@@ -200,122 +199,6 @@ def phi_backward(dy: np.ndarray, positions, theta: np.ndarray, query: bool = Fal
     """
     rate = np.conj(theta) if query else theta
     return rotate(dy, -np.asarray(positions, dtype=float)[:, None] * np.conj(rate))
-
-
-# -- the score s(t, j) = <phi_t(q), phi_j(k)> lambda / tau + b(t - j) ------------------------------------------------
-
-
-def score_scale(params: dict, cfg: HeadConfig, reading: Reading, seen, shape: tuple):
-    """``lambda / tau`` of queries that each see ``seen`` keys: a number, or one per query (``shape``) when the
-    scheme's logit scale grows with the key count (``s log n``; ``seen`` is read only then, at least 1).
-
-    Parameters
-    ----------
-    params : dict of ndarray
-        One head's parameters (:func:`init_params`).
-    cfg : HeadConfig
-        The head.
-    reading : Reading
-        How the head is read.
-    seen : array_like or None
-        Keys each query sees (read only by a scale that grows with it).
-    shape : tuple
-        The queries' shape ``(Nq,)``.
-
-    Returns
-    -------
-    float or ndarray of shape (Nq,)
-        ``lambda / tau``.
-
-    Examples
-    --------
-    >>> score_scale({}, HeadConfig(scheme="rope"), PLAIN, None, (3,)) == 1 / HeadConfig().tau
-    True
-    """
-    scheme = SCHEMES[cfg.scheme]
-    scale = 1.0 / cfg.tau
-    if not scheme.scale_grows:
-        lam = scheme.logit_scale(cfg, reading)  # the logit scale lambda
-        return scale if lam == 1.0 else scale * lam
-    seen = np.broadcast_to(np.maximum(np.asarray(seen, dtype=float), 1.0), shape)  # (Nq,)
-    return scale * scheme.logit_scale_at(_stack(params), cfg, reading, seen)[0]  # (Nq,)
-
-
-def content_score(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading = PLAIN, n=None) -> np.ndarray:
-    """The score's first term, ``<phi_t(q), phi_j(k)> * lambda / tau`` (arguments as :func:`score`).
-
-    Parameters
-    ----------
-    params, cfg, q, q_pos, k, k_pos, reading, n
-        As for :func:`score`.
-
-    Returns
-    -------
-    ndarray, shape (..., Nq, Nk)
-        The score without the scheme's bias: equal to :func:`score` for a head that has none.
-
-    Examples
-    --------
-    >>> cfg = HeadConfig(scheme="rope")
-    >>> p = init_params(cfg, np.random.default_rng(0))
-    >>> pos = np.arange(5.0)
-    >>> h = embed(p, cfg, np.array([3, 1, 4, 1, 5]), pos)
-    >>> q, k = h @ p["W_Q"], h @ p["W_K"]
-    >>> bool(np.allclose(content_score(p, cfg, q, pos, k, pos), score(p, cfg, q, pos, k, pos)))  # RoPE: no bias
-    True
-    """
-    theta = frequencies(cfg, reading)  # (P,) or None
-    q_pos, k_pos = np.asarray(q_pos, dtype=float), np.asarray(k_pos, dtype=float)
-    seen = n
-    if n is None and SCHEMES[cfg.scheme].scale_grows:  # the keys each query sees: those given at or before it
-        seen = (k_pos[None, :] <= q_pos[:, None]).sum(axis=1)  # (Nq,)
-    scale = score_scale(params, cfg, reading, seen, q_pos.shape)  # a number, or (Nq,)
-    scale = scale if np.ndim(scale) == 0 else scale[:, None]  # (Nq, 1): query t's own lambda
-    qt, kt = (q, k) if theta is None else (phi(q, q_pos, theta, query=True), phi(k, k_pos, theta))
-    return (qt * scale) @ np.swapaxes(kt, -1, -2)  # (..., Nq, Nk)
-
-
-def score(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading = PLAIN, n=None) -> np.ndarray:
-    """The score ``<phi_t(q), phi_j(k)> * lambda / tau + b(t - j)`` of keys against queries: the one definition.
-
-    Parameters
-    ----------
-    params : dict of ndarray
-        One head's parameters (the scheme's bias reads its own: T5's ``beta``, Shaw's ``A``).
-    q : ndarray, shape (..., Nq, d)
-        Query vectors ``h W_Q``, not yet turned, at positions ``q_pos (Nq,)``.
-    k : ndarray, shape (..., Nk, d)
-        Key vectors ``h W_K``, not yet turned, at positions ``k_pos (Nk,)``.
-    reading : Reading
-        Frequencies and logit scale a rotary head is read with (:data:`~poskernels.model.reading.PLAIN`: as trained).
-    n : int or array_like, optional
-        The number of keys each query sees, read only by a logit scale that grows with it (``s log n``): by default
-        the keys given at or before each query.
-
-    Returns
-    -------
-    ndarray, shape (..., Nq, Nk)
-        No causal mask: every key given is scored (a relative bias reads offsets ``r < 0`` as ``0``).
-
-    See Also
-    --------
-    poskernels.model.engine.scores.pair_scores : query ``i`` against key ``i`` only.
-    poskernels.model.engine.scores.scores : the same numbers, without the offsets of a head that has no bias.
-
-    Examples
-    --------
-    >>> cfg = HeadConfig(scheme="rope")
-    >>> p = init_params(cfg, np.random.default_rng(0))
-    >>> pos = np.arange(5.0)
-    >>> h = embed(p, cfg, np.array([3, 1, 4, 1, 5]), pos)  # (5, d)
-    >>> z = score(p, cfg, h @ p["W_Q"], pos, h @ p["W_K"], pos)  # (5, 5): query t against key j
-    >>> bool(np.isclose(z[4, 2], score(p, cfg, h[4:] @ p["W_Q"], [4.0], h[2:3] @ p["W_K"], [2.0])[0, 0]))
-    True
-    """
-    z = content_score(params, cfg, q, q_pos, k, k_pos, reading, n)  # (..., Nq, Nk)
-    q_pos, k_pos = np.asarray(q_pos, dtype=float), np.asarray(k_pos, dtype=float)
-    bias = SCHEMES[cfg.scheme].bias_at(params, cfg, q, q_pos[:, None] - k_pos[None, :], q_pos[:, None])
-    return z if bias is None else z + bias  # b(t - j): (..., Nq, Nk) or (Nq, Nk)
 
 
 # -- the head at its last position: forward, then backward -------------------------------------------------------

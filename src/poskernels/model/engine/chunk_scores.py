@@ -9,7 +9,7 @@ fixed table of turns); each chunk of keys is then scored two ways:
   rotary key is one dot product of ``2P`` numbers with the fixed table (:func:`rotary_factors`), never a complex
   exponential.
 
-Both are the readable head's score (:func:`poskernels.model.head.score`), written for chunks; the streaming reader's
+Both are the readable head's score (:func:`poskernels.model.score.score`), written for chunks; the streaming reader's
 tests check them equal to it for every scheme.
 """
 
@@ -85,7 +85,8 @@ def plan_head(params, cfg, reading, uq, pos, eps, default_pos, chunk) -> HeadPla
 
     Examples
     --------
-    >>> from poskernels.model.head import embed, init_params, score
+    >>> from poskernels.model.head import embed, init_params
+    >>> from poskernels.model.score import score
     >>> from poskernels.model.reading import PLAIN
     >>> cfg = HeadConfig(scheme="rope")
     >>> p = init_params(cfg, np.random.default_rng(0))
@@ -166,7 +167,8 @@ def rotary_factors(plan: HeadPlan, r_c: np.ndarray, shared: dict | None) -> tupl
 
     Examples
     --------
-    >>> from poskernels.model.head import embed, init_params, score
+    >>> from poskernels.model.head import embed, init_params
+    >>> from poskernels.model.score import score
     >>> from poskernels.model.reading import PLAIN
     >>> cfg = HeadConfig(scheme="rope")
     >>> p = init_params(cfg, np.random.default_rng(0))
@@ -219,7 +221,8 @@ def chunk_table(plan: HeadPlan, pos_c: np.ndarray, r_c: np.ndarray, shared: dict
 
     Examples
     --------
-    >>> from poskernels.model.head import embed, init_params, score
+    >>> from poskernels.model.head import embed, init_params
+    >>> from poskernels.model.score import score
     >>> from poskernels.model.reading import PLAIN
     >>> cfg = HeadConfig(scheme="rope")
     >>> p = init_params(cfg, np.random.default_rng(0))
@@ -288,7 +291,8 @@ def key_scores(plan: HeadPlan, pos_c: np.ndarray, r_c: np.ndarray, x: np.ndarray
 
     Examples
     --------
-    >>> from poskernels.model.head import embed, init_params, score
+    >>> from poskernels.model.head import embed, init_params
+    >>> from poskernels.model.score import score
     >>> from poskernels.model.reading import PLAIN
     >>> cfg = HeadConfig(scheme="rope")
     >>> p = init_params(cfg, np.random.default_rng(0))

@@ -1,6 +1,6 @@
 """The head's score in the forms its readers ask for: pairs, and a head without a bias read without offsets.
 
-:func:`poskernels.model.head.score` is the one definition, queries against keys.  Readers ask two things more:
+:func:`poskernels.model.score.score` is the one definition, queries against keys.  Readers ask two things more:
 
 * :func:`pair_scores`: query ``i`` against key ``i`` only (a curve over offsets, a query's own key), one turn per
   pair by Proposition 3 (i), ``<phi_t(q), phi_j(k)> = <q, phi_{j - t}(k)>``;
@@ -16,24 +16,25 @@ import numpy as np
 
 from ...encodings import SCHEMES, Scheme
 from ..config import HeadConfig
-from ..head import content_score, phi, score, score_scale
+from ..head import phi
 from ..reading import PLAIN, Reading, frequencies
+from ..score import content_score, score, score_scale
 
 __all__ = ["pair_scores", "scores"]
 
 
 def scores(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading = PLAIN, n=None) -> np.ndarray:
-    """:func:`~poskernels.model.head.score`, the same bits, skipping the offsets of a head with no bias.
+    """:func:`~poskernels.model.score.score`, the same bits, skipping the offsets of a head with no bias.
 
     Parameters
     ----------
     params, cfg, q, q_pos, k, k_pos, reading, n
-        As in :func:`~poskernels.model.head.score`.
+        As in :func:`~poskernels.model.score.score`.
 
     Returns
     -------
     ndarray, shape (..., Nq, Nk)
-        The scores, equal bit for bit to :func:`~poskernels.model.head.score`'s.
+        The scores, equal bit for bit to :func:`~poskernels.model.score.score`'s.
 
     Examples
     --------
@@ -55,7 +56,7 @@ def pair_scores(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Read
     Parameters
     ----------
     params, cfg, reading
-        As in :func:`~poskernels.model.head.score`.
+        As in :func:`~poskernels.model.score.score`.
     q, k : ndarray, shape (R, d) or (d,)
         Query and key vectors, not yet turned (one vector for every pair when ``(d,)``).
     q_pos, k_pos : array_like, shape (R,)
