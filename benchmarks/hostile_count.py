@@ -84,7 +84,7 @@ def world():
 # ------------------------------------------------------------------ exit codes: the table
 import functools  # noqa: E402
 
-from poskernels.sweep import cli as sweep_cli  # noqa: E402
+from poskernels.cli import sweep as sweep_cli  # noqa: E402
 from poskernels.sweep import runner  # noqa: E402
 
 sweep_cli.dask_backend = functools.partial(runner.dask_backend, timeout=2)

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from poskernels import cli
-from poskernels.sweep import cli as sweep_cli
+from poskernels.cli import sweep as sweep_cli
 from poskernels.sweep import runner
 
 

@@ -1,5 +1,5 @@
 """The article's statements read on measured arrays: what a probe of a released model computes from its weights,
-queries and keys (pure functions of arrays; :mod:`poskernels.probe` captures the arrays).
+queries and keys (pure functions of arrays; :mod:`poskernels.census.probe` captures the arrays).
 
 * Theorem 1 asks whether a code is a stationary kernel: :func:`toeplitz_defect` is the share of a Gram matrix's
   squared norm not explained by its average along each diagonal (0 exactly for the sinusoidal code), and
