@@ -27,6 +27,25 @@ HELP = "print every table of the article and write OUT/numbers.json (and the lab
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Arguments of ``poskernels reproduce``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_arguments(p)
+    >>> a = p.parse_args(["--only", "thm1", "--no-train"])
+    >>> a.out, a.cache, a.only, a.no_train, a.first_seed
+    (PosixPath('results'), None, ['thm1'], True, None)
+    """
     p.add_argument("--out", type=Path, default=Path("results"), help="output folder (default: results/)")
     p.add_argument(
         "--cache",
@@ -46,6 +65,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``poskernels reproduce``: compute the chosen sections, print their tables, write ``--out``'s files.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        As :func:`add_arguments`'s options parse them.
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    PosKernelsError
+        If ``--only`` names an unknown section, or chooses only trained sections with ``--no-train``.
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> add_arguments(p)
+    >>> run(p.parse_args(["--only", "thm9"]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: --only: unknown section 'thm9'...
+    """
     from .. import page
 
     start = time.perf_counter()
