@@ -8,6 +8,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import grimp
 import importlinter  # noqa: F401 - the test extra installs it; the contracts run in a subprocess
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,3 +92,17 @@ def test_an_import_of_a_command_breaks_the_contract(tmp_path):
     run = _lint(src, ROOT / "pyproject.toml")
     assert run.returncode == 1
     assert "poskernels.lab.common -> poskernels.cli.census" in run.stdout
+
+
+def _importers(graph, package: str) -> set[str]:
+    """The modules outside ``package`` that import it or one of its modules."""
+    inside = {package} | graph.find_descendants(package)
+    return {m for target in inside for m in graph.find_modules_that_directly_import(target)} - inside
+
+
+def test_only_the_entry_points_import_a_command():
+    """``poskernels.cli`` is imported by ``python -m poskernels`` alone; the face of ``python -m poskernels.claims``
+    (``claims/cli.py``: its ``__main__`` cannot import up into ``cli/``) by that ``__main__`` alone."""
+    graph = grimp.build_graph("poskernels")
+    assert _importers(graph, "poskernels.cli") == {"poskernels.__main__"}
+    assert _importers(graph, "poskernels.claims.cli") == {"poskernels.claims.__main__"}
