@@ -11,7 +11,7 @@ import torch  # the test extra installs it; a missing one is an error, not a ski
 from transformers import CONFIG_MAPPING
 
 from poskernels import cli
-from poskernels.census.advise import advise, advised_config
+from poskernels.census.advice import advise, advised_config
 from poskernels.census.config import bundled_configs, load_config, raw_config
 from poskernels.census.hf_families.cases import _compare, _module_freqs
 

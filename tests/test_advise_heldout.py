@@ -12,7 +12,7 @@ import pytest
 
 from heldout_configs import CONFIGS, SHIPPED
 from poskernels import cli
-from poskernels.census.advise import advise
+from poskernels.census.advice import advise
 from poskernels.census.compute import census_all
 from poskernels.census.config import load_config, load_layer_configs, text_config
 from poskernels.census.rank import reach

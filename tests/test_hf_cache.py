@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 _PROBE = """
 import json, sys
-from poskernels.census.advise import advise
+from poskernels.census.advice import advise
 from poskernels.census.compute import census_all
 out = {"census": census_all(sys.argv[1], 65536, scan_base=False), "advise": advise(sys.argv[1], 262144)["ranking"]}
 out["imported"] = sorted(m for m in sys.modules if m == "torch" or m.startswith("transformers"))

@@ -15,8 +15,8 @@ import inspect
 import numpy as np
 import pytest
 
-from poskernels.census import advise as advise_cli
-from poskernels.census import advise_text
+from poskernels.census import advice as advise_cli
+from poskernels.census import advice_text
 from poskernels.census import rank as advise_rank
 from poskernels.census.compute import census_all
 from poskernels.census.config import parse, parse_config, record
@@ -135,7 +135,7 @@ def _keyed_by_a_map(tree: ast.AST) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("module", [parse, record, advise_cli, advise_text, advise_rank, cases, readers])
+@pytest.mark.parametrize("module", [parse, record, advise_cli, advice_text, advise_rank, cases, readers])
 def test_no_side_table_or_branch_keyed_by_a_map_creeps_back(module):
     """The modules that read the records compare no value with a map's name and key no table by one."""
     assert _keyed_by_a_map(ast.parse(inspect.getsource(module))) == []

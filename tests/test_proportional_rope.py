@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from transformers import CONFIG_MAPPING
 
-from poskernels.census.advise import advise, advised_config
+from poskernels.census.advice import advise, advised_config
 from poskernels.census.config import load_layer_configs, raw_config
 from poskernels.census.hf_families.cases import _module_freqs
 

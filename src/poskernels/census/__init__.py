@@ -7,8 +7,8 @@ to its class, the bundled and hub files of :mod:`poskernels.census` ``data/``). 
 - the census (:mod:`~poskernels.census.compute`: Theorem 5 plane by plane and every extension map's factors;
   :mod:`~poskernels.census.context`: what the frequencies mean for a context of ``N`` tokens), printed by
   :mod:`~poskernels.census.render` and drawn by :mod:`~poskernels.census.plot`;
-- the advice (:mod:`~poskernels.census.advise`: the block to paste to reach ``N`` tokens, ranked by
-  :mod:`~poskernels.census.rank`, printed by :mod:`~poskernels.census.advise_text`);
+- the advice (:mod:`~poskernels.census.advice`: the block to paste to reach ``N`` tokens, ranked by
+  :mod:`~poskernels.census.rank`, printed by :mod:`~poskernels.census.advice_text`);
 - the table across released models (:mod:`~poskernels.census.table`, ``python -m poskernels.census.table``);
 - the check of every transformers family (:mod:`~poskernels.census.hf_families`);
 - the probe of a released model's weights (:mod:`poskernels.census.probe`: the article's kernels on its own forward
@@ -26,7 +26,7 @@ Examples
 
 from __future__ import annotations
 
-from .advise import advise, advised_config
+from .advice import advise, advised_config
 from .compute import census, census_all, has_rope, json_safe, text_of
 from .config import RopeConfig, bundled_configs, hub_configs, load_config, load_layer_configs, parse_config
 from .context import context_census, logit_multiplier

@@ -3,7 +3,7 @@
 Each command is one module (``reproduce``, ``census``, ``advise``, ``tournament``, ``check-scheme``, ``probe``,
 ``lab``, ``sweep`` and ``plot``) holding its help, ``add_arguments`` and ``run``; :mod:`~poskernels.cli.commands`
 holds the table of them (:data:`COMMANDS`), :mod:`~poskernels.cli.outputs` what each writes and reads (checked
-before its work starts), :mod:`~poskernels.cli.main` the parser and the exit codes.  No module of the library
+before its work starts), :mod:`~poskernels.cli.entry` the parser and the exit codes.  No module of the library
 imports this package.
 
 The error contract, one rule for every command: what the user gave (an argument, an environment variable, a file
@@ -15,6 +15,6 @@ scheduler that does not answer, a sweep point that fails) and a bug are failures
 """
 
 from .commands import COMMANDS
-from .main import main
+from .entry import DEBUG_ENV, main
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "DEBUG_ENV", "main"]

@@ -2,7 +2,7 @@
 
 import sys
 
-from .main import main
+from .entry import main
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,7 +1,7 @@
 """``poskernels advise CONFIG --target-length N``: the RoPE block to paste into ``config.json`` to reach ``N`` tokens.
 
-The advice is :func:`poskernels.census.advise.advise`'s (its module says what it holds), printed by
-:func:`poskernels.census.advise_text.render`; ``--json PATH`` writes every block and verdict (``-``: standard output).
+The advice is :func:`poskernels.census.advice.advise`'s (its module says what it holds), printed by
+:func:`poskernels.census.advice_text.render`; ``--json PATH`` writes every block and verdict (``-``: standard output).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 import sys
 
 from ..atomic import check_outputs
-from ..census.advise import advise
-from ..census.advise_text import render
+from ..census.advice import advise
+from ..census.advice_text import render
 from ..census.config import config_path
 
 __all__ = ["HELP", "add_arguments", "run"]

@@ -1,6 +1,6 @@
 """The command table: ``poskernels NAME`` -> ``(help, add_arguments, run)``, one module of :mod:`poskernels.cli` each.
 
-:func:`poskernels.cli.main.main` builds the parser from :data:`COMMANDS`, so adding a command is one module and one
+:func:`poskernels.cli.entry.main` builds the parser from :data:`COMMANDS`, so adding a command is one module and one
 entry here (and its outputs and inputs in :mod:`poskernels.cli.outputs`).
 """
 

@@ -3,8 +3,8 @@ read plain and through PI, NTK-aware, YaRN and dynamic NTK at the factor that co
 article's re-reading table, on a released language model), the census's verdict beside each reading.
 
 Each map is applied as transformers reads it: the ``rope_parameters`` block that ``poskernels advise`` writes
-(:func:`poskernels.census.advise.advise`; NTK-aware, which transformers has no ``rope_type`` for, is the default RoPE at
-the base the census's ``ntk`` map implies) is set into the config with :func:`~poskernels.census.advise.advised_config`,
+(:func:`poskernels.census.advice.advise`; NTK-aware, which transformers has no ``rope_type`` for, is the default RoPE at
+the base the census's ``ntk`` map implies) is set into the config with :func:`~poskernels.census.advice.advised_config`,
 the config is rebuilt by its own class (as ``from_pretrained`` reads ``config.json``), and the model's rotary
 embedding is rebuilt from it.  The forward pass uses SDPA (no T x T weights) and the hidden states are projected
 through the LM head in chunks (never the full-vocabulary logits of every position at once).
@@ -112,7 +112,7 @@ def plan(raw: dict, T: int, factor: float) -> dict:
     >>> p["readings"]["yarn"]["rope_parameters"]
     {'rope_type': 'yarn', 'rope_theta': 10000.0, 'factor': 2.0, 'original_max_position_embeddings': 64}
     """
-    from ..advise import advise
+    from ..advice import advise
     from ..compute import census
     from ..config.load import load_layer_configs
 

@@ -86,7 +86,7 @@ def apply_block(net, raw: dict, block: dict | None, max_pos: int) -> None:
     >>> [round(f, 6) for f in rotary_module(net)[1].inv_freq.tolist()]  # every frequency halved
     [0.5, 0.05, 0.005, 0.0005]
     """
-    from ..advise import advised_config
+    from ..advice import advised_config
 
     new = raw if block is None else advised_config(raw, block, max_pos)
     config = type(net.config).from_dict(json.loads(json.dumps(new)))

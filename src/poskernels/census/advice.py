@@ -10,7 +10,7 @@ when it reaches ``N`` and rescaled when it does not; no block lowers ``max_posit
 would, is not advised there); the maps are ranked by :data:`~poskernels.census.rank.CRITERION`, and each says why it
 ranks where it does (:mod:`poskernels.census.rank`; each block is written by its map's record). A block the
 installed transformers' config class refuses (Phi-3 accepts LongRoPE only) is listed as refused, with transformers'
-reason. :func:`~poskernels.census.advise_text.render` writes it as text; ``poskernels advise``
+reason. :func:`~poskernels.census.advice_text.render` writes it as text; ``poskernels advise``
 (:mod:`poskernels.cli.advise`) prints it, ``--json PATH`` every block and verdict (``-``: standard output).
 
 A config with one RoPE per layer type (Gemma 2/3/3n, ModernBERT, ...) is advised per layer type: a layer type

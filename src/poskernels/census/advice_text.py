@@ -48,7 +48,7 @@ def render(data: dict) -> str:
 
     Examples
     --------
-    >>> from poskernels.census.advise import advise
+    >>> from poskernels.census.advice import advise
     >>> render(advise("llama-2-7b", 16384)).splitlines()[0]
     'advise: llama-2-7b, training length L = 4096, target N = 16384'
     """
