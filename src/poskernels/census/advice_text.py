@@ -39,7 +39,7 @@ def render(data: dict) -> str:
     Parameters
     ----------
     data : dict
-        :func:`advise`'s result.
+        :func:`~poskernels.census.advice.advise`'s result.
 
     Returns
     -------

@@ -185,7 +185,7 @@ def census_lines(data: dict) -> list[str]:
     Parameters
     ----------
     data : dict
-        One RoPE's census (:func:`census`).
+        One RoPE's census (:func:`~poskernels.census.compute.census`).
 
     Returns
     -------

@@ -5,7 +5,7 @@ Rows: the bundled configs (:func:`~poskernels.census.config.bundled_configs`) an
 model has several.  Columns: declared context ``max_position_embeddings``, training length ``L``, base, rotary
 width ``d``, critical dimension (Liu et al. 2023), the first negative offset of the native kernel
 ``sum_j cos(Delta theta_j)`` up to the declared context (Men et al. 2024), whether the declared context is past
-it, and the logit multiplier (:func:`~poskernels.census.compute.logit_multiplier`) at the declared context.
+it, and the logit multiplier (:func:`~poskernels.census.context.logit_multiplier`) at the declared context.
 The page's second generated block is the table of the extension maps beyond the article, read from the map
 records (:func:`poskernels.extension.map_registry.guide_table`).  ``python -m poskernels.census.table
 docs/guide/census.md`` rewrites both blocks; a test holds the shipped blocks equal to them.

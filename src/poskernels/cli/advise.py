@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     Raises
     ------
     PosKernelsError
-        As :func:`advise`, or an output that cannot be written.
+        As :func:`~poskernels.census.advice.advise`, or an output that cannot be written.
 
     Examples
     --------
