@@ -1,5 +1,6 @@
-"""``main``: the ``poskernels`` command's parser, built from :data:`~poskernels.cli.commands.COMMANDS`, and its exit
-codes (the error contract of :mod:`poskernels.cli`: 0, 1, 2 or 130)."""
+"""The ``poskernels`` command's entry point, :func:`main`: its parser, built from
+:data:`~poskernels.cli.commands.COMMANDS`, and its exit codes (the error contract of :mod:`poskernels.cli`: 0, 1, 2
+or 130)."""
 
 from __future__ import annotations
 
