@@ -1,6 +1,7 @@
-"""A ``numbers.json`` read for the claims (:func:`load_numbers`), every claim's verdict on it, and the report of them
-(:func:`render`), the asserted claims marked (:func:`asserted_ids`).  ``python -m poskernels.claims``
-(:mod:`poskernels.claims.cli`) prints it.
+"""A ``numbers.json`` read for the claims, every claim's verdict on it, and the report of them.
+
+:func:`load_numbers` reads and checks the file, :func:`~poskernels.claims.report.render` writes the report, the
+asserted claims marked (:func:`asserted_ids`); ``python -m poskernels.claims`` (:mod:`poskernels.claims.cli`) prints it.
 """
 
 from __future__ import annotations

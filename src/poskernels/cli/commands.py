@@ -12,6 +12,7 @@ from . import advise, census, check_scheme, lab, plot, probe, reproduce, sweep, 
 
 __all__ = ["COMMANDS"]
 
+#: Every command: its name -> (help, add_arguments, run), each of its own module.
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "reproduce": (reproduce.HELP, reproduce.add_arguments, reproduce.run),
     "census": (census.HELP, census.add_arguments, census.run),

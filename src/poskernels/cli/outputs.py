@@ -1,4 +1,4 @@
-"""What each command writes and reads, checked before its work starts (:func:`check_outputs`)."""
+"""What each command writes and reads, checked before its work starts."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def check_outputs(command: str, args: argparse.Namespace) -> None:
     Parameters
     ----------
     command : str
-        A key of :data:`COMMANDS`.
+        A key of :data:`~poskernels.cli.commands.COMMANDS`.
     args : argparse.Namespace
         Its parsed arguments.
 
