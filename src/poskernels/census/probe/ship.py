@@ -24,7 +24,7 @@ LENGTHS = {"smollm2-135m": 2048, "minilm-l6": 512, "gemma-3-270m": 2048, "smollm
 #: A shipped result read on another corpus than stdlib: its name -> (model, corpus).
 RUNS = {"smollm2-135m-filings": ("smollm2-135m", "filings")}
 
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "guide" / "probe.md"
+DOCS = Path(__file__).resolve().parents[4] / "docs" / "guide" / "probe.md"
 BEGIN, END = "<!-- probe:begin (make probe writes this block) -->", "<!-- probe:end -->"
 
 

@@ -24,7 +24,7 @@ __all__ = ["ARTICLE_AT_2X", "LENGTHS", "comparison", "docs_block", "shipped", "u
 #: Each shipped model and its length: twice SmolLM2's training window of 8,192 tokens (maps at factor 2).
 LENGTHS = {"smollm2-135m": 16384}
 
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "guide" / "probe.md"
+DOCS = Path(__file__).resolve().parents[4] / "docs" / "guide" / "probe.md"
 FIGURES = DOCS.parent / "figures"
 BEGIN = "<!-- probe-past-window:begin (make probe writes this block) -->"
 END = "<!-- probe-past-window:end -->"
