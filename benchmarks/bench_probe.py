@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from poskernels.probe.capture import capturing
-from poskernels.probe.corpus import stdlib_text
-from poskernels.probe.measure import LayerReducer
-from poskernels.probe.models import load, resolve
-from poskernels.probe.run import layer_frequencies
+from poskernels.census.probe.capture import capturing
+from poskernels.census.probe.corpus import stdlib_text
+from poskernels.census.probe.measure import LayerReducer
+from poskernels.census.probe.models import load, resolve
+from poskernels.census.probe.run import layer_frequencies
 
 
 def main() -> None:

@@ -17,15 +17,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # check_calls: the counter
 import check_calls  # noqa: E402
 import poskernels  # noqa: E402
-from poskernels import census_data  # noqa: E402
-from poskernels.rope_config import bundled_configs  # noqa: E402
+from poskernels.census import compute as census_compute
+from poskernels.census import context as census_context  # noqa: E402
+from poskernels.census.config import bundled_configs  # noqa: E402
 
 
 def census_counts(config: str) -> None:
     """One census of ``config``: the checks it ran and the arguments it checked more than once."""
-    census_data._base_bounds.cache_clear()  # the scan runs once per process: count it as a first census does
+    census_context._base_bounds.cache_clear()  # the scan runs once per process: count it as a first census does
     with check_calls.counting() as calls:
-        census_data.census_all(config)
+        census_compute.census_all(config)
     twice = check_calls.repeated(calls)
     extra = sum(len(callers) - 1 for callers in twice.values())
     print(f"{config}: {len(calls)} check calls, {len(twice)} arguments checked more than once ({extra} extra checks)")

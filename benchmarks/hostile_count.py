@@ -84,8 +84,8 @@ def world():
 # ------------------------------------------------------------------ exit codes: the table
 import functools  # noqa: E402
 
+from poskernels.cli import sweep as sweep_cli  # noqa: E402
 from poskernels.sweep import backends, runner  # noqa: E402
-from poskernels.sweep import cli as sweep_cli  # noqa: E402
 
 sweep_cli.dask_backend = functools.partial(backends.dask_backend, timeout=2)
 for command, category, argv, env, status, _words in T.TABLE:

@@ -41,10 +41,10 @@ FIGURES = HERE / "_generated"
 def _draw_figures() -> None:
     import json
 
-    from poskernels.census_cli import census, plot_census
+    from poskernels.census import census, plot_census
     from poskernels.lab import PAYLOAD_PATH
     from poskernels.lab.figures import draw_figures
-    from poskernels.rope_config import load_config
+    from poskernels.census.config import load_config
 
     shutil.rmtree(FIGURES, ignore_errors=True)
     _, skipped = draw_figures(json.loads(PAYLOAD_PATH.read_text(encoding="utf-8")), FIGURES)

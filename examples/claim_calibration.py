@@ -35,7 +35,7 @@ from pathlib import Path
 from poskernels.atomic import write_json_atomic, write_text_atomic
 from poskernels.claims import CLAIMS
 from poskernels.claims.calibrate import MAX_FALSE_PASS, MAX_JOINT_SIZE, MAX_SIZE, calibrate
-from poskernels.claims.cli import load_numbers
+from poskernels.claims.report import load_numbers
 from poskernels.errors import PosKernelsError
 
 TESTED = set(range(0, 10)) | set(range(1000, 1010))  # the blocks the tests run

@@ -121,11 +121,11 @@ import json
 from dataclasses import replace
 
 from poskernels import extension, page
-from poskernels.census_cli import census, plot_census
+from poskernels.census import census, plot_census
+from poskernels.census.config import config_extension, load_config
 from poskernels.lab import PAYLOAD_PATH, figures, viz_payload
 from poskernels.model.cache import article_cache
 from poskernels.page.readme import REFERENCE_NUMBERS
-from poskernels.rope_config import config_extension, load_config
 from poskernels.seeds import first_seed
 from poskernels.theory import alibi, commutant, counting, decay, rope
 from poskernels.theory import census as wavelength

@@ -10,7 +10,7 @@ from __future__ import annotations
 _GPT_OSS_LAYERS = ["sliding_attention", "full_attention"] * 12
 
 CONFIGS = {
-    "deepseek-v3": "src/poskernels/data/hub_configs/deepseek-v3.json",
+    "deepseek-v3": "src/poskernels/census/data/hub_configs/deepseek-v3.json",
     "gpt-oss-20b": {
         "model_type": "gpt_oss",
         "head_dim": 64,

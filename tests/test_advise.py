@@ -11,9 +11,9 @@ import torch  # the test extra installs it; a missing one is an error, not a ski
 from transformers import CONFIG_MAPPING
 
 from poskernels import cli
-from poskernels.advise_cli import advise, advised_config
-from poskernels.hf_families.cases import _compare, _module_freqs
-from poskernels.rope_config import bundled_configs, load_config, raw_config
+from poskernels.census.advice import advise, advised_config
+from poskernels.census.config import bundled_configs, load_config, raw_config
+from poskernels.census.hf_families.cases import _compare, _module_freqs
 
 
 def _rotary(model_type: str):
@@ -86,7 +86,7 @@ def test_advise_prints_one_recommendation_with_its_reason(capsys):
 
 #: Per-layer-type configs: the Gemma 3 hub file and default configs of families with one RoPE per layer type.
 PER_LAYER = [
-    "src/poskernels/data/hub_configs/gemma-3-4b-it.json",
+    "src/poskernels/census/data/hub_configs/gemma-3-4b-it.json",
     *[{"model_type": t} for t in ("gemma3_text", "gemma3n_text", "modernbert", "olmo3", "laguna", "mellum", "zaya")],
     *[{"model_type": t} for t in ("t5gemma2_text", "ultrabert", "mimo_v2_flash")],
 ]
@@ -105,7 +105,7 @@ def _rotary_of(text_cfg):
 def test_every_per_layer_block_round_trips_through_transformers(spec):
     from pathlib import Path
 
-    from poskernels.rope_config import load_layer_configs
+    from poskernels.census.config import load_layer_configs
 
     if isinstance(spec, str):
         spec = str(Path(__file__).resolve().parents[1] / spec)
@@ -147,7 +147,7 @@ def test_every_per_layer_block_round_trips_through_transformers(spec):
     print(f"{spec if isinstance(spec, str) else spec['model_type']}: {agreed} blocks round-trip, {quiet} need none")
 
 
-HUB_GEMMA3 = "src/poskernels/data/hub_configs/gemma-3-4b-it.json"
+HUB_GEMMA3 = "src/poskernels/census/data/hub_configs/gemma-3-4b-it.json"
 
 
 def _file(tmp_path, raw: dict):

@@ -12,10 +12,10 @@ import pytest
 
 from heldout_configs import CONFIGS, SHIPPED
 from poskernels import cli
-from poskernels.advise_cli import advise
-from poskernels.advise_rank import reach
-from poskernels.census_data import census_all
-from poskernels.rope_config import load_config, load_layer_configs, text_config
+from poskernels.census.advice import advise
+from poskernels.census.compute import census_all
+from poskernels.census.config import load_config, load_layer_configs, text_config
+from poskernels.census.rank import reach
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from poskernels.census_data import census_all
+from poskernels.census.compute import census_all
 from poskernels.encodings import omega
 from poskernels.theory.base_bound import _kernel, base_bounds, first_negative_offset
 
@@ -37,7 +37,7 @@ def test_both_figures_hold_against_a_scan_at_ten_times_the_resolution(d, N):
 def test_the_census_reports_both_figures_with_their_resolution():
     """Llama 2 to 16k: the grid of 50 a decade finds 3.64e5 first while 2.35e5 passes (an island between grid
     bases): the census says which grid, and that a finer one can find smaller passing bases."""
-    from poskernels.census_cli import render_census
+    from poskernels.census import render_census
 
     data = census_all("llama-2-7b", 16384)
     bound = data["context"]["base_bound"]

@@ -8,16 +8,17 @@ import json
 
 import pytest
 
-from poskernels import census_data as cd
 from poskernels import cli
+from poskernels.census import compute as cd
+from poskernels.census import context as cx
 
 
 def _forbid(monkeypatch, *names):
     def refuse(*args, **kwargs):
         raise AssertionError("work started before the budget was checked")
 
-    for name in names:
-        monkeypatch.setattr(cd, name, refuse)
+    for name in names:  # each where the census calls it: the census's own module, or its context's
+        monkeypatch.setattr(cx if hasattr(cx, name) else cd, name, refuse)
 
 
 def _run(capsys, *argv):
@@ -47,20 +48,20 @@ def test_the_target_that_fits_is_accepted():
     with pytest.raises(cd.PosKernelsError) as err:
         cd.census(_llama(), 2**40)
     fits = int(str(err.value).rsplit(" ", 2)[-2])
-    assert cd.census_work(128, fits, len(cd.MAPS) + 2, False)[0] <= cd.WORK_BUDGET
-    assert cd.census_work(128, fits + 1, len(cd.MAPS) + 2, False)[0] > cd.WORK_BUDGET or fits >= cd.MAX_SCAN
+    assert cx.census_work(128, fits, len(cd.MAPS) + 2, False)[0] <= cx.WORK_BUDGET
+    assert cx.census_work(128, fits + 1, len(cd.MAPS) + 2, False)[0] > cx.WORK_BUDGET or fits >= cx.MAX_SCAN
 
 
 def _llama():
-    from poskernels.rope_config import load_config
+    from poskernels.census.config import load_config
 
     return load_config("llama-2-7b")
 
 
 def test_a_base_scan_past_the_budget_is_skipped_and_said(monkeypatch):
     """head_dim 4096: the maps fit, the base scan does not; the census answers without it and says why."""
-    from poskernels.census_cli import render_census
-    from poskernels.rope_config import parse_config
+    from poskernels.census import render_census
+    from poskernels.census.config import parse_config
 
     _forbid(monkeypatch, "_base_bounds")
     data = cd.census(parse_config({"head_dim": 4096, "max_position_embeddings": 4096}))

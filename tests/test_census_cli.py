@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from poskernels import cli
-from poskernels.census_cli import census
+from poskernels.census import census
+from poskernels.census.config import bundled_configs, config_extension, load_config, parse_config
 from poskernels.errors import PosKernelsError
 from poskernels.extension import MAPS, extend
-from poskernels.rope_config import bundled_configs, config_extension, load_config, parse_config
 
 LLAMA2 = {"hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 4096, "rope_theta": 10000.0}
 

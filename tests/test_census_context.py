@@ -17,11 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from poskernels import cli
-from poskernels.census_cli import census_all
+from poskernels.census import census_all
+from poskernels.census.config import config_extension, load_layer_configs
+from poskernels.census.config.defaults import use_transformers
 from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
-from poskernels.rope_config import config_extension, load_layer_configs
-from poskernels.rope_config.defaults import use_transformers
 from poskernels.theory.base_bound import (
     _kernel,
     _kernel_blocks,
@@ -320,10 +320,10 @@ def test_layer_type_option_says_did_you_mean_or_that_there_are_none(tmp_path, ca
 
 
 def test_census_page_is_generated_and_current():
-    """docs/guide/census.md's block is the generator's output (python -m poskernels.census_table PAGE)."""
+    """docs/guide/census.md's block is the generator's output (python -m poskernels.census.table PAGE)."""
     from pathlib import Path
 
-    from poskernels.census_table import BLOCK, MAP_BLOCK, guide_table, render, rows
+    from poskernels.census.table import BLOCK, MAP_BLOCK, guide_table, render, rows
 
     page = Path(__file__).resolve().parents[1] / "docs" / "guide" / "census.md"
     table = rows()

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import check_calls
-from poskernels import census_data
+from poskernels.census import compute as census_compute
+from poskernels.census import context as census_context
 from poskernels.encodings import omega
 from poskernels.theory import (
     alibi,
@@ -34,9 +35,9 @@ from poskernels.theory.context import unseen_planes
 
 
 def _census_checks(config: str) -> list[check_calls.Call]:
-    census_data._base_bounds.cache_clear()  # the base scan runs once per process: count it as a first census does
+    census_context._base_bounds.cache_clear()  # the base scan runs once per process: count it as a first census does
     with check_calls.counting() as calls:
-        census_data.census_all(config)
+        census_compute.census_all(config)
     return calls
 
 

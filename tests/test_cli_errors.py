@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from poskernels import cli
+from poskernels.cli import sweep as sweep_cli
 from poskernels.sweep import backends, runner
-from poskernels.sweep import cli as sweep_cli
 
 
 def _run(capsys, *argv) -> tuple[int, str, str]:

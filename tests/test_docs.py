@@ -60,7 +60,7 @@ def test_the_api_reference_has_every_public_module(site):
         "poskernels.theory.kernel",
         "poskernels.extension.article",
         "poskernels.torch_rope",
-        "poskernels.rope_config",
+        "poskernels.census.config",
         "poskernels.errors",
     ):
         page = html / "api" / "generated" / f"{module}.html"

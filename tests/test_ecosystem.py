@@ -24,11 +24,11 @@ import torch  # the 'test' extra pins torch==2.13.0 and transformers>=5
 from transformers import AutoConfig, LlamaConfig
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
+from poskernels.census.config import bundled_configs, config_extension, parse_config
 from poskernels.encodings import apply_rope, to_half_split
 from poskernels.errors import PosKernelsError
 from poskernels.extension import yarn
 from poskernels.extension.yarn_reference import compare_yarn_ramps
-from poskernels.rope_config import bundled_configs, config_extension, parse_config
 
 EPS32 = float(np.finfo(np.float32).eps)
 BUNDLED = bundled_configs()
@@ -36,7 +36,7 @@ HF_TYPES = ["default", "linear", "dynamic", "yarn", "llama3", "longrope"]
 
 
 def _raw(name: str) -> dict:
-    text = (resources.files("poskernels") / "data" / "configs" / f"{name}.json").read_text()
+    text = (resources.files("poskernels.census") / "data" / "configs" / f"{name}.json").read_text()
     return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
 
 
@@ -231,8 +231,8 @@ def test_hub_style_widths_match_transformers(model_type, tmp_path):
     raw = HUB_STYLE[model_type]
     path = tmp_path / "config.json"
     path.write_text(json.dumps(raw))
-    from poskernels.census_cli import census
-    from poskernels.rope_config import load_config
+    from poskernels.census import census
+    from poskernels.census.config import load_config
 
     cfg = load_config(path)
     hf = AutoConfig.for_model(**copy.deepcopy(raw))
@@ -249,8 +249,8 @@ def test_gemma3_v4_spelling_is_read_per_layer_type(tmp_path):
     """Gemma 3 on the Hub: rope_theta and rope_scaling for full attention, rope_local_base_freq for sliding layers."""
     from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
 
-    from poskernels.census_cli import census
-    from poskernels.rope_config import load_config, load_layer_configs
+    from poskernels.census import census
+    from poskernels.census.config import load_config, load_layer_configs
 
     raw = {
         "model_type": "gemma3_text",

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from poskernels import cli
+from poskernels.cli import sweep as sweep_cli
 from poskernels.sweep import backends, runner
-from poskernels.sweep import cli as sweep_cli
 from poskernels.sweep import store as store_module
 from poskernels.sweep.grid import parse_grid
 from poskernels.sweep.point import point_key

@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from poskernels.census.config import parse_config
 from poskernels.encodings import SCHEMES, apply_rope, omega, sinusoidal_code
 from poskernels.errors import MAX_ELEMENTS, PosKernelsError, check_array, check_budget
 from poskernels.extension import extend, position_interpolation
 from poskernels.extension.ecosystem import dynamic_ntk
 from poskernels.model.config import HeadConfig, TrainConfig
 from poskernels.model.validate import check_positions, check_targets
-from poskernels.rope_config import parse_config
 from poskernels.sweep.grid import parse_grid
 from poskernels.tasks.validate import check_cue_sizes
 from poskernels.theory.commutant import condition_number_exact

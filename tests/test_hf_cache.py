@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 _PROBE = """
 import json, sys
-from poskernels.advise_cli import advise
-from poskernels.census_data import census_all
+from poskernels.census.advice import advise
+from poskernels.census.compute import census_all
 out = {"census": census_all(sys.argv[1], 65536, scan_base=False), "advise": advise(sys.argv[1], 262144)["ranking"]}
 out["imported"] = sorted(m for m in sys.modules if m == "torch" or m.startswith("transformers"))
 print(json.dumps(out))
@@ -43,7 +43,7 @@ def test_a_second_census_reads_the_kept_defaults_without_importing_transformers(
 
 
 def test_a_damaged_cache_is_read_again_from_transformers(tmp_path):
-    from poskernels.rope_config import hf_cache
+    from poskernels.census.config import hf_cache
 
     path = hf_cache.cache_file(tmp_path)
     path.parent.mkdir(parents=True)

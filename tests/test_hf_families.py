@@ -1,4 +1,4 @@
-"""The census against every RoPE family of the installed transformers (:mod:`poskernels.hf_families`).
+"""The census against every RoPE family of the installed transformers (:mod:`poskernels.census.hf_families`).
 
 Oracle: each family's own rotary module, built from its default config and from one config per rope type
 it accepts; the census reads the same ``config.json`` and must agree, or refuse in one line.  One pass over
@@ -15,8 +15,8 @@ import pytest
 import torch  # noqa: E402,F401 - the test extra installs both; a missing one is an error, not a skip
 import transformers  # noqa: E402
 
-from poskernels import hf_families  # noqa: E402
-from poskernels.rope_keys import attribute_map, default_theta  # noqa: E402
+from poskernels.census import hf_families  # noqa: E402
+from poskernels.census.keys import attribute_map, default_theta  # noqa: E402
 
 README = Path(__file__).resolve().parents[1] / "docs" / "guide" / "census.md"  # the page that holds the block
 
@@ -56,7 +56,9 @@ def test_shipped_key_tables_are_transformers_own():
     same_version = transformers.__version__ in json.dumps(table["_source"])
     for part in ("attribute_map", "default_theta"):
         if same_version and shipped[part] != table[part]:
-            pytest.fail("data/hf_attribute_map.json is stale: python -m poskernels.hf_families --attribute-map PATH")
+            pytest.fail(
+                "data/hf_attribute_map.json is stale: python -m poskernels.census.hf_families --attribute-map PATH"
+            )
         for model_type in set(shipped[part]) & set(table[part]):  # another version: the shared entries agree
             assert shipped[part][model_type] == table[part][model_type], (part, model_type)
 
@@ -74,7 +76,7 @@ def test_readme_statement_is_the_enumerators_output(cases):
     stated = re.search(r"transformers (\S+):", block.group(1)).group(1)
     # constraints.txt pins transformers, so the version the README states is the one installed
     assert stated == transformers.__version__, (
-        "regenerate: python -m poskernels.hf_families --readme docs/guide/census.md"
+        "regenerate: python -m poskernels.census.hf_families --readme docs/guide/census.md"
     )
     rendered = hf_families.render(hf_families.summarize(cases), markdown=True)
     assert block.group(1).strip() == rendered.strip()
@@ -93,11 +95,11 @@ def test_hub_files_read_with_and_without_transformers_agree_with_it(cases):
 
 def test_shipped_defaults_table_is_transformers_own():
     """data/hf_text_defaults.json: the text defaults of every config class, as the installed transformers has them."""
-    from poskernels.rope_config.defaults import _shipped, defaults_table
+    from poskernels.census.config.defaults import _shipped, defaults_table
 
     table, shipped = defaults_table(), _shipped()
-    assert transformers.__version__ in shipped["_source"], "python -m poskernels.hf_families --defaults PATH"
-    assert table["families"] == shipped["families"], "stale: python -m poskernels.hf_families --defaults PATH"
+    assert transformers.__version__ in shipped["_source"], "python -m poskernels.census.hf_families --defaults PATH"
+    assert table["families"] == shipped["families"], "stale: python -m poskernels.census.hf_families --defaults PATH"
 
 
 def test_layer_types_derived_for_other_layer_counts_agree_with_transformers():
@@ -106,7 +108,8 @@ def test_layer_types_derived_for_other_layer_counts_agree_with_transformers():
     types; the lists themselves differ where a family forces its last layer (stated as assumed)."""
     from transformers import CONFIG_MAPPING
 
-    from poskernels.rope_config.defaults import _layer_types, _shipped, use_transformers
+    from poskernels.census.config.defaults import _shipped, use_transformers
+    from poskernels.census.config.fill import _layer_types
 
     checked, other_set = 0, []
     for model_type, entry in _shipped()["families"].items():

@@ -15,8 +15,8 @@ import threading
 
 import pytest
 
+from poskernels.census.config import raw_config
 from poskernels.lab import handler, sandbox, server
-from poskernels.rope_config import raw_config
 
 SMALL = json.dumps(raw_config("llama-2-7b")[0]).encode()
 HEAVY = json.dumps({**raw_config("llama-2-7b")[0], "head_dim": 65536}).encode()

@@ -290,7 +290,7 @@ def test_the_guard_catches_outside_requests_and_errors(open_page, sites):
 
 
 def _census_lines(spec, target=None, name=None) -> list[list[str]]:
-    from poskernels.census_cli import census_all, census_lines
+    from poskernels.census import census_all, census_lines
 
     data = census_all(spec, target, scan_base=False, name=name)
     return [census_lines(d) for d in (data["layer_types"].values() if "layer_types" in data else [data])]
@@ -307,7 +307,7 @@ def _settled(pg, state="ready"):
 
 
 def test_census_view_reads_a_bundled_model_and_a_target(open_page, sites):
-    from poskernels.rope_config import bundled_configs, load_config
+    from poskernels.census.config import bundled_configs, load_config
 
     pg, problems = open_page(sites["real"])
     _settled(pg)
@@ -326,8 +326,8 @@ def test_census_view_reads_a_bundled_model_and_a_target(open_page, sites):
         "() => document.querySelector('#census-result').textContent.includes('target length N = 262144')"
     )
     _settled(pg)
-    from poskernels.census_cli import census_all
-    from poskernels.rope_config import hub_configs
+    from poskernels.census import census_all
+    from poskernels.census.config import hub_configs
 
     assert _shown_census(pg) == _census_lines(str(hub_configs()["gemma-3-4b-it"]), 262144, "hub:gemma-3-4b-it")
     unseen = pg.locator("section[data-layer-type=full_attention] tr.unseen").count()
@@ -337,7 +337,7 @@ def test_census_view_reads_a_bundled_model_and_a_target(open_page, sites):
 
 
 def test_census_view_reads_a_chosen_and_a_dropped_config(open_page, sites, tmp_path):
-    from poskernels.rope_config import raw_config
+    from poskernels.census.config import raw_config
 
     pg, problems = open_page(sites["real"])
     _settled(pg)
@@ -412,7 +412,7 @@ def census_count(sites):
 
 def test_census_choices_in_quick_succession_stay_within_the_servers_cap(open_page, sites, census_count):
     # a page that asked for a census per choice, none aborted, met its own server's cap and logged a 503
-    from poskernels.rope_config import bundled_configs
+    from poskernels.census.config import bundled_configs
 
     pg, problems = open_page(sites["real"])
     _settled(pg)
@@ -440,7 +440,7 @@ def test_census_choices_in_quick_succession_stay_within_the_servers_cap(open_pag
 
 def test_a_census_refused_as_busy_is_tried_again_and_drawn(open_page, sites):
     # other clients hold every census slot when the page asks: it shows "busy", waits, asks again, and draws
-    from poskernels.rope_config import bundled_configs
+    from poskernels.census.config import bundled_configs
 
     runner = sites["server"].census
     with runner._lock:

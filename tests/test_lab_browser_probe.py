@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from playwright.sync_api import sync_playwright
 
+from poskernels.census.probe.ship import shipped
 from poskernels.lab import probe_view
 from poskernels.lab.server import make_server
-from poskernels.probe.ship import shipped
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

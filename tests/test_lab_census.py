@@ -14,9 +14,9 @@ import threading
 
 import pytest
 
-from poskernels.census_cli import census_all, census_lines
+from poskernels.census import census_all, census_lines
+from poskernels.census.config import bundled_configs, hub_configs, raw_config
 from poskernels.lab import census_view, handler, server
-from poskernels.rope_config import bundled_configs, hub_configs, raw_config
 
 
 @pytest.fixture

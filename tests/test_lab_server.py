@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import signal
@@ -16,6 +17,8 @@ import urllib.request
 import pytest
 
 from poskernels import cli
+from poskernels.cli import lab as lab_cli
+from poskernels.cli import reproduce as reproduce_cli
 from poskernels.errors import PosKernelsError
 from poskernels.lab import figures, handler, payload, server
 
@@ -35,11 +38,11 @@ def served():
 
 
 def test_default_address_is_this_machine_only():
-    p = cli.argparse.ArgumentParser()
-    server.add_arguments(p)
+    p = argparse.ArgumentParser()
+    lab_cli.add_arguments(p)
     args = p.parse_args([])
     assert (args.host, args.port) == ("127.0.0.1", 8000)
-    assert "lab" in cli.COMMANDS and cli.COMMANDS["lab"][2] is server.run
+    assert "lab" in cli.COMMANDS and cli.COMMANDS["lab"][2] is lab_cli.run
 
 
 def test_serves_the_page_and_its_payload(served):
@@ -114,7 +117,7 @@ def test_static_page_references_nothing_remote():
 def test_reproduce_hooks_write_payload_and_figures(tmp_path, monkeypatch, capsys):
     # a partial run (--only thm1): OUT/payload.json and the figures it can draw; the package copy untouched
     monkeypatch.setattr(payload, "PAYLOAD_PATH", tmp_path / "pkg" / "payload.json")
-    assert cli._REPRODUCE_WRITERS == [payload.write_payload, figures.write_figures]
+    assert reproduce_cli._REPRODUCE_WRITERS == [payload.write_payload, figures.write_figures]
     assert cli.main(["reproduce", "--out", str(tmp_path / "out"), "--only", "thm1", "thm5"]) == 0
     out = capsys.readouterr().out
     written = json.loads((tmp_path / "out" / "payload.json").read_text())

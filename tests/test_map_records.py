@@ -15,15 +15,17 @@ import inspect
 import numpy as np
 import pytest
 
-from poskernels import advise_cli, advise_rank
-from poskernels.census_data import census_all
+from poskernels.census import advice as advise_cli
+from poskernels.census import advice_text
+from poskernels.census import rank as advise_rank
+from poskernels.census.compute import census_all
+from poskernels.census.config import parse, parse_config, record
+from poskernels.census.hf_families import cases
 from poskernels.errors import PosKernelsError
 from poskernels.experiments import readers
 from poskernels.extension import MAPS, MapSpec, Option, extend, register_map, unregister_map
 from poskernels.extension.maps import MAP_SPECS, ROPE_TYPES, factor_block, guide_table
 from poskernels.extension.yarn_reference import yarn_hf
-from poskernels.hf_families import cases
-from poskernels.rope_config import parse, parse_config
 
 # A config as a model that shipped dynamic YaRN would spell it (no model_type: transformers is not asked).
 CONFIG = {
@@ -133,7 +135,7 @@ def _keyed_by_a_map(tree: ast.AST) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("module", [parse, advise_cli, advise_rank, cases, readers])
+@pytest.mark.parametrize("module", [parse, record, advise_cli, advice_text, advise_rank, cases, readers])
 def test_no_side_table_or_branch_keyed_by_a_map_creeps_back(module):
     """The modules that read the records compare no value with a map's name and key no table by one."""
     assert _keyed_by_a_map(ast.parse(inspect.getsource(module))) == []

@@ -115,13 +115,13 @@ FOREIGN = [
 
 
 def _census_layer_type_list():
-    from poskernels.census_cli import census_all
+    from poskernels.census import census_all
 
     return census_all("llama-3.1-8b", layer_type=["full_attention"])
 
 
 def _parse_layer_type_list():
-    from poskernels.rope_config import parse_config
+    from poskernels.census.config import parse_config
 
     raw = {
         "head_dim": 256,

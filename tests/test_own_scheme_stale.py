@@ -154,7 +154,7 @@ def test_sqlites_io_error_on_a_full_disk_says_disk_full(tmp_path, monkeypatch):
 def test_a_store_error_of_disk_full_reads_disk_full_on_the_command_line(tmp_path, monkeypatch, capsys):
     import os
 
-    from poskernels.sweep import cli as sweep_cli
+    from poskernels.cli import sweep as sweep_cli
 
     def full(*args, **kwargs):
         err = sqlite3.OperationalError("disk I/O error")

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import torch
 
+from poskernels.census.probe import models as M
+from poskernels.census.probe.capture import register, unrotated
+from poskernels.census.probe.corpus import stdlib_text
+from poskernels.census.probe.report import rebound_summary, render
+from poskernels.census.probe.run import probe
 from poskernels.encodings import from_half_split
 from poskernels.errors import PosKernelsError
-from poskernels.probe import models as M
-from poskernels.probe.capture import register, unrotated
-from poskernels.probe.corpus import stdlib_text
-from poskernels.probe.report import rebound_summary, render
-from poskernels.probe.run import probe
 from poskernels.theory import empirical as E
 from poskernels.theory.rope import plane_products
 from probe_models import fake_chunk_packages, planted_gemma3, save_tokenizer, tiny_gemma3

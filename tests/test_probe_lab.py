@@ -9,8 +9,8 @@ import threading
 import numpy as np
 import pytest
 
+from poskernels.census.probe.ship import shipped
 from poskernels.lab import probe_view, server
-from poskernels.probe.ship import shipped
 
 
 @pytest.fixture

@@ -11,9 +11,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from poskernels.census.probe import past_window as pw
+from poskernels.census.probe import past_window_net as pwn
+from poskernels.census.probe.past_window_report import render
 from poskernels.cli import main
-from poskernels.probe import past_window as pw
-from poskernels.probe.past_window_report import render
 from probe_models import tiny_llama
 
 T, WINDOW = 128, 64
@@ -23,7 +24,7 @@ def _direct_losses(folder):
     """Cross-entropy of each next token from transformers' forward pass of a model loaded fresh from ``folder``."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from poskernels.probe.corpus import stdlib_text
+    from poskernels.census.probe.corpus import stdlib_text
 
     net = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
     ids = AutoTokenizer.from_pretrained(folder)(stdlib_text(), return_tensors="pt").input_ids[:, :T]
@@ -40,7 +41,7 @@ def run(tmp_path_factory):
     got = {}
 
     def forward(net, ids, on_layer):
-        loss = pw.position_losses(net, ids, on_layer)
+        loss = pwn.position_losses(net, ids, on_layer)
         got[len(got)] = loss
         return loss
 
@@ -82,8 +83,8 @@ def test_rotary_frequencies_are_transformers_and_the_census(run):
     raw = AutoConfig.from_pretrained(root / "llama").to_dict()
     for name in pw.READINGS[1:]:
         row = result["readings"][name]
-        pw.apply_block(net, raw, row["rope_parameters"], row["max_position_embeddings"])
-        _, rotary = pw.rotary_module(net)
+        pwn.apply_block(net, raw, row["rope_parameters"], row["max_position_embeddings"])
+        _, rotary = pwn.rotary_module(net)
         kind = row["rope_parameters"]["rope_type"]
         with torch.no_grad():  # dynamic NTK moves its frequencies at the sequence length
             rotary(torch.zeros(1, T, 1), torch.arange(T)[None])
@@ -100,7 +101,7 @@ def test_the_cache_skips_the_forward_and_rebuilds_a_corrupt_entry(run):
 
     def forward(net, ids, on_layer):
         calls.append(1)
-        return pw.position_losses(net, ids, on_layer)
+        return pwn.position_losses(net, ids, on_layer)
 
     again = pw.past_window(str(root / "llama"), T, width=16, cache=root / "cache", forward=forward)
     assert calls == [] and again["readings"]["yarn"]["bins"] == result["readings"]["yarn"]["bins"]
@@ -161,7 +162,7 @@ def _fail(capsys, argv):
 
 def test_refusals_before_any_work(run, capsys, monkeypatch, tmp_path):
     root, _, _ = run
-    import poskernels.probe.models as models
+    import poskernels.census.probe.models as models
 
     def no_load(res):
         raise AssertionError("a refused run loaded the model")
@@ -175,7 +176,7 @@ def test_refusals_before_any_work(run, capsys, monkeypatch, tmp_path):
     assert "only with --past-window" in _fail(capsys, ["probe", str(root / "llama"), "--factor", "2"])
     line = _fail(capsys, ["probe", "minilm-l6", "--past-window", "--cache", str(tmp_path / "c")])
     assert "no RoPE" in line and "learned position table" in line
-    monkeypatch.setattr("poskernels.probe.run.available_memory", lambda: 1000)
+    monkeypatch.setattr("poskernels.census.probe.run.available_memory", lambda: 1000)
     line = _fail(capsys, [*llama, "--length", str(T)])
     assert "would need" in line and "GiB" in line
 
@@ -197,8 +198,8 @@ def test_memory_estimate_grows_with_the_length_and_stays_far_below_eager():
 
 
 def test_shipped_past_window_and_the_docs_page_agree():
-    from poskernels.probe.models import MODELS
-    from poskernels.probe.ship_past_window import DOCS, FIGURES, LENGTHS, docs_block, shipped
+    from poskernels.census.probe.models import MODELS
+    from poskernels.census.probe.ship_past_window import DOCS, FIGURES, LENGTHS, docs_block, shipped
 
     results = shipped()
     assert set(results) == set(LENGTHS), "run `make probe`"
@@ -212,9 +213,9 @@ def test_shipped_past_window_and_the_docs_page_agree():
 
 def test_the_guides_sentences_hold_on_the_shipped_reading():
     """Each sentence of docs/guide/probe.md's "What the readings show", against the shipped file."""
+    from poskernels.census.probe.ship import shipped as shipped_probe
+    from poskernels.census.probe.ship_past_window import shipped
     from poskernels.page.window import ARTICLE_RESCALED
-    from poskernels.probe.ship import shipped as shipped_probe
-    from poskernels.probe.ship_past_window import shipped
 
     r = shipped()["smollm2-135m"]["readings"]
     L, w = shipped()["smollm2-135m"]["window"], shipped()["smollm2-135m"]["bin"]

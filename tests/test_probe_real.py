@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import torch
 
+from poskernels.census.probe.capture import capturing, unrotated
+from poskernels.census.probe.corpus import corpus_text, stdlib_text, text_sha256
+from poskernels.census.probe.measure import HORIZON
+from poskernels.census.probe.models import MODELS, load, resolve
+from poskernels.census.probe.run import rope_census
+from poskernels.census.probe.ship import LENGTHS, RUNS, docs_block, shipped
 from poskernels.cli import main
 from poskernels.encodings import from_half_split, rotate, to_half_split
-from poskernels.probe.capture import capturing, unrotated
-from poskernels.probe.corpus import corpus_text, stdlib_text, text_sha256
-from poskernels.probe.measure import HORIZON
-from poskernels.probe.models import MODELS, load, resolve
-from poskernels.probe.run import rope_census
-from poskernels.probe.ship import LENGTHS, RUNS, docs_block, shipped
 from poskernels.theory.empirical import polynomial_rebound
 
 T = 24
@@ -102,6 +102,6 @@ def test_shipped_results_and_the_docs_page_agree():
             h = np.asarray(head["polynomial"][0]) + 1j * np.asarray(head["polynomial"][1])
             L = c["training_length"]
             assert head["rebound"] == polynomial_rebound(h, c["theta"], L, HORIZON * L)
-    from poskernels.probe.ship import DOCS
+    from poskernels.census.probe.ship import DOCS
 
     assert docs_block(results) in DOCS.read_text(), "docs/guide/probe.md is stale: run `make probe`"

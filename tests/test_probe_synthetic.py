@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
+from poskernels.census.probe.capture import capturing, register, unrotated
+from poskernels.census.probe.corpus import filings_text, stdlib_text, text_sha256
+from poskernels.census.probe.report import rebound_summary
+from poskernels.census.probe.run import probe, rope_census
 from poskernels.cli import main
 from poskernels.encodings import from_half_split, rotate, to_half_split
-from poskernels.probe.capture import capturing, register, unrotated
-from poskernels.probe.corpus import filings_text, stdlib_text, text_sha256
-from poskernels.probe.report import rebound_summary
-from poskernels.probe.run import probe, rope_census
 from poskernels.theory import empirical as E
 from poskernels.theory.rope import plane_products
 from probe_models import planted_bert, planted_llama, tiny_gemma3, write_gguf

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from transformers import CONFIG_MAPPING
 
-from poskernels.advise_cli import advise, advised_config
-from poskernels.hf_families.cases import _module_freqs
-from poskernels.rope_config import load_layer_configs, raw_config
+from poskernels.census.advice import advise, advised_config
+from poskernels.census.config import load_layer_configs, raw_config
+from poskernels.census.hf_families.cases import _module_freqs
 
 GEMMA4 = {"model_type": "gemma4", "text_config": {"model_type": "gemma4_text"}}
 

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from poskernels.census.config import load_config, parse_config
 from poskernels.model import cache, cache_arrays, cache_entry
-from poskernels.rope_config import load_config, parse_config
 from poskernels.sweep.export import export
 from poskernels.sweep.grid import load_grid, parse_grid
 from poskernels.sweep.settings import SETTINGS
@@ -84,7 +84,7 @@ _READABLE = st.fixed_dictionaries(
 @given(raw=_READABLE, target=st.one_of(st.none(), st.integers(1, 10**7), st.sampled_from([10**30, 2**60])))
 @example(raw={"head_dim": 1024, "max_position_embeddings": 1}, target=None)  # L = 1: LongRoPE's ln L is 0
 def test_a_config_that_reads_gets_a_census_or_the_library_error(raw, target):
-    from poskernels.census_cli import census
+    from poskernels.census import census
 
     assert_only_library_error(lambda: census(parse_config(raw), target))
 

@@ -54,7 +54,7 @@ def test_a_bad_environment_value_is_refused_with_the_value_quoted(monkeypatch, r
 
 
 #: The package's edges: the only modules that may read ``$POSKERNELS_FIRST_SEED`` or call ``first_seed()``.
-EDGES = ("seeds.py", "cli.py", "scheme_cli.py")
+EDGES = ("seeds.py", "cli/reproduce.py", "cli/tournament.py")
 
 
 def environment_reads(source: str) -> list[str]:
@@ -87,7 +87,7 @@ def test_no_module_but_the_edges_reads_the_seed_environment():
         if str(path.relative_to(root)) not in EDGES and (hits := environment_reads(path.read_text()))
     }
     assert offenders == {}
-    assert environment_reads((root / "cli.py").read_text())  # the command line is where it is read
+    assert environment_reads((root / "cli" / "reproduce.py").read_text())  # the command line is where it is read
 
 
 @pytest.mark.parametrize(
@@ -129,7 +129,7 @@ def test_reproduce_reads_first_seed(monkeypatch, tmp_path, capsys):
         return compute(ctx, section)
 
     monkeypatch.setattr(page, "compute_section", record)
-    monkeypatch.setattr(cli, "_REPRODUCE_WRITERS", [])
+    monkeypatch.setattr(cli.reproduce, "_REPRODUCE_WRITERS", [])
     monkeypatch.setenv(ENV, "1000")
     assert cli.main(["reproduce", "--out", str(tmp_path), "--only", "prop1", "--first-seed", "7"]) == 0
     assert seen == [tuple(range(7, 17))]

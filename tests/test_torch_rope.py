@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from poskernels import apply_rope as apply_rope_any  # noqa: E402
+from poskernels.census.config import config_extension, load_config  # noqa: E402
 from poskernels.encodings import apply_rope as apply_rope_np  # noqa: E402
 from poskernels.encodings import omega, to_half_split  # noqa: E402
 from poskernels.errors import PosKernelsError  # noqa: E402
-from poskernels.rope_config import config_extension, load_config  # noqa: E402
 from poskernels.torch_rope import apply_rope  # noqa: E402
 
 EPS32 = float(np.finfo(np.float32).eps)
@@ -77,7 +77,7 @@ def test_matches_transformers_apply_rotary_pos_emb(name):
 
     cfg = load_config(name)
     ext, _, _ = config_extension(cfg, cfg.training_length)  # what the module holds at load time
-    text = (resources.files("poskernels") / "data" / "configs" / f"{name}.json").read_text()
+    text = (resources.files("poskernels.census") / "data" / "configs" / f"{name}.json").read_text()
     raw = {k: v for k, v in json.loads(text).items() if not k.startswith("_") and k != "model_type"}
     if (raw.get("rope_scaling") or {}).get("type") == "su":
         raw["rope_scaling"] = {**raw["rope_scaling"], "rope_type": "longrope"}

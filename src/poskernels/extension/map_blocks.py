@@ -6,7 +6,7 @@ and ``how`` says why), the ``max_position_embeddings`` to write beside it, and `
 ``"kept"`` (the shipped map reaches ``N``), ``"rescaled"`` (the shipped map at a new factor) or ``"written"`` (a
 map the model did not ship).  :func:`factor_block` serves the maps set by a factor (linear, YaRN, Llama 3,
 LongRoPE), :func:`dynamic_block` dynamic NTK, :func:`proportional_block` proportional RoPE.  The config is a
-:class:`~poskernels.rope_config.RopeConfig` read duck-typed: this module imports nothing above the math floor.
+:class:`~poskernels.census.config.RopeConfig` read duck-typed: this module imports nothing above the math floor.
 
 >>> from poskernels.extension.map_registry import spec_of
 >>> spec_of("linear").block is factor_block, spec_of("dynamic").block is dynamic_block
@@ -50,7 +50,7 @@ def factor_block(spec: MapSpec, cfg: Any, N: int) -> tuple[dict | None, int, str
     spec : MapSpec
         The record of the map to write (its ``rope_type`` and options).
     cfg : RopeConfig
-        The model's parsed config (:func:`poskernels.rope_config.parse_config`), read duck-typed.
+        The model's parsed config (:func:`poskernels.census.config.parse_config`), read duck-typed.
     N : int
         The sequence length the block is to read at.
 
@@ -71,7 +71,7 @@ def factor_block(spec: MapSpec, cfg: Any, N: int) -> tuple[dict | None, int, str
     Examples
     --------
     >>> from poskernels.extension.map_registry import spec_of
-    >>> from poskernels.rope_config import parse_config
+    >>> from poskernels.census.config import parse_config
     >>> shape = {"head_dim": 128, "max_position_embeddings": 4096}
     >>> yarn = {"rope_type": "yarn", "rope_theta": 1e4, "factor": 8.0, "original_max_position_embeddings": 4096}
     >>> block, n, how = factor_block(spec_of("yarn"), parse_config(shape | {"rope_parameters": yarn}), 65536)
@@ -108,7 +108,7 @@ def dynamic_block(spec: MapSpec, cfg: Any, N: int) -> tuple[dict | None, int, st
     spec : MapSpec
         The record of dynamic NTK (or of a map written the same way).
     cfg : RopeConfig
-        The model's parsed config (:func:`poskernels.rope_config.parse_config`), read duck-typed.
+        The model's parsed config (:func:`poskernels.census.config.parse_config`), read duck-typed.
     N : int
         The sequence length the block is to read at.
 
@@ -124,7 +124,7 @@ def dynamic_block(spec: MapSpec, cfg: Any, N: int) -> tuple[dict | None, int, st
     Examples
     --------
     >>> from poskernels.extension.map_registry import spec_of
-    >>> from poskernels.rope_config import parse_config
+    >>> from poskernels.census.config import parse_config
     >>> plain = parse_config({"head_dim": 128, "max_position_embeddings": 4096, "rope_theta": 1e4})
     >>> dynamic_block(spec_of("dynamic"), plain, 16384)
     ({'rope_type': 'dynamic', 'rope_theta': 10000.0, 'factor': 4.0}, 4096, 'written')
@@ -163,7 +163,7 @@ def proportional_block(spec: MapSpec, cfg: Any, N: int) -> tuple[dict | None, in
     spec : MapSpec
         The record of proportional RoPE.
     cfg : RopeConfig
-        The model's parsed config (:func:`poskernels.rope_config.parse_config`), read duck-typed; a proportional
+        The model's parsed config (:func:`poskernels.census.config.parse_config`), read duck-typed; a proportional
         RoPE config (its ``read_from["proportional"]``).
     N : int
         The sequence length the block is to read at.
@@ -186,7 +186,7 @@ def proportional_block(spec: MapSpec, cfg: Any, N: int) -> tuple[dict | None, in
     Examples
     --------
     >>> from poskernels.extension.map_registry import spec_of
-    >>> from poskernels.rope_config import parse_config
+    >>> from poskernels.census.config import parse_config
     >>> p = {"rope_type": "proportional", "rope_theta": 1e6, "partial_rotary_factor": 0.25, "factor": 1.0}
     >>> cfg = parse_config({"head_dim": 512, "max_position_embeddings": 131072, "rope_parameters": p})
     >>> block, n, how = proportional_block(spec_of("proportional"), cfg, 4 * 131072)

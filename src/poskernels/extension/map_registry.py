@@ -130,7 +130,7 @@ def reach(cfg: Any) -> float:
     Parameters
     ----------
     cfg : RopeConfig
-        A parsed config (:func:`poskernels.rope_config.parse_config`), read duck-typed: its ``rope_type``,
+        A parsed config (:func:`poskernels.census.config.parse_config`), read duck-typed: its ``rope_type``,
         ``factor``, ``training_length`` and ``max_position_embeddings``.
 
     Returns
@@ -146,7 +146,7 @@ def reach(cfg: Any) -> float:
 
     Examples
     --------
-    >>> from poskernels.rope_config import parse_config
+    >>> from poskernels.census.config import parse_config
     >>> shape = {"head_dim": 128, "max_position_embeddings": 4096}
     >>> yarn = {"rope_type": "yarn", "rope_theta": 1e4, "factor": 8.0, "original_max_position_embeddings": 4096}
     >>> reach(parse_config(shape | {"rope_parameters": yarn}))  # 8 x 4096, past max_position_embeddings

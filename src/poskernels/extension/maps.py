@@ -10,7 +10,7 @@ registry (:mod:`~poskernels.extension.map_registry`), where every table keyed by
 ``MAP_COLOURS``, ``TRIAL_OPTIONS``, ``advised_types``, ``guide_table``; the parser, ``advise``, the transformers
 family check and the readers hold no per-map branch.  ``register_map`` adds a map from outside (the tables are
 rebuilt in place: every importer sees it), ``unregister_map`` takes it out.  Every name of the three modules is
-importable from here.  The advise writers read a :class:`~poskernels.rope_config.RopeConfig` duck-typed: these
+importable from here.  The advise writers read a :class:`~poskernels.census.config.RopeConfig` duck-typed: these
 modules import nothing above the math floor.
 
 >>> ROPE_TYPES["linear"], ROPE_TYPES["su"], [o.name for o in MAP_SPECS["llama3"].options]

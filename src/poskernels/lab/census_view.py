@@ -7,7 +7,7 @@ The page asks the lab server (:mod:`poskernels.lab.server`) at three addresses:
 - ``POST /census/upload?target=N`` with a ``config.json`` as the body: the census of that file.
 
 A file is read through the same code as ``poskernels census`` (:func:`~poskernels.errors.decode_text`,
-:func:`~poskernels.errors.parse_json`, :func:`~poskernels.census_cli.census_all`), at most :data:`UPLOAD_LIMIT`
+:func:`~poskernels.errors.parse_json`, :func:`~poskernels.census.compute.census_all`), at most :data:`UPLOAD_LIMIT`
 bytes.  The answer is :func:`view`'s JSON; bad input is ``{"error": one line}`` with status 400 (413 past the
 size limit), never a traceback.  The smallest-base scan of the command line (seconds per config) is left out, and
 the target is at most :data:`MAX_TARGET`, so no request holds a worker long.
@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 from urllib.parse import parse_qs
 
-from ..census_cli import census_all, census_lines
+from ..census.compute import census_all
+from ..census.config import bundled_configs, hub_configs
+from ..census.render import census_lines
 from ..errors import PosKernelsError, decode_text, parse_json
-from ..rope_config import bundled_configs, hub_configs
 
 __all__ = [
     "CHART_MAPS",
@@ -130,7 +131,7 @@ def chart(data: dict) -> dict:
     Parameters
     ----------
     data : dict
-        One census, as :func:`poskernels.census_cli.census_all` returns it (or one of its layer types).
+        One census, as :func:`poskernels.census.compute.census_all` returns it (or one of its layer types).
 
     Returns
     -------
@@ -140,7 +141,7 @@ def chart(data: dict) -> dict:
 
     Examples
     --------
-    >>> from poskernels.census_cli import census_all
+    >>> from poskernels.census.compute import census_all
     >>> c = chart(census_all("llama-3.1-8b", 131072, scan_base=False))
     >>> c["maps"][0]["label"], c["factors"]["pi"][0], c["y"]["min"]
     ("the config's own (llama3)", 0.0625, -4.0)
@@ -183,7 +184,7 @@ def view(spec, target: int | None, name: str) -> dict:
     Parameters
     ----------
     spec : str, path-like or dict
-        The config, as :func:`poskernels.census_cli.census_all` takes it.
+        The config, as :func:`poskernels.census.compute.census_all` takes it.
     target : int or None
         The target length (None: the config's own).
     name : str

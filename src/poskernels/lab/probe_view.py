@@ -1,4 +1,4 @@
-"""The lab's "Real models" view: the shipped probe results (``poskernels/data/probe/*.json``, written by
+"""The lab's "Real models" view: the shipped probe results (``poskernels/census/data/probe/*.json``, written by
 ``make probe``) read one head at a time, its kernel over offsets and plane energies beside the census's predictions.
 
 The lab server answers ``GET /probe/models`` (:func:`models`) and ``GET /probe/view?name=NAME&layer=L&head=H``
@@ -29,7 +29,7 @@ REQUIRED = ("config", "provenance", "layers", "offsets")
 
 @lru_cache(maxsize=1)
 def _results() -> dict[str, dict]:
-    return read_results(resources.files("poskernels") / "data" / "probe")
+    return read_results(resources.files("poskernels.census") / "data" / "probe")
 
 
 def read_results(folder) -> dict[str, dict]:

@@ -1,4 +1,4 @@
-"""``poskernels lab``: serve the laboratory's static page on 127.0.0.1.
+"""The laboratory's server: the static page on 127.0.0.1 (``poskernels lab``, :mod:`poskernels.cli.lab`).
 
 The page (``lab/static/``) is plain HTML, CSS and JavaScript modules with no build step and no network; it
 reads ``payload.json``: the one ``poskernels reproduce`` wrote (``--payload``, default ``results/payload.json``)
@@ -36,7 +36,6 @@ Examples
 
 from __future__ import annotations
 
-import argparse
 import errno
 import functools
 import socket
@@ -46,10 +45,10 @@ from pathlib import Path
 from ..errors import PosKernelsError, check_int
 from . import census_view
 from .gate import GatedServer
-from .handler import _Handler, is_loopback
+from .handler import _Handler
 from .sandbox import CensusRunner
 
-__all__ = ["DEFAULT_PAYLOAD", "STATIC_DIR", "add_arguments", "choose_payload", "make_server", "run"]
+__all__ = ["DEFAULT_PAYLOAD", "LOCALHOST", "STATIC_DIR", "choose_payload", "make_server"]
 
 #: The page and its reference payload, shipped inside the package.
 STATIC_DIR = Path(__file__).parent / "static"
@@ -182,84 +181,3 @@ def make_server(
         else:
             hint = "try another --host or --port"
         raise PosKernelsError(f"cannot serve on {host}:{port} ({why}); {hint}") from None
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Add ``poskernels lab``'s arguments (``--port``, ``--host``, ``--payload``) to ``p``.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The subcommand's parser.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> p = argparse.ArgumentParser()
-    >>> add_arguments(p)
-    >>> a = p.parse_args(["--port", "0"])
-    >>> a.port, a.host, a.payload
-    (0, '127.0.0.1', None)
-    """
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
-    p.add_argument(
-        "--host",
-        default=LOCALHOST,
-        help="address to listen on (default 127.0.0.1, this machine only; give another only on purpose)",
-    )
-    p.add_argument(
-        "--payload",
-        type=Path,
-        default=None,
-        help=f"payload to show (default: {DEFAULT_PAYLOAD} if `poskernels reproduce` wrote it, else the shipped one)",
-    )
-
-
-def run(args: argparse.Namespace) -> int:
-    """Serve until Ctrl-C (exit status 130, as every command interrupted); print the URL first.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        Arguments parsed by :func:`add_arguments`.
-
-    Returns
-    -------
-    int
-        ``130`` when interrupted, ``0`` if the server stops otherwise.
-
-    Raises
-    ------
-    PosKernelsError
-        If the payload is refused (:func:`choose_payload`) or the address cannot be bound (:func:`make_server`).
-
-    Examples
-    --------
-    >>> p = argparse.ArgumentParser()
-    >>> add_arguments(p)
-    >>> run(p.parse_args(["--port", "0", "--payload", "no/such.json"]))  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    poskernels.errors.PosKernelsError: no payload file at 'no/such.json'; give the payload.json ...
-    """
-    payload = choose_payload(getattr(args, "payload", None))
-    server = make_server(args.host, args.port, payload=payload.resolve())
-    host, port = server.server_address[:2]
-    shown = f"[{host}]" if ":" in host else host
-    if not is_loopback(host):
-        print(
-            f"note: listening on {host}, which other machines may reach, not on this machine alone (a loopback "
-            f"address such as {LOCALHOST})"
-        )
-    print(f"poskernels lab: serving {STATIC_DIR} with {payload} at http://{shown}:{port}/  (Ctrl-C stops)", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        print("\nposkernels lab: stopped")
-        return 130
-    finally:
-        server.server_close()
-    return 0

@@ -1,5 +1,5 @@
-"""The article's statements read on measured arrays: what a probe of a released model computes from its heads'
-queries, keys and attention weights (pure functions of arrays; :mod:`poskernels.probe` captures the arrays).
+"""The article's statements read on measured arrays: what a probe of a released model computes from its weights,
+queries and keys (pure functions of arrays; :mod:`poskernels.census.probe` captures the arrays).
 
 * Theorem 1 asked of a learned table (the Toeplitz defect, the table's spectrum) is
   :mod:`poskernels.theory.table_kernel` (its names stay in this module's ``__all__``).

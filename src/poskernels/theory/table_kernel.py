@@ -3,7 +3,7 @@
 :func:`toeplitz_defect` is the share of a Gram matrix's squared norm not explained by its average along each
 diagonal (:func:`diagonal_means`; 0 exactly for the sinusoidal code), :func:`random_defects` the same share for
 random matrices beside a model's, and :func:`table_spectrum` the power of a table along the position axis (which
-frequencies it uses, Herglotz's reading).  Pure functions of arrays; :mod:`poskernels.probe` reads the tables of
+frequencies it uses, Herglotz's reading).  Pure functions of arrays; :mod:`poskernels.census.probe` reads the tables of
 released models, and :mod:`poskernels.theory.empirical` the heads' kernels over offsets.
 """
 
