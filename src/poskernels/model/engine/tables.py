@@ -105,6 +105,14 @@ def _rotations(r: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return _rotations_cached(np.asarray(r, dtype=float).tobytes(), theta.tobytes(), theta.dtype.str)
 
 
+def _model_rotations(r: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """``e^{-i r theta}`` of each model's own offsets ``r (M, n)``: ``(M, 1, n, P)``, the same bits row by row as
+    :func:`_rotations` (each element the same product and exponential)."""
+    theta = np.asarray(theta)
+    theta = theta if np.iscomplexobj(theta) else np.asarray(theta, dtype=float)
+    return np.exp(-1j * r[..., None] * theta)[:, None]  # (M, 1, n, P)
+
+
 class RotaryTable:
     """``(M, U n, V)``: ``Re(W_{u j} kc_v)``, ``W_{u j} = conj(q_u) e^{i (j - t) theta}``, times ``lambda / tau``.
 
@@ -115,8 +123,8 @@ class RotaryTable:
     def forward(c: dict, scheme, tau: float) -> np.ndarray:
         """The scaled table; keeps the turns ``e``, ``W`` and ``kc`` (and ``c["raw"]`` for a learned ``lambda``)."""
         q, EK = c["q"], c["EK"]
-        M, U, n = q.shape[0], q.shape[1], c["r"].size
-        e = _rotations(c["r"], c["theta"])  # (n, P)
+        M, U, n = q.shape[0], q.shape[1], c["r"].shape[-1]
+        e = _rotations(c["r"], c["theta"]) if c["r"].ndim == 1 else _model_rotations(c["r"], c["theta"])
         W = q.view(np.complex128).conj()[:, :, None, :] * e  # (M, U, n, P)
         kc = EK.view(np.complex128)  # (M, V, P): plane p is EK[..., 2p] + i EK[..., 2p+1]
         table = (W.reshape(M, U * n, -1) @ np.swapaxes(kc, 1, 2)).real  # (M, U n, V)
@@ -138,7 +146,7 @@ class RotaryTable:
     def backward(c: dict, dtable: np.ndarray, tau: float) -> tuple[np.ndarray, np.ndarray]:
         """``(dL/dEK, the query's share of dL/dq)``: ``d/dkc = sum conj(W) dtable``, ``d/dW = conj(dtable kc)``."""
         q, V = c["q"], c["EK"].shape[1]
-        M, U, n = q.shape[0], q.shape[1], c["r"].size
+        M, U, n = q.shape[0], q.shape[1], c["r"].shape[-1]
         dtable = dtable.reshape(M, U * n, V) * (c["lam"] / tau)  # (M, U n, V)
         Wc = c["W"].reshape(M, U * n, -1).conj()  # (M, U n, P)
         dEK = (np.swapaxes(dtable, 1, 2) @ Wc).view(np.float64)  # (M, V, d)
