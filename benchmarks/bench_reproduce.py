@@ -14,7 +14,9 @@ over repeats is the least disturbed by other load on a shared machine; the load 
 The cost of one registered scheme (budget 3 s of cold CPU): ``--scheme-more NAME`` runs the cold reproduce with one
 scheme more, a copy of the registered scheme ``NAME`` under the name ``NAME_copy`` (registered before anything
 reads the registry, as a scheme from a user's file is: every section trains and reads it); ``--scheme-less NAME``
-with the scheme ``NAME`` taken out of the registry.  Half the CPU between the two runs is one scheme's cost.
+with the scheme ``NAME`` taken out of the registry.  Half the CPU between the two runs is one scheme's cost.  Take
+the same ``NAME`` for both (``kerple_log``): a scheme a section names cannot be taken out (the tournament's settings
+line prints Shaw's clip), nor a scheme copied whose setting another declares with another default (``xpos_rescaled``).
 """
 
 from __future__ import annotations
