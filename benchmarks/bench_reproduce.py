@@ -1,8 +1,8 @@
 """Time `poskernels reproduce`: its deterministic part, the whole of it warm, and the whole of it cold.
 
-Usage: ``python benchmarks/bench_reproduce.py [--repeats 3] [--full] [--cold]``
+Usage: ``python benchmarks/bench_reproduce.py [--repeats 3] [--full] [--cold [--scheme-more | --scheme-less NAME]]``
 
-Each run is a fresh interpreter (``python -m poskernels.cli reproduce``, one BLAS thread as ``make reproduce``
+Each run is a fresh interpreter (``poskernels.cli.main(["reproduce", ...])``, one BLAS thread as ``make reproduce``
 sets), so imports count, as they do for a user.  The deterministic part (``--no-train``) has a budget of 15 s
 on 2 cores; with ``--full`` the whole reproduce is timed too, once to warm the cache and then warm (budget 1 s).
 ``--cold`` times the whole reproduce on an empty cache directory (every head trained, every section computed;
@@ -10,6 +10,13 @@ budget 40 s on 2 cores), its CPU time (the command and its pool's processes: les
 load on a shared machine) and its peak resident memory (the largest of the command and its pool's processes, each
 alone; budget 400 MB), ``--repeats`` times, each on a fresh cache.  Figures are wall-clock seconds; the minimum
 over repeats is the least disturbed by other load on a shared machine; the load average is printed beside them.
+
+The cost of one registered scheme (budget 3 s of cold CPU): ``--scheme-more NAME`` runs the cold reproduce with one
+scheme more, a copy of the registered scheme ``NAME`` under the name ``NAME_copy`` (registered before anything
+reads the registry, as a scheme from a user's file is: every section trains and reads it); ``--scheme-less NAME``
+with the scheme ``NAME`` taken out of the registry.  Half the CPU between the two runs is one scheme's cost.  Take
+the same ``NAME`` for both (``kerple_log``): a scheme a section names cannot be taken out (the tournament's settings
+line prints Shaw's clip), nor a scheme copied whose setting another declares with another default (``xpos_rescaled``).
 """
 
 from __future__ import annotations
@@ -27,10 +34,20 @@ _BLAS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 _ENV = {**os.environ, **{v: os.environ.get(v, "1") for v in _BLAS}}  # as `make reproduce` sets them
 
 
-def _run(args: list[str]) -> float:
+#: The command line run with one scheme more (``{0}``: the copied scheme) or less, before the CLI imports anything else.
+_MORE = (
+    "from poskernels.encodings import SCHEMES, register_scheme\n"
+    "base = type(SCHEMES[{0!r}])\n"
+    "register_scheme(type(base.__name__ + 'Copy', (base,), {{'name': {0!r} + '_copy'}}))\n"
+)
+_LESS = "from poskernels.encodings import SCHEMES\nSCHEMES.pop({0!r})\n"
+_CLI = "import sys\nfrom poskernels.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+
+
+def _run(args: list[str], registry: str = "") -> float:
     t0 = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "poskernels.cli", "reproduce", *args],
+        [sys.executable, "-c", registry + _CLI, "reproduce", *args],
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -39,13 +56,13 @@ def _run(args: list[str]) -> float:
     return time.perf_counter() - t0
 
 
-def _cold(repeats: int) -> None:
+def _cold(repeats: int, registry: str = "") -> None:
     walls = []
     for _ in range(repeats):
         with tempfile.TemporaryDirectory() as tmp:
             load = os.getloadavg()[0]
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            walls.append(_run(["--out", str(Path(tmp) / "out"), "--cache", str(Path(tmp) / "cache")]))
+            walls.append(_run(["--out", str(Path(tmp) / "out"), "--cache", str(Path(tmp) / "cache")], registry))
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime  # the command and its pool
             print(f"  cold run: {walls[-1]:.2f} s wall, {cpu:.1f} s CPU (load average before it {load:.2f}, "
@@ -60,10 +77,20 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--full", action="store_true", help="also time the whole reproduce, warm")
     parser.add_argument("--cold", action="store_true", help="only time the whole reproduce on an empty cache")
+    one = parser.add_mutually_exclusive_group()
+    one.add_argument("--scheme-more", metavar="NAME", help="with --cold: one scheme more, a copy of NAME")
+    one.add_argument("--scheme-less", metavar="NAME", help="with --cold: one scheme less, NAME unregistered")
     args = parser.parse_args(argv)
+    if (args.scheme_more or args.scheme_less) and not args.cold:
+        parser.error("--scheme-more and --scheme-less time the cold reproduce: add --cold")
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     if args.cold:
-        _cold(args.repeats)
+        registry = _MORE.format(args.scheme_more) if args.scheme_more else ""
+        registry = _LESS.format(args.scheme_less) if args.scheme_less else registry
+        if registry:
+            print(f"registry: {'one scheme more, a copy of' if args.scheme_more else 'one scheme less,'} "
+                  f"{args.scheme_more or args.scheme_less}")  # fmt: skip
+        _cold(args.repeats, registry)
         return
     with tempfile.TemporaryDirectory() as out:
         det = [_run(["--out", out, "--no-train"]) for _ in range(args.repeats)]

@@ -203,6 +203,22 @@ def test_each_question_at_its_own_kappa_in_one_banded_pass_equals_the_forward_pa
         )
 
 
+@pytest.mark.parametrize("rule", sorted(KAPPA_RULES))
+@pytest.mark.parametrize("seed", [5, 6])
+def test_the_bands_read_together_give_the_band_by_band_calls_bit_for_bit(seed, rule):
+    # a head that turns alone reads all its bands at once; each band is the call of read_filing it stands for
+    params, cfg = _random_head("rope", seed)
+    ids = encode_filing(laboratory_filing()).ids  # 209 tokens: the window's band, then bands of a few questions
+    kappas = question_kappas(ids.size, cfg.n_train, rule)
+    for reader in ("rope_pi", "rope_ntk", "rope_yarn"):
+        bands = kappa_bands(kappas, BAND_TOLERANCE)
+        readings = [Reading.through(cfg, reader[5:], kappa) for kappa, _, _ in bands]
+        by_band = np.concatenate(
+            [read_filing(params, cfg, ids[:b], r, start=a) for r, (_, a, b) in zip(readings, bands)]
+        )  # (n, C) one call per band
+        assert np.array_equal(read_filing_as(params, cfg, ids, reader, rule), by_band), reader
+
+
 def test_the_question_rule_is_the_tournaments_rule_at_each_question():
     # the question at t is a sequence of t + 2 tokens (prefix and query): the tournament reads n tokens at n / 32
     k = question_kappas(100)

@@ -17,12 +17,9 @@ from claimcheck import assert_claim, assert_reported, claim_id, holds, reported
 from conftest import CACHE, SEEDS
 from poskernels.claims.long_context import BEYOND as CLAIM_BEYOND
 from poskernels.claims.long_context import INSIDE as CLAIM_INSIDE
-from poskernels.experiments.long_context import (
-    LONG_READERS,
-    run_long_context,
-    sequences,
-    tail_cut_rows,
-)
+from poskernels.experiments.long_context import LONG_READERS, run_long_context
+from poskernels.experiments.long_cuts import tail_cut_rows
+from poskernels.experiments.long_sets import sequences
 from poskernels.model.config import preset
 from poskernels.model.engine.cut import certified_cut
 from poskernels.model.engine.stream import recent_weights
@@ -132,7 +129,7 @@ def test_a_sweep_with_the_long_reading_gives_the_sections_numbers(tmp_path, dist
     # the evaluation as a sweep setting: needle points of a sweep equal the section's per-seed figures
     import sys
 
-    from poskernels.experiments.long_context import TEST_SEED
+    from poskernels.experiments.long_sets import TEST_SEED
     from poskernels.sweep.backends import local_backend
     from poskernels.sweep.grid import parse_grid
     from poskernels.sweep.runner import run_sweep
@@ -192,7 +189,7 @@ def test_the_tail_cut_reads_its_learned_numbers_off_the_scheme():
 
 def test_a_kerple_head_whose_tail_bound_stays_above_eps_is_read_in_full():
     # a finite tail bound (has_cut) that never falls to EPS is a heavy tail: the cut's row says None, not a crash
-    from poskernels.experiments.long_context import EPS, tail_cut_rows
+    from poskernels.experiments.long_cuts import EPS
     from poskernels.model import HeadConfig
     from poskernels.model.config import TrainConfig
     from poskernels.model.engine.cut import HeavyTail, has_cut

@@ -43,7 +43,7 @@ def _long(**kwargs):
 
 
 def _sequences(*args, **kwargs):
-    from poskernels.experiments.long_context import sequences
+    from poskernels.experiments.long_sets import sequences
 
     return sequences(*args, **kwargs)
 
@@ -180,7 +180,8 @@ def test_stream_chunk_past_the_sequence_costs_the_sequence_not_the_chunk():
 
 @pytest.mark.parametrize("n_train", [8, 16, 32, 64])
 def test_the_needle_of_a_point_is_read_at_the_heads_own_training_length(n_train):
-    from poskernels.experiments.long_context import read_head, sequences
+    from poskernels.experiments.long_context import read_head
+    from poskernels.experiments.long_sets import sequences
     from poskernels.model.train import TrainedHead
 
     config = replace(TINY, head=replace(ALIBI, n_train=n_train))
@@ -200,7 +201,7 @@ def test_a_needle_sweep_point_honours_n_train():
     text = '[fixed]\nscheme = "alibi"\nsteps = 3\nbatch = 4\nn_train = 8\ntest_task = "needle"\ntest_lengths = [3]'
     point = parse_grid(text + "\ntest_size = 30").points[0]
     got = run_job({"points": [[point_key(point), point]], "cache_dir": None})["results"][point_key(point)]
-    from poskernels.experiments.long_context import sequences
+    from poskernels.experiments.long_sets import sequences
     from poskernels.sweep.point import train_config
 
     head = train(train_config(point), point["seed"])
@@ -211,7 +212,7 @@ def test_a_needle_sweep_point_honours_n_train():
 
 
 def test_the_tournaments_needle_is_unchanged_at_length_32():
-    from poskernels.experiments.long_context import sequences
+    from poskernels.experiments.long_sets import sequences
 
     a, b = sequences("distance", 5, 7), sequences("distance", 5, 7, n_train=32)
     assert a[0].shape == (7, 32) and np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])

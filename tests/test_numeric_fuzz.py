@@ -134,7 +134,7 @@ def test_needle_batch(batch, r, n, n_symbols, seed):
     n_train=SIZE,
 )
 def test_long_context_sequences(task, x, count, seed, n_train):
-    from poskernels.experiments.long_context import sequences
+    from poskernels.experiments.long_sets import sequences
 
     assert_only_library_error(sequences, task, x, count, seed, n_train)
 

@@ -89,6 +89,24 @@ def test_overlapped_sections_keep_the_page_order_and_start_after_what_they_read(
     assert all(main for what, _, main in trace if what == "start")
 
 
+@pytest.mark.skipif(pool.available_cpus() < 2, reason="overlap needs two CPUs")
+def test_the_prepared_work_starts_before_the_first_section_computes(monkeypatch, tmp_path):
+    # PREPARE's training runs on the pool while this thread computes the sections before the first trained one
+    began = threading.Event()
+    seen: list = []
+
+    def first(ctx):  # a deterministic section: it waits (bounded) for the prepared work to have begun
+        seen.append(began.wait(timeout=10))
+        return {"v": 0}
+
+    sections = [Section("det", "Det", first, str), Section("late", "Late", lambda ctx: {"v": 1}, str, trained=True)]
+    monkeypatch.setattr(page, "SECTIONS", tuple(sections))
+    monkeypatch.setattr(page, "AFTER", {"late": ("det",)})  # not startable before "det" is done
+    monkeypatch.setattr(page, "PREPARE", {"late": lambda ctx: began.set()})
+    numbers = page.assemble(Context(cache_dir=tmp_path, log=lambda msg: None, first_seed=FIRST_SEED))
+    assert seen == [True] and list(numbers) == ["det", "late"]
+
+
 def _nap(x):
     time.sleep(0.05)
     return x

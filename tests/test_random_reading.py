@@ -49,6 +49,7 @@ def test_the_positions_are_distinct_ordered_and_seeded_by_the_test_set():
     assert pos.shape == (50, 32) and (np.diff(pos, axis=1) > 0).all() and pos.min() >= 0 and pos.max() < 2048
     assert len({tuple(row) for row in pos}) == 50  # each sequence its own subset
     assert np.array_equal(pos, sequence_positions(50, 32, 2048, seed=TEST_SEED))
+    assert not pos.flags.writeable  # drawn once, shared by every head read at that length
     assert not np.array_equal(pos, sequence_positions(50, 32, 2048, seed=TEST_SEED + 1))
 
 

@@ -220,6 +220,45 @@ def test_training_at_random_positions_is_reproducible_and_each_head_its_own():
     assert all(np.array_equal(plain.params[k], off.params[k]) for k in plain.params)  # setting 0: RoPE's own bits
 
 
+@pytest.mark.parametrize("scheme", RANDOMIZED)
+def test_a_stack_at_per_model_positions_is_each_model_alone_at_its_own_bit_for_bit(scheme):
+    from poskernels.model.engine.reductions import stack_cross_entropy, stack_params
+    from poskernels.model.engine.stack import stack_backward, stack_forward
+
+    cfg = HeadConfig(scheme=scheme)
+    rng = np.random.default_rng(5)
+    params = stack_params(init_params(cfg, np.random.default_rng(s)) for s in range(3))
+    tokens, targets = cue_batch(rng, 3 * 16, cfg.n_train)
+    tokens, targets = tokens.reshape(3, 16, -1), targets.reshape(3, 16)  # (M, B, n), (M, B)
+    pos = np.stack([random_positions(rng, cfg.n_train, cfg.random_positions) for _ in range(3)])  # (M, n)
+    logits, cache = stack_forward(params, cfg, tokens, pos)
+    grads = stack_backward(params, cfg, cache, stack_cross_entropy(logits, targets)[1])
+    for m in range(3):
+        one = {k: v[m : m + 1] for k, v in params.items()}
+        z, c = stack_forward(one, cfg, tokens[m : m + 1], pos[m])
+        g = stack_backward(one, cfg, c, stack_cross_entropy(z, targets[m : m + 1])[1])
+        assert np.array_equal(logits[m], z[0])
+        assert all(np.array_equal(grads[k][m], g[k][0]) for k in g), m
+    first = {k: v[:1] for k, v in params.items()}
+    assert not np.allclose(logits[0], stack_forward(first, cfg, tokens[:1], pos[1])[0][0])  # the rows are read
+
+
+def test_per_model_positions_are_refused_for_a_bias_and_for_a_wrong_row_count():
+    from poskernels.model.engine.reductions import stack_params
+    from poskernels.model.engine.stack import stack_forward
+
+    tokens = cue_batch(np.random.default_rng(0), 4, 8)[0].reshape(2, 2, 8)  # (M, B, n)
+    pos = np.stack([np.arange(8.0), np.arange(8.0) + 3])  # (M, n)
+    alibi = HeadConfig(scheme="alibi")
+    params = stack_params(init_params(alibi, np.random.default_rng(s)) for s in range(2))
+    with pytest.raises(PosKernelsError, match="per-model positions need a scheme whose position is its code"):
+        stack_forward(params, alibi, tokens, pos)
+    rope = HeadConfig(scheme="rope")
+    params = stack_params(init_params(rope, np.random.default_rng(s)) for s in range(2))
+    with pytest.raises(PosKernelsError, match=r"one row per model, \(2, 8\)"):
+        stack_forward(params, rope, tokens, pos[:1].repeat(3, axis=0))
+
+
 # -- the papers' claims, as statistics over the seeds ------------------------------------------------------------------
 
 

@@ -50,14 +50,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..encodings import SCHEMES, default_positions
+from ..encodings import SCHEMES, Scheme, default_positions, rotate
 from ..errors import PosKernelsError, check_int, check_name
 from ..model.config import HeadConfig
 from ..model.engine.cut import content_width as stream_content_width
 from ..model.engine.one_head import query_forward
 from ..model.engine.scores import pair_scores, scores
 from ..model.head import Reading, token_table
-from ..model.score import score
+from ..model.reading import frequencies
+from ..model.score import score, score_scale
 from ..tasks.filings.tokens import QUERY
 from .readers import pick
 
@@ -477,7 +478,9 @@ def read_filing_as(
 
     One pass cut into bands (:func:`kappa_bands`): the questions ``a .. b - 1`` of a band are one call of
     :func:`read_filing` on the prefix ``ids[:b]`` from ``start = a``, the block of the score matrix with their rows,
-    read through the map at the band's ``kappa``.  A plain reader (no map) is one call.
+    read through the map at the band's ``kappa``.  A plain reader (no map) is one call.  A head whose score is its
+    turned content alone (RoPE) reads its bands together, the same bits as the band-by-band calls with a fraction
+    of their NumPy calls (each band's keys turned in one call for all bands).
 
     Parameters
     ----------
@@ -520,11 +523,68 @@ def read_filing_as(
     _, name = _reader(reader, cfg)
     if name == "none":
         return read_filing(params, cfg, ids)
+    if _turns_alone(params, cfg):
+        return _read_bands(params, cfg, ids, name, kappa_bands(kappas, tol))
     blocks = [
         read_filing(params, cfg, ids[:b], _map_reading(cfg, name, kappa), start=a)  # (b - a, C)
         for kappa, a, b in kappa_bands(kappas, tol)
     ]
     return np.concatenate(blocks)  # (n, C)
+
+
+def _turns_alone(params: dict, cfg: HeadConfig) -> bool:
+    """Whether the head's score is its turned content alone (a rotation, no code, no bias, a fixed logit scale): the
+    bands of :func:`read_filing_as` are then read together by :func:`_read_bands`."""
+    scheme = SCHEMES[cfg.scheme]
+    plain_turn = frequencies(cfg, _PLAIN) is not None and scheme.code(params, cfg, default_positions(1)) is None
+    return plain_turn and type(scheme).bias is Scheme.bias and not scheme.scale_grows
+
+
+def _read_bands(params: dict, cfg: HeadConfig, ids: np.ndarray, name: str, bands) -> np.ndarray:
+    """:func:`read_filing` of every band ``(kappa, a, b)`` of a head that turns alone (:func:`_turns_alone`), bit for
+    bit: the same arithmetic on the same operands, the bands together where it is elementwise (each band's keys
+    turned at its frequencies in one call, the softmax's exponentials in one), and each product whose shape decides
+    its rounding at its band's own shape (a BLAS product's row may round differently in a taller matrix: a band's
+    keys and values are its prefix's own).  ``(n, C)``, row ``t`` the question at ``t``."""
+    n, d = ids.size, cfg.d
+    pos = default_positions(n + 1)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
+    E = token_table(params, cfg)  # (V, d)
+    H = E[ids]  # (n, d) the filing's tokens
+    readings = [_map_reading(cfg, name, kappa) for kappa, _, _ in bands]
+    theta = np.stack([frequencies(cfg, r) for r in readings])  # (bands, P) each band's frequencies
+    scale = [score_scale(params, cfg, r, None, ()) for r in readings]  # lambda / tau of each band (a number)
+    band = np.repeat(np.arange(len(bands)), [b - a for _, a, b in bands])  # (n,) the band of each question
+    stops = np.array([b for _, _, b in bands])  # (bands,) each band's prefix: its keys are 0 .. b - 1
+    first = np.concatenate([[0], np.cumsum(stops)])  # (bands + 1,) where each band's keys start in K below
+    K = np.empty((first[-1], d))  # (sum of the prefixes, d) each band's keys, one after the other
+    V = [H[:b] @ params["W_V"] for b in stops]  # (b, d) each band's values
+    Q, Ks, Vs = np.empty((n, d)), np.empty((n, d)), np.empty((n, d))  # (n, d) each: the query token's, per question
+    for k, (_, a, b) in enumerate(bands):
+        K[first[k] : first[k + 1]] = H[:b] @ params["W_K"]
+        Hq = np.broadcast_to(E[QUERY], (b - a, d))  # (b - a, d) one query per question of the band
+        Q[a:b], Ks[a:b], Vs[a:b] = Hq @ params["W_Q"], Hq @ params["W_K"], Hq @ params["W_V"]
+    key_pos = pos[np.arange(first[-1]) - np.repeat(first[:-1], stops)]  # (sum of the prefixes,) each key's j
+    # phi as content_score turns them: query t + 1 at its band's conjugate rate, each band's keys at its rate
+    qt = rotate(Q, pos[1:, None] * np.conj(theta)[band])  # (n, d)
+    kt = rotate(K, key_pos[:, None] * np.repeat(theta, stops, axis=0))  # (sum of the prefixes, d)
+    ks = rotate(Ks, np.zeros((n, 1)) * theta[band])  # (n, d) pair_scores' turn of the query's own key, by 0
+    Z = np.full((n, n), -np.inf)  # (n, n) question t against key j, -inf past its prefix
+    z_self = np.einsum("rd,rd->r", Q, ks)  # (n,) each query against its own key, before lambda / tau
+    for k, (_, a, b) in enumerate(bands):
+        block = (qt[a:b] * scale[k]) @ kt[first[k] : first[k + 1]].T  # (b - a, b) as content_score computes it
+        block[np.arange(b)[None, :] > np.arange(a, b)[:, None]] = -np.inf  # question t sees the keys j <= t
+        Z[a:b, :b] = block
+        z_self[a:b] *= scale[k]
+    m = np.maximum(Z.max(axis=1), z_self)  # (n,)
+    Z -= m[:, None]
+    np.exp(Z, out=Z)  # (n, n) unnormalized weights, 0 past each question's prefix
+    w_self = np.exp(z_self - m)  # (n,)
+    out = np.empty((n, params["W_O"].shape[1]))  # (n, C)
+    for k, (_, a, b) in enumerate(bands):
+        o = Z[a:b, :b] @ V[k] + w_self[a:b, None] * Vs[a:b]  # (b - a, d)
+        o /= (Z[a:b, :b].sum(axis=1) + w_self[a:b])[:, None]
+        out[a:b] = o @ params["W_O"]
+    return out
 
 
 def read_filing_as_loop(

@@ -30,7 +30,7 @@ __all__ = [
 
 #: Bump whenever a change alters what training produces (head, schemes, initialization, Adam,
 #: the cue stream), so old cache entries stop matching.
-CODE_VERSION = "head-5"
+CODE_VERSION = "head-6"
 
 
 def article_cache(fallback: Path, folders: list[Path] | None = None) -> Path:

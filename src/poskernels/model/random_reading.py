@@ -27,6 +27,8 @@ True
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..encodings import SCHEMES, rotate
@@ -47,7 +49,7 @@ def sequence_positions(count: int, n: int, L_max: int, seed: int) -> np.ndarray:
     """``count`` ordered random subsets of ``[0, L_max)`` of size ``n``, one per test sequence, shape ``(count, n)``.
 
     Drawn from ``default_rng(SeedSequence([seed, n, POSITION_STREAM]))``: fixed by the test set, the same for
-    every head.
+    every head, so drawn once per process and shared (read-only) by every head read at that length.
 
     Parameters
     ----------
@@ -63,7 +65,7 @@ def sequence_positions(count: int, n: int, L_max: int, seed: int) -> np.ndarray:
     Returns
     -------
     ndarray of float, shape (count, n)
-        Increasing positions, one row per sequence.
+        Increasing positions, one row per sequence (read-only).
 
     Examples
     --------
@@ -72,8 +74,15 @@ def sequence_positions(count: int, n: int, L_max: int, seed: int) -> np.ndarray:
     >>> bool(np.array_equal(sequence_positions(4, 5, 64, 1), sequence_positions(4, 5, 64, 1)))
     True
     """
+    return _sequence_positions(count, n, L_max, seed)
+
+
+@lru_cache(maxsize=8)
+def _sequence_positions(count: int, n: int, L_max: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(np.random.SeedSequence([seed, n, POSITION_STREAM]))
-    return np.stack([random_positions(rng, n, L_max) for _ in range(count)]) if count else np.zeros((0, n))
+    pos = np.stack([random_positions(rng, n, L_max) for _ in range(count)]) if count else np.zeros((0, n))
+    pos.setflags(write=False)  # shared by every head read at this length
+    return pos  # (count, n)
 
 
 def forward_at(params: dict, cfg: HeadConfig, tokens, positions: np.ndarray, reading: Reading = PLAIN) -> np.ndarray:

@@ -68,25 +68,6 @@ def _position_rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
 
 
-def _step_forward(views: dict, head, tokens: np.ndarray, positions):
-    """The stack's forward at the step's positions: one call, or with ``positions`` (one ``(n,)`` per head: randomized
-    positions) one call per head, each head at its own (a head's bits are its own either way)."""
-    if positions is None:
-        return stack_forward(views, head, tokens, validate=False)
-    rows = [stack_forward({k: v[i : i + 1] for k, v in views.items()}, head, tokens[i : i + 1], p, validate=False)
-            for i, p in enumerate(positions)]  # fmt: skip
-    return np.concatenate([logits for logits, _ in rows]), [cache for _, cache in rows]
-
-
-def _step_backward(views: dict, head, cache, dlogits: np.ndarray) -> dict:
-    """:func:`stack_backward` of :func:`_step_forward`'s cache (per head when it is a list of them)."""
-    if not isinstance(cache, list):
-        return stack_backward(views, head, cache, dlogits)
-    rows = [stack_backward({k: v[i : i + 1] for k, v in views.items()}, head, c, dlogits[i : i + 1])
-            for i, c in enumerate(cache)]  # fmt: skip
-    return {k: np.concatenate([g[k] for g in rows]) for k in views}
-
-
 def initial_params(config: TrainConfig, seed: int) -> dict:
     """The weights ``train(config, seed)`` starts from (the diagnostics compare before and after).
 
@@ -202,9 +183,11 @@ def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log |
         k = step % per_draw
         if k == 0:  # one call per head draws the fresh batches of the next steps (one per step, never reused)
             all_tokens, all_targets = _draw(config, sampler, data_rngs, min(per_draw, config.steps - step))
-        positions = None if pos_rngs is None else [training_positions(head, r, head.n_train) for r in pos_rngs]
+        positions = None  # (M, n) with randomized positions: each head its own, one call for the stack all the same
+        if pos_rngs is not None:
+            positions = np.stack([training_positions(head, r, head.n_train) for r in pos_rngs])
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a diverging head: caught just below
-            logits, cache = _step_forward(views, head, all_tokens[k], positions)
+            logits, cache = stack_forward(views, head, all_tokens[k], positions, validate=False)
             loss, dlogits = stack_cross_entropy(logits, all_targets[k], finite=False)
         losses[live, step] = loss
         bad = ~(loss <= bound)  # NaN compares False: not finite or too large
@@ -224,11 +207,11 @@ def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log |
             data_rngs = [r for r, ok in zip(data_rngs, keep) if ok]
             if pos_rngs is not None:
                 pos_rngs = [r for r, ok in zip(pos_rngs, keep) if ok]
-                positions = [p for p, ok in zip(positions, keep) if ok]
+                positions = positions[keep]
             all_tokens, all_targets = all_tokens[:, keep], all_targets[:, keep]
-            logits, cache = _step_forward(views, head, all_tokens[k], positions)  # the same bits, fewer rows
+            logits, cache = stack_forward(views, head, all_tokens[k], positions, validate=False)  # fewer rows
             loss, dlogits = stack_cross_entropy(logits, all_targets[k], finite=False)
-        grads = _step_backward(views, head, cache, dlogits)
+        grads = stack_backward(views, head, cache, dlogits)
         g = np.concatenate([grads[name].ravel() for name in views])  # the layout of flat
         adam_step(flat, g, state, config.lr, config.beta1, config.beta2, config.eps)
         if log is not None and progress_every and ((step + 1) % progress_every == 0 or step + 1 == config.steps):

@@ -7,9 +7,10 @@ ALiBi kernel"), :mod:`.rotations` ("Rotations: RoPE"), :mod:`.window` ("Past the
 computes them; ``poskernels reproduce`` prints each one's table as it goes.
 
 With a cache directory and more than one CPU, the trained sections overlap: the work of :data:`PREPARE` starts
-with the first trained section and the sections of :data:`AFTER` compute in the background as soon as the
-sections they read are done, all on one process pool (:func:`poskernels.pool.sharing`), so no core idles while
-another section's last stack trains.  Sections still enter ``numbers.json`` and print in the page's order.
+first, on the pool, while this thread computes the deterministic sections, and the sections of :data:`AFTER`
+compute in the background as soon as the sections they read are done, all on one process pool
+(:func:`poskernels.pool.sharing`), so no core idles while another section's last stack trains.  Sections still
+enter ``numbers.json`` and print in the page's order.
 """
 
 from __future__ import annotations
@@ -202,7 +203,7 @@ def _overlapped(ctx: Context, chosen: list[Section], threads: ThreadPoolExecutor
     early: dict[str, Future] = {}
     done: set[str] = set()
 
-    def prepare() -> None:  # at the first trained work: the deterministic sections run alone, as before
+    def prepare() -> None:  # the pool and PREPARE's work, once, before any section: it trains beside them
         if not started:
             started.append(start_pool())
             prepared.update({k: threads.submit(fn, ctx) for k, fn in PREPARE.items() if k in keys})
@@ -214,10 +215,10 @@ def _overlapped(ctx: Context, chosen: list[Section], threads: ThreadPoolExecutor
                 prepare()
                 early[s.key] = threads.submit(_after, s, ctx, prepared.get(s.key))
 
+    if any(s.trained for s in chosen):
+        prepare()  # the deterministic sections compute in this thread while the pool trains PREPARE's heads
     launch()
     for section in chosen:
-        if section.trained:
-            prepare()
         if section.key in early:
             try:
                 result = early[section.key].result(timeout=_IDLE_AFTER)

@@ -57,7 +57,7 @@ def position_table(c: dict, params: dict, cfg, scheme) -> np.ndarray | None:
     True
     """
     q, lam, tau = c["q"], c["lam"], cfg.tau
-    M, U, n = q.shape[0], q.shape[1], c["r"].size
+    M, U, n = q.shape[0], q.shape[1], c["r"].shape[-1]
     ptable = None if c["code"] is None else q @ np.swapaxes(c["PK"], 1, 2)  # (M, U, n): query tokens against positions
     if ptable is not None:
         if scheme.scale_grows:

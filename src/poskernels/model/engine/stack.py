@@ -62,9 +62,10 @@ def stack_forward(
     cfg : HeadConfig
     tokens : ndarray of int, shape (M, B, n)
         Token ids; the last column is read (the query).
-    positions : array_like, shape (n,), optional
+    positions : array_like, shape (n,) or (M, n), optional
         Absolute positions of the columns (default ``0..n-1``); real values are allowed for the
-        sinusoidal code and RoPE (a shifted or interpolated reading).
+        sinusoidal code and RoPE (a shifted or interpolated reading).  ``(M, n)``: each model its own positions
+        (randomized positions train so), for a scheme whose position enters by its code or its turn alone.
     reading : Reading
         Per-plane frequencies and logit scale for a RoPE head.
     score_shift : array_like broadcasting to (M, B, n), optional
@@ -118,7 +119,7 @@ def _inputs(params: dict, cfg: HeadConfig, tokens: np.ndarray, positions, readin
     M, B, n = tokens.shape
     W_Q, W_K, W_V = params["W_Q"], params["W_K"], params["W_V"]
     T = token_table(params, cfg)  # (M, V, d)
-    pos = read_positions(positions, n)
+    pos = _positions(positions, scheme, M, n)  # (n,), or (M, n): each model's own
     theta = frequencies(cfg, reading)
     code = scheme.code(params, cfg, pos)  # (n, d), (M, n, d) or None
     if code is not None and theta is not None:
@@ -132,10 +133,24 @@ def _inputs(params: dict, cfg: HeadConfig, tokens: np.ndarray, positions, readin
         c.update(PK=code @ W_K, PV=code @ W_V)  # (M, n, d) each
     qrow = None if iq is None else iq.reshape(M, B) + grid(M, 1, U)  # (M, B) query row in the stack's (M U) rows
     rows = None if iq is None else qrow[..., None] * n + grid(1, n, 1)  # (M, B, n) into the stack's (M U, n) table
-    c.update(tokens=tokens, pos=pos, r=pos[-1] - pos, theta=theta, code=code, T=T, hq=hq, q=hq @ W_Q, uq=uq)
+    r = pos[-1] - pos if pos.ndim == 1 else pos[:, -1:] - pos  # (n,) or (M, n) each key's offset from the query
+    c.update(tokens=tokens, pos=pos, r=r, theta=theta, code=code, T=T, hq=hq, q=hq @ W_Q, uq=uq)
     c.update(EK=T @ W_K, EV=T @ W_V, rows=rows, qrow=qrow, U=U, reading=reading)  # (M, V, d): every token's k, v
     c["lam"] = _logit_scale(params, cfg, reading, n)  # the logit scale lambda (1 as trained; (M, 1, 1): s log n)
     return c
+
+
+def _positions(positions, scheme, M: int, n: int) -> np.ndarray:
+    """The columns' positions: ``(n,)`` shared by the stack, or ``(M, n)``, one row per model (each row checked as
+    :func:`read_positions` checks one), for a scheme whose position enters by its code or its turn alone."""
+    if positions is None or np.ndim(positions) != 2:
+        return read_positions(positions, n)
+    if np.shape(positions)[0] != M:
+        raise PosKernelsError(f"per-model positions must have one row per model, ({M}, {n}); got {np.shape(positions)}")
+    if scheme.where not in ("input", "rotation"):
+        raise PosKernelsError(f"per-model positions need a scheme whose position is its code or its turn; "
+                              f"got scheme {scheme.name!r} (where={scheme.where!r})")  # fmt: skip
+    return np.stack([read_positions(row, n) for row in positions])  # (M, n)
 
 
 def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
@@ -159,7 +174,8 @@ def _forward(params, cfg, tokens, positions, reading, score_shift, exact):
         one = {k: v[m : m + 1] for k, v in params.items()}
         M, B, n = tokens.shape
         shift_m = None if score_shift is None else np.broadcast_to(score_shift, (M, B, n))[m : m + 1]
-        sub_logits, c["exact"][m] = _forward(one, cfg, tokens[m : m + 1], positions, reading, shift_m, exact=True)
+        pos_m = c["pos"] if c["pos"].ndim == 1 else c["pos"][m : m + 1]  # its own row of per-model positions
+        sub_logits, c["exact"][m] = _forward(one, cfg, tokens[m : m + 1], pos_m, reading, shift_m, exact=True)
         logits[m] = sub_logits[0]
     return logits, c
 

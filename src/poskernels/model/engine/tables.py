@@ -105,6 +105,14 @@ def _rotations(r: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return _rotations_cached(np.asarray(r, dtype=float).tobytes(), theta.tobytes(), theta.dtype.str)
 
 
+def _model_rotations(r: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """``e^{-i r theta}`` of each model's own offsets ``r (M, n)``: ``(M, 1, n, P)``, the same bits row by row as
+    :func:`_rotations` (each element the same product and exponential)."""
+    theta = np.asarray(theta)
+    theta = theta if np.iscomplexobj(theta) else np.asarray(theta, dtype=float)
+    return np.exp(-1j * r[..., None] * theta)[:, None]  # (M, 1, n, P)
+
+
 class RotaryTable:
     """``(M, U n, V)``: ``Re(W_{u j} kc_v)``, ``W_{u j} = conj(q_u) e^{i (j - t) theta}``, times ``lambda / tau``.
 
@@ -116,8 +124,9 @@ class RotaryTable:
     def forward(c: dict, scheme, tau: float) -> np.ndarray:
         """The scaled table; keeps the turns ``e`` and ``Wr`` (and ``c["raw"]`` for a learned ``lambda``)."""
         q, EK = c["q"], c["EK"]
-        M, U, n = q.shape[0], q.shape[1], c["r"].size
-        e = _rotations(c["r"], c["theta"])  # (n, P)
+        M, U, n = q.shape[0], q.shape[1], c["r"].shape[-1]
+        # the turns: (n, P), or (M, 1, n, P) when each model reads its own positions
+        e = _rotations(c["r"], c["theta"]) if c["r"].ndim == 1 else _model_rotations(c["r"], c["theta"])
         W = q.view(np.complex128)[:, :, None, :] * e.conj()  # (M, U, n, P): conj(W), W = conj(q) e
         Wr = W.view(np.float64).reshape(M, U * n, -1)  # (M, U n, d): conj(W) as (re, im) pairs
         table = Wr @ np.swapaxes(EK, 1, 2)  # (M, U n, V): Re(W kc)
@@ -140,7 +149,7 @@ class RotaryTable:
         """``(dL/dEK, the query's share of dL/dq)``: ``dEK = dtable^T Wr``; ``dq = sum_j e_j (dtable EK)_j`` in complex
         form (``Re(conj(q_p) e kc)`` has gradient ``e kc`` with respect to ``q_p``'s ``(re, im)``)."""
         q, EK = c["q"], c["EK"]
-        M, U, n = q.shape[0], q.shape[1], c["r"].size
+        M, U, n = q.shape[0], q.shape[1], c["r"].shape[-1]
         V = EK.shape[1]
         dtable = dtable.reshape(M, U * n, V) * (c["lam"] / tau)  # (M, U n, V)
         dEK = np.swapaxes(dtable, 1, 2) @ c["Wr"]  # (M, V, d)
