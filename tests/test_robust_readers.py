@@ -27,8 +27,10 @@ from poskernels.sweep.store import Store
 from poskernels.tasks.filings.jsonl import read_filings
 from robust import assert_only_library_error, bounded
 
+# No deadline: a test's work is bounded by what it does, never by a clock (assert_only_library_error counts the calls
+# an input makes, robust.work_limit); a census of head_dim 1024 took 32 s on a loaded machine and 1.8 s on its retry.
 SETTINGS_FOR_TESTS = settings(
-    max_examples=60, deadline=10_000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
 
 _numbers = st.one_of(
