@@ -36,7 +36,8 @@ def main(argv=None) -> None:
 
     import numpy as np
 
-    from poskernels.experiments.filings_reader import FILING_READERS, read_filing, read_filing_loop, reader_reading
+    from poskernels.experiments.filing_maps import FILING_READERS, reader_reading
+    from poskernels.experiments.filings_reader import read_filing, read_filing_loop
     from poskernels.model.config import HeadConfig
     from poskernels.model.head import init_params
     from poskernels.tasks.filings import FilingPlan, encode_filing, generate_filing

@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from poskernels.atomic import write_text_atomic
-from poskernels.experiments.filings import FILER, answer_filings, filings_config
+from poskernels.experiments.filing_answers import FILER, answer_filings
+from poskernels.experiments.filing_heads import filings_config
 from poskernels.model.train import train_many
 from poskernels.page.readme import rewrite
 from poskernels.seeds import mean_stderr

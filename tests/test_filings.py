@@ -6,7 +6,7 @@ the repository's cache, ``.cache/poskernels``, the one ``poskernels reproduce`` 
 results are cached there too, so a second run reads them.  The article's claims are the records of the suite
 ``filings`` of :data:`poskernels.claims.CLAIMS` (the sentence, the statistic over seeds, its threshold and its
 null): this file writes no threshold of its own.  The RoPE maps read each question at its own ``kappa``
-(:data:`poskernels.experiments.filings_reader.KAPPA_RULES`).
+(:data:`poskernels.experiments.kappa_rules.KAPPA_RULES`).
 """
 
 from __future__ import annotations
@@ -20,22 +20,17 @@ import pytest
 from claimcheck import assert_claim, assert_reported, claim_id, holds, reported
 from conftest import CACHE, SEEDS
 from poskernels.experiments import filings as fx
-from poskernels.experiments.filings_reader import (
-    FILING_READERS,
-    content_width,
-    read_filing,
-    read_filing_as,
-    read_filing_as_loop,
-    read_filing_loop,
-    reader_reading,
-)
+from poskernels.experiments.filing_answers import answer_all, answer_filings
+from poskernels.experiments.filing_heads import tournament_alibi_heads, train_filing_heads
+from poskernels.experiments.filing_maps import FILING_READERS, read_filing_as, read_filing_as_loop, reader_reading
+from poskernels.experiments.filings_reader import content_width, read_filing, read_filing_loop
 from poskernels.page import filings as page_filings
 from poskernels.tasks.filings import case_corpus, encode_filing, filing_queries, laboratory_filing
 
 
 @pytest.fixture(scope="session")
 def heads():
-    return fx.train_filing_heads(CACHE, seeds=SEEDS), fx.tournament_alibi_heads(CACHE, seeds=SEEDS)
+    return train_filing_heads(CACHE, seeds=SEEDS), tournament_alibi_heads(CACHE, seeds=SEEDS)
 
 
 @pytest.fixture(scope="session")
@@ -182,7 +177,7 @@ def test_answers_read_on_the_pool_are_those_read_one_by_one(heads):
     filing_heads, tournament = heads
     docs = [encode_filing(f) for f in case_corpus().test[:3]]
     pairs = [(filing_heads["rope"][0], "rope_yarn"), (filing_heads["rope"][0], "rope"), (tournament[1], "alibi")]
-    known = fx.answer_all(pairs, docs, workers=2)
+    known = answer_all(pairs, docs, workers=2)
     assert len(known) == 3
     for h, reader in pairs:
-        assert np.array_equal(known[h.config, h.seed, reader], fx.answer_filings(h, reader, docs)), reader
+        assert np.array_equal(known[h.config, h.seed, reader], answer_filings(h, reader, docs)), reader

@@ -19,7 +19,7 @@ from conftest import CACHE, SEEDS
 from poskernels.encodings import SCHEMES
 from poskernels.errors import PosKernelsError
 from poskernels.experiments import filings_beyond as fb
-from poskernels.experiments.filings_reader import FILING_READERS, filing_readers, read_filing_as
+from poskernels.experiments.filing_maps import FILING_READERS, filing_readers, read_filing_as
 from poskernels.model import HeadConfig, init_params
 from poskernels.page import filings as page_filings
 from poskernels.page import readme, scheme_table

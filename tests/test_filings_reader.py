@@ -13,20 +13,15 @@ from hypothesis import strategies as st
 
 from poskernels.encodings import SCHEMES, omega
 from poskernels.errors import PosKernelsError
-from poskernels.experiments.filings_reader import (
+from poskernels.experiments.filing_maps import FILING_READERS, read_filing_as, read_filing_as_loop, reader_reading
+from poskernels.experiments.filings_reader import content_width, read_filing, read_filing_loop
+from poskernels.experiments.kappa_rules import (
     BAND_TOLERANCE,
-    FILING_READERS,
     KAPPA_RULES,
     band_kappas,
-    content_width,
     filing_kappa,
     kappa_bands,
     question_kappas,
-    read_filing,
-    read_filing_as,
-    read_filing_as_loop,
-    read_filing_loop,
-    reader_reading,
 )
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig

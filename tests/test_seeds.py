@@ -15,8 +15,8 @@ import poskernels
 from poskernels import cli, page
 from poskernels.errors import PosKernelsError
 from poskernels.experiments import laboratory
-from poskernels.experiments.filings import _filing_jobs as filings_jobs
-from poskernels.experiments.filings import horizon_stats
+from poskernels.experiments.filing_heads import _filing_jobs as filings_jobs
+from poskernels.experiments.filing_horizon import horizon_stats
 from poskernels.experiments.long_context import run_long_context
 from poskernels.experiments.tournament import tournament_jobs
 from poskernels.model.config import preset

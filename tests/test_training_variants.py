@@ -22,9 +22,9 @@ from poskernels.claims.training import COST, GAIN, HOLD, RANDOMIZED_LENGTHS
 from poskernels.encodings import SCHEMES, Scheme, register_scheme
 from poskernels.encodings.variants import random_positions, randomized, ssmax, training_positions
 from poskernels.errors import PosKernelsError
-from poskernels.experiments.filings_reader import recursive_decay
 from poskernels.experiments.laboratory import run_laboratory
 from poskernels.experiments.long_context import run_long_context
+from poskernels.experiments.recursive_reader import recursive_decay
 from poskernels.model.config import HeadConfig
 from poskernels.model.engine.cut import certified_cut, has_cut
 from poskernels.model.engine.one_head import query_logits

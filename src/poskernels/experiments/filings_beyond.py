@@ -4,10 +4,10 @@ The case study (:mod:`poskernels.experiments.filings`) trains the article's four
 every registered scheme the article does not (:attr:`poskernels.encodings.Scheme.in_article` false: T5 and Shaw,
 Kerple's two biases, FIRE, xPos, p-RoPE, partial rotary, and any scheme registered later) the same way: the
 tournament's head and trainer on 32-token windows of the training filings
-(:func:`~poskernels.experiments.filings.filings_config`, the stacked engine through
+(:func:`~poskernels.experiments.filing_heads.filings_config`, the stacked engine through
 :func:`~poskernels.model.train.train_many` and its cache), ten seeds from the block the caller gives.  Each head is
 read as trained on the 100 held-out filings, in one pass per filing
-(:func:`~poskernels.experiments.filings_reader.read_filing_as`, whose score is the head's one definition: a
+(:func:`~poskernels.experiments.filing_maps.read_filing_as`, whose score is the head's one definition: a
 complex frequency, a bias that reads the query's position, a logit scale that grows with the keys a question sees
 all go through the scheme's hooks).
 
@@ -17,7 +17,7 @@ its window, and a filing runs to hundreds of tokens) has no filing reader: it is
 
 Results (:func:`beyond_results`, ``numbers.json``'s ``filings.beyond``): ``schemes`` (those read, in the
 registry's order), ``accuracy[scheme].all / .far``, ``stderr``, ``per_seed``, ``first_three``, ``by_distance``
-(the layout of :func:`~poskernels.experiments.filings.reader_table`), ``seeds``, ``not_read``.
+(the layout of :func:`~poskernels.experiments.filing_accuracy.reader_table`), ``seeds``, ``not_read``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ from ..errors import check_name
 from ..model.cache import CODE_VERSION, cache_key, cached_or_build
 from ..model.train import TrainedHead, head_key, train_many
 from ..tasks.filings import case_corpus, corpus_digest, encode_filing, filings_sampler
-from .filings import answer_all, filings_config, reader_table
-from .filings_reader import DEFAULT_KAPPA_RULE, KAPPA_RULES
+from .filing_accuracy import reader_table
+from .filing_answers import answer_all
+from .filing_heads import filings_config
+from .kappa_rules import DEFAULT_KAPPA_RULE, KAPPA_RULES
 
 __all__ = [
     "BEYOND_VERSION",
@@ -176,7 +178,7 @@ def beyond_results(cache_dir=None, log=None, workers=None, *, seeds, kappa: str 
     seeds : iterable of int
         The seeds of every scheme (a block of :func:`poskernels.seeds.seed_block`).
     kappa : str, optional
-        A rule of :data:`~poskernels.experiments.filings_reader.KAPPA_RULES` (default ``"question"``).
+        A rule of :data:`~poskernels.experiments.kappa_rules.KAPPA_RULES` (default ``"question"``).
 
     Returns
     -------
@@ -187,7 +189,7 @@ def beyond_results(cache_dir=None, log=None, workers=None, *, seeds, kappa: str 
     Raises
     ------
     PosKernelsError
-        If ``kappa`` is not a rule of :data:`poskernels.experiments.filings_reader.KAPPA_RULES` (before training).
+        If ``kappa`` is not a rule of :data:`poskernels.experiments.kappa_rules.KAPPA_RULES` (before training).
 
     Examples
     --------

@@ -4,7 +4,7 @@
 :data:`poskernels.encodings.SCHEMES` as trained (map ``"none"``), then the RoPE head re-read with each of
 Definition 5's maps (PI, NTK-aware, YaRN).  Each experiment picks its readers from it by name: the tournament's
 re-reads (:data:`poskernels.experiments.tournament.RESCALED_READERS`), the filings' seven
-(:data:`poskernels.experiments.filings_reader.FILING_READERS`), every one of them at long context.
+(:data:`poskernels.experiments.filing_maps.FILING_READERS`), every one of them at long context.
 
 :data:`READER_LABELS` is the one table of how a reader is named, in the page's tables, the README, the payload
 and the figures: a scheme's title (:attr:`poskernels.encodings.Scheme.title`, marked ``(beyond)`` when the

@@ -29,8 +29,9 @@ from ..model.train import head_key, train_many
 from ..pool import available_cpus, run_jobs
 from ..tasks.filings import CORPUS_SEED, FAR, encode_filing, filing_queries
 from ..tasks.filings.corpus import synthetic_corpus
-from .filings import TRAINED_SCHEMES, _filing_jobs, answer_all, train_filing_heads
-from .filings_reader import FILING_READERS
+from .filing_answers import answer_all
+from .filing_heads import TRAINED_SCHEMES, _filing_jobs, train_filing_heads
+from .filing_maps import FILING_READERS
 from .tournament import (
     RESCALED_LENGTHS,
     RESCALED_READERS,

@@ -2,7 +2,7 @@
 
 The curves come from :mod:`poskernels.experiments.curves`, read from the tournament's heads of
 :func:`shown_seed` in the cache the ``tournament`` section filled; the filing from ``numbers.json``'s
-``filings.case``, which :func:`poskernels.experiments.filings.case_study` writes.  Nothing here trains: while a
+``filings.case``, which :func:`poskernels.experiments.filing_case.case_study` writes.  Nothing here trains: while a
 source is missing (the section not computed, no cache, a head not cached), each function raises
 :class:`poskernels.lab.common.Absent` and the page shows the view as absent with the reason.
 """
@@ -259,7 +259,7 @@ def filing_case(case: dict) -> dict:
     except (KeyError, TypeError, ValueError) as err:
         raise PosKernelsError(
             f"filings.case is not in the form the lab reads ({err!r}): expected tokens, marked, companies, truth "
-            "and answers[reader][seed], as poskernels.experiments.filings.case_study writes them"
+            "and answers[reader][seed], as poskernels.experiments.filing_case.case_study writes them"
         ) from err
     rows = [truth, marked] + [r for by_seed in answers.values() for r in by_seed.values()]
     if any(len(r) != n for r in rows):

@@ -8,9 +8,9 @@ the binomial error of the article's query count, :func:`poskernels.page.registry
 
 from __future__ import annotations
 
+from ..experiments.filing_maps import FILING_READERS
 from ..experiments.filings import filings_results
 from ..experiments.filings_beyond import beyond_results
-from ..experiments.filings_reader import FILING_READERS
 from ..experiments.readers import reader_label
 from .registry import READER_LABELS, Context, Section, cell, cell_se, differs_se, format_table
 
