@@ -19,7 +19,8 @@ import pytest
 
 from poskernels.errors import PosKernelsError
 from poskernels.model.config import preset
-from poskernels.model.train import DIVERGED_FACTOR, load_head, train, train_stack
+from poskernels.model.train import load_head, train, train_stack
+from poskernels.model.train_loop import DIVERGED_FACTOR
 from poskernels.tasks.cue import cue_batch
 
 LR_1000 = replace(preset("quick", "alibi"), lr=1000.0, steps=20, batch=16)
