@@ -66,8 +66,8 @@ def test_training_that_does_not_diverge_has_every_loss_and_no_step():
 
 @pytest.mark.parametrize("reader", ["evaluate", "tournament", "long", "needle"])
 def test_a_diverged_head_has_no_accuracy(reader):
+    from poskernels.experiments.held_out import head_accuracy
     from poskernels.experiments.long_context import read_head
-    from poskernels.experiments.tournament import head_accuracy
     from poskernels.model.train import evaluate
 
     head = train(LR_1000, 0)

@@ -31,17 +31,9 @@ from ..tasks.filings import CORPUS_SEED, FAR, encode_filing, filing_queries
 from ..tasks.filings.corpus import synthetic_corpus
 from .filings import TRAINED_SCHEMES, _filing_jobs, answer_all, train_filing_heads
 from .filings_reader import FILING_READERS
-from .tournament import (
-    RESCALED_LENGTHS,
-    RESCALED_READERS,
-    TEST_COUNT,
-    TEST_LENGTHS,
-    TEST_SEED,
-    defined_at,
-    heldout,
-    rescaled_reading,
-    tournament_jobs,
-)
+from .held_out import TEST_COUNT, TEST_SEED, defined_at, heldout
+from .rescaled import RESCALED_LENGTHS, RESCALED_READERS, rescaled_reading
+from .tournament import TEST_LENGTHS, tournament_jobs
 
 __all__ = ["DRAWS", "REDRAWS_VERSION", "redraw_sd"]
 
