@@ -6,7 +6,7 @@ Usage: ``python benchmarks/bench_stack.py [--batch 128] [--n 32] [--steps 256] [
 Times are CPU seconds of this process (``time.process_time``, one BLAS thread): on a shared,
 oversubscribed machine they estimate what a step costs on an idle core, where wall time counts the
 waits for the other processes.  Each figure runs the trainer itself
-(:func:`poskernels.model.train._fit`: drawing the batches from each seed's stream, the stacked
+(:func:`poskernels.model.train_loop._fit`: drawing the batches from each seed's stream, the stacked
 forward, the hand-written backward, Adam) for ``--steps`` steps on a stack of ``M`` heads, and
 divides its time by ``steps * M``: the cost of one head-step.  The
 drawing share is timed apart (the same draws, nothing else).  The *floor* is what the step's
@@ -28,7 +28,7 @@ import numpy as np
 
 from poskernels.encodings import SCHEMES
 from poskernels.model.config import HeadConfig, TrainConfig
-from poskernels.model.train import DRAW_SEQUENCES, _draw, _fit, _streams
+from poskernels.model.train_loop import DRAW_SEQUENCES, _draw, _fit, _streams
 from poskernels.tasks.registry import get_task
 
 

@@ -21,7 +21,7 @@ from poskernels.model.config import HeadConfig
 from poskernels.model.engine.one_head import cross_entropy, query_backward, query_forward
 from poskernels.model.head import init_params
 from poskernels.model.optim import adam_init, adam_step, flatten
-from poskernels.model.train import DRAW_SEQUENCES
+from poskernels.model.train_loop import DRAW_SEQUENCES
 from poskernels.tasks.cue import cue_batch
 
 

@@ -187,7 +187,8 @@ print(f"the config's own map, {ext.name}: kappa = its factor = {kappa:g}, slowes
 # trained and through YaRN.
 
 # %%
-from poskernels.experiments.tournament import head_accuracy, rescaled_reading
+from poskernels.experiments.held_out import head_accuracy
+from poskernels.experiments.rescaled import rescaled_reading
 from poskernels.model.config import preset
 from poskernels.model.train import train
 

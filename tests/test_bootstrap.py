@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from poskernels.experiments.bootstrap import RESAMPLES, draw_sd, draw_sd_table, resample_counts
-from poskernels.experiments.tournament import head_accuracy, head_hits, hit_rate, rescaled_reading
+from poskernels.experiments.held_out import head_accuracy, head_hits, hit_rate
+from poskernels.experiments.rescaled import rescaled_reading
 from poskernels.model.config import preset
 from poskernels.model.train import train_stack
 

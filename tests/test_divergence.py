@@ -19,7 +19,8 @@ import pytest
 
 from poskernels.errors import PosKernelsError
 from poskernels.model.config import preset
-from poskernels.model.train import DIVERGED_FACTOR, load_head, train, train_stack
+from poskernels.model.train import load_head, train, train_stack
+from poskernels.model.train_loop import DIVERGED_FACTOR
 from poskernels.tasks.cue import cue_batch
 
 LR_1000 = replace(preset("quick", "alibi"), lr=1000.0, steps=20, batch=16)
@@ -65,8 +66,8 @@ def test_training_that_does_not_diverge_has_every_loss_and_no_step():
 
 @pytest.mark.parametrize("reader", ["evaluate", "tournament", "long", "needle"])
 def test_a_diverged_head_has_no_accuracy(reader):
+    from poskernels.experiments.held_out import head_accuracy
     from poskernels.experiments.long_context import read_head
-    from poskernels.experiments.tournament import head_accuracy
     from poskernels.model.train import evaluate
 
     head = train(LR_1000, 0)

@@ -11,14 +11,9 @@ from poskernels.encodings import apply_rope, omega, sinusoidal_code, t5_bucket
 from poskernels.errors import PosKernelsError
 from poskernels.experiments import rebound as rb
 from poskernels.experiments import sinusoidal as sn
-from poskernels.experiments.tournament import (
-    head_accuracy,
-    heldout,
-    offset_kernel,
-    rescaled_reading,
-    tournament_jobs,
-    tournament_table,
-)
+from poskernels.experiments.held_out import head_accuracy, heldout
+from poskernels.experiments.rescaled import rescaled_reading
+from poskernels.experiments.tournament import offset_kernel, tournament_jobs, tournament_table
 from poskernels.model.all_positions import score_all
 from poskernels.model.cache import load_json, save_json
 from poskernels.model.cache_entry import CacheError

@@ -121,7 +121,7 @@ def test_same_seed_same_weights_bit_for_bit():
 
 def test_schemes_with_one_seed_see_the_same_training_stream():
     # the seed splits into an initialization stream and a data stream; the data stream is shared
-    from poskernels.model.train import _fit  # noqa: PLC2701 - the stream is an internal detail
+    from poskernels.model.train_loop import _fit  # noqa: PLC2701 - the stream is an internal detail
 
     seen = {}
 

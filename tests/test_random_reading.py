@@ -12,7 +12,7 @@ import pytest
 
 from poskernels.encodings import SCHEMES
 from poskernels.errors import PosKernelsError
-from poskernels.experiments.tournament import TEST_SEED, head_accuracy, heldout
+from poskernels.experiments.held_out import TEST_SEED, head_accuracy, heldout
 from poskernels.model.config import HeadConfig, preset
 from poskernels.model.engine.one_head import accuracy
 from poskernels.model.head import forward, init_params

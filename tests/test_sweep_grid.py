@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from poskernels.cli import main
 from poskernels.errors import PosKernelsError
-from poskernels.experiments.tournament import ARTICLE_SCHEMES, TEST_COUNT, TEST_LENGTHS, TEST_SEED
+from poskernels.experiments.held_out import TEST_COUNT, TEST_SEED
+from poskernels.experiments.tournament import ARTICLE_SCHEMES, TEST_LENGTHS
 from poskernels.model.config import preset
 from poskernels.sweep.grid import load_grid, parse_grid
 from poskernels.sweep.point import group_jobs, point_key, train_config

@@ -23,7 +23,7 @@ import pytest
 
 from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
-from poskernels.experiments.tournament import TEST_SEED
+from poskernels.experiments.held_out import TEST_SEED
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig, TrainConfig
 from poskernels.model.head import Reading

@@ -11,7 +11,7 @@ import pytest
 
 from poskernels.cli import main
 from poskernels.errors import PosKernelsError
-from poskernels.experiments.tournament import heldout
+from poskernels.experiments.held_out import heldout
 from poskernels.model.cache import cache_key
 from poskernels.model.config import HeadConfig, TrainConfig, preset
 from poskernels.seeds import first_seed

@@ -22,8 +22,9 @@ import pytest
 
 from claimcheck import assert_claim, assert_reported, claim_id, holds, reported
 from conftest import CACHE, FIRST_SEED, SEEDS
+from poskernels.experiments.held_out import TEST_COUNT, heldout
 from poskernels.experiments.laboratory import SPREAD_TOLERANCE, run_laboratory
-from poskernels.experiments.tournament import TEST_COUNT, TEST_LENGTHS, heldout
+from poskernels.experiments.tournament import TEST_LENGTHS
 from poskernels.seeds import DEFAULT_COUNT, seed_block
 
 LONG = [str(n) for n in TEST_LENGTHS if n > 32]

@@ -17,7 +17,7 @@ from .table import constants, suite
 
 __all__ = ["TEST_COUNT", "TIE", "TOURNAMENT_CLAIMS"]
 
-#: Test sequences per point (:data:`poskernels.experiments.tournament.TEST_COUNT`), and the margin of a tie (three
+#: Test sequences per point (:data:`poskernels.experiments.held_out.TEST_COUNT`), and the margin of a tie (three
 #: points), as the table's ``[constants]`` give them.
 TEST_COUNT: int = constants("tournament")["TEST_COUNT"]
 TIE: float = constants("tournament")["TIE"]

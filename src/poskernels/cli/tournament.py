@@ -22,7 +22,8 @@ from pathlib import Path
 from ..atomic import write_output
 from ..encodings import SCHEMES
 from ..errors import PosKernelsError, check_int, check_name
-from ..experiments.tournament import TEST_LENGTHS, head_accuracy, heldout
+from ..experiments.held_out import head_accuracy, heldout
+from ..experiments.tournament import TEST_LENGTHS
 from ..model.config import preset
 from ..model.scheme_check import checked_scheme_file
 from ..model.scheme_file import blamed

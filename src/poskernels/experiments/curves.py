@@ -21,7 +21,7 @@ from ..model.head import PLAIN, token_table
 from ..model.train import TrainedHead, load_head
 from ..tasks.registry import layout_of
 from .readers import all_readers
-from .tournament import rescaled_reading
+from .rescaled import rescaled_reading
 
 __all__ = [
     "DRIFT_OFFSET",

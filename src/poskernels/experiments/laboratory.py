@@ -25,25 +25,9 @@ from ..theory.counting import bag_reader_accuracy
 from . import rebound as rb
 from . import sinusoidal as sn
 from .bootstrap import RESAMPLES, draw_sd_table
-from .tournament import (
-    ARTICLE_SCHEMES,
-    EXTRA_SCHEMES,
-    RESCALED_LENGTHS,
-    RESCALED_READERS,
-    TEST_COUNT,
-    TEST_LENGTHS,
-    TEST_SEED,
-    head_hits,
-    heldout,
-    hit_rate,
-    offset_kernel,
-    read_accuracies,
-    read_hits,
-    read_rescaled_hits,
-    rescaled_table,
-    tournament_jobs,
-    tournament_table,
-)
+from .held_out import TEST_COUNT, TEST_SEED, head_hits, heldout, hit_rate, read_accuracies, read_hits
+from .rescaled import RESCALED_LENGTHS, RESCALED_READERS, read_rescaled_hits, rescaled_table
+from .tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, TEST_LENGTHS, offset_kernel, tournament_jobs, tournament_table
 
 __all__ = ["KERNEL_OFFSETS", "LAB_VERSION", "read_head", "result_path", "run_laboratory"]
 

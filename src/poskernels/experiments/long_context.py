@@ -4,7 +4,7 @@ Every head is read by the streaming reader (:func:`poskernels.model.engine.strea
 certified cut (Theorem 3 (ii), dropped weight ``<= EPS``, :mod:`poskernels.experiments.long_cuts`), a Kerple head
 back to the cut of its own tail bound where it has one (its scheme's ``tail_bound``), the RoPE heads also re-read
 through PI, NTK-aware and YaRN at ``kappa = n / 32`` (the tournament's
-:func:`~poskernels.experiments.tournament.rescaled_reading`).
+:func:`~poskernels.experiments.rescaled.rescaled_reading`).
 
 * **Length**: the cue task at each of :data:`LENGTHS`.
 * **Distance**: the needle task at each offset ``r`` of :data:`OFFSETS`.  For each ALiBi head, its content width
@@ -37,10 +37,12 @@ from ..model.trained import check_trained
 from ..pool import available_cpus, run_jobs
 from ..seeds import stat_table
 from ..tasks.validate import MAX_CUE_TOKENS
+from .held_out import defined_at
 from .long_cuts import EPS, horizon_rows, tail_cut_rows
 from .long_sets import COUNT, TEST_SEED, _check_point, sequences
 from .readers import READERS, all_readers
-from .tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, defined_at, rescaled_reading
+from .rescaled import rescaled_reading
+from .tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES
 
 __all__ = [
     "LENGTHS",

@@ -3,7 +3,7 @@
 :data:`READERS` names every reader once, ``name -> (trained scheme, map)``: each scheme of
 :data:`poskernels.encodings.SCHEMES` as trained (map ``"none"``), then the RoPE head re-read with each of
 Definition 5's maps (PI, NTK-aware, YaRN).  Each experiment picks its readers from it by name: the tournament's
-re-reads (:data:`poskernels.experiments.tournament.RESCALED_READERS`), the filings' seven
+re-reads (:data:`poskernels.experiments.rescaled.RESCALED_READERS`), the filings' seven
 (:data:`poskernels.experiments.filing_maps.FILING_READERS`), every one of them at long context.
 
 :data:`READER_LABELS` is the one table of how a reader is named, in the page's tables, the README, the payload

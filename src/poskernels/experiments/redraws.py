@@ -32,17 +32,9 @@ from ..tasks.filings.corpus import synthetic_corpus
 from .filing_answers import answer_all
 from .filing_heads import TRAINED_SCHEMES, _filing_jobs, train_filing_heads
 from .filing_maps import FILING_READERS
-from .tournament import (
-    RESCALED_LENGTHS,
-    RESCALED_READERS,
-    TEST_COUNT,
-    TEST_LENGTHS,
-    TEST_SEED,
-    defined_at,
-    heldout,
-    rescaled_reading,
-    tournament_jobs,
-)
+from .held_out import TEST_COUNT, TEST_SEED, defined_at, heldout
+from .rescaled import RESCALED_LENGTHS, RESCALED_READERS, rescaled_reading
+from .tournament import TEST_LENGTHS, tournament_jobs
 
 __all__ = ["DRAWS", "REDRAWS_VERSION", "redraw_sd"]
 

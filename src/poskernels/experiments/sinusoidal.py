@@ -161,7 +161,7 @@ def projected_accuracy(head: TrainedHead, tokens, targets) -> float:
     >>> from poskernels.model import HeadConfig, TrainConfig
     >>> from poskernels.model.train import train
     >>> head = train(TrainConfig(head=HeadConfig(scheme="sinusoidal"), steps=3, batch=8), seed=0)  # 3 steps: cheap
-    >>> from poskernels.experiments.tournament import heldout
+    >>> from poskernels.experiments.held_out import heldout
     >>> x, y = heldout(64, 20, 0)
     >>> projected_accuracy(head, x, y)
     0.05
@@ -220,7 +220,7 @@ def shifted_accuracy(head: TrainedHead, tokens, targets) -> float:
     >>> from poskernels.model import HeadConfig, TrainConfig
     >>> from poskernels.model.train import train
     >>> head = train(TrainConfig(head=HeadConfig(scheme="sinusoidal"), steps=3, batch=8), seed=0)  # 3 steps: cheap
-    >>> from poskernels.experiments.tournament import heldout
+    >>> from poskernels.experiments.held_out import heldout
     >>> x, y = heldout(64, 20, 0)
     >>> shifted_accuracy(head, x, y)
     0.0
@@ -265,7 +265,7 @@ def term_spreads(head: TrainedHead, tokens) -> dict:
     >>> from poskernels.model import HeadConfig, TrainConfig
     >>> from poskernels.model.train import train
     >>> head = train(TrainConfig(head=HeadConfig(scheme="sinusoidal"), steps=3, batch=8), seed=0)  # 3 steps: cheap
-    >>> from poskernels.experiments.tournament import heldout
+    >>> from poskernels.experiments.held_out import heldout
     >>> spreads = term_spreads(head, heldout(64, 20, 0)[0])
     >>> {k: round(v, 3) for k, v in spreads.items()}
     {'pos_pos': 0.024, 'pos_content': 0.021, 'content_pos': 0.013, 'ratio': 0.869}

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..experiments.bootstrap import RESAMPLES
-from ..experiments.tournament import TEST_COUNT
+from ..experiments.held_out import TEST_COUNT
 from ..seeds import ARTICLE_COUNT
 from . import filings as pf
 from . import window as pt

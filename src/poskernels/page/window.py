@@ -25,8 +25,10 @@ import copy
 
 import numpy as np
 
+from ..experiments.held_out import TEST_COUNT
 from ..experiments.laboratory import run_laboratory
-from ..experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, RESCALED_LENGTHS, TEST_COUNT, TEST_LENGTHS
+from ..experiments.rescaled import RESCALED_LENGTHS
+from ..experiments.tournament import ARTICLE_SCHEMES, EXTRA_SCHEMES, TEST_LENGTHS
 from ..seeds import mean_stderr
 from .registry import READER_LABELS, Context, Section, cell, cell_se, differs_se, format_table
 

@@ -3,8 +3,8 @@
 A point (a dict over :data:`poskernels.sweep.settings.SETTINGS`) is trained and read with the code of
 ``poskernels reproduce``: :func:`poskernels.model.train.train` on its ``task`` (the cue task by default, any
 registered one), then :func:`poskernels.model.train.evaluate` on that task's test sequences at each test length
-(:func:`poskernels.experiments.tournament.heldout`: the same for every scheme and seed), through
-:func:`~poskernels.experiments.tournament.rescaled_reading` for a RoPE head re-read with an
+(:func:`poskernels.experiments.held_out.heldout`: the same for every scheme and seed), through
+:func:`~poskernels.experiments.rescaled.rescaled_reading` for a RoPE head re-read with an
 extension map (``kappa = max(1, n / L)``).  A tournament point of a sweep therefore gives the
 tournament's number, bit for bit.  Points that
 differ only in how the head is read (test lengths, test set, extension map) share one training:
@@ -23,8 +23,9 @@ import time
 from collections.abc import Sequence
 
 from ..errors import check_positive_int
+from ..experiments.held_out import defined_at, heldout
 from ..experiments.long_context import read_head
-from ..experiments.tournament import defined_at, heldout, rescaled_reading
+from ..experiments.rescaled import rescaled_reading
 from ..model.cache import CODE_VERSION as HEAD_CODE_VERSION
 from ..model.config import TrainConfig
 from ..model.head import PLAIN

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from ..encodings import scheme_settings
 from ..errors import MAX_ELEMENTS, PosKernelsError, check_int, did_you_mean
-from ..experiments.tournament import TEST_COUNT, TEST_LENGTHS, TEST_SEED
+from ..experiments.held_out import TEST_COUNT, TEST_SEED
+from ..experiments.tournament import TEST_LENGTHS
 from ..extension import MAPS
 from ..model.config import PRESETS, HeadConfig, TrainConfig
 from ..tasks.registry import layout_of, tournament_tasks
