@@ -30,7 +30,7 @@ def _run(capsys, *argv):
 def test_a_head_dim_of_65536_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"head_dim": 65536, "max_position_embeddings": 4096}))
-    _forbid(monkeypatch, "context_verdicts", "_base_bounds", "extend")
+    _forbid(monkeypatch, "context_verdicts", "_base_bounds", "map_core")
     code, out, err = _run(capsys, "census", path)
     assert code == 2 and out == "" and err.count("\n") == 1
     needed = 2 * (len(cd.MAPS) + 2) * 16384 * 32768 // 2

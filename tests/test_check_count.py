@@ -1,8 +1,9 @@
-"""Validation at the edge: one census checks each argument once per theory function it enters.
+"""Validation at the edge: one census checks each argument once per math-layer function it enters.
 
-The census reads a parsed config (checked where it was read) and enters the math layer through public theory
-functions; each checks its arguments once and computes through unchecked cores, so the base scan's hundreds of
-bases and the per-map readings do not check the same width, length or offset again (ARCHITECTURE.md, "Where
+The census reads a parsed config (checked where it was read) and enters the math layer (theory, extension,
+encodings) through public functions; each checks its arguments once and computes through unchecked cores, so the
+base scan's hundreds of bases, the extension maps and the per-map readings do not check the same width, length,
+frequencies or offset again (ARCHITECTURE.md, "Where
 input is checked").  ``tests/check_calls.py`` counts the checks; ``benchmarks/check_count.py`` prints them.
 """
 
@@ -16,7 +17,9 @@ import pytest
 import check_calls
 from poskernels.census import compute as census_compute
 from poskernels.census import context as census_context
+from poskernels.census.config import bundled_configs
 from poskernels.encodings import omega
+from poskernels.extension import extend
 from poskernels.theory import (
     alibi,
     bag_reader,
@@ -41,16 +44,36 @@ def _census_checks(config: str) -> list[check_calls.Call]:
     return calls
 
 
-@pytest.mark.parametrize("config", ["llama-2-7b", "qwen2.5-7b-yarn"])
-def test_one_census_checks_each_argument_once_per_theory_function(config):
-    calls = [c for c in _census_checks(config) if c.entry.startswith("poskernels.theory.")]
-    assert {c.entry for c in calls} >= {  # the theory the census reads, each entered and counted
+#: Checks of what a core computes, not of its arguments: a work budget that depends on the data, a finite result.
+RESULT_CHECKS = ("check_budget", "check_finite_result")
+
+#: Checks of what a map computed, not of an argument: the :class:`~poskernels.extension.Extension` record refuses a
+#: non-finite or non-positive attention factor from any map (LongRoPE's two lists may compute the same one).
+RESULT_CALLERS = ("poskernels.extension.article.Extension.__post_init__",)
+
+
+def _argument_checks(calls: list[check_calls.Call]) -> list[check_calls.Call]:
+    """The checks of an argument: not a check of what was computed (:data:`RESULT_CHECKS`, :data:`RESULT_CALLERS`)."""
+    return [c for c in calls if c.check not in RESULT_CHECKS and c.caller not in RESULT_CALLERS]
+
+
+@pytest.mark.parametrize("config", bundled_configs())
+def test_one_census_checks_each_argument_once_per_math_layer_entry(config):
+    """Theory, extension and encodings: each function the census enters checks an argument once, however many maps,
+    ramps or readings of ``theta`` the census computes (the maps through their cores, after one ``map_arguments``)."""
+    calls = [c for c in _census_checks(config) if c.entry.startswith(check_calls.MATH)]
+    assert {c.entry for c in calls} >= {  # the math layer the census reads, each entered and counted
         "poskernels.theory.base_bound.base_bounds",
         "poskernels.theory.context.context_verdicts",
         "poskernels.theory.context.critical_dimension",
         "poskernels.theory.census.wavelength_census",
+        "poskernels.encodings.codes.omega",
+        "poskernels.extension.map_arguments",
+        "poskernels.extension.map_core",
+        "poskernels.extension.extend",  # the config's own map (census.config.config_extension)
+        "poskernels.extension.article._yarn",
     }
-    assert check_calls.repeated(calls, per_entry=True) == {}
+    assert check_calls.repeated(_argument_checks(calls), per_entry=True) == {}
 
 
 def test_the_counter_sees_a_repeated_check():
@@ -64,15 +87,24 @@ def test_the_counter_sees_a_repeated_check():
     assert not [c for c in _counted_after(calls)]
 
 
+def test_the_counter_sees_maps_read_through_extend():
+    """And for extension: two maps of one head through the public ``extend`` check its ``theta`` twice (the census
+    checks it once with ``map_arguments`` and computes each map through its core)."""
+    theta = omega(16)
+    with check_calls.counting() as calls:
+        for name in ("pi", "yarn"):
+            extend(name, theta, 4.0, 32)
+    twice = check_calls.repeated(_argument_checks(calls), per_entry=True)
+    key = ("poskernels.extension.extend", "check_frequencies", "theta", check_calls._value_key(theta))
+    assert twice[key] == ["poskernels.extension.article._check_theta"] * 2
+
+
 def _counted_after(calls):
     """Checks recorded after the block ended (none: the wrappers are removed on exit)."""
     before = len(calls)
     unseen_planes([1.0], [1.0], 2, 4)
     return calls[before:]
 
-
-#: Checks of what a core computes, not of its arguments: a work budget that depends on the data, a finite result.
-RESULT_CHECKS = ("check_budget", "check_finite_result")
 
 #: Public theory functions that compute through other theory functions, each with valid arguments.
 COMPOSED = {

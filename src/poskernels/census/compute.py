@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from ..errors import PosKernelsError, check_positive_int, did_you_mean
-from ..extension import MAPS, extend
-from ..extension.yarn_reference import compare_yarn_ramps
+from ..extension import MAPS, extend_core, map_arguments, map_core
+from ..extension.yarn_reference import compare_yarn_ramps_core
 from ..theory.census import chen_constant, sum_theta_sq, wavelength_census
 from .config import ROPE_TYPES, RopeConfig, config_extension, parse_layer_configs, raw_config
 from .config.defaults import class_defaults
@@ -153,7 +153,7 @@ def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = 
     if N < L:
         raise PosKernelsError(f"the target length must be >= the training length L = {L}; got {N!r}")
     kappa = N / L
-    theta = cfg.theta  # (d/2,)
+    theta, kappa, L = map_arguments(cfg.theta, kappa, L)  # (d/2,)  checked once for every map below
     d, b = cfg.rotary_dim, cfg.base
     kernels = len(MAPS) + 2 if every_map else 2  # native, each map (LongRoPE's short list too), the config's
     terms, base_terms = census_work(d, N, kernels, scan_base)
@@ -163,9 +163,11 @@ def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = 
         scan_base = False
         skipped = f"it would evaluate {base_terms:.3g} kernel terms more, past the budget of {WORK_BUDGET:.3g}"
     maps, not_applicable = {}, {}
+    cores = {}  # each map through its core: theta, kappa and L were checked once, above
     for name in MAPS if every_map else ():
+        cores[name] = map_core(name)
         try:
-            ext = extend(name, theta, kappa, L, **cfg.map_options(name))
+            ext = _extension(cores[name], name, theta, kappa, L, cfg.map_options(name))
         except PosKernelsError as err:  # a map the config did not ask for that cannot apply (NTK-aware at d = 2)
             if name == ROPE_TYPES[cfg.rope_type]:
                 raise
@@ -187,7 +189,10 @@ def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = 
     }
     factors_read = None
     if cfg.rope_type == "longrope":  # both lists: transformers' module starts on short_factor, switches past L
-        short = extend("longrope", theta, 1.0, L, **cfg.map_options("longrope"), factor=cfg.factor)
+        options = cfg.map_options("longrope") | {"factor": cfg.factor}
+        short = _extension(
+            cores["longrope"] if "longrope" in cores else map_core("longrope"), "longrope", theta, 1.0, L, options
+        )
         maps["config_short"] = {
             "map": "longrope",
             "inv_freq": short.inv_freq.tolist(),
@@ -225,7 +230,7 @@ def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = 
     for truncate in (True, False):
         if "yarn_hf" in not_applicable or not every_map:  # one plane: no ramp to compare
             break
-        c = compare_yarn_ramps(theta, kappa, L, truncate=truncate)
+        c = compare_yarn_ramps_core(theta, kappa, L, truncate)
         ramps["truncated" if truncate else "untruncated"] = {k: c[k] for k in ("max_gap", "plane", "factor_gap")} | {
             "planes_differing": c["planes_differing"]
         }
@@ -245,6 +250,12 @@ def census(cfg: RopeConfig, target_length: int | None = None, scan_base: bool = 
             "null": NULL_MEANS,
         }
     )
+
+
+def _extension(core, name: str, theta: np.ndarray, kappa: float, L: int, options: dict):
+    """The map ``name`` on checked arguments: through its core (`core`, from ``map_core``), or, for a map
+    registered from outside, :func:`~poskernels.extension.extend_core`."""
+    return core(theta, kappa, L, **options) if core is not None else extend_core(name, theta, kappa, L, **options)
 
 
 #: What ``null`` stands for in the census JSON (JSON has no infinity; ``jq`` and ``JSON.parse`` refuse it).

@@ -25,11 +25,14 @@ A new map is a function with the signature above and one record (:func:`register
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import PosKernelsError, check_name
+from . import article, ecosystem, yarn_reference
 from .article import ARTICLE_MAPS, Extension, MapFn, ntk_aware, position_interpolation, yarn, yarn_ramp_turns
 from .ecosystem import ECOSYSTEM_MAPS
 from .maps import MAP_ALIASES, MAP_SPECS, MAPS, MapSpec, Option, register_map, unregister_map
@@ -52,6 +55,7 @@ __all__ = [
     "yarn",
     "yarn_ramp_turns",
 ]
+
 
 def extend(name: str, theta: ArrayLike, kappa: float, L: int, **options: Any) -> Extension:
     """Apply the context-extension map ``name`` of :data:`MAPS` to RoPE's frequencies (Definition 5).
@@ -106,6 +110,101 @@ def extend(name: str, theta: ArrayLike, kappa: float, L: int, **options: Any) ->
     ...
     poskernels.errors.PosKernelsError: extension map 'yarn' takes no option 'alfa'; accepted options: alpha, beta
     """
+    name, fn, accepted = _map_and_options(name, options)
+    core = _CORES.get(fn)
+    if core is None:  # a registered map: it checks its own arguments
+        return _call(name, accepted, options, lambda: fn(theta, kappa, L, **options))
+    return _call(name, accepted, options, lambda: core(*map_arguments(theta, kappa, L), **options))
+
+
+def map_arguments(theta: ArrayLike, kappa: float, L: int) -> tuple[np.ndarray, float, int]:
+    """Every map's three arguments, checked once: `theta` as float64 frequencies, `kappa` at least 1, `L` a length.
+
+    For a caller that reads several maps of one head (the census) and then calls :func:`extend_core` per map; not in
+    ``__all__``.
+
+    Parameters
+    ----------
+    theta : array_like, shape (d/2,)
+        The trained frequencies, positive (a torch tensor is read as float64).
+    kappa : float
+        The extension factor, at least 1.
+    L : int
+        The training length.
+
+    Returns
+    -------
+    tuple
+        ``(theta, kappa, L)`` checked: an ndarray of float64, a float and an int.
+
+    Raises
+    ------
+    PosKernelsError
+        If one of them is out of range.
+
+    Examples
+    --------
+    >>> map_arguments([1.0, 0.1], 4, 32)
+    (array([1. , 0.1]), 4.0, 32)
+    """
+    return article._check(theta, kappa, L)
+
+
+def extend_core(name: str, theta: np.ndarray, kappa: float, L: int, **options: Any) -> Extension:
+    """:func:`extend` on `theta`, `kappa` and `L` that :func:`map_arguments` checked: it trusts them.
+
+    A core shared with the census (not in ``__all__``): it still checks the map's name and options, and each map
+    checks its own options' values; a map registered from outside, with no core, checks all its arguments.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`MAPS` or a transformers ``rope_type`` alias of one.
+    theta, kappa, L
+        :func:`map_arguments`'s result.
+    **options
+        The map's own settings.
+
+    Returns
+    -------
+    Extension
+        As :func:`extend` returns it.
+
+    Examples
+    --------
+    >>> extend_core("pi", *map_arguments([1.0, 0.1], 2, 32)).inv_freq
+    array([0.5 , 0.05])
+    """
+    name, fn, accepted = _map_and_options(name, options)
+    core = _CORES.get(fn, fn)
+    return _call(name, accepted, options, lambda: core(theta, kappa, L, **options))
+
+
+def map_core(name: str) -> MapFn | None:
+    """The core of the map ``name`` (a key of :data:`MAPS`): it trusts ``(theta, kappa, L)`` from
+    :func:`map_arguments` and checks the map's own options; None for a map registered from outside (call
+    :func:`extend_core`).  Not in ``__all__``: the census reads every map of one head through the cores.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`MAPS`.
+
+    Returns
+    -------
+    callable or None
+        ``core(theta, kappa, L, **options) -> Extension``.
+
+    Examples
+    --------
+    >>> map_core("pi")(*map_arguments([1.0, 0.1], 2, 32)).inv_freq
+    array([0.5 , 0.05])
+    """
+    return _CORES.get(MAPS[check_name("extension map", name, MAPS)])
+
+
+def _map_and_options(name, options: dict) -> tuple[str, MapFn, list[str]]:
+    """The map ``name`` names (an alias read), its function and the options it accepts; refuse an unknown option."""
     name = MAP_ALIASES.get(name, name) if isinstance(name, str) else name
     fn = MAPS[check_name("extension map", name, MAPS)]
     accepted = _options(fn)
@@ -114,8 +213,13 @@ def extend(name: str, theta: ArrayLike, kappa: float, L: int, **options: Any) ->
         raise PosKernelsError(
             f"extension map {name!r} takes no option {unknown[0]!r}; accepted options: {', '.join(accepted) or 'none'}"
         )
+    return name, fn, accepted
+
+
+def _call(name: str, accepted: list[str], options: dict, compute: Callable[[], Extension]) -> Extension:
+    """Compute a map (or its core), a ``TypeError`` from its options told as the map's refusal of them."""
     try:
-        return fn(theta, kappa, L, **options)
+        return compute()
     except TypeError as err:  # an option the map passes on and its callee refuses, or a value of the wrong type
         if not options:
             raise
@@ -123,6 +227,20 @@ def extend(name: str, theta: ArrayLike, kappa: float, L: int, **options: Any) ->
             f"extension map {name!r} refused its options {options!r} ({err}); "
             f"accepted options: {', '.join(accepted) or 'none'}"
         ) from err
+
+
+#: Each built-in map's core, which trusts ``(theta, kappa, L)`` checked by :func:`map_arguments`.
+_CORES: dict[MapFn, MapFn] = {
+    article._identity: article._identity_core,
+    position_interpolation: article._position_interpolation,
+    ntk_aware: article._ntk_aware,
+    yarn: article._yarn,
+    ecosystem.dynamic_ntk: ecosystem._dynamic_ntk,
+    ecosystem.llama3: ecosystem._llama3,
+    ecosystem.longrope: ecosystem._longrope,
+    yarn_reference.yarn_hf: yarn_reference._yarn_hf,
+    yarn_reference.yarn_hf_untruncated: yarn_reference._yarn_hf_untruncated,
+}
 
 
 def _options(fn: MapFn) -> list[str]:

@@ -125,6 +125,11 @@ def position_interpolation(theta: ArrayLike, kappa: float, L: int) -> Extension:
     array([0.25, 0.25])
     """
     theta, kappa, L = _check(theta, kappa, L)
+    return _position_interpolation(theta, kappa, L)
+
+
+def _position_interpolation(theta: np.ndarray, kappa: float, L: int) -> Extension:
+    """The core of :func:`position_interpolation`: trusts `theta`, `kappa` and `L` (checked once)."""
     return Extension("pi", theta / kappa, 1.0, theta)
 
 
@@ -156,6 +161,11 @@ def ntk_aware(theta: ArrayLike, kappa: float, L: int) -> Extension:
     array([1.   , 0.82 , 0.673, 0.552, 0.453, 0.371, 0.305, 0.25 ])
     """
     theta, kappa, L = _check(theta, kappa, L)
+    return _ntk_aware(theta, kappa, L)
+
+
+def _ntk_aware(theta: np.ndarray, kappa: float, L: int) -> Extension:
+    """The core of :func:`ntk_aware`: trusts `theta`, `kappa` and `L` (checked once)."""
     half = theta.size
     d = 2 * half
     if half < 2:
@@ -198,12 +208,22 @@ def yarn_ramp_turns(theta: ArrayLike, L: int, alpha: float = 1.0, beta: float = 
     """
     theta = _check_theta(theta)
     L = check_length("the training length L", L)
+    return _yarn_ramp_turns(theta, L, alpha, beta)
+
+
+def _yarn_ramp_turns(theta: np.ndarray, L: int, alpha: float = 1.0, beta: float = 32.0) -> np.ndarray:
+    """:func:`yarn_ramp_turns` on `theta` and `L` checked once (trusted); checks `alpha` and `beta`."""
     alpha, beta = _check_turns("alpha", alpha), _check_turns("beta", beta)
     if not beta > alpha:
         raise PosKernelsError(f"YaRN needs beta > alpha; got alpha = {alpha!r}, beta = {beta!r}")
     check_finite_result(
         "the ramp's width beta - alpha", beta - alpha, "alpha and beta within 1.8e308", alpha=alpha, beta=beta
     )
+    return _ramp_by_turns(theta, L, alpha, beta)
+
+
+def _ramp_by_turns(theta: np.ndarray, L: int, alpha: float, beta: float) -> np.ndarray:
+    """The ramp of :func:`yarn_ramp_turns` on arguments it trusts (``alpha < beta``, both finite)."""
     with np.errstate(over="ignore"):  # turns past float64's largest are past beta too: inf, and gamma_j = 1, is right
         turns = L * theta / (2 * math.pi)  # (d/2,)  L / lambda_j
         return np.clip((turns - alpha) / (beta - alpha), 0.0, 1.0)
@@ -243,13 +263,23 @@ def yarn(theta: ArrayLike, kappa: float, L: int, alpha: float = 1.0, beta: float
     1.2965
     """
     theta, kappa, L = _check(theta, kappa, L)
-    gamma = yarn_ramp_turns(theta, L, alpha, beta)  # (d/2,)
+    return _yarn(theta, kappa, L, alpha=alpha, beta=beta)
+
+
+def _yarn(theta: np.ndarray, kappa: float, L: int, alpha: float = 1.0, beta: float = 32.0) -> Extension:
+    """The core of :func:`yarn`: trusts `theta`, `kappa` and `L` (checked once); checks its options."""
+    gamma = _yarn_ramp_turns(theta, L, alpha, beta)  # (d/2,)
     inv_freq = (1 - gamma) * theta / kappa + gamma * theta
     return Extension("yarn", inv_freq, 0.1 * math.log(kappa) + 1.0, theta)  # kappa is finite: log is too
 
 
 def _identity(theta, kappa, L) -> Extension:
     theta, kappa, L = _check(theta, kappa, L)
+    return _identity_core(theta, kappa, L)
+
+
+def _identity_core(theta, kappa, L) -> Extension:
+    """The core of the ``none`` map: trusts `theta`, `kappa` and `L` (checked once)."""
     return Extension("none", theta.copy(), 1.0, theta)
 
 

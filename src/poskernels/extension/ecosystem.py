@@ -69,6 +69,11 @@ def dynamic_ntk(theta: ArrayLike, kappa: float, L: int, factor: float = 1.0) -> 
     array([1., 1.])
     """
     theta, kappa, L = _check(theta, kappa, L)
+    return _dynamic_ntk(theta, kappa, L, factor=factor)
+
+
+def _dynamic_ntk(theta: np.ndarray, kappa: float, L: int, factor: float = 1.0) -> Extension:
+    """The core of :func:`dynamic_ntk`: trusts `theta`, `kappa` and `L` (checked once); checks its options."""
     factor = _check_factor("factor", factor)
     if theta.size < 2:
         raise PosKernelsError(f"dynamic NTK needs d >= 4 (two planes); got d = {2 * theta.size}")
@@ -116,6 +121,13 @@ def llama3(
     array([1.   , 1.   , 0.828, 0.19 , 0.125, 0.125])
     """
     theta, kappa, L = _check(theta, kappa, L)
+    return _llama3(theta, kappa, L, low_freq_factor=low_freq_factor, high_freq_factor=high_freq_factor)
+
+
+def _llama3(
+    theta: np.ndarray, kappa: float, L: int, low_freq_factor: float = 1.0, high_freq_factor: float = 4.0
+) -> Extension:
+    """The core of :func:`llama3`: trusts `theta`, `kappa` and `L` (checked once); checks its options."""
     low = check_positive_real("low_freq_factor", low_freq_factor)
     high = check_positive_real("high_freq_factor", high_freq_factor)
     if not high > low:
@@ -182,6 +194,27 @@ def longrope(
     array([1.   , 0.667])
     """
     theta, kappa, L = _check(theta, kappa, L)
+    return _longrope(
+        theta,
+        kappa,
+        L,
+        short_factor=short_factor,
+        long_factor=long_factor,
+        factor=factor,
+        attention_factor=attention_factor,
+    )
+
+
+def _longrope(
+    theta: np.ndarray,
+    kappa: float,
+    L: int,
+    short_factor: ArrayLike | None = None,
+    long_factor: ArrayLike | None = None,
+    factor: float | None = None,
+    attention_factor: float | None = None,
+) -> Extension:
+    """The core of :func:`longrope`: trusts `theta`, `kappa` and `L` (checked once); checks its options."""
     use_long = kappa > 1.0
     chosen, name = (long_factor, "long_factor") if use_long else (short_factor, "short_factor")
     if chosen is None:
@@ -196,8 +229,10 @@ def longrope(
     if attention_factor is None:
         if s > 1 and L < 2:
             raise PosKernelsError(f"LongRoPE's attention factor divides by ln L: L must be >= 2; got L = {L}")
+        # finite and positive: s >= 1 is finite, ln L >= ln 2
         attention_factor = 1.0 if s <= 1 else math.sqrt(1 + math.log(s) / math.log(L))
-    attention_factor = check_positive_real("attention_factor", attention_factor)
+    else:
+        attention_factor = check_positive_real("attention_factor", attention_factor)
     return Extension("longrope", theta / ext, attention_factor, theta)
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import PosKernelsError, check_bool, check_length, check_positive_real, check_real
-from .article import Extension, _check, _check_theta, yarn_ramp_turns
+from .article import Extension, _check, _check_theta, _ramp_by_turns
 
 __all__ = [
     "compare_yarn_ramps",
@@ -95,12 +95,22 @@ def yarn_ramp_index(
     """
     theta = _check_theta(theta)
     L = check_length("the training length L", L)
+    beta_fast, beta_slow = _check_betas(beta_fast, beta_slow)
+    return _yarn_ramp_index(theta, L, beta_fast, beta_slow, check_bool("truncate", truncate))
+
+
+def _check_betas(beta_fast, beta_slow) -> tuple[float, float]:
+    """YaRN's ramp ends in turns, ``beta_fast > beta_slow > 0``, checked."""
     beta_fast, beta_slow = check_real("beta_fast", beta_fast), check_real("beta_slow", beta_slow)
-    truncate = check_bool("truncate", truncate)
     if not (beta_fast > beta_slow > 0):
         raise PosKernelsError(
             f"YaRN needs beta_fast > beta_slow > 0; got beta_fast = {beta_fast!r}, beta_slow = {beta_slow!r}"
         )
+    return beta_fast, beta_slow
+
+
+def _yarn_ramp_index(theta: np.ndarray, L: int, beta_fast: float, beta_slow: float, truncate: bool) -> np.ndarray:
+    """The core of :func:`yarn_ramp_index`: trusts all its arguments, checked once by its caller."""
     step = _log_step(theta)
     d = 2 * theta.size
 
@@ -148,6 +158,11 @@ def yarn_mscale(kappa: float, mscale: float = 1.0) -> float:
     (1.1386, 1.0)
     """
     kappa, mscale = check_real("kappa", kappa, 0, open_lo=True), check_real("mscale", mscale)
+    return _yarn_mscale(kappa, mscale)
+
+
+def _yarn_mscale(kappa: float, mscale: float = 1.0) -> float:
+    """The core of :func:`yarn_mscale`: trusts `kappa` (finite, positive) and `mscale` (finite)."""
     return 1.0 if kappa <= 1 else 0.1 * mscale * math.log(kappa) + 1.0
 
 
@@ -207,16 +222,41 @@ def yarn_hf(
     1.0
     """
     theta, kappa, L = _check(theta, kappa, L)
+    return _yarn_hf(
+        theta,
+        kappa,
+        L,
+        beta_fast=beta_fast,
+        beta_slow=beta_slow,
+        mscale=mscale,
+        mscale_all_dim=mscale_all_dim,
+        attention_factor=attention_factor,
+        truncate=truncate,
+    )
+
+
+def _yarn_hf(
+    theta: np.ndarray,
+    kappa: float,
+    L: int,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    mscale: float | None = None,
+    mscale_all_dim: float | None = None,
+    attention_factor: float | None = None,
+    truncate: bool = True,
+) -> Extension:
+    """The core of :func:`yarn_hf`: trusts `theta`, `kappa` and `L` (checked once); checks its options."""
     truncate = check_bool("truncate", truncate)  # "no" is not False
     mscale = None if mscale is None else check_real("mscale", mscale)
     mscale_all_dim = None if mscale_all_dim is None else check_real("mscale_all_dim", mscale_all_dim)
-    gamma = yarn_ramp_index(theta, L, beta_fast, beta_slow, truncate)  # (d/2,)
+    gamma = _yarn_ramp_index(theta, L, *_check_betas(beta_fast, beta_slow), truncate)  # (d/2,)
     inv_freq = (1 - gamma) * theta / kappa + gamma * theta  # (d/2,)
     if attention_factor is None:
         if mscale and mscale_all_dim:
-            attention_factor = yarn_mscale(kappa, mscale) / yarn_mscale(kappa, mscale_all_dim)
+            attention_factor = _yarn_mscale(kappa, mscale) / _yarn_mscale(kappa, mscale_all_dim)
         else:
-            attention_factor = yarn_mscale(kappa)
+            attention_factor = _yarn_mscale(kappa)
     attention_factor = check_positive_real("attention_factor", attention_factor)
     return Extension("yarn_hf" if truncate else "yarn_hf_untruncated", inv_freq, attention_factor, theta)
 
@@ -252,6 +292,19 @@ def yarn_hf_untruncated(theta: ArrayLike, kappa: float, L: int, **options: Any) 
     >>> yarn_hf_untruncated(omega(16), 4, 32).factors.round(3)[:2]
     array([1.  , 0.47])
     """
+    _check_untruncated_options(options)
+    theta, kappa, L = _check(theta, kappa, L)
+    return _yarn_hf(theta, kappa, L, truncate=False, **options)
+
+
+def _yarn_hf_untruncated(theta: np.ndarray, kappa: float, L: int, **options: Any) -> Extension:
+    """The core of :func:`yarn_hf_untruncated`: trusts `theta`, `kappa` and `L` (checked once); checks its options."""
+    _check_untruncated_options(options)
+    return _yarn_hf(theta, kappa, L, truncate=False, **options)
+
+
+def _check_untruncated_options(options: dict) -> None:
+    """Refuse ``truncate`` and any option :func:`yarn_hf_untruncated` does not pass on."""
     if "truncate" in options:
         raise PosKernelsError("yarn_hf_untruncated fixes truncate=False; use yarn_hf to choose it")
     accepted = ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor")
@@ -261,7 +314,6 @@ def yarn_hf_untruncated(theta: ArrayLike, kappa: float, L: int, **options: Any) 
             f"extension map 'yarn_hf_untruncated' takes no option {unknown[0]!r}; "
             f"accepted options: {', '.join(accepted)}"
         )
-    return yarn_hf(theta, kappa, L, truncate=False, **options)
 
 
 def yarn_ramp_gap_max() -> float:
@@ -317,8 +369,41 @@ def compare_yarn_ramps(theta: ArrayLike, kappa: float, L: int, truncate: bool = 
     (0.361, 30, 16)
     """
     theta, kappa, L = _check(theta, kappa, L)
-    g_art = yarn_ramp_turns(theta, L)  # (d/2,)  alpha = 1, beta = 32
-    g_ref = yarn_ramp_index(theta, L, truncate=truncate)  # (d/2,)
+    return compare_yarn_ramps_core(theta, kappa, L, check_bool("truncate", truncate))
+
+
+def compare_yarn_ramps_core(theta: np.ndarray, kappa: float, L: int, truncate: bool = True) -> dict:
+    """:func:`compare_yarn_ramps` on arguments checked once: trusts all of them (a core shared with the census).
+
+    The census checks `theta`, `kappa` and `L` once (:func:`poskernels.extension.map_arguments`) and compares the
+    truncated and untruncated ramps through this core; not in ``__all__``.
+
+    Parameters
+    ----------
+    theta : ndarray, shape (d/2,)
+        Checked float64 frequencies.
+    kappa : float
+        The checked extension ratio.
+    L : int
+        The checked training length.
+    truncate : bool, optional
+        Whether the reference ramp's ends are floored and ceiled; default True.
+
+    Returns
+    -------
+    dict
+        As :func:`compare_yarn_ramps` returns it.
+
+    Examples
+    --------
+    >>> from poskernels.extension import map_arguments
+    >>> from poskernels.encodings import omega
+    >>> c = compare_yarn_ramps_core(*map_arguments(omega(128, 1e6), 4, 32768))
+    >>> round(c["max_gap"], 3), c["plane"]
+    (0.361, 30)
+    """
+    g_art = _ramp_by_turns(theta, L, 1.0, 32.0)  # (d/2,)  the paper's alpha = 1, beta = 32
+    g_ref = _yarn_ramp_index(theta, L, 32.0, 1.0, truncate)  # (d/2,)  yarn_ramp_index's defaults
     gap = np.abs(g_ref - g_art)  # (d/2,)
     j = int(np.argmax(gap))
     return {

@@ -5,6 +5,7 @@ length (:func:`config_extension`); :mod:`~poskernels.census.config.parse` reads 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -62,10 +63,12 @@ class RopeConfig:
     read_from: dict = field(default_factory=dict, repr=False, compare=False)
     attention: dict = field(default_factory=dict, repr=False, compare=False)
 
-    @property
+    @cached_property
     def theta(self) -> np.ndarray:
-        """Trained frequencies ``b**(-2j/d)``, shape ``(d/2,)``."""
-        return omega(self.rotary_dim, self.base)
+        """Trained frequencies ``b**(-2j/d)``, shape ``(d/2,)``: computed (and `d`, `b` checked) once, read-only."""
+        theta = omega(self.rotary_dim, self.base)
+        theta.flags.writeable = False
+        return theta
 
     @property
     def factor(self) -> float:
