@@ -18,7 +18,7 @@ import check_calls
 from poskernels.census import compute as census_compute
 from poskernels.census import context as census_context
 from poskernels.census.config import bundled_configs
-from poskernels.encodings import omega
+from poskernels.encodings import omega, sinusoidal_code
 from poskernels.extension import extend
 from poskernels.theory import (
     alibi,
@@ -31,6 +31,7 @@ from poskernels.theory import (
     decay,
     interpolation,
     kernel,
+    relative_bias,
     rope,
     table_kernel,
 )
@@ -147,3 +148,28 @@ def test_a_composed_theory_function_checks_each_argument_once(name):
     assert mine, f"{name} checked nothing: the counter missed its checks"
     arguments = [c for c in mine if c.check not in RESULT_CHECKS]
     assert check_calls.repeated(arguments) == {}
+
+
+#: Theory functions that hand checked arrays to encodings: they call its cores (``apply_rope_core``,
+#: ``t5_bucket_core``), so no argument is checked again by either layer, however many offsets they turn.
+THROUGH_ENCODINGS = {
+    "rope_score": lambda: rope.rope_score([1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0], 3, 10, omega(4)),
+    "matched_scores": lambda: decay.matched_scores([1.0, 2.0, 3.0], omega(8), 1.0, 16, np.random.default_rng(0)),
+    "t5_bucket_ranges": lambda: relative_bias.t5_bucket_ranges(),
+    "t5_last_bucket_first_offset": lambda: relative_bias.t5_last_bucket_first_offset(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(THROUGH_ENCODINGS))
+def test_a_theory_function_through_encodings_checks_each_argument_once(name):
+    with check_calls.counting() as calls:
+        THROUGH_ENCODINGS[name]()
+    assert [c for c in calls if c.caller.startswith("poskernels.theory.")], f"{name}: the counter missed its checks"
+    assert check_calls.repeated(_argument_checks(calls)) == {}
+
+
+def test_sinusoidal_code_checks_its_width_once():
+    with check_calls.counting() as calls:
+        sinusoidal_code([0.0, 1.0], 16)
+    assert check_calls.repeated(_argument_checks(calls)) == {}
+    assert [c.check for c in calls].count("check_even_dimension") == 1

@@ -104,8 +104,11 @@ def sinusoidal_code(m: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.ndarray
            [0.54 , 0.841, 1.   , 0.01 ]])
     """
     m = check_array("positions m", m)  # NaN or infinite positions would give NaN codes, silently
-    check_budget(f"sinusoidal_code at {m.size} positions and d = {d}", m.size * check_even_dimension(d))
-    return _code(m[..., None] * omega(d, b))  # (..., d)
+    d = check_even_dimension(d)
+    check_budget(f"sinusoidal_code at {m.size} positions and d = {d}", m.size * d)
+    b = check_base(b)  # then omega's budget: d/2 frequencies even at no position
+    check_budget(f"omega(d) at d = {d}", d // 2)
+    return _code(m[..., None] * plane_frequencies(d, b))  # (..., d)
 
 
 def code_kernel(delta: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -127,6 +127,32 @@ def t5_bucket(
         raise PosKernelsError(f"relative_position must be integers; got dtype {rel.dtype}")
     if rel.size and np.abs(rel).max() >= 2**62:
         raise PosKernelsError(f"relative_position must lie within +-2**62; got {rel.min()!r} .. {rel.max()!r}")
+    return t5_bucket_core(rel, num_buckets, max_distance, bidirectional)
+
+
+def t5_bucket_core(rel: np.ndarray, num_buckets: int, max_distance: int, bidirectional: bool) -> np.ndarray:
+    """:func:`t5_bucket` on arguments its caller checked as :func:`t5_bucket` does: it trusts them (integers within
+    +-2**62, an int count, a positive int distance, a bool).  A core shared with theory
+    (:mod:`poskernels.theory.relative_bias` reads the buckets of every offset up to `max_distance`); not in
+    ``__all__``.  It still refuses a `max_distance` within the exact range.
+
+    Parameters
+    ----------
+    rel : ndarray of int
+        Relative positions ``key - query``.
+    num_buckets, max_distance, bidirectional
+        As :func:`t5_bucket` takes them, checked.
+
+    Returns
+    -------
+    ndarray of int64
+        The bucket of each relative position.
+
+    Examples
+    --------
+    >>> t5_bucket_core(-np.array([0, 15, 16, 112, 113, 1000]), 32, 128, False)
+    array([ 0, 15, 16, 30, 31, 31])
+    """
     n = -rel.astype(np.int64)
     ret = np.zeros_like(n)
     if bidirectional:

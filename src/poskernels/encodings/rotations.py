@@ -227,7 +227,35 @@ def apply_rope(x: ArrayLike, positions: ArrayLike, theta: np.ndarray, rotated_pl
 
         return apply_rope_torch(x, positions, theta, rotated_planes)  # type: ignore[arg-type, return-value]  # a Tensor
     x, pos, theta, planes = _rope_inputs(x, positions, theta, rotated_planes)
-    angles = _plane_angles("apply_rope", pos, theta[:planes])  # (n, planes): position m turns plane p by m theta_p
+    return apply_rope_core(x, pos, theta[:planes])  # (..., n, d)
+
+
+def apply_rope_core(x: np.ndarray, positions: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """:func:`apply_rope` on arrays its caller checked as :func:`apply_rope` does: it trusts them, and turns the first
+    ``theta.size`` planes.  A core shared with theory (``theory.decay.matched_scores`` turns one batch per offset);
+    not in ``__all__``.  It still refuses angles ``m theta_p`` that overflow float64 (a check of what it computes).
+
+    Parameters
+    ----------
+    x : ndarray, shape (..., n, d)
+        Finite vectors, ``d >= 2 theta.size`` even.
+    positions : ndarray, shape (n,)
+        Finite positions.
+    theta : ndarray, shape (P,)
+        Finite positive frequencies of the planes turned.
+
+    Returns
+    -------
+    ndarray, shape (..., n, d)
+        The rotated vectors.
+
+    Examples
+    --------
+    >>> from poskernels.encodings import omega
+    >>> apply_rope_core(np.ones((1, 4)), np.array([1.0]), omega(4)).round(3)
+    array([[-0.301,  1.382,  0.99 ,  1.01 ]])
+    """
+    angles = _plane_angles("apply_rope", positions, theta)  # (n, P): position m turns plane p by m theta_p
     return _rotate(x, angles)  # (..., n, d)
 
 

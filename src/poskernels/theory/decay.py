@@ -14,11 +14,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..encodings import DEFAULT_BASE, apply_rope, omega, plane_angles
+from ..encodings.rotations import apply_rope_core
 from ..errors import (
     PosKernelsError,
     check_array,
     check_budget,
     check_finite_result,
+    check_frequencies,
     check_positive_int,
     check_positive_real,
 )
@@ -231,8 +233,13 @@ def matched_scores(
     A *= sigma / np.sqrt((A**2).sum(axis=(1, 2)))[:, None, None]  # trace(A A^T) = sigma^2
     z = rng.normal(size=(n_samples, theta.size, 2))  # (N, d/2, 2)
     q = np.einsum("jab,njb->nja", A, z).reshape(n_samples, -1)  # (N, d)
+    # apply_rope's checks, once for every offset: the draws, then the frequencies (positive, as it requires)
+    x = check_array("x", q[:, None, :])  # (N, 1, d)
+    if np.any(theta <= 0):  # finite and 1-d already: its refusal of a frequency that is not positive
+        check_frequencies("theta", theta)
     with np.errstate(over="ignore", invalid="ignore"):  # sigma^2 past float64's largest: refused below
-        scores = np.stack([(q * _rotate(q, D, theta)).sum(-1) for D in Delta], -1)  # (N, D)
+        turned = (apply_rope_core(x, np.array([D]), theta)[:, 0, :] for D in Delta)  # (N, d) per offset
+        scores = np.stack([(q * t).sum(-1) for t in turned], -1)  # (N, D)
     return check_finite_result("the matched scores", scores, "sigma**2 must stay below 1.8e308", sigma=sigma)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..encodings import t5_bucket
+from ..encodings.relative import t5_bucket_core
 from ..errors import (
     PosKernelsError,
     check_array,
@@ -69,7 +70,7 @@ def t5_last_bucket_first_offset(num_buckets: int = 32, max_distance: int = 128, 
     """
     side, _ = _t5_causal_share(num_buckets, max_distance, bidirectional)
     r = np.arange(max_distance + 1)  # (max_distance + 1,) causal offsets
-    buckets = t5_bucket(-r, num_buckets, max_distance, bidirectional)  # (max_distance + 1,)
+    buckets = t5_bucket_core(-r, int(num_buckets), int(max_distance), bool(bidirectional))  # (max_distance + 1,)
     return int(np.flatnonzero(buckets == side - 1)[0])
 
 
@@ -141,7 +142,7 @@ def t5_bucket_ranges(num_buckets: int = 32, max_distance: int = 128) -> list[tup
     """
     side, _ = _t5_causal_share(num_buckets, max_distance, False)
     r = np.arange(max_distance + 1)  # (max_distance + 1,)
-    buckets = t5_bucket(-r, num_buckets, max_distance)  # (max_distance + 1,)
+    buckets = t5_bucket_core(-r, int(num_buckets), int(max_distance), False)  # (max_distance + 1,)
     # the bucket never decreases with the offset: each bucket is one run of offsets, found in one pass
     present, first = np.unique(buckets, return_index=True)  # (buckets with an offset,) each
     last = np.append(first[1:] - 1, r[-1])  # the run ends where the next one starts

@@ -15,8 +15,16 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike
 
-from ..encodings import R_omega, apply_rope
-from ..errors import PosKernelsError, check_array, check_even_dimension, check_finite_result, check_real
+from ..encodings import R_omega
+from ..encodings.rotations import apply_rope_core
+from ..errors import (
+    PosKernelsError,
+    check_array,
+    check_even_dimension,
+    check_finite_result,
+    check_frequencies,
+    check_real,
+)
 
 __all__ = [
     "RelativeNormalForm",
@@ -37,6 +45,14 @@ def _check_pair(q, k, theta) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if theta.shape != (d // 2,):
         raise PosKernelsError(f"theta must have shape ({d // 2},), one frequency per plane; got {theta.shape}")
     return q, k, theta
+
+
+def _position(m) -> np.ndarray:
+    """One position as :func:`~poskernels.encodings.apply_rope` checks it for one vector: shape ``(1,)``, finite."""
+    pos = check_array("positions", [m])
+    if pos.shape != (1,):
+        raise PosKernelsError(f"positions must have shape (1,) to match x; got {pos.shape}")
+    return pos
 
 
 def _as_complex(x: np.ndarray) -> np.ndarray:
@@ -78,8 +94,9 @@ def rope_score(q: ArrayLike, k: ArrayLike, m: float, n: float, theta: ArrayLike)
     True
     """
     q, k, theta = _check_pair(q, k, theta)
-    qm = apply_rope(q[None], [m], theta)[0]  # (d,)
-    kn = apply_rope(k[None], [n], theta)[0]  # (d,)
+    theta = check_frequencies("theta", theta)  # apply_rope's checks, once for both turns
+    qm = apply_rope_core(q[None], _position(m), theta)[0]  # (d,)
+    kn = apply_rope_core(k[None], _position(n), theta)[0]  # (d,)
     return float(qm @ kn)
 
 
