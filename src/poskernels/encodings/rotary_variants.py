@@ -28,8 +28,8 @@ import math
 
 import numpy as np
 
-from ..errors import PosKernelsError, check_base, check_even_dimension, check_real
-from .codes import omega
+from ..errors import PosKernelsError, check_base, check_budget, check_even_dimension, check_real
+from .codes import omega, plane_frequencies
 from .scheme import Scheme
 from .setting import Setting
 from .torch_terms import rope_turn, tensor, torch_module, turn
@@ -117,7 +117,9 @@ def xpos_frequencies(d: int, base: float, scale_base: float, gamma_x: float = 0.
     """
     scale_base = check_real("scale_base", scale_base, 0, None, open_lo=True)
     gamma = -np.log(xpos_zeta(d, gamma_x)) / scale_base  # (d/2,) > 0
-    return omega(d, check_base(base)) - 1j * gamma  # (d/2,) complex
+    base = check_base(base)  # d was checked by xpos_zeta; omega's budget, then its frequencies
+    check_budget(f"omega(d) at d = {d}", d // 2)
+    return plane_frequencies(int(d), base) - 1j * gamma  # (d/2,) complex
 
 
 def rotated_planes(d: int, p: float) -> int:
@@ -147,6 +149,11 @@ def rotated_planes(d: int, p: float) -> int:
     """
     d = check_even_dimension(d)
     p = check_real("p", p, 0, 1)
+    return _rotated_planes(d, p)
+
+
+def _rotated_planes(d: int, p: float) -> int:
+    """:func:`rotated_planes` of a checked even `d` and `p` in ``[0, 1]``."""
     return int(math.floor(p * (d // 2) + 1e-9))
 
 
@@ -177,8 +184,8 @@ def p_rope_frequencies(d: int, base: float, p: float) -> np.ndarray:
     >>> p_rope_frequencies(8, 10_000.0, 0.75).tolist()
     [1.0, 0.1, 0.01, 0.0]
     """
-    theta = omega(d, base)  # (d/2,)
-    theta[rotated_planes(d, p) :] = 0.0  # the slowest planes do not turn
+    theta = omega(d, base)  # (d/2,)  d and base checked
+    theta[_rotated_planes(2 * theta.size, check_real("p", p, 0, 1)) :] = 0.0  # the slowest planes do not turn
     return theta
 
 
