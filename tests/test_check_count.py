@@ -151,12 +151,15 @@ def test_a_composed_theory_function_checks_each_argument_once(name):
 
 
 #: Theory functions that hand checked arrays to encodings: they call its cores (``apply_rope_core``,
-#: ``t5_bucket_core``), so no argument is checked again by either layer, however many offsets they turn.
+#: ``t5_bucket_core``, ``sinusoidal_code_core``), so no argument is checked again by either layer, however many
+#: offsets they turn.
 THROUGH_ENCODINGS = {
     "rope_score": lambda: rope.rope_score([1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0], 3, 10, omega(4)),
     "matched_scores": lambda: decay.matched_scores([1.0, 2.0, 3.0], omega(8), 1.0, 16, np.random.default_rng(0)),
     "t5_bucket_ranges": lambda: relative_bias.t5_bucket_ranges(),
     "t5_last_bucket_first_offset": lambda: relative_bias.t5_last_bucket_first_offset(),
+    "code_matrix": lambda: kernel.code_matrix(8, 16),
+    "max_column_cosine": lambda: kernel.max_column_cosine(64),
 }
 
 

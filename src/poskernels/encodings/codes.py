@@ -108,6 +108,33 @@ def sinusoidal_code(m: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.ndarray
     check_budget(f"sinusoidal_code at {m.size} positions and d = {d}", m.size * d)
     b = check_base(b)  # then omega's budget: d/2 frequencies even at no position
     check_budget(f"omega(d) at d = {d}", d // 2)
+    return sinusoidal_code_core(m, d, b)  # (..., d)
+
+
+def sinusoidal_code_core(m: np.ndarray, d: int, b: float) -> np.ndarray:
+    """:func:`sinusoidal_code` of arguments its caller checked (finite positions, an even `d`, a base above 1, the
+    budget of ``m.size * d``): it trusts them.  A core shared with theory (``theory.kernel.code_matrix``); not in
+    ``__all__``.
+
+    Parameters
+    ----------
+    m : ndarray, shape (...,)
+        Positions, finite.
+    d : int
+        The even width.
+    b : float
+        The base.
+
+    Returns
+    -------
+    ndarray, shape (..., d)
+        The codes, as :func:`sinusoidal_code` returns them.
+
+    Examples
+    --------
+    >>> bool(np.array_equal(sinusoidal_code_core(np.arange(3.0), 8, 1e4), sinusoidal_code([0, 1, 2], 8)))
+    True
+    """
     return _code(m[..., None] * plane_frequencies(d, b))  # (..., d)
 
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..encodings import DEFAULT_BASE, omega, rotate, sinusoidal_code
-from ..encodings.codes import code_kernel, plane_frequencies
+from ..encodings import DEFAULT_BASE, omega, rotate
+from ..encodings.codes import code_kernel, plane_frequencies, sinusoidal_code_core
 from ..errors import (
     PosKernelsError,
     check_array,
@@ -84,6 +84,7 @@ def shift_code(p: ArrayLike, k: float, d: int, b: float = DEFAULT_BASE) -> np.nd
 
     Examples
     --------
+    >>> from poskernels.encodings import sinusoidal_code
     >>> np.allclose(shift_code(sinusoidal_code(3, 8), 4, 8), sinusoidal_code(7, 8))
     True
     """
@@ -153,6 +154,7 @@ def kappa_d(delta: ArrayLike, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
     --------
     >>> float(kappa_d(0, 16))
     8.0
+    >>> from poskernels.encodings import sinusoidal_code
     >>> np.allclose(kappa_d(5, 16), sinusoidal_code(2, 16) @ sinusoidal_code(7, 16))
     True
     """
@@ -306,9 +308,10 @@ def code_matrix(W: int, d: int, b: float = DEFAULT_BASE) -> np.ndarray:
 
 
 def _code_matrix(W: int, d: int, b: float) -> np.ndarray:
-    """:func:`code_matrix` of a checked ``W`` and ``d``: its budget, then the code (which checks ``b``)."""
+    """:func:`code_matrix` of a checked ``W`` and ``d``: its budget, ``b`` checked, then the code (the budget of
+    ``W d`` covers :func:`~poskernels.encodings.sinusoidal_code`'s two)."""
     check_budget(f"the code matrix at W = {W}, d = {d}", W * d)
-    return sinusoidal_code(np.arange(W), d, b)  # (W, d)
+    return sinusoidal_code_core(np.arange(W, dtype=float), d, check_base(b))  # (W, d)
 
 
 def max_column_cosine(W: int, d: int = 16, b: float = DEFAULT_BASE) -> float:
