@@ -361,7 +361,7 @@ def _check_ids(cfg: HeadConfig, ids) -> np.ndarray:
     return ids
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=128)  # a corpus's filing lengths (100 held-out filings), each read by every head in turn
 def _causal_mask(n: int) -> np.ndarray:
     """0 where question ``t``'s query (at ``t + 1``) sees key ``j <= t``, else -inf; shape (n, n), read-only."""
     t = np.arange(n)
