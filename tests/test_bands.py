@@ -29,10 +29,13 @@ def test_the_shared_turns_are_rotates_bits_at_every_key_query_and_own_key():
     assert np.array_equal(layout.hidden, np.triu(np.ones((n, n), bool), 1))
 
 
-def test_the_layout_is_kept_per_configuration_and_read_only():
-    theta, bands, n = _bands()
-    layout = band_turns(theta, bands, n)
-    assert band_turns(theta.copy(), list(bands), n) is layout
-    assert band_turns(theta * 2, bands, n) is not layout  # other frequencies: other turns
+def test_a_rates_table_is_kept_grown_and_read_only():
+    from poskernels.model.engine.bands import _rate_turns
+
+    theta_k = np.array([0.3, 0.07])
+    small = _rate_turns(theta_k, 5)
+    assert _rate_turns(theta_k.copy(), 3) is small  # fewer rows: the same table, read from its first rows
+    big = _rate_turns(theta_k, 50)  # more rows: a larger table, the same turns where both have them
+    assert big[0].shape[0] >= 50 and np.array_equal(big[0][: small[0].shape[0]], small[0])
     with pytest.raises(ValueError):
-        layout.key[0][0, 0] = 1.0  # shared by every head that follows: never written
+        big[0][0, 0] = 1.0  # shared by every head and filing that follows: never written

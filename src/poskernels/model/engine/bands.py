@@ -6,9 +6,9 @@ A reader that asks a turning head (RoPE) the question at every position of a fil
 ``theta_k``.  Everything such a reading computes before a head's weights enter (which band each question is in,
 where each band's keys start, the cosines and sines of every turn, which keys each question sees) depends only on
 the frequencies, the bands and the filing's length, so the seeds of one head configuration, read on the same
-filing, compute it once: :func:`band_turns`, kept per process (a pure result keyed by all it is computed from).
-The cosines and sines are computed on the same angles, in the same shapes, as turning each head would
-(:func:`poskernels.encodings.rotations.rotate`), so the turned vectors are the same bits.
+filing, need not compute it again: :func:`band_turns` reads the cosines and sines from one table a rate, kept per
+process (a pure result keyed by the rate), each entry the turn of the same angle that turning each head would
+compute (:func:`poskernels.encodings.rotations.rotate`), so the turned vectors are the same bits.
 
 Examples
 --------
@@ -63,7 +63,12 @@ class BandTurns:
 
 
 def band_turns(theta: np.ndarray, bands, n: int) -> BandTurns:
-    """The shared arrays of ``n`` questions read in ``bands`` at the frequencies ``theta``, kept per process.
+    """The shared arrays of ``n`` questions read in ``bands`` at the frequencies ``theta``.
+
+    The cosines and sines come from one table a rate (:func:`_rate_turns`, kept per process): row ``j`` of the table
+    of ``theta_k`` is the turn by ``j theta_k``, so a band's keys are its first ``b`` rows and question ``t`` reads
+    row ``t + 1``; the filings of a corpus share their bands' rates, so a table is computed once for all of them and
+    every head.
 
     Parameters
     ----------
@@ -77,35 +82,63 @@ def band_turns(theta: np.ndarray, bands, n: int) -> BandTurns:
     Returns
     -------
     BandTurns
-        Read-only arrays, the same object for the same arguments.
+        Read-only arrays.
 
     Examples
     --------
     >>> theta = np.array([[1.0], [0.5]])
-    >>> band_turns(theta, [(1.0, 0, 1), (2.0, 1, 2)], 2) is band_turns(theta.copy(), [(1.0, 0, 1), (2.0, 1, 2)], 2)
+    >>> layout = band_turns(theta, [(1.0, 0, 1), (2.0, 1, 2)], 2)
+    >>> bool(np.array_equal(layout.key[0][:, 0], np.cos([0.0, 0.0, 0.5])))  # band 0's key 0, band 1's keys 0, 1
     True
     """
     theta = np.asarray(theta)
-    key = tuple((float(kappa), int(a), int(b)) for kappa, a, b in bands)
-    return _band_turns(theta.tobytes(), theta.dtype.str, theta.shape, key, int(n))
-
-
-@lru_cache(maxsize=512)  # a filing's bands for each map: every filing of a corpus, for the heads that follow
-def _band_turns(raw: bytes, dtype: str, shape: tuple, bands: tuple, n: int) -> BandTurns:
-    theta = np.frombuffer(raw, dtype=dtype).reshape(shape)  # (bands, P)
-    pos = default_positions(n + 1)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
-    band = np.repeat(np.arange(len(bands)), [b - a for _, a, b in bands])  # (n,) the band of each question
     stops = np.array([b for _, _, b in bands])  # (bands,) each band's prefix: its keys are 0 .. b - 1
+    band = np.repeat(np.arange(len(bands)), [b - a for _, a, b in bands])  # (n,) the band of each question
     first = np.concatenate([[0], np.cumsum(stops)])  # (bands + 1,) where each band's keys start
-    key_pos = pos[np.arange(first[-1]) - np.repeat(first[:-1], stops)]  # (sum of the prefixes,) each key's j
-    # phi as content_score turns them: query t + 1 at its band's conjugate rate, each band's keys at its rate
-    query = _turn_factors(pos[1:, None] * np.conj(theta)[band])  # (n, P) each
-    keys = _turn_factors(key_pos[:, None] * np.repeat(theta, stops, axis=0))  # (sum of the prefixes, P) each
-    own = _turn_factors(np.zeros((n, 1)) * theta[band])  # (n, P) each: pair_scores' turn of the own key, by 0
-    hidden = np.arange(n)[None, :] > np.arange(n)[:, None]  # (n, n) key j after question t
-    for a in (band, stops, first, hidden, *query, *keys, *own):
-        a.setflags(write=False)  # shared by every head that follows
-    return BandTurns(band, stops, first, query, keys, own, hidden)
+    rows = n + 1  # positions 0 .. n: the keys at 0 .. n - 1, the queries at 1 .. n
+    keys = [_rate_turns(row, rows) for row in theta]  # each band's table at its rate
+    queries = keys if not np.iscomplexobj(theta) else [_rate_turns(row, rows) for row in np.conj(theta)]
+    # phi as content_score turns them: each band's keys at its rate, query t + 1 at its band's conjugate rate, and
+    # each query's own key by offset 0 (row 0: the angles 0 theta_k)
+    key = tuple(np.concatenate([table[i][:b] for table, b in zip(keys, stops)]) for i in (0, 1))  # (sum b, P)
+    # (n, P) each: question t of band k at row t + 1 of its table; its own key at row 0
+    query = tuple(np.concatenate([q[i][a + 1 : b + 1] for q, (_, a, b) in zip(queries, bands)]) for i in (0, 1))
+    own = tuple(
+        np.concatenate([np.repeat(k[i][:1], b - a, axis=0) for k, (_, a, b) in zip(keys, bands)]) for i in (0, 1)
+    )
+    hidden = _hidden(n)  # (n, n) key j after question t
+    return BandTurns(band, stops, first, query, key, own, hidden)
+
+
+_RATES: dict = {}  # (theta_k's bytes, dtype) -> (cos, sin) of j theta_k for j = 0 .. rows - 1, the most rows asked
+
+
+def _rate_turns(theta_k: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(cos, sin)`` of ``j theta_k``, ``j = 0 .. rows - 1`` (``(rows, P)`` each, read-only), as
+    :func:`poskernels.encodings.rotations.rotate` turns by them: kept per rate, grown when more rows are asked."""
+    key = (theta_k.tobytes(), theta_k.dtype.str)
+    table = _RATES.get(key)
+    if table is None or table[0].shape[0] < rows:
+        if len(_RATES) >= 4096:  # a bound on what a process keeps: the rates of many corpora
+            _RATES.clear()
+        size = max(rows, 0 if table is None else 2 * table[0].shape[0])
+        table = _turn_factors(default_positions(size)[:, None] * theta_k)  # (size, P) each
+        for a in table:
+            a.setflags(write=False)
+        _RATES[key] = table
+    return table
+
+
+@lru_cache(maxsize=4)
+def _hidden_upto(size: int) -> np.ndarray:
+    mask = np.arange(size)[None, :] > np.arange(size)[:, None]  # (size, size) key j after question t
+    mask.setflags(write=False)
+    return mask
+
+
+def _hidden(n: int) -> np.ndarray:
+    """``(n, n)`` key ``j`` after question ``t``: a corner of one mask kept for the longest filings."""
+    return _hidden_upto(1 << max(0, n - 1).bit_length())[:n, :n]
 
 
 def turn(x: np.ndarray, factors: tuple[np.ndarray, np.ndarray]) -> np.ndarray:

@@ -20,6 +20,8 @@ from .key_chunks import KeyChunk, token_rows
 
 __all__ = ["read_pass"]
 
+_GROUP = 32  # heads whose weights are exponentiated together before one copy into the product's layout (small memory)
+
 
 class _State:
     """Running maximum (per row), normalizer mass per token ``(B, V)`` and the code's read-out ``(B, C)``."""
@@ -67,9 +69,10 @@ def _absorb_products(plans, states, mu, ch: KeyChunk, b: int, pos, n: int, buffe
     if not active:
         return
     K = len(active)
-    if ("weights", V, c, K) not in buffers:  # reused: fresh (V, c, K) arrays each chunk cost page faults
-        buffers["weights", V, c, K] = np.empty((K, V, c)), np.empty((V, c, K))
-    W, E = buffers["weights", V, c, K]  # (K, V, c) each head's weights, contiguous; (V, c, K) for the one product
+    if buffers.get("weights", (None, np.empty(0)))[1].shape != (V, c, K):  # reused while the chunks' shape holds
+        buffers.pop("weights", None)  # one at a time: the (V, c, K) array is the pass's largest
+        buffers["weights"] = np.empty((min(K, _GROUP), V, c)), np.empty((V, c, K))
+    W, E = buffers["weights"]  # (G, V, c) a group of heads' weights, contiguous; (V, c, K) for the product
     shared: dict = {}
     for at, k in enumerate(active):
         p = plans[k]
@@ -79,8 +82,11 @@ def _absorb_products(plans, states, mu, ch: KeyChunk, b: int, pos, n: int, buffe
         mu[k] = np.maximum(mu[k], table.max(axis=(1, 2)))  # (1,)
         if not (states[k].m == mu[k][0]).all():  # a factor e^0 = 1 would change nothing
             states[k].rescale(np.full(B, mu[k][0]))
-        W[at, :, : lo - ch.a0] = 0.0  # keys before the head's first column weigh nothing
-        np.exp(table[0].T - mu[k][0], out=W[at, :, lo - ch.a0 :])  # (V, c_k), written in a row, not a column
+        g = at % W.shape[0]  # the head's place in its group
+        W[g, :, : lo - ch.a0] = 0.0  # keys before the head's first column weigh nothing
+        np.exp(table[0].T - mu[k][0], out=W[g, :, lo - ch.a0 :])  # (V, c_k), written in a row, not a column
+        if g == W.shape[0] - 1 or at == K - 1:  # a group done: one copy into the product's layout
+            E[:, :, at - g : at + 1] = W[: g + 1].transpose(1, 2, 0)  # (V, c, g + 1); K strided exps took twice it
         if pvo is not None:  # the code's read-out needs each key's own weight e[j, x_bj]
             # a head without rotation scores content_v + (a part of the position alone), so the weight factors as
             # e^{content_v - content_w} e^{z(j, w) - m} (w its best token): a gather from V values, one product
@@ -93,7 +99,6 @@ def _absorb_products(plans, states, mu, ch: KeyChunk, b: int, pos, n: int, buffe
             weights = np.take(factor, ch.x, out=buffers["gather", B, c], mode="wrap")  # (B, c)
             pvo = np.concatenate([np.zeros((lo - ch.a0, pvo.shape[1])), pvo]) if lo > ch.a0 else pvo  # (c, C)
             states[k].code += weights @ (ed[:, None] * pvo)  # (B, c) @ (c, C)
-    E[...] = W.transpose(1, 2, 0)  # (V, c, K): one copy, where K strided writes of exp were twice its time
     out = (token_rows(ch, buffers) @ E.reshape(V * c, -1)).reshape(V, B, -1)  # (V, B, K)
     for at, k in enumerate(active):
         states[k].mass += out[:, :, at].T  # (B, V)
