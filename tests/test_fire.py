@@ -56,3 +56,15 @@ def test_fire_gradients_with_the_threshold_below_and_above_the_query(a_L):
     assert (grads["fire_aL"][0] == 0.0) == (a_L < 0)  # L = 1.35 < t = 9: the threshold is not read
     _, ref = torch_loss_and_grad(params, cfg, tokens, targets)
     assert all(np.allclose(grads[k], ref[k], rtol=1e-9, atol=1e-12) for k in params)
+
+
+@pytest.mark.parametrize("shape", [(7,), (200, 200), (3, 2049)])  # one block; many; a short last block
+def test_one_mlp_at_many_inputs_gives_the_written_formulas_bits(shape):
+    # fire_bias evaluates one head's MLP a block at a time, in place: every number the formula's, bit for bit
+    from poskernels.encodings.fire import fire_bias
+
+    rng = np.random.default_rng(sum(shape))
+    u = rng.uniform(0.0, 1.0, size=shape)
+    w1, b1, w2 = rng.normal(size=(3, 32))
+    written = (np.maximum(u[..., None] * w1 + b1, 0.0) * w2).sum(-1)  # f(u) = sum_h w2_h relu(w1_h u + b1_h)
+    assert np.array_equal(fire_bias(u, w1, b1, w2), written)

@@ -51,14 +51,14 @@ def test_both_passes_equal_the_one_pass_reader(scheme):
     # fewer rows than tokens: each key's own score (B exponentials a column; a rotary key gathered at 1 and 3 rows,
     # read off the chunk's table at 16); more: the whole (V, c) table of weights and one sparse product (the
     # one-query-token path) or a gather per head (queries that differ)
-    from poskernels.model.engine import stream
+    from poskernels.model.engine import chunk_pass
 
     cfg = HeadConfig(scheme=scheme)
     params = _heavy(cfg, 6)
     rng = np.random.default_rng(7)
     n = 31 if scheme == "learned" else 300
     for B in (1, 3, cfg.vocab - 1, cfg.vocab, 2 * cfg.vocab + 3):
-        assert stream._per_key(B, cfg.vocab) == (B < cfg.vocab)
+        assert chunk_pass._per_key(B, cfg.vocab) == (B < cfg.vocab)
         x = _tokens(rng, B, n)
         x[0, -1], x[-1, -1] = 3, 16  # two query tokens at least (one when B = 1)
         cue, _ = cue_batch(rng, B, n)

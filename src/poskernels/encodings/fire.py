@@ -81,8 +81,32 @@ def fire_bias(u: ArrayLike, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray) -> n
     array([0.5, 1. , 2. ])
     """
     u = np.asarray(u, dtype=float)
+    if np.ndim(w1) == 1:  # one MLP at many inputs (a filing's (n, n) scores): _one_mlp, the same bits
+        return _one_mlp(u, w1, b1, w2)
     h = np.maximum(u[..., None] * w1[..., None, :] + b1[..., None, :], 0.0)  # (..., n, H)
     return (h * w2[..., None, :]).sum(-1)  # (..., n)
+
+
+#: Inputs a block of :func:`_one_mlp`: its ``(block, H)`` hidden layer stays in cache.
+_BLOCK = 2048
+
+
+def _one_mlp(u: np.ndarray, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray) -> np.ndarray:
+    """:func:`fire_bias` of one MLP (weights ``(H,)``), a block of inputs at a time, in place: each number is the
+    same product, sum, ReLU and product, and each output the same sum over a contiguous row of ``H`` (so the same
+    bits), at half the time on a filing's ``(n, n)`` scores, whose ``(n, n, H)`` hidden layer leaves the cache."""
+    flat = u.ravel()  # (N,)
+    out = np.empty(flat.size)  # (N,)
+    h = np.empty((min(_BLOCK, flat.size), w1.size))  # (block, H), reused
+    for s in range(0, flat.size, _BLOCK):
+        x = flat[s : s + _BLOCK]  # (b,)
+        hb = h[: x.size]  # (b, H)
+        np.multiply(x[:, None], w1, out=hb)  # w1_h u
+        hb += b1  # + b1_h
+        np.maximum(hb, 0.0, out=hb)  # relu
+        hb *= w2  # w2_h relu(...)
+        hb.sum(-1, out=out[s : s + x.size])  # (b,)
+    return out.reshape(u.shape)
 
 
 class Fire(Scheme):

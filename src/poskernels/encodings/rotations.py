@@ -56,12 +56,21 @@ def rotate(x: ArrayLike, angles: ArrayLike) -> np.ndarray:
 
 def _rotate(x: np.ndarray, angles: np.ndarray) -> np.ndarray:
     """:func:`rotate` on arguments already checked (the codes and :func:`apply_rope` check their own)."""
-    P = angles.shape[-1]
+    return _turn(x, *_turn_factors(angles))
+
+
+def _turn_factors(angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(cos, sin)`` of each angle ``(..., P)`` as :func:`rotate` turns by them (a reader that turns many heads by
+    the same angles computes them once and calls :func:`_turn`)."""
     if np.iscomplexobj(angles):  # a turn that also scales: plane p times e^{i angle_p}, of length e^{-Im angle_p}
         f = np.exp(1j * angles)  # (..., P)
-        c, s = f.real, f.imag
-    else:
-        c, s = np.cos(angles), np.sin(angles)  # (..., P) each
+        return f.real, f.imag
+    return np.cos(angles), np.sin(angles)  # (..., P) each
+
+
+def _turn(x: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Plane ``p`` of ``x (..., d)`` turned by the angle whose cosine and sine are ``c[..., p]``, ``s[..., p]``."""
+    P = c.shape[-1]
     x0, x1 = x[..., 0 : 2 * P : 2], x[..., 1 : 2 * P : 2]  # (..., P) each: plane p is (x[2p], x[2p+1])
     out = np.empty(np.broadcast_shapes(x.shape[:-1], c.shape[:-1]) + x.shape[-1:], dtype=np.result_type(x, c))
     out[..., 2 * P :] = x[..., 2 * P :]  # the planes past P, unturned

@@ -28,9 +28,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..encodings import SCHEMES, Scheme, default_positions, rotate
+from ..encodings import SCHEMES, Scheme, default_positions
 from ..errors import PosKernelsError, check_name
 from ..model.config import HeadConfig
+from ..model.engine.bands import band_turns, turn
 from ..model.engine.one_head import query_forward
 from ..model.head import Reading, token_table
 from ..model.reading import PLAIN, frequencies
@@ -207,15 +208,13 @@ def _read_bands(params: dict, cfg: HeadConfig, ids: np.ndarray, name: str, bands
     differently in a taller matrix: a band's keys and values are its prefix's own).  ``(n, C)``, row ``t`` the
     question at ``t``."""
     n, d = ids.size, cfg.d
-    pos = default_positions(n + 1)  # (n + 1,) the filing at 0..n-1, the queries at 1..n
     E = token_table(params, cfg)  # (V, d)
     H = E[ids]  # (n, d) the filing's tokens
     readings = [_map_reading(cfg, name, kappa) for kappa, _, _ in bands]
     theta = np.stack([frequencies(cfg, r) for r in readings])  # (bands, P) each band's frequencies
     scale = [score_scale(params, cfg, r, None, ()) for r in readings]  # lambda / tau of each band (a number)
-    band = np.repeat(np.arange(len(bands)), [b - a for _, a, b in bands])  # (n,) the band of each question
-    stops = np.array([b for _, _, b in bands])  # (bands,) each band's prefix: its keys are 0 .. b - 1
-    first = np.concatenate([[0], np.cumsum(stops)])  # (bands + 1,) where each band's keys start in K below
+    layout = band_turns(theta, bands, n)  # shared by the heads of this configuration: computed once a filing
+    stops, first = layout.stops, layout.first  # (bands,) each band's prefix; (bands + 1,) where its keys start in K
     K = np.empty((first[-1], d))  # (sum of the prefixes, d) each band's keys, one after the other
     V = [H[:b] @ params["W_V"] for b in stops]  # (b, d) each band's values
     Q, Ks, Vs = np.empty((n, d)), np.empty((n, d)), np.empty((n, d))  # (n, d) each: the query token's, per question
@@ -223,18 +222,15 @@ def _read_bands(params: dict, cfg: HeadConfig, ids: np.ndarray, name: str, bands
         K[first[k] : first[k + 1]] = H[:b] @ params["W_K"]
         Hq = np.broadcast_to(E[QUERY], (b - a, d))  # (b - a, d) one query per question of the band
         Q[a:b], Ks[a:b], Vs[a:b] = Hq @ params["W_Q"], Hq @ params["W_K"], Hq @ params["W_V"]
-    key_pos = pos[np.arange(first[-1]) - np.repeat(first[:-1], stops)]  # (sum of the prefixes,) each key's j
     # phi as content_score turns them: query t + 1 at its band's conjugate rate, each band's keys at its rate
-    qt = rotate(Q, pos[1:, None] * np.conj(theta)[band])  # (n, d)
-    kt = rotate(K, key_pos[:, None] * np.repeat(theta, stops, axis=0))  # (sum of the prefixes, d)
-    ks = rotate(Ks, np.zeros((n, 1)) * theta[band])  # (n, d) pair_scores' turn of the query's own key, by 0
+    qt, kt = turn(Q, layout.query), turn(K, layout.key)  # (n, d), (sum of the prefixes, d)
+    ks = turn(Ks, layout.own)  # (n, d) pair_scores' turn of the query's own key, by 0
     Z = np.full((n, n), -np.inf)  # (n, n) question t against key j, -inf past its prefix
     z_self = np.einsum("rd,rd->r", Q, ks)  # (n,) each query against its own key, before lambda / tau
     for k, (_, a, b) in enumerate(bands):
-        block = (qt[a:b] * scale[k]) @ kt[first[k] : first[k + 1]].T  # (b - a, b) as content_score computes it
-        block[np.arange(b)[None, :] > np.arange(a, b)[:, None]] = -np.inf  # question t sees the keys j <= t
-        Z[a:b, :b] = block
+        Z[a:b, :b] = (qt[a:b] * scale[k]) @ kt[first[k] : first[k + 1]].T  # (b - a, b) as content_score does
         z_self[a:b] *= scale[k]
+    Z[layout.hidden] = -np.inf  # question t sees the keys j <= t
     m = np.maximum(Z.max(axis=1), z_self)  # (n,)
     Z -= m[:, None]
     np.exp(Z, out=Z)  # (n, n) unnormalized weights, 0 past each question's prefix

@@ -58,11 +58,16 @@ def _check_ids(cfg: HeadConfig, ids) -> np.ndarray:
     return ids
 
 
-@lru_cache(maxsize=16)
 def _causal_mask(n: int) -> np.ndarray:
-    """0 where question ``t``'s query (at ``t + 1``) sees key ``j <= t``, else -inf; shape (n, n), read-only."""
-    t = np.arange(n)
-    mask = np.where(t[:, None] >= t[None, :], 0.0, -np.inf)  # (n, n)
+    """0 where question ``t``'s query (at ``t + 1``) sees key ``j <= t``, else -inf; shape (n, n), read-only: a corner
+    of one mask kept for the longest filings (a corpus's 100 lengths, each read by every head in turn)."""
+    return _causal_mask_upto(1 << max(0, n - 1).bit_length())[:n, :n]
+
+
+@lru_cache(maxsize=4)
+def _causal_mask_upto(size: int) -> np.ndarray:
+    t = np.arange(size)
+    mask = np.where(t[:, None] >= t[None, :], 0.0, -np.inf)  # (size, size)
     mask.setflags(write=False)
     return mask
 

@@ -13,8 +13,10 @@
 * :mod:`~poskernels.model.engine.scores`: the score in the forms readers ask for (pairs; a head without a bias,
   read without offsets);
 * :mod:`~poskernels.model.engine.stream`: one query read over ``10^6`` keys in chunks with a running softmax
-  (:mod:`~poskernels.model.engine.key_chunks`: a chunk's keys grouped by token);
+  (:mod:`~poskernels.model.engine.chunk_pass`: the pass over the chunks;
+  :mod:`~poskernels.model.engine.key_chunks`: a chunk's keys grouped by token);
 * :mod:`~poskernels.model.engine.cut`: Theorem 3's certified cut of a head whose bias is exactly ``-s r``.
+* :mod:`~poskernels.model.engine.bands`: what a filing read in bands shares across the heads of one configuration.
 
 Every one reads a scheme only through its hooks (:class:`poskernels.encodings.Scheme`); ``tests/test_engine.py``
 checks each against the readable head for every registered scheme, one registered from outside included.

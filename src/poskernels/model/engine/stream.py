@@ -5,7 +5,8 @@
 positions and keeps, per sequence, a running maximum ``m``, a normalizer ``Z = sum_j e^{z_j - m}`` and a weighted
 value ``N = sum_j e^{z_j - m} v_j W_O``; a chunk that raises the maximum to ``m'`` rescales both by ``e^{m - m'}``.
 The logits are ``N / Z``, the one-pass reader's (the tests check every scheme and every reading), and memory
-beyond the token array is ``O(V B chunk)`` whatever ``n``.  Two passes, chosen by the batch (:func:`_per_key`):
+beyond the token array is ``O(V B chunk)`` whatever ``n``.  The pass itself is
+:func:`~poskernels.model.engine.chunk_pass.read_pass`, in one of two ways, chosen by the batch:
 
 * fewer sequences than tokens (one query over ``10^6`` keys): each key's own score only, ``B`` scores and
   exponentials a column, at its row's running maximum
@@ -13,8 +14,8 @@ beyond the token array is ``O(V B chunk)`` whatever ``n``.  Two passes, chosen b
   numbers with a fixed table of turns (:func:`~poskernels.model.engine.chunk_scores.rotary_factors`), never a
   complex exponential;
 * more: when every sequence ends in the same query token (the cue task), each chunk of every head goes through one
-  sparse product that groups the keys by token, one nonzero per key (:func:`_absorb_products`); otherwise each
-  head gathers its scores key by key from the chunk's table.
+  sparse product that groups the keys by token, one nonzero per key; otherwise each head gathers its scores key by
+  key from the chunk's table.
 
 Per-token embeddings come only from :func:`poskernels.model.head.token_table`.
 
@@ -51,9 +52,9 @@ from ...errors import PosKernelsError, check_positive_int
 from ..config import HeadConfig
 from ..reading import PLAIN, Reading, check_tokens, read_positions
 from ..validate import check_params
-from .chunk_scores import chunk_table, key_scores, plan_head
+from .chunk_pass import read_pass
+from .chunk_scores import chunk_table, plan_head
 from .cut import check_eps, has_cut
-from .key_chunks import KeyChunk, token_rows
 
 __all__ = [
     "recent_weights",
@@ -72,147 +73,6 @@ class _Arange:
 
     def __getitem__(self, key: slice) -> np.ndarray:
         return np.arange(self.size, dtype=float)[key] if key.step else np.arange(*key.indices(self.size), dtype=float)
-
-
-class _State:
-    """Running maximum (per row), normalizer mass per token ``(B, V)`` and the code's read-out ``(B, C)``."""
-
-    def __init__(self, B: int, V: int, C: int):
-        self.m = np.full(B, -np.inf)  # (B,)
-        self.mass = np.zeros((B, V))  # (B, V): sum over keys of token v of e^{z - m}
-        self.code = np.zeros((B, C))  # (B, C): sum of e^{z - m} p(j) W_V W_O
-
-    def rescale(self, new_m: np.ndarray) -> None:
-        f = np.exp(self.m - new_m)  # (B,); e^{-inf} = 0 before the first key
-        self.mass *= f[:, None]
-        self.code *= f[:, None]
-        self.m = new_m
-
-
-def _absorb(st: _State, z_or_e, flat, rowwise: bool, m_rows, pvo):
-    """Add one chunk (``flat``: each key's index into the ``(B, V)`` mass): ``rowwise`` takes scores ``z (B, c)``,
-    otherwise weights ``e^{z - m}`` already at the rows' maxima ``m_rows``."""
-    B, V = st.mass.shape
-    if rowwise:
-        new_m = np.maximum(st.m, z_or_e.max(axis=1))  # (B,)
-        st.rescale(new_m)
-        a = np.exp(z_or_e - new_m[:, None])  # (B, c)
-    else:
-        st.rescale(m_rows)
-        a = z_or_e
-    st.mass += np.bincount(flat.ravel(), weights=a.ravel(), minlength=B * V).reshape(B, V)
-    if pvo is not None:
-        st.code += a @ pvo  # (B, C)
-
-
-def _absorb_products(plans, states, mu, ch: KeyChunk, b: int, pos, n: int, buffers: dict) -> None:
-    """Add one chunk for every head at once when all rows share the query token.
-
-    With ``e[j, v] = e^{z(j, v) - m}`` a head's weights, the mass of sequence ``b`` on token ``v`` is the sum of
-    ``e[j, v]`` over its keys ``j`` holding ``v``: one sparse product
-    (:func:`~poskernels.model.engine.key_chunks.token_rows`, one nonzero per key) with the ``(V c, K)`` weights of
-    the ``K`` heads, instead of a gather and a bincount per key and head (or a dense product with ``V`` token
-    indicators, ``V`` times the arithmetic).
-    """
-    B, c = ch.x.shape
-    V = ch.V
-    active = [k for k, p in enumerate(plans) if max(ch.a0, p.start) < b]
-    if not active:
-        return
-    E = np.empty((V, c, len(active)))  # (V, c, K): the weights of the heads read in this chunk, for one product
-    shared: dict = {}
-    for at, k in enumerate(active):
-        p = plans[k]
-        lo = max(ch.a0, p.start)
-        pos_c = pos[lo:b]  # (c_k,)
-        table, pvo = chunk_table(p, pos_c, pos[n - 1 :] - pos_c, shared)  # (1, c_k, V), (c_k, C) or None
-        mu[k] = np.maximum(mu[k], table.max(axis=(1, 2)))  # (1,)
-        if not (states[k].m == mu[k][0]).all():  # a factor e^0 = 1 would change nothing
-            states[k].rescale(np.full(B, mu[k][0]))
-        E[:, : lo - ch.a0, at] = 0.0  # keys before the head's first column weigh nothing
-        np.exp(table[0].T - mu[k][0], out=E[:, lo - ch.a0 :, at])  # (V, c_k)
-        if pvo is not None:  # the code's read-out needs each key's own weight e[j, x_bj]
-            # a head without rotation scores content_v + (a part of the position alone), so the weight factors as
-            # e^{content_v - content_w} e^{z(j, w) - m} (w its best token): a gather from V values, one product
-            w = int(np.argmax(p.content[0]))
-            ed = np.zeros(c)  # (c,) keys before the head's first column weigh nothing
-            ed[lo - ch.a0 :] = np.exp(table[0, :, w] - mu[k][0])
-            if ("gather", B, c) not in buffers:  # reused: a fresh (B, c) array each time costs page faults
-                buffers["gather", B, c] = np.empty((B, c))
-            factor = np.exp(p.content[0] - p.content[0, w])  # (V,); "wrap": no bounds check, KeyChunk checked the ids
-            weights = np.take(factor, ch.x, out=buffers["gather", B, c], mode="wrap")  # (B, c)
-            pvo = np.concatenate([np.zeros((lo - ch.a0, pvo.shape[1])), pvo]) if lo > ch.a0 else pvo  # (c, C)
-            states[k].code += weights @ (ed[:, None] * pvo)  # (B, c) @ (c, C)
-    out = (token_rows(ch, buffers) @ E.reshape(V * c, -1)).reshape(V, B, -1)  # (V, B, K)
-    for at, k in enumerate(active):
-        states[k].mass += out[:, :, at].T  # (B, V)
-
-
-def _per_key(B: int, V: int) -> bool:
-    """Whether a pass over ``B`` sequences scores each key's own token (``B`` scores a column, each row with its own
-    maximum) rather than weighing every token of the table (``V`` exponentials a column, one sparse product)."""
-    return B < V
-
-
-def _read(plans, tokens, pos, iq, chunk, rowwise) -> list[_State]:
-    B, n = tokens.shape
-    V = plans[0].content.shape[1]
-    states = [_State(B, V, p.G.shape[1]) for p in plans]
-    mu = [np.full(p.q.shape[0], -np.inf) for p in plans]  # running table maximum per query token
-    first = min(p.start for p in plans)
-    buffers: dict = {}
-    rowwise = rowwise or _per_key(B, V)  # few rows: each key's own score, at its row's running maximum
-    for b in range(n, first, -chunk):  # chunks from the query backwards
-        ch = KeyChunk(tokens, max(first, b - chunk), b, V)
-        if iq is None and not rowwise:  # one query token: every head's chunk in one batched product
-            _absorb_products(plans, states, mu, ch, b, pos, n, buffers)
-            continue
-        for k, p in enumerate(plans):
-            lo = max(ch.a0, p.start)
-            if lo >= b:
-                continue
-            cut = lo - ch.a0  # columns of this chunk before the head's first key
-            pos_c = pos[lo:b]  # (c,)
-            x, flat = ch.x[:, cut:], ch.flat[:, cut:]  # (B, c)
-            if rowwise:  # each key's own score (B, c): B exponentials a column
-                z, pvo = key_scores(p, pos_c, pos[n - 1 :] - pos_c, x, iq, buffers)
-                _absorb(states[k], z, flat, True, None, pvo)
-                continue
-            table, pvo = chunk_table(p, pos_c, pos[n - 1 :] - pos_c)
-            U, c = table.shape[:2]
-            idx = ch.idx[:, cut:] - V * cut if iq is None else (iq[:, None] * c + np.arange(c)) * V + x  # (B, c)
-            mu[k] = np.maximum(mu[k], table.reshape(U, -1).max(axis=1))  # (U,)
-            e = np.exp(table - mu[k][:, None, None])  # (U, c, V)
-            m_rows = mu[k][iq] if iq is not None else np.full(B, mu[k][0])
-            _absorb(states[k], e.ravel()[idx], flat, False, m_rows, pvo)
-    past = [p.past for p in plans if p.past]
-    base, counts_at = min(past, default=0), None
-    for k, p in enumerate(plans):
-        if not p.past:
-            continue
-        if counts_at is None:  # token counts of the columns every constant-past head shares, once
-            counts_at = _counts(tokens, 0, base, V, chunk)
-        counts = counts_at + _counts(tokens, base, p.past, V, chunk)  # keys at offsets r >= R0
-        table, _ = chunk_table(p, pos[p.past - 1 : p.past], pos[-1:] - pos[p.past - 1 : p.past])  # (U, 1, V)
-        t = table[:, 0, :][iq] if iq is not None else np.broadcast_to(table[0, 0], (B, V))  # (B, V)
-        st = states[k]
-        present = np.where(counts > 0, t, -np.inf)  # (B, V)
-        new_m = np.maximum(st.m, present.max(axis=1)) if rowwise else np.maximum(st.m, t.max(axis=1))
-        st.rescale(new_m)
-        st.mass += counts * np.exp(t - new_m[:, None])
-    return states
-
-
-def _counts(tokens: np.ndarray, lo: int, hi: int, V: int, chunk: int) -> np.ndarray:
-    """``(B, V)`` count of each token id in columns ``[lo, hi)``."""
-    B = tokens.shape[0]
-    counts = np.zeros((B, V))
-    for a0 in range(lo, hi, chunk):
-        x = tokens[:, a0 : min(hi, a0 + chunk)].astype(np.int64)  # (B, c)
-        if x.size and (x.min() < 0 or x.max() >= V):
-            raise PosKernelsError(f"token ids must lie in [0, {V - 1}]; got {x.min()}..{x.max()}")
-        counts += np.bincount((x + V * np.arange(B)[:, None]).ravel(), minlength=B * V).reshape(B, V)
-    return counts
 
 
 def _check_heads(heads) -> list:
@@ -292,11 +152,11 @@ def stream_many(heads: Sequence, tokens, positions=None, chunk: int = 4096, eps:
                 raise PosKernelsError(f"heads read together must share a vocabulary; got {cfg0.vocab} and {cfg.vocab}")
             cut_eps = eps if has_cut(params, cfg) else None
             plans.append(plan_head(params, cfg, reading, uq, pos, cut_eps, default_pos, chunk))
-        for p, st in zip(plans, _read(plans, tokens, pos, iq, chunk, rowwise=False)):
+        for p, st in zip(plans, read_pass(plans, tokens, pos, iq, chunk, rowwise=False)):
             Z = st.mass.sum(axis=1)  # (B,)
             bad = np.flatnonzero(~(Z > _TINY))
             if bad.size:  # every key of these rows scored far below the chunk maxima: redo them with per-row maxima
-                exact = _read([p], tokens[bad], pos, None if iq is None else iq[bad], chunk, rowwise=True)[0]
+                exact = read_pass([p], tokens[bad], pos, None if iq is None else iq[bad], chunk, rowwise=True)[0]
                 st.mass[bad], st.code[bad] = exact.mass, exact.code
                 Z = st.mass.sum(axis=1)
             out.append((st.mass @ p.G + st.code) / Z[:, None])  # (B, C)
@@ -412,7 +272,7 @@ def recent_weights(params: dict, cfg: HeadConfig, tokens, k: int, reading: Readi
     xq = tokens[:, -1].astype(np.int64)
     uq, iq = np.unique(xq, return_inverse=True)
     plan = plan_head(params, cfg, reading, uq, pos, None, False, chunk)  # every key read, no shortcut
-    st = _read([plan], tokens, pos, iq, chunk, rowwise=True)[0]
+    st = read_pass([plan], tokens, pos, iq, chunk, rowwise=True)[0]
     logZ = st.m + np.log(st.mass.sum(axis=1))  # (B,)
     table, _ = chunk_table(plan, pos[n - k :], pos[n - 1 :] - pos[n - k :])  # (U, k, V)
     x = tokens[:, n - k :].astype(np.int64)  # (B, k)
