@@ -28,7 +28,7 @@ from poskernels.census.config import bundled_configs, config_extension, parse_co
 from poskernels.encodings import apply_rope, to_half_split
 from poskernels.errors import PosKernelsError
 from poskernels.extension import yarn
-from poskernels.extension.yarn_reference import compare_yarn_ramps
+from poskernels.extension.yarn_ramp_gap import compare_yarn_ramps
 
 EPS32 = float(np.finfo(np.float32).eps)
 BUNDLED = bundled_configs()

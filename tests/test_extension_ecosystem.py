@@ -18,7 +18,8 @@ from poskernels.encodings import omega
 from poskernels.errors import PosKernelsError
 from poskernels.extension import MAPS, extend, ntk_aware, yarn, yarn_ramp_turns
 from poskernels.extension.ecosystem import dynamic_ntk, llama3, longrope
-from poskernels.extension.yarn_reference import compare_yarn_ramps, yarn_hf, yarn_ramp_gap_max, yarn_ramp_index
+from poskernels.extension.yarn_ramp_gap import compare_yarn_ramps, yarn_ramp_gap_max
+from poskernels.extension.yarn_reference import yarn_hf, yarn_ramp_index
 
 dims = st.sampled_from([16, 64, 96, 128, 256])
 bases = st.floats(1e3, 1e7)

@@ -23,7 +23,8 @@ from poskernels.extension import MAPS
 from robust import assert_only_library_error
 
 MODULES = [
-    *("encodings", "extension", "extension.ecosystem", "extension.yarn_reference", "model.validate", "tasks.validate"),
+    *("encodings", "extension", "extension.ecosystem", "extension.yarn_reference", "extension.yarn_ramp_gap"),
+    *("model.validate", "tasks.validate"),
     *(f"theory.{m}" for m in ("alibi", "census", "commutant", "counting", "decay", "kernel", "rope")),
 ]
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import PosKernelsError, check_positive_int, did_you_mean
 from ..extension import MAPS, extend_core, map_arguments, map_core
-from ..extension.yarn_reference import compare_yarn_ramps_core
+from ..extension.yarn_ramp_gap import compare_yarn_ramps_core
 from ..theory.census import chen_constant, sum_theta_sq, wavelength_census
 from .config import ROPE_TYPES, RopeConfig, config_extension, parse_layer_configs, raw_config
 from .config.defaults import class_defaults

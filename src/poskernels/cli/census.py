@@ -9,7 +9,7 @@ For a model's RoPE (:mod:`poskernels.census.config`) at a target length ``N`` (`
 - the interpolation bound's constant ``sum_j theta_j**2`` (corrected) beside Chen et al.'s published
   ``d / (4 ln b)``, and the constant after each map, ``sum_j inv_freq_j**2``;
 - where the reference YaRN ramp departs from the article's
-  (:func:`~poskernels.extension.yarn_reference.compare_yarn_ramps`).
+  (:func:`~poskernels.extension.yarn_ramp_gap.compare_yarn_ramps`).
 
 ``--json PATH`` writes ``{"config", "target_length", "kappa", "planes", "maps", "interpolation_bound",
 "yarn_ramps"}``; ``maps[NAME]`` is ``{"inv_freq", "attention_factor", "kappa", "L"}``; ``--json -`` writes

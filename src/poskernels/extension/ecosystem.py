@@ -7,7 +7,8 @@ form that differs from the paper's.  This module adds, with the registry's signa
 
 - ``dynamic``: dynamic NTK (emozilla 2023), NTK-aware scaling whose ratio follows the sequence length.
 - ``yarn_hf`` / ``yarn_hf_untruncated``: YaRN as the reference code (jquesnelle/yarn) and transformers
-  implement it (:mod:`poskernels.extension.yarn_reference`, with where its ramp departs from the article's).
+  implement it (:mod:`poskernels.extension.yarn_reference`; where its ramp departs from the article's:
+  :mod:`poskernels.extension.yarn_ramp_gap`).
 - ``llama3``: Llama 3.1's smoothing (Meta 2024): plane ``j`` unchanged when it makes at least
   ``high_freq_factor`` turns in ``L``, divided by ``kappa`` below ``low_freq_factor`` turns, linear in
   turns between.  It is the article's YaRN ramp with ``(alpha, beta) = (low, high)`` and no logit scale.

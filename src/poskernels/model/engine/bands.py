@@ -1,7 +1,7 @@
 """The turns of a filing read in bands: what a band reading shares across the heads of one configuration.
 
 A reader that asks a turning head (RoPE) the question at every position of a filing, each question at its own
-``kappa`` (:func:`poskernels.experiments.filings_reader.read_filing_as`), cuts the questions into bands
+``kappa`` (:func:`poskernels.experiments.filing_maps.read_filing_as`), cuts the questions into bands
 ``(kappa, a, b)``: the questions ``a .. b - 1`` read the prefix ``0 .. b - 1`` at the band's frequencies
 ``theta_k``.  Everything such a reading computes before a head's weights enter (which band each question is in,
 where each band's keys start, the cosines and sines of every turn, which keys each question sees) depends only on
@@ -75,7 +75,7 @@ def band_turns(theta: np.ndarray, bands, n: int) -> BandTurns:
     theta : ndarray, shape (bands, P)
         Each band's frequencies (complex: a rotation with decay).
     bands : sequence of (kappa, a, b)
-        The bands (:func:`poskernels.experiments.filings_reader.kappa_bands`), in order, covering ``0 .. n - 1``.
+        The bands (:func:`poskernels.experiments.kappa_rules.kappa_bands`), in order, covering ``0 .. n - 1``.
     n : int
         Questions (the filing's length).
 
