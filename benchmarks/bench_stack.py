@@ -47,7 +47,7 @@ def head_step(scheme: str, M: int, batch: int, n: int, steps: int, repeats: int)
     for _ in range(repeats):
         t0 = time.process_time()
         for start in range(0, steps, per_draw):
-            _draw(config, sampler, rngs, min(per_draw, steps - start))
+            _draw(config, [config.head], sampler, rngs, min(per_draw, steps - start))
         draw = min(draw, time.process_time() - t0)
     return best / (steps * M) * 1e6, draw / (steps * M) * 1e6
 
@@ -92,7 +92,7 @@ def torch_step(scheme: str, M: int, batch: int, n: int, steps: int) -> float:
     config = TrainConfig(head=cfg, steps=steps, batch=batch)
     streams = [_streams(s) for s in range(M)]
     tp = torch_params(stack_params(init_params(cfg, init) for init, _ in streams))
-    tokens, targets = _draw(config, get_task("cue"), [data for _, data in streams], steps)
+    tokens, targets = _draw(config, [config.head], get_task("cue"), [data for _, data in streams], steps)
     opt = torch.optim.Adam(tp.values(), lr=config.lr, betas=(config.beta1, config.beta2), eps=config.eps)
     xs = [torch.as_tensor(x) for x in tokens]
     ys = [torch.as_tensor(y).reshape(-1) for y in targets]

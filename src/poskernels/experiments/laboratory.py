@@ -17,7 +17,7 @@ import numpy as np
 from ..encodings import SCHEMES, scheme_settings
 from ..model.cache import cache_key, cached_or_build
 from ..model.config import TrainConfig, preset
-from ..model.train import TrainedHead, head_path, stacks, train_stack
+from ..model.train import TrainedHead, bundles, head_path, stacks, train_bundle
 from ..pool import available_cpus, run_jobs
 from ..seeds import ARTICLE_COUNT, mean_stderr, stat_table
 from ..tasks.registry import CUE
@@ -141,11 +141,16 @@ def _cells(per_head: list[dict]) -> dict:
     return {n: [h[n] for h in per_head] for n in per_head[0]}
 
 
-def _job(args) -> tuple[list, float]:
-    config, seeds, cache_dir = args
+def _job(args) -> list[tuple[list, float]]:
+    bundle, cache_dir = args
     start = time.perf_counter()
-    heads = train_stack(config, seeds, cache_dir)  # the seeds of one scheme train as one stack
-    return [read_head(head) for head in heads], time.perf_counter() - start
+    stacks_ = train_bundle(bundle, cache_dir)  # the seeds of one scheme train as one stack, the bundle on one draw
+    trained = time.perf_counter() - start
+    out = []
+    for heads in stacks_:
+        begin = time.perf_counter()
+        out.append(([read_head(head) for head in heads], trained / len(stacks_) + time.perf_counter() - begin))
+    return out
 
 
 def _first_three(per_seed: dict) -> dict:
@@ -228,19 +233,22 @@ def _assemble(readings: dict, config: TrainConfig, seeds: tuple) -> dict:
 
 
 def _read_all(jobs, cache_dir, log, workers) -> dict:
-    """Train or load every head and read it, on a process pool (one task per stack of seeds)."""
+    """Train or load every head and read it, on a process pool (one task per bundle of stacks of seeds)."""
     workers = max(1, workers or available_cpus())
-    groups = stacks(jobs, parts=workers)
+    groups = bundles(stacks(jobs, parts=workers), parts=workers)
     workers = min(len(groups), workers)
     cached = 0 if cache_dir is None else sum(head_path(cache_dir, c, s).exists() for c, s in jobs)
     if log is not None:
-        log(f"[lab] {len(jobs)} heads ({cached} cached) in {len(groups)} stacks on {workers} process(es)")
-    args = [(c, seeds, cache_dir) for c, seeds in groups]
+        log(
+            f"[lab] {len(jobs)} heads ({cached} cached) in {sum(map(len, groups))} stacks, {len(groups)} bundles on "
+            f"{workers} process(es)"
+        )
+    args = [(bundle, cache_dir) for bundle in groups]
     readings = {}
 
-    def done(i, result):
+    def done(stack, result):
         stack_readings, seconds = result
-        config, seeds = groups[i]
+        config, seeds = stack
         for seed, reading in zip(seeds, stack_readings):
             readings[config.head.scheme, seed] = reading
         if log is not None:
@@ -248,8 +256,9 @@ def _read_all(jobs, cache_dir, log, workers) -> dict:
             acc = ", ".join("-" if np.isnan(a) else f"{a:.3f}" for a in acc)
             log(f"[lab] {config.head.scheme} seeds {list(seeds)}: mean accuracy {acc} ({seconds:.1f} s)")
 
-    for i, result in run_jobs(_job, args, workers):
-        done(i, result)
+    for i, results in run_jobs(_job, args, workers):
+        for stack, result in zip(groups[i], results):
+            done(stack, result)
     return readings
 
 

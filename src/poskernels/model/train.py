@@ -24,8 +24,9 @@ from ..pool import available_cpus, run_jobs
 from ..tasks.registry import Sampler, get_task
 from .cache import cache_key
 from .config import TrainConfig
+from .grouping import BUNDLE_SIZE, bundles, stacks
 from .head import init_params
-from .train_loop import _fit, _seed_list, _streams
+from .train_loop import _fit_bundle, _seed_list, _streams
 from .trained import (  # the trained head and its cache file, importable from here as before
     Log,
     TrainedHead,
@@ -45,9 +46,12 @@ __all__ = [
     "head_key",
     "head_path",
     "initial_params",
+    "BUNDLE_SIZE",
+    "bundles",
     "load_head",
     "stacks",
     "train",
+    "train_bundle",
     "train_many",
     "train_stack",
 ]
@@ -125,16 +129,31 @@ def train_stack(
     check_int("progress_every", progress_every, 0, None)
     if len(set(seeds)) != len(seeds):
         raise PosKernelsError(f"the seeds of a stack must be distinct; got {seeds!r}")
-    out = {seed: None if cache_dir is None else load_head(cache_dir, config, seed, log) for seed in seeds}
-    todo = [seed for seed in seeds if out[seed] is None]
-    if todo:
-        sampler = get_task(config.task) if sampler is None else sampler
-        params, losses, diverged = _fit(config, todo, sampler, log, progress_every)
-        for i, (seed, p, loss) in enumerate(zip(todo, params, losses)):
-            out[seed] = TrainedHead(config, seed, p, loss, cache_key(_description(config, seed)), diverged.get(i))
-            if cache_dir is not None:
-                _save(cache_dir, out[seed])
-    return [out[seed] for seed in seeds]
+    return _train_bundle([config], seeds, cache_dir, sampler, log, progress_every)[0]
+
+
+def _train_bundle(configs, seeds, cache_dir, sampler, log, progress_every) -> list[list[TrainedHead]]:
+    """The heads of every configuration of ``configs`` (one training stream, :func:`stream_signature`) for the
+    checked ``seeds``, each list in the order of ``seeds``: the cached ones loaded, the missing ones trained, the
+    configurations missing the same seeds in lockstep on one draw (:func:`~poskernels.model.train_loop._fit_bundle`),
+    each head stored in its own file as if trained alone."""
+    out = [{seed: None if cache_dir is None else load_head(cache_dir, c, seed, log) for seed in seeds} for c in configs]
+    by_todo: dict[tuple, list[int]] = {}  # the configurations missing the same seeds train together
+    for i, found in enumerate(out):
+        todo = tuple(seed for seed in seeds if found[seed] is None)
+        if todo:
+            by_todo.setdefault(todo, []).append(i)
+    for todo, members in by_todo.items():
+        group = [configs[i] for i in members]
+        stream = get_task(group[0].task) if sampler is None else sampler
+        for i, config, (params, losses, diverged) in zip(members, group, _fit_bundle(group, todo, stream, log,
+                                                                                      progress_every)):  # fmt: skip
+            for j, (seed, p, loss) in enumerate(zip(todo, params, losses)):
+                head = TrainedHead(config, seed, p, loss, cache_key(_description(config, seed)), diverged.get(j))
+                out[i][seed] = head
+                if cache_dir is not None:
+                    _save(cache_dir, head)
+    return [[found[seed] for seed in seeds] for found in out]
 
 
 def train(
@@ -178,54 +197,61 @@ def train(
 
 
 def _train_job(args):
-    config, seeds, cache_dir, sampler = args
+    bundle, cache_dir, sampler = args
     start = time.perf_counter()
-    heads = train_stack(config, seeds, cache_dir, sampler)
-    return heads, time.perf_counter() - start
+    heads = train_bundle(bundle, cache_dir, sampler)
+    return [h for stack in heads for h in stack], time.perf_counter() - start
 
 
-def stacks(jobs: Sequence[tuple[TrainConfig, int]], parts: int = 1) -> list[tuple[TrainConfig, list[int]]]:
-    """Group ``(config, seed)`` jobs into stacks: the seeds of one configuration, in first appearance order.
+def train_bundle(bundle: Sequence[tuple[TrainConfig, Sequence[int]]], cache_dir: Path | None = None,
+                 sampler: Sampler | None = None, log: Log | None = None,
+                 progress_every: int = 500) -> list[list[TrainedHead]]:  # fmt: skip
+    """Train (or load) the stacks of ``bundle`` in lockstep on one draw: stacks of one training stream and seeds.
 
-    With ``parts > 1`` the stacks are split, as evenly as their sizes allow, until there are at
-    least ``parts`` of them (so a pool of ``parts`` processes has work for each); stacking never
-    changes a head, so the split is free to choose.
+    Heads of different schemes with the same seed see the same training sequences, so the bundle draws each seed's
+    batches once for all its stacks; each head has the bits it has alone (:func:`train_stack`) and is cached as if
+    trained alone.
 
     Parameters
     ----------
-    jobs : sequence of (TrainConfig, int)
-        The ``(config, seed)`` pairs (a repeated pair counts once).
-    parts : int
-        Stacks wanted at least, where the seeds allow.
+    bundle : sequence of (TrainConfig, sequence of int)
+        Stacks with the same seeds and the same task, batch, length and steps (:func:`bundles` makes them).
+    cache_dir, sampler, log, progress_every
+        As in :func:`train`.
 
     Returns
     -------
-    list of (TrainConfig, list of int)
-        Each stack's configuration and seeds.
+    list of list of TrainedHead
+        Each stack's heads, in the order of its seeds.
+
+    Raises
+    ------
+    PosKernelsError
+        If the stacks differ in seeds or training stream, or an argument is refused.
 
     Examples
     --------
     >>> from poskernels.model.config import preset
-    >>> a, b = preset("quick", "nope"), preset("quick", "rope")
-    >>> [(c.head.scheme, s) for c, s in stacks([(a, 0), (b, 0), (a, 1), (a, 2)])]
-    [('nope', [0, 1, 2]), ('rope', [0])]
-    >>> [(c.head.scheme, s) for c, s in stacks([(a, 0), (b, 0), (a, 1), (a, 2)], parts=3)]
-    [('nope', [0, 1]), ('nope', [2]), ('rope', [0])]
+    >>> nope, alibi = train_bundle([(preset("quick", "nope"), [0, 1]), (preset("quick", "alibi"), [0, 1])])
+    >>> bool(np.array_equal(alibi[1].params["W_Q"], train(preset("quick", "alibi"), 1).params["W_Q"]))
+    True
+    >>> train_bundle([(preset("quick", "nope"), [0]), (preset("quick", "alibi"), [1])])
+    Traceback (most recent call last):
+    ...
+    poskernels.errors.PosKernelsError: the stacks of a bundle must share their seeds; got [0] and [1]
     """
-    groups: dict[TrainConfig, list[int]] = {}
-    for config, seed in jobs:
-        seeds = groups.setdefault(config, [])
-        if seed not in seeds:
-            seeds.append(seed)
-    out = [(config, seeds) for config, seeds in groups.items()]
-    while len(out) < parts:
-        i = max(range(len(out)), key=lambda j: len(out[j][1]), default=None)
-        if i is None or len(out[i][1]) < 2:
-            break
-        config, seeds = out[i]
-        half = (len(seeds) + 1) // 2
-        out[i : i + 1] = [(config, seeds[:half]), (config, seeds[half:])]
-    return out
+    bundle = list(check_sequence("bundle", bundle))
+    if not bundle or not all(isinstance(c, TrainConfig) for c, _ in bundle):
+        raise PosKernelsError(f"a bundle is a non-empty list of (TrainConfig, seeds); got {bundle!r}")
+    seeds = [_check_seed(seed) for seed in check_sequence("seeds", bundle[0][1])]
+    if len(set(seeds)) != len(seeds):
+        raise PosKernelsError(f"the seeds of a stack must be distinct; got {seeds!r}")
+    for _, other in bundle[1:]:
+        if [_check_seed(seed) for seed in check_sequence("seeds", other)] != seeds:
+            raise PosKernelsError(f"the stacks of a bundle must share their seeds; got {seeds!r} and {list(other)!r}")
+    cache_dir, sampler, log = check_train_options(cache_dir, sampler, log)
+    check_int("progress_every", progress_every, 0, None)
+    return _train_bundle([c for c, _ in bundle], seeds, cache_dir, sampler, log, progress_every)
 
 
 def train_many(
@@ -298,7 +324,7 @@ def train_many(
                 f"[train] {len(missing)} head(s) to train in {len(todo)} stack(s) on {workers} process(es); "
                 f"{len(found)} cached"
             )
-        args = [(config, seeds, cache_dir, sampler) for config, seeds in todo]
+        args = [(bundle, cache_dir, sampler) for bundle in bundles(todo, parts=workers)]
         for _, (heads, seconds) in run_jobs(_train_job, args, workers):
             _collect(found, heads, seconds, log)
     return [found[(config, int(seed))] for config, seed in jobs]

@@ -1,7 +1,9 @@
 """The training loop: a stack of heads stepped together by Adam, each on its own fresh batches.
 
-:func:`_fit` is the only trainer: the seeds of one configuration advance together, one forward/backward/Adam call
-per step for all of them, and a single head is the stack of one.  Each seed splits, through
+:func:`_fit_bundle` is the only trainer: the seeds of one configuration advance together as a stack
+(:class:`_Stack`), one forward/backward/Adam call per step for all of them, a single head is the stack of one, and
+the stacks of one training stream (:func:`stream_signature`) step in lockstep on one draw of each seed's batches
+(:func:`_fit` is the bundle of one stack).  Each seed splits, through
 :class:`numpy.random.SeedSequence`, into one stream for the initial weights and one for the data (:func:`_streams`),
 and a third for randomized training positions (:func:`_position_rng`), so the same seed gives the same weights bit
 for bit, heads of different schemes with the same seed see the same training sequences, and a head's weights do not
@@ -29,7 +31,7 @@ from .head import init_params
 from .optim import adam_init, adam_step, flatten
 from .trained import Log
 
-__all__ = ["DIVERGED_FACTOR", "DRAW_SEQUENCES"]
+__all__ = ["DIVERGED_FACTOR", "DRAW_SEQUENCES", "stream_signature"]
 
 
 def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
@@ -65,8 +67,9 @@ def _check_stream(head, tokens, targets, count: int) -> None:
         )
 
 
-def _draw(config: TrainConfig, sampler: Sampler, rngs, count: int):
-    """``count`` steps' batches for every model, each from its own seed's stream.
+def _draw(config: TrainConfig, heads, sampler: Sampler, rngs, count: int):
+    """``count`` steps' batches for every model, each from its own seed's stream, checked against each of ``heads``
+    (the head configurations that read them).
 
     Returns tokens ``(count, M, B, n)`` and targets ``(count, M, B)``: step ``k`` reads one
     contiguous block per array.
@@ -75,7 +78,8 @@ def _draw(config: TrainConfig, sampler: Sampler, rngs, count: int):
     tokens = targets = None
     for i, rng in enumerate(rngs):
         x, y = sampler(rng, count * B, head.n_train)
-        _check_stream(head, x, y, count * B)
+        for checked in heads:
+            _check_stream(checked, x, y, count * B)
         if tokens is None:  # the sampler's integer type (a small one moves fewer bytes), int64 targets
             tokens = np.empty((count, len(rngs), B, head.n_train), dtype=np.asarray(x).dtype)
             targets = np.empty((count, len(rngs), B), dtype=np.int64)
@@ -89,6 +93,115 @@ def _draw(config: TrainConfig, sampler: Sampler, rngs, count: int):
 #: A head has diverged when its loss is not finite or exceeds this many times a uniform guess's, ``ln C``
 #: (the article's heads start at ``ln 8 = 2.08`` and end below it): it stops there, and is kept as diverged.
 DIVERGED_FACTOR = 100.0
+
+
+def stream_signature(config: TrainConfig) -> tuple:
+    """What a configuration's training stream depends on besides the seed and the sampler.
+
+    The sampler draws ``steps`` batches of ``batch`` sequences of ``n_train`` tokens, :data:`DRAW_SEQUENCES` a call;
+    configurations with one signature, on one sampler, see the same sequences seed by seed, so they can train in
+    lockstep on one draw (:func:`_fit_bundle`).
+
+    Parameters
+    ----------
+    config : TrainConfig
+        A training run.
+
+    Returns
+    -------
+    tuple
+        ``(task, batch, n_train, steps)``.
+
+    Examples
+    --------
+    >>> from poskernels.model.config import preset
+    >>> stream_signature(preset("tournament", "rope")) == stream_signature(preset("tournament", "alibi"))
+    True
+    >>> stream_signature(preset("quick", "rope")) == stream_signature(preset("tournament", "rope"))
+    False
+    """
+    return (config.task, config.batch, config.head.n_train, config.steps)
+
+
+class _Stack:
+    """The heads of one configuration for ``seeds``, stepped together: weights, Adam's state, the losses, which
+    seeds are still live (a diverged head stops and leaves the stack), and each live head's position stream."""
+
+    def __init__(self, config: TrainConfig, seeds: Sequence[int], log: Log | None, progress_every: int):
+        head = config.head
+        self.config, self.seeds, self.log, self.progress_every = config, list(seeds), log, progress_every
+        self.params = stack_params(init_params(head, _streams(seed)[0]) for seed in seeds)
+        # randomized positions (the head's setting random_positions = L_max): each head draws its own ordered subset
+        # of [0, L_max) every step, shared by the step's batch as Ruoss et al. draw it; otherwise 0..n-1
+        self.pos_rngs = [_position_rng(seed) for seed in seeds] if getattr(head, "random_positions", 0) else None
+        self.flat, self.views = flatten(self.params)  # parameter-major: each name's (M, ...) block is contiguous
+        self.state = adam_init(self.flat.size)
+        self.losses = np.full((len(self.seeds), config.steps), np.nan)
+        self.live = list(range(len(self.seeds)))  # the stack's rows: which of the seeds each still is
+        self.stopped: dict[int, dict] = {}  # index into seeds -> its weights when it stopped
+        self.diverged: dict[int, int] = {}
+        self.bound = DIVERGED_FACTOR * math.log(head.n_classes) if head.n_classes > 1 else DIVERGED_FACTOR
+        self.start = time.perf_counter()
+
+    def step(self, step: int, tokens: np.ndarray, targets: np.ndarray) -> None:
+        """Adam step ``step`` of the live heads on this step's batches ``tokens (M, B, n)``, ``targets (M, B)`` of
+        every seed of the stack (the rows of the stopped ones are skipped)."""
+        if not self.live:
+            return
+        config, head, views, live = self.config, self.config.head, self.views, self.live
+        if len(live) < len(self.seeds):
+            tokens, targets = tokens[live], targets[live]
+        positions = None  # (M, n) with randomized positions: each head its own, one call for the stack all the same
+        if self.pos_rngs is not None:
+            positions = np.stack([training_positions(head, r, head.n_train) for r in self.pos_rngs])
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a diverging head: caught just below
+            logits, cache = stack_forward(views, head, tokens, positions, validate=False)
+            loss, dlogits = stack_cross_entropy(logits, targets, finite=False)
+        self.losses[live, step] = loss
+        bad = ~(loss <= self.bound)  # NaN compares False: not finite or too large
+        if bad.any():
+            if not self._stop(step, loss, bad):
+                return
+            keep = ~bad
+            tokens, targets = tokens[keep], targets[keep]
+            if positions is not None:
+                positions = positions[keep]
+            logits, cache = stack_forward(self.views, head, tokens, positions, validate=False)  # fewer rows
+            loss, dlogits = stack_cross_entropy(logits, targets, finite=False)
+        grads = stack_backward(self.views, head, cache, dlogits)
+        g = np.concatenate([grads[name].ravel() for name in self.views])  # the layout of flat
+        adam_step(self.flat, g, self.state, config.lr, config.beta1, config.beta2, config.eps)
+        every = self.progress_every
+        if self.log is not None and every and ((step + 1) % every == 0 or step + 1 == config.steps):
+            tail = np.nanmean(self.losses[self.live, max(0, step - 49) : step + 1])
+            self.log(
+                f"[train] {config.task}/{head.scheme} seeds {_seed_list(self.seeds)}: step {step + 1}/{config.steps}, "
+                f"loss {tail:.4f} ({time.perf_counter() - self.start:.1f} s)"
+            )
+
+    def _stop(self, step: int, loss: np.ndarray, bad: np.ndarray) -> bool:
+        """Stop the rows of ``bad`` (their weights as they are, their later losses NaN); False when none is left."""
+        for row in np.flatnonzero(bad):
+            i = self.live[row]
+            self.stopped[i], self.diverged[i] = {name: v[row].copy() for name, v in self.views.items()}, step + 1
+            if self.log is not None:
+                self.log(f"[train] {self.config.task}/{self.config.head.scheme} seed {self.seeds[i]}: diverged at "
+                         f"step {step + 1} (loss {loss[row]:.4g}, past {self.bound:.4g}); stopped")  # fmt: skip
+        if bad.all():
+            self.live = []
+            return False
+        keep = ~bad
+        self.flat, self.views, self.state = _drop_rows(self.views, self.state, keep)
+        self.live = [i for i, ok in zip(self.live, keep) if ok]
+        if self.pos_rngs is not None:
+            self.pos_rngs = [r for r, ok in zip(self.pos_rngs, keep) if ok]
+        return True
+
+    def result(self):
+        """``(params of each seed, losses (M, steps), {index into seeds: step it diverged at})``."""
+        for row, i in enumerate(self.live):
+            self.stopped[i] = {name: v[row].copy() for name, v in self.views.items()}
+        return [self.stopped[i] for i in range(len(self.seeds))], self.losses, self.diverged
 
 
 def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log | None, progress_every: int):
@@ -107,66 +220,39 @@ def _fit(config: TrainConfig, seeds: Sequence[int], sampler: Sampler, log: Log |
     diverged : dict
         ``{index into seeds: step k (1-based)}`` for the heads that diverged.
     """
-    streams = [_streams(seed) for seed in seeds]
-    head, M = config.head, len(seeds)
-    params = stack_params(init_params(head, init_rng) for init_rng, _ in streams)
-    data_rngs = [data_rng for _, data_rng in streams]
-    # randomized positions (the head's setting random_positions = L_max): each head draws its own ordered subset of
-    # [0, L_max) every step, shared by the step's batch as Ruoss et al. draw it; otherwise 0..n-1
-    pos_rngs = [_position_rng(seed) for seed in seeds] if getattr(head, "random_positions", 0) else None
-    flat, views = flatten(params)  # parameter-major: each name's (M, ...) block is contiguous
-    state = adam_init(flat.size)
-    losses = np.full((M, config.steps), np.nan)
-    live = list(range(M))  # the stack's rows: which of the seeds each still is
-    stopped: dict[int, dict] = {}  # index into seeds -> its weights when it stopped
-    diverged: dict[int, int] = {}
-    bound = DIVERGED_FACTOR * math.log(head.n_classes) if head.n_classes > 1 else DIVERGED_FACTOR
-    start = time.perf_counter()
-    per_draw = max(1, DRAW_SEQUENCES // config.batch)  # steps per call of the sampler
-    for step in range(config.steps):
+    return _fit_bundle([config], seeds, sampler, log, progress_every)[0]
+
+
+def _fit_bundle(configs: Sequence[TrainConfig], seeds: Sequence[int], sampler: Sampler, log: Log | None,
+                progress_every: int) -> list:  # fmt: skip
+    """Train the stacks of ``configs`` (one :func:`stream_signature`) for ``seeds`` in lockstep on one draw.
+
+    Heads of different schemes with the same seed see the same sequences, so each seed's batches are drawn once for
+    every stack of the bundle, where each stack alone would draw them again; the stacks step one after the other on
+    each step's batches, each with its own weights, Adam state and stopped heads, so every head has the bits it has
+    in a stack alone (:func:`_fit`, the bundle of one).
+
+    Returns
+    -------
+    list of (params, losses, diverged)
+        :func:`_fit`'s result for each configuration, in order.
+    """
+    if len({stream_signature(c) for c in configs}) != 1:
+        raise PosKernelsError(f"a bundle's configurations must share one training stream (task, batch, n_train, "
+                              f"steps); got {sorted({stream_signature(c) for c in configs})}")  # fmt: skip
+    stacks = [_Stack(config, seeds, log, progress_every) for config in configs]
+    first, data_rngs = configs[0], [_streams(seed)[1] for seed in seeds]
+    per_draw = max(1, DRAW_SEQUENCES // first.batch)  # steps per call of the sampler
+    heads = list({(c.head.vocab, c.head.n_classes, c.head.n_train): c.head for c in configs}.values())
+    for step in range(first.steps):
+        if not any(stack.live for stack in stacks):
+            break
         k = step % per_draw
-        if k == 0:  # one call per head draws the fresh batches of the next steps (one per step, never reused)
-            all_tokens, all_targets = _draw(config, sampler, data_rngs, min(per_draw, config.steps - step))
-        positions = None  # (M, n) with randomized positions: each head its own, one call for the stack all the same
-        if pos_rngs is not None:
-            positions = np.stack([training_positions(head, r, head.n_train) for r in pos_rngs])
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a diverging head: caught just below
-            logits, cache = stack_forward(views, head, all_tokens[k], positions, validate=False)
-            loss, dlogits = stack_cross_entropy(logits, all_targets[k], finite=False)
-        losses[live, step] = loss
-        bad = ~(loss <= bound)  # NaN compares False: not finite or too large
-        if bad.any():
-            for row in np.flatnonzero(bad):
-                i = live[row]
-                stopped[i], diverged[i] = {name: v[row].copy() for name, v in views.items()}, step + 1
-                if log is not None:
-                    log(f"[train] {config.task}/{head.scheme} seed {seeds[i]}: diverged at step {step + 1} "
-                        f"(loss {loss[row]:.4g}, past {bound:.4g}); stopped")  # fmt: skip
-            if bad.all():
-                live = []
-                break
-            keep = ~bad
-            flat, views, state = _drop_rows(views, state, keep)
-            live = [i for i, ok in zip(live, keep) if ok]
-            data_rngs = [r for r, ok in zip(data_rngs, keep) if ok]
-            if pos_rngs is not None:
-                pos_rngs = [r for r, ok in zip(pos_rngs, keep) if ok]
-                positions = positions[keep]
-            all_tokens, all_targets = all_tokens[:, keep], all_targets[:, keep]
-            logits, cache = stack_forward(views, head, all_tokens[k], positions, validate=False)  # fewer rows
-            loss, dlogits = stack_cross_entropy(logits, all_targets[k], finite=False)
-        grads = stack_backward(views, head, cache, dlogits)
-        g = np.concatenate([grads[name].ravel() for name in views])  # the layout of flat
-        adam_step(flat, g, state, config.lr, config.beta1, config.beta2, config.eps)
-        if log is not None and progress_every and ((step + 1) % progress_every == 0 or step + 1 == config.steps):
-            tail = np.nanmean(losses[live, max(0, step - 49) : step + 1])
-            log(
-                f"[train] {config.task}/{head.scheme} seeds {_seed_list(seeds)}: step {step + 1}/{config.steps}, "
-                f"loss {tail:.4f} ({time.perf_counter() - start:.1f} s)"
-            )
-    for row, i in enumerate(live):
-        stopped[i] = {name: v[row].copy() for name, v in views.items()}
-    return [stopped[i] for i in range(M)], losses, diverged
+        if k == 0:  # one call per seed draws the fresh batches of the next steps (one per step, never reused)
+            all_tokens, all_targets = _draw(first, heads, sampler, data_rngs, min(per_draw, first.steps - step))
+        for stack in stacks:
+            stack.step(step, all_tokens[k], all_targets[k])
+    return [stack.result() for stack in stacks]
 
 
 def _drop_rows(views: dict, state, keep: np.ndarray):
