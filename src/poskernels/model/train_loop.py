@@ -25,7 +25,7 @@ from ..encodings.variants import training_positions
 from ..errors import PosKernelsError
 from ..tasks.registry import Sampler
 from .config import TrainConfig
-from .engine.reductions import stack_cross_entropy, stack_params
+from .engine.reductions import cross_entropy_core, stack_params
 from .engine.stack import stack_backward, stack_forward
 from .head import init_params
 from .optim import adam_init, adam_step, flatten
@@ -156,7 +156,7 @@ class _Stack:
             positions = np.stack([training_positions(head, r, head.n_train) for r in self.pos_rngs])
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a diverging head: caught just below
             logits, cache = stack_forward(views, head, tokens, positions, validate=False)
-            loss, dlogits = stack_cross_entropy(logits, targets, finite=False)
+            loss, dlogits = cross_entropy_core(logits, targets)  # the draw checked the targets
         self.losses[live, step] = loss
         bad = ~(loss <= self.bound)  # NaN compares False: not finite or too large
         if bad.any():
@@ -167,7 +167,7 @@ class _Stack:
             if positions is not None:
                 positions = positions[keep]
             logits, cache = stack_forward(self.views, head, tokens, positions, validate=False)  # fewer rows
-            loss, dlogits = stack_cross_entropy(logits, targets, finite=False)
+            loss, dlogits = cross_entropy_core(logits, targets)  # the draw checked the targets
         grads = stack_backward(self.views, head, cache, dlogits)
         g = np.concatenate([grads[name].ravel() for name in self.views])  # the layout of flat
         adam_step(self.flat, g, self.state, config.lr, config.beta1, config.beta2, config.eps)

@@ -16,7 +16,7 @@ import numpy as np
 from ...errors import PosKernelsError, check_array
 from ..validate import check_stack_targets
 
-__all__ = ["grid", "per_model_max", "row_sum", "stack_cross_entropy", "stack_params"]
+__all__ = ["cross_entropy_core", "grid", "per_model_max", "row_sum", "stack_cross_entropy", "stack_params"]
 
 
 def stack_params(heads) -> dict:
@@ -144,6 +144,32 @@ def stack_cross_entropy(logits: np.ndarray, targets, finite: bool = True) -> tup
         raise PosKernelsError(f"logits must have shape (models, batch, classes), none empty; got {logits.shape}")
     M, B, C = logits.shape
     targets = check_stack_targets(targets, (M, B), C)  # (M, B): one out of range would read another row
+    return cross_entropy_core(logits, targets)
+
+
+def cross_entropy_core(logits: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`stack_cross_entropy` on arguments already checked: float logits ``(M, B, C)`` and integer targets
+    ``(M, B)`` in ``[0, C)`` (the trainer's, whose draw checked its targets once for many steps).
+
+    Parameters
+    ----------
+    logits : ndarray of float, shape (M, B, C)
+        Each model's logits (not checked; an overflowed model gets a NaN or infinite loss).
+    targets : ndarray of int, shape (M, B)
+        Class ids in ``[0, C)`` (not checked: one out of range reads another row).
+
+    Returns
+    -------
+    loss : ndarray, shape (M,)
+    grad : ndarray, shape (M, B, C)
+
+    Examples
+    --------
+    >>> z, y = np.zeros((2, 2, 4)), np.array([[0, 3], [1, 1]])
+    >>> all(np.array_equal(a, b) for a, b in zip(cross_entropy_core(z, y), stack_cross_entropy(z, y)))
+    True
+    """
+    M, B, C = logits.shape
     pick = grid(M * B, 1, C).ravel() + targets.ravel()  # (M B,) flat index of each target
     shifted = logits - per_model_max(logits)  # (M, B, C)
     p = np.exp(shifted)
