@@ -39,8 +39,9 @@ from ..atomic import write_json_atomic
 from ..errors import PosKernelsError
 from ..experiments.readers import RESCALINGS, colours
 from ..extension import MAPS
+from ..model.cache import cached_by_source
 from ..page.clocks import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
-from ..theory import census, kernel
+from ..theory import census, kernel, ruler
 from . import captions, long_view, trained
 from .common import PRECISION, Absent, Sources, axis, need, rnd, sig
 
@@ -104,7 +105,10 @@ def _ruler(src: Sources) -> dict:
     # Theorem 1 (ii): (2/d) kappa_d -> I_b, and I_b is the ruler 1 - (gamma + ln|Delta|)/ln b
     grid = np.unique(np.round(np.geomspace(1, RULER_MAX_OFFSET, RULER_POINTS)).astype(int))  # (P,)
     curves = {str(d): rnd(kernel.normalized_kernel(grid, d, B), "kernel") for d in RULER_DIMS}
-    limit = rnd(kernel.I_b(grid, B), "kernel")
+    # I_b's Ci is scipy.special's (0.15 s to import): cached with the results, keyed by ruler.py's source
+    what = {"what": "I_b", "offsets": grid.tolist(), "b": B}
+    limit_at = cached_by_source(src.cache_dir, "cosine-integral", ruler, what, lambda: kernel.I_b(grid, B).tolist())
+    limit = rnd(limit_at, "kernel")
     rule = rnd(kernel.ruler(grid, B), "kernel")
     part = {
         "offsets": grid.tolist(),
