@@ -144,8 +144,9 @@ def _reproduce_into(out: Path, ctx, chosen, args: argparse.Namespace, quiet: boo
     for thread in early:
         thread.join()
     write_json_atomic(out / "numbers.json", ctx.numbers)
+    payload = _lab_payload.viz_payload(ctx) if _REPRODUCE_WRITERS else None  # built once, for every writer
     for hook in _REPRODUCE_WRITERS:
-        hook(ctx, out)
+        hook(ctx, out, payload)
     if not quiet:
         print(f"\nwrote {out / 'numbers.json'} in {time.perf_counter() - start:.1f} s")
     return 0
@@ -160,6 +161,7 @@ def _early_figures(numbers: dict, ctx, out: Path) -> None:
         pass
 
 
-#: Extra writers run after ``numbers.json`` (payload, figures): ``hook(ctx, out_dir)``.
+#: Extra writers run after ``numbers.json`` (payload, figures): ``hook(ctx, out_dir, payload)``, each given the one
+#: payload the run built (:func:`poskernels.lab.viz_payload`), which a writer only reads.
 _REPRODUCE_WRITERS: list[Callable] = [_lab_payload.write_payload, _lab_figures.write_figures]
 

@@ -316,7 +316,7 @@ def viz_payload(source=None, cache_dir=None, first_seed: int | None = None) -> d
     return json.loads(json.dumps(payload, allow_nan=False))  # JSON-normal: lists, str keys, no NaN
 
 
-def write_payload(ctx, out_dir) -> list[Path]:
+def write_payload(ctx, out_dir, payload: dict | None = None) -> list[Path]:
     """``reproduce``'s writer hook: ``OUT/payload.json`` (the package's reference copy is never rewritten).
 
     ``poskernels lab`` serves this file when it exists (``--payload``, default ``results/payload.json``).
@@ -327,6 +327,9 @@ def write_payload(ctx, out_dir) -> list[Path]:
         What :func:`viz_payload` reads as ``source``: ``reproduce``'s context, a ``numbers.json`` dict, or None.
     out_dir : path
         The output folder; ``payload.json`` is written in it through :mod:`poskernels.atomic`.
+    payload : dict, optional
+        ``viz_payload(ctx)`` when the caller has built it (``reproduce`` builds it once for its payload and its
+        figures); default None: built here.
 
     Returns
     -------
@@ -342,5 +345,5 @@ def write_payload(ctx, out_dir) -> list[Path]:
     ('payload.json', ['clocks', 'ruler', 'drift'])
     """
     path = Path(out_dir) / "payload.json"
-    write_json_atomic(path, viz_payload(ctx))
+    write_json_atomic(path, viz_payload(ctx) if payload is None else payload)
     return [path]
