@@ -50,9 +50,10 @@ def test_a_command_imports_its_own_module_and_no_other_command(tmp_path):
 
 def test_the_command_table_lists_every_command_before_any_is_imported():
     from poskernels.cli import COMMANDS
-    from poskernels.cli.commands import MODULES
+    from poskernels.cli.commands import COMMAND_MODULES
 
-    assert list(COMMANDS) == list(MODULES) and len(COMMANDS) == len(MODULES) and "check-scheme" in COMMANDS
+    assert list(COMMANDS) == list(COMMAND_MODULES) and len(COMMANDS) == len(COMMAND_MODULES)
+    assert "check-scheme" in COMMANDS
     for name, (help_text, add_arguments, run) in COMMANDS.items():
         assert help_text and callable(add_arguments) and callable(run), name
     assert "no-such-command" not in COMMANDS and COMMANDS.get("no-such-command") is None
