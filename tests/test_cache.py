@@ -116,3 +116,17 @@ def test_a_result_cached_by_source_is_keyed_by_the_module_that_computes_it(tmp_p
     assert cached_by_source(tmp_path, "n", ruler, what, lambda: 7.0) == 7.0
     assert len(list((tmp_path / "results").glob("n-*.json"))) == 2
     assert cached_by_source(None, "n", bag_reader, what, lambda: 3.0) == 3.0  # no cache folder: built, not saved
+
+
+def test_a_module_whose_source_cannot_be_read_is_computed_and_not_cached(tmp_path, monkeypatch):
+    import inspect
+
+    from poskernels.model.cache import cached_by_source
+    from poskernels.theory import bag_reader
+
+    def no_source(module):
+        raise OSError("could not get source code")
+
+    monkeypatch.setattr(inspect, "getsource", no_source)
+    assert cached_by_source(tmp_path, "n", bag_reader, {"what": "a number"}, lambda: 2.5) == 2.5
+    assert not (tmp_path / "results").exists()

@@ -295,9 +295,9 @@ def cached_by_source(
     For what is not trained but costs every run its time (200-digit arithmetic, the exact bag reader, a function
     of ``scipy.special``, whose import alone is 0.15 s): the key (:func:`cache_key`, which holds
     :data:`CODE_VERSION`) is ``description`` with a digest of ``module``'s source, so a change to that code
-    recomputes; a corrupt or foreign entry is rebuilt, never trusted (:func:`cached_or_build`).  A float is
-    stored as JSON writes it, the shortest text that reads back the same double: a cached result is the computed
-    one bit for bit.
+    recomputes (a module whose source cannot be read is not cached); a corrupt or foreign entry is rebuilt, never
+    trusted (:func:`cached_or_build`).  A float is stored as JSON writes it, the shortest text that reads back the
+    same double: a cached result is the computed one bit for bit.
 
     Parameters
     ----------
@@ -330,7 +330,10 @@ def cached_by_source(
     >>> cached_by_source(cache, "max", bag_reader, what, lambda: 1 / 0)  # read back, not built again
     [0.0, 1.0, 1.5, 2.25]
     """
-    source = hashlib.sha256(inspect.getsource(module).encode()).hexdigest()[:16]
+    try:
+        source = hashlib.sha256(inspect.getsource(module).encode()).hexdigest()[:16]
+    except (OSError, TypeError):  # no source to key it by (an install of bytecode alone): computed, not cached
+        return build()
     description = {**description, "source": source}
     path = None if cache_dir is None else Path(cache_dir) / "results" / f"{name}-{cache_key(description)}.json"
     return cached_or_build(path, description, build, log)
