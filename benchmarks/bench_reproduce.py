@@ -1,10 +1,13 @@
 """Time `poskernels reproduce`: its deterministic part, the whole of it warm, and the whole of it cold.
 
-Usage: ``python benchmarks/bench_reproduce.py [--repeats 3] [--full] [--cold [--scheme-more | --scheme-less NAME]]``
+Usage: ``python benchmarks/bench_reproduce.py [--repeats 3] [--full [--cache DIR]]`` or
+``python benchmarks/bench_reproduce.py --cold [--repeats 1] [--scheme-more | --scheme-less NAME]``
 
 Each run is a fresh interpreter (``poskernels.cli.main(["reproduce", ...])``, one BLAS thread as ``make reproduce``
 sets), so imports count, as they do for a user.  The deterministic part (``--no-train``) has a budget of 15 s
-on 2 cores; with ``--full`` the whole reproduce is timed too, once to warm the cache and then warm (budget 1 s).
+on 2 cores; with ``--full`` the whole reproduce is timed too, once to warm the cache and then warm (budget 1 s),
+wall and CPU seconds of each run (``--cache DIR``: a cache already warm, such as ``.cache/poskernels`` after a
+``make reproduce``; default reproduce's own, which the first run fills).
 ``--cold`` times the whole reproduce on an empty cache directory (every head trained, every section computed;
 budget 40 s on 2 cores), its CPU time (the command and its pool's processes: less sensitive than the wall to other
 load on a shared machine) and its peak resident memory (the largest of the command and its pool's processes, each
@@ -56,6 +59,14 @@ def _run(args: list[str], registry: str = "") -> float:
     return time.perf_counter() - t0
 
 
+def _cpu_run(args: list[str]) -> tuple[float, float]:
+    """One run's wall and CPU seconds (the command and its pool's processes)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = _run(args)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
 def _cold(repeats: int, registry: str = "") -> None:
     walls = []
     for _ in range(repeats):
@@ -76,6 +87,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--full", action="store_true", help="also time the whole reproduce, warm")
+    parser.add_argument("--cache", metavar="DIR", help="with --full: the cache of trained heads (default reproduce's)")
     parser.add_argument("--cold", action="store_true", help="only time the whole reproduce on an empty cache")
     one = parser.add_mutually_exclusive_group()
     one.add_argument("--scheme-more", metavar="NAME", help="with --cold: one scheme more, a copy of NAME")
@@ -96,9 +108,12 @@ def main(argv=None) -> None:
         det = [_run(["--out", out, "--no-train"]) for _ in range(args.repeats)]
         print(f"reproduce --no-train (deterministic sections): min {min(det):.2f} s, max {max(det):.2f} s")
         if args.full:
-            _run(["--out", out])  # warm the cache (trains on a cold one)
-            warm = [_run(["--out", out]) for _ in range(args.repeats)]
-            print(f"reproduce, warm cache (everything):          min {min(warm):.2f} s, max {max(warm):.2f} s")
+            cache = ["--cache", args.cache] if args.cache else []
+            _run(["--out", out, *cache])  # warm the cache (trains on a cold one) and the figures of OUT
+            warm = [_cpu_run(["--out", out, *cache]) for _ in range(args.repeats)]
+            walls, cpus = [w for w, _ in warm], [c for _, c in warm]
+            print(f"reproduce, warm cache (everything):          min {min(walls):.2f} s, max {max(walls):.2f} s; "
+                  f"CPU min {min(cpus):.2f} s, max {max(cpus):.2f} s (budget 1 s)")  # fmt: skip
     print(f"load average {os.getloadavg()[0]:.2f} after")
 
 

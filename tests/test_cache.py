@@ -103,3 +103,30 @@ def test_train_many_matches_train_and_uses_the_pool(tmp_path):
     log = []
     again = train_many(jobs, tmp_path, log=log.append)
     assert all(_same(a, b) for a, b in zip(heads, again)) and not any("to train" in m for m in log)
+
+
+def test_a_result_cached_by_source_is_keyed_by_the_module_that_computes_it(tmp_path):
+    from poskernels.model.cache import cached_by_source
+    from poskernels.theory import bag_reader, ruler
+
+    what = {"what": "a number"}
+    assert cached_by_source(tmp_path, "n", bag_reader, what, lambda: 0.1 + 0.2) == 0.1 + 0.2
+    assert cached_by_source(tmp_path, "n", bag_reader, what, lambda: 1 / 0) == 0.1 + 0.2  # read back, not built
+    # another module's source is another key: a change to the code that computes a result recomputes it
+    assert cached_by_source(tmp_path, "n", ruler, what, lambda: 7.0) == 7.0
+    assert len(list((tmp_path / "results").glob("n-*.json"))) == 2
+    assert cached_by_source(None, "n", bag_reader, what, lambda: 3.0) == 3.0  # no cache folder: built, not saved
+
+
+def test_a_module_whose_source_cannot_be_read_is_computed_and_not_cached(tmp_path, monkeypatch):
+    import inspect
+
+    from poskernels.model.cache import cached_by_source
+    from poskernels.theory import bag_reader
+
+    def no_source(module):
+        raise OSError("could not get source code")
+
+    monkeypatch.setattr(inspect, "getsource", no_source)
+    assert cached_by_source(tmp_path, "n", bag_reader, {"what": "a number"}, lambda: 2.5) == 2.5
+    assert not (tmp_path / "results").exists()

@@ -112,3 +112,31 @@ def test_exact_condition_numbers_are_cached_and_a_corrupt_entry_is_rebuilt(tmp_p
     path.write_text(json.dumps(blob))
     assert clocks._thm2(ctx)["condition_number"] == first  # recomputed in 200 digits, not trusted
     assert json.loads(path.read_text())["data"] == first  # and rewritten
+
+
+def test_bag_reader_is_cached_bit_for_bit_and_a_corrupt_entry_is_rebuilt(tmp_path, monkeypatch):
+    ctx = Context(cache_dir=tmp_path, log=lambda m: None, first_seed=FIRST_SEED)
+    computed = order._prop1(Context(cache_dir=None, first_seed=FIRST_SEED))  # no cache: the counting itself
+    assert order._prop1(ctx) == computed  # built and saved
+    (path,) = (tmp_path / "results").glob("bag-reader-*.json")
+
+    def counted(n):
+        raise AssertionError("the bag reader was computed again although it was cached")
+
+    monkeypatch.setattr(order, "bag_reader_accuracy", counted)
+    assert order._prop1(ctx) == computed  # read back: every float the same double
+    blob = json.loads(path.read_text())
+    blob["data"]["32"] = 0.5  # an altered number: its digest no longer matches
+    path.write_text(json.dumps(blob))
+    monkeypatch.undo()
+    assert order._prop1(ctx) == computed  # recomputed, not trusted
+    assert json.loads(path.read_text())["data"] == computed["bag_reader"]  # and rewritten
+
+
+def test_cosine_integral_limit_is_cached_bit_for_bit(tmp_path, monkeypatch):
+    ctx = Context(cache_dir=tmp_path, log=lambda m: None, first_seed=FIRST_SEED)
+    computed = clocks._thm1(Context(cache_dir=None, first_seed=FIRST_SEED))["limit"]
+    assert clocks._thm1(ctx)["limit"] == computed
+    (path,) = (tmp_path / "results").glob("cosine-integral-*.json")
+    monkeypatch.setattr(clocks, "I_b", lambda offsets: 1 / 0)  # cached: I_b (and scipy.special) is not called
+    assert clocks._thm1(ctx)["limit"] == computed

@@ -40,6 +40,14 @@ def _version() -> str:
     return __version__
 
 
+def _commands_to_load(argv: list[str]) -> list[str]:
+    """The commands whose parsers ``argv`` needs: the one it names, or every one (for the list ``--help`` prints,
+    or the error that names the choices).  The options before a command take no value, so the command is the first
+    word that is not an option; only its module is imported (:data:`~poskernels.cli.commands.COMMANDS`)."""
+    named = next((word for word in argv if not word.startswith("-")), None)
+    return [named] if named in COMMANDS else list(COMMANDS)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with the error contract's one line: ``poskernels COMMAND: error: ...`` and exit 2 (no usage block)."""
 
@@ -84,7 +92,8 @@ def main(argv=None) -> int:
     parser.add_argument("--debug", action="store_true", help=debug_help)
     parser.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (help_text, add_args, _) in COMMANDS.items():
+    for name in _commands_to_load(sys.argv[1:] if argv is None else argv):
+        help_text, add_args, _ = COMMANDS[name]
         p = sub.add_parser(name, help=help_text, description=help_text)
         add_args(p)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help)

@@ -77,13 +77,16 @@ def check_outputs(command: str, args: argparse.Namespace) -> None:
     ...
     poskernels.errors.PosKernelsError: --plot: '...census.png' is also the path of --json; give each output its own file
     """
-    from ..sweep.store import store_files
-
     inputs = []
     for dest in INPUTS.get(command, ()):
         for value in (lambda v: v if isinstance(v, list) else [v])(getattr(args, dest, None)):  # one, or a list
             if value is not None and Path(value).is_file():
-                inputs += store_files(value) if dest in ("store", "export_store") else [Path(value)]
+                if dest in ("store", "export_store"):  # a sweep's store (its package imported only then, 20 ms)
+                    from ..sweep.store import store_files
+
+                    inputs += store_files(value)
+                else:
+                    inputs.append(Path(value))
     files = {}
     for dest, kind in OUTPUTS.get(command, {}).items():
         path = getattr(args, dest, None)

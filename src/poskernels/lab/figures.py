@@ -363,7 +363,7 @@ def draw_figures(payload: dict, out_dir) -> tuple[list[Path], dict[str, str]]:
     return written, skipped
 
 
-def write_figures(ctx, out_dir) -> list[Path]:
+def write_figures(ctx, out_dir, payload: dict | None = None) -> list[Path]:
     """``reproduce``'s writer hook: ``OUT/figures/*.png``, with a line for each figure skipped and why.
 
     Parameters
@@ -372,6 +372,9 @@ def write_figures(ctx, out_dir) -> list[Path]:
         The run's context (its numbers and cache).
     out_dir : str or path-like
         The run's output folder.
+    payload : dict, optional
+        ``viz_payload(ctx)`` when the caller has built it (``reproduce`` builds it once for its payload and its
+        figures); default None: built here.
 
     Returns
     -------
@@ -388,7 +391,7 @@ def write_figures(ctx, out_dir) -> list[Path]:
     >>> [p.name for p in written]  # the one figure that needs no trained head
     ['kernel_ruler.png']
     """
-    written, skipped = draw_figures(viz_payload(ctx), Path(out_dir) / "figures")
+    written, skipped = draw_figures(viz_payload(ctx) if payload is None else payload, Path(out_dir) / "figures")
     for name, why in skipped.items():
         print(f"[figures] skipped {name}.png: {why}")
     if written:  # a progress line (stderr; none with --quiet), not part of the report

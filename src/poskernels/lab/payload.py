@@ -39,8 +39,9 @@ from ..atomic import write_json_atomic
 from ..errors import PosKernelsError
 from ..experiments.readers import RESCALINGS, colours
 from ..extension import MAPS
+from ..model.cache import cached_by_source
 from ..page.clocks import KERNEL_DIMS as RULER_DIMS  # the article's kernel table's dimensions
-from ..theory import census, kernel
+from ..theory import census, kernel, ruler
 from . import captions, long_view, trained
 from .common import PRECISION, Absent, Sources, axis, need, rnd, sig
 
@@ -104,7 +105,10 @@ def _ruler(src: Sources) -> dict:
     # Theorem 1 (ii): (2/d) kappa_d -> I_b, and I_b is the ruler 1 - (gamma + ln|Delta|)/ln b
     grid = np.unique(np.round(np.geomspace(1, RULER_MAX_OFFSET, RULER_POINTS)).astype(int))  # (P,)
     curves = {str(d): rnd(kernel.normalized_kernel(grid, d, B), "kernel") for d in RULER_DIMS}
-    limit = rnd(kernel.I_b(grid, B), "kernel")
+    # I_b's Ci is scipy.special's (0.15 s to import): cached with the results, keyed by ruler.py's source
+    what = {"what": "I_b", "offsets": grid.tolist(), "b": B}
+    limit_at = cached_by_source(src.cache_dir, "cosine-integral", ruler, what, lambda: kernel.I_b(grid, B).tolist())
+    limit = rnd(limit_at, "kernel")
     rule = rnd(kernel.ruler(grid, B), "kernel")
     part = {
         "offsets": grid.tolist(),
@@ -312,7 +316,7 @@ def viz_payload(source=None, cache_dir=None, first_seed: int | None = None) -> d
     return json.loads(json.dumps(payload, allow_nan=False))  # JSON-normal: lists, str keys, no NaN
 
 
-def write_payload(ctx, out_dir) -> list[Path]:
+def write_payload(ctx, out_dir, payload: dict | None = None) -> list[Path]:
     """``reproduce``'s writer hook: ``OUT/payload.json`` (the package's reference copy is never rewritten).
 
     ``poskernels lab`` serves this file when it exists (``--payload``, default ``results/payload.json``).
@@ -323,6 +327,9 @@ def write_payload(ctx, out_dir) -> list[Path]:
         What :func:`viz_payload` reads as ``source``: ``reproduce``'s context, a ``numbers.json`` dict, or None.
     out_dir : path
         The output folder; ``payload.json`` is written in it through :mod:`poskernels.atomic`.
+    payload : dict, optional
+        ``viz_payload(ctx)`` when the caller has built it (``reproduce`` builds it once for its payload and its
+        figures); default None: built here.
 
     Returns
     -------
@@ -338,5 +345,5 @@ def write_payload(ctx, out_dir) -> list[Path]:
     ('payload.json', ['clocks', 'ruler', 'drift'])
     """
     path = Path(out_dir) / "payload.json"
-    write_json_atomic(path, viz_payload(ctx))
+    write_json_atomic(path, viz_payload(ctx) if payload is None else payload)
     return [path]

@@ -11,9 +11,12 @@ Writes go through :mod:`poskernels.atomic` (a temporary file and :func:`os.repla
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from ..atomic import write_text_atomic
 from .cache_entry import CacheError, _clear, discard, read_regular
@@ -22,6 +25,7 @@ __all__ = [
     "CODE_VERSION",
     "article_cache",
     "cache_key",
+    "cached_by_source",
     "cached_json",
     "cached_or_build",
     "load_json",
@@ -276,3 +280,60 @@ def cached_or_build(path: Path | None, description: dict, build, log=None, tag: 
         if path is not None:
             save_json(path, data, {"key": key, **description})
     return data
+
+
+def cached_by_source(
+    cache_dir: Path | None,
+    name: str,
+    module: ModuleType,
+    description: dict,
+    build: Callable[[], object],
+    log=None,
+):
+    """A deterministic result, cached as JSON under its arguments and the source of the module that computes it.
+
+    For what is not trained but costs every run its time (200-digit arithmetic, the exact bag reader, a function
+    of ``scipy.special``, whose import alone is 0.15 s): the key (:func:`cache_key`, which holds
+    :data:`CODE_VERSION`) is ``description`` with a digest of ``module``'s source, so a change to that code
+    recomputes (a module whose source cannot be read is not cached); a corrupt or foreign entry is rebuilt, never
+    trusted (:func:`cached_or_build`).  A float is stored as JSON writes it, the shortest text that reads back the
+    same double: a cached result is the computed one bit for bit.
+
+    Parameters
+    ----------
+    cache_dir : Path or None
+        The cache folder: the result is ``cache_dir/results/NAME-KEY.json``; None builds without caching.
+    name : str
+        The file's prefix (``"condition"``, ``"bag-reader"``).
+    module : module
+        The module whose source holds the computation.
+    description : dict
+        JSON-ready: what is computed and its arguments.
+    build : callable
+        ``build() -> data``, JSON-ready: the computation itself.
+    log : callable, optional
+        ``log(message)`` for a discarded entry.
+
+    Returns
+    -------
+    object
+        The result, read from the cache or built (and saved).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from poskernels.theory import bag_reader
+    >>> cache = Path(tempfile.mkdtemp())
+    >>> what = {"what": "expected_max_count", "K": 3, "n_symbols": 2}
+    >>> cached_by_source(cache, "max", bag_reader, what, lambda: bag_reader.expected_max_count(3, 2).tolist())
+    [0.0, 1.0, 1.5, 2.25]
+    >>> cached_by_source(cache, "max", bag_reader, what, lambda: 1 / 0)  # read back, not built again
+    [0.0, 1.0, 1.5, 2.25]
+    """
+    try:
+        source = hashlib.sha256(inspect.getsource(module).encode()).hexdigest()[:16]
+    except (OSError, TypeError):  # no source to key it by (an install of bytecode alone): computed, not cached
+        return build()
+    description = {**description, "source": source}
+    path = None if cache_dir is None else Path(cache_dir) / "results" / f"{name}-{cache_key(description)}.json"
+    return cached_or_build(path, description, build, log)

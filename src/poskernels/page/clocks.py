@@ -14,14 +14,12 @@ Every number comes from :mod:`poskernels.theory` (and the trained defects from
 
 from __future__ import annotations
 
-import hashlib
-import inspect
-from pathlib import Path
-
 import numpy as np
 
-from ..model.cache import cache_key, cached_or_build
+from ..encodings import DEFAULT_BASE
+from ..model.cache import cached_by_source
 from ..theory import conditioning
+from ..theory import ruler as ruler_module
 from ..theory.commutant import expected_random_defect
 from ..theory.conditioning import condition_number_exact, condition_number_float64, numerical_rank
 from ..theory.kernel import I_b, max_column_cosine, normalized_kernel, octave_cost, ruler
@@ -53,13 +51,25 @@ ARTICLE_DEFECT = {"init": [0.970, 0.956, 0.979], "trained": [0.971, 0.955, 0.973
 # --------------------------------------------------------------------------- Theorem 1
 
 
+def _cosine_integral_limit(ctx: Context, offsets: list[int]) -> list[float]:
+    """``I_b`` at the offsets, cached as JSON under them, the base and :mod:`poskernels.theory.ruler`'s source.
+
+    Its ``Ci`` is ``scipy.special.sici``, and importing ``scipy.special`` is 0.15 s of every run
+    (:func:`poskernels.model.cache.cached_by_source`).
+    """
+    description = {"what": "I_b", "offsets": offsets, "b": DEFAULT_BASE}
+    return cached_by_source(
+        ctx.cache_dir, "cosine-integral", ruler_module, description, lambda: I_b(offsets).tolist(), ctx.log
+    )
+
+
 def _thm1(ctx: Context) -> dict:
     offsets = list(KERNEL_OFFSETS)
     return {
         # Theorem 1 (i): (2/d) kappa_d(Delta)
         "kernel": {str(d): dict(zip(map(str, offsets), normalized_kernel(offsets, d).tolist())) for d in KERNEL_DIMS},
         # Theorem 1 (ii): the cosine-integral limit and the logarithmic ruler
-        "limit": dict(zip(map(str, offsets), I_b(offsets).tolist())),
+        "limit": dict(zip(map(str, offsets), _cosine_integral_limit(ctx, offsets))),
         "ruler": dict(zip(map(str, offsets), ruler(offsets).tolist())),
         "octave_cost": octave_cost(),
         "max_column_cosine": {str(W): max_column_cosine(W, CODE_WIDTH) for W in COSINE_WINDOWS},
@@ -87,17 +97,14 @@ def _thm1_render(data: dict) -> str:
 def _exact_condition_numbers(ctx: Context) -> dict:
     """``condition_number_exact`` at every window, cached as JSON: 200-digit arithmetic is 0.4 s of every run.
 
-    The key holds the arguments and a digest of :mod:`poskernels.theory.conditioning`'s source (where the exact
-    arithmetic lives), so a change to the code recomputes; a corrupt or foreign entry is rebuilt
-    (:func:`poskernels.model.cache.cached_or_build`).
+    Keyed by the arguments and :mod:`poskernels.theory.conditioning`'s source, where the exact arithmetic lives
+    (:func:`poskernels.model.cache.cached_by_source`).
     """
-    source = hashlib.sha256(inspect.getsource(conditioning).encode()).hexdigest()[:16]
     description = {"what": "condition_number_exact", "W": list(COND_WINDOWS), "d": CODE_WIDTH, "digits": DIGITS}
-    description["source"] = source
-    key = cache_key(description)
-    path = None if ctx.cache_dir is None else Path(ctx.cache_dir) / "results" / f"condition-{key}.json"
-    return cached_or_build(
-        path,
+    return cached_by_source(
+        ctx.cache_dir,
+        "condition",
+        conditioning,
         description,
         lambda: {str(W): condition_number_exact(W, CODE_WIDTH, digits=DIGITS) for W in COND_WINDOWS},
         ctx.log,

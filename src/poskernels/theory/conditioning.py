@@ -10,12 +10,16 @@ them.
 
 from __future__ import annotations
 
-import mpmath
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..encodings import DEFAULT_BASE
 from ..errors import PosKernelsError, check_base, check_even_dimension, check_int, check_length
 from .kernel import _code_matrix
+
+if TYPE_CHECKING:
+    import mpmath
 
 __all__ = [
     "EXACT_BUDGET",
@@ -123,6 +127,7 @@ def _gram_closed_form(W: int, w: list) -> mpmath.matrix:
     ``sum_m cos(m x) = sin(W x/2) cos((W-1) x/2) / sin(x/2)`` and the sine analogue with ``sin((W-1)x/2)``;
     products of columns become such sums by product-to-sum.
     """
+    import mpmath  # here: only the exact arithmetic needs it (imported at every command's start, ~20 ms)
 
     def C(x):  # sum_{m<W} cos(m x)
         return mpmath.mpf(W) if x == 0 else mpmath.sin(W * x / 2) * mpmath.cos((W - 1) * x / 2) / mpmath.sin(x / 2)
@@ -184,6 +189,8 @@ def singular_values_exact(W: int, d: int = 16, b: float = DEFAULT_BASE, digits: 
             f"d = {d} at {digits} digits is past the exact budget d**3 * digits <= {EXACT_BUDGET} (under a second); "
             "lower one of them"
         )
+    import mpmath  # here: only the exact arithmetic needs it (imported at every command's start, ~20 ms)
+
     with mpmath.workdps(digits):
         w = [mpmath.mpf(b) ** (-mpmath.mpf(2 * j) / d) for j in range(d // 2)]  # omega_j at full precision
         try:

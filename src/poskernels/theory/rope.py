@@ -12,7 +12,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 from numpy.typing import ArrayLike
 
 from ..encodings import R_omega
@@ -273,6 +272,8 @@ def relative_encoding_normal_form(U: ArrayLike, atol: float = 1e-8) -> RelativeN
     >>> nf.angles.round(6).tolist(), bool(np.allclose(nf.L(-3), R_omega(-3, [2.0])))
     ([2.0], True)
     """
+    import scipy.linalg  # here: scipy.linalg costs ~0.1 s at the start of every command
+
     atol = check_real("atol", atol, 0)
     U = _check_orthogonal(U, atol)
     T, Z = scipy.linalg.schur(U, output="real")  # T: (d, d) quasi-triangular, Z: (d, d) orthogonal

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -223,11 +224,17 @@ def _fill(template: str, rng: np.random.Generator, roles: dict[str, list[str]]) 
     return "".join(out), spans
 
 
+@lru_cache(maxsize=1024)
+def _slots(template: str) -> tuple[str, ...]:
+    """A template's slots in order (``"{P} acquired {S}"`` -> ``("P", "S")``), parsed once per process."""
+    return tuple(_SLOT_RE.findall(template))
+
+
 def _eligible(templates: tuple[str, ...], roles: dict[str, list[str]]) -> list[str]:
     """Templates whose company slots the filing's cast can fill with distinct companies."""
     keep = []
     for t in templates:
-        slots = _SLOT_RE.findall(t)
+        slots = _slots(t)
         if all(slots.count(s) <= len(roles[_COMPANY_SLOTS[s]]) for s in _COMPANY_SLOTS if s in slots):
             keep.append(t)
     return keep
@@ -235,7 +242,7 @@ def _eligible(templates: tuple[str, ...], roles: dict[str, list[str]]) -> list[s
 
 def _names_only_parent(template: str) -> bool:
     """Whether every company slot of a template is the parent's."""
-    return {s for s in _SLOT_RE.findall(template) if s in _COMPANY_SLOTS} == {"P"}
+    return {s for s in _slots(template) if s in _COMPANY_SLOTS} == {"P"}
 
 
 def _n_tokens(sentence: str, spans: list[tuple]) -> int:
@@ -355,6 +362,7 @@ def synthetic_corpus(seed: int = 0, n_train: int = 300, n_test: int = 100, plan:
         check_int(name, count, 1, MAX_FILINGS, "filings of one generated corpus, each held in memory")
     check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
+    plan = plan or FilingPlan()  # checked once, not once a filing
     train = tuple(generate_filing(rng, f"train-{i:04d}", plan=plan) for i in range(n_train))
     test = tuple(generate_filing(rng, f"test-{i:04d}", plan=plan) for i in range(n_test))
     return FilingsCorpus(train=train, test=test)
