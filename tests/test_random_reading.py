@@ -13,6 +13,7 @@ import pytest
 from poskernels.encodings import SCHEMES
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.held_out import TEST_SEED, head_accuracy, heldout
+from poskernels.model import random_reading
 from poskernels.model.config import HeadConfig, preset
 from poskernels.model.engine.one_head import accuracy
 from poskernels.model.head import forward, init_params
@@ -50,10 +51,13 @@ def test_each_sequence_is_read_at_its_own_positions(scheme):
     )
 
 
+@pytest.mark.parametrize("block", [random_reading.BLOCK, 24 * 3])
 @pytest.mark.parametrize("scheme", [*RANDOMIZED, "nope", "xpos", "partial_rotary", "sinusoidal"])
-def test_the_tournaments_reading_is_forward_at_bit_for_bit(scheme):
+def test_the_tournaments_reading_is_forward_at_bit_for_bit(scheme, block, monkeypatch):
     # the code and the turns gathered from rows 0..max(pos): forward_at's numbers chunk by chunk, bit for bit, for a
-    # code, a turn, a complex turn (xPos), a partial one, and none; positions that are not integers go to forward_at
+    # code, a turn, a complex turn (xPos), a partial one, and none, the keys turned a chunk or 3 sequences at a time;
+    # positions that are not integers go to forward_at
+    monkeypatch.setattr(random_reading, "BLOCK", block)
     for seed in (0, 1):
         cfg, params = _head(scheme, seed)
         tokens = np.random.default_rng(seed + 1).integers(0, cfg.vocab, size=(50, 24))  # (B, n)

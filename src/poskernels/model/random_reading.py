@@ -44,6 +44,11 @@ from .reading import PLAIN, Reading, check_tokens, frequencies
 
 __all__ = ["POSITION_STREAM", "forward_at", "randomized_accuracy", "randomized_hits", "sequence_positions"]
 
+#: Keys turned at a time by :func:`randomized_hits` (elementwise, so any block gives the same bits; the products whose
+#: rounding may follow their shape keep the chunk's): a block's keys and their turns stay in cache, where a chunk's
+#: ``2^16`` did not (a randomized RoPE head read 1.7x faster at n = 256).
+BLOCK = 1 << 13
+
 #: The tag of the test positions' Generator, beside the test set's seed and length (a stream of its own).
 POSITION_STREAM = 29
 
@@ -179,7 +184,7 @@ def _logits_at(params: dict, cfg: HeadConfig, tokens: np.ndarray, pos: np.ndarra
     if theta is not None:
         cq, sq = _turn_factors(rows[:, None] * np.conj(theta))  # (R, P) each: phi_t's turn of a query at row t
         ck, sk = _turn_factors(rows[:, None] * theta)  # (R, P) each: phi_j's turn of a key at row j
-    out = []
+    out, block = [], max(1, BLOCK // n)  # sequences turned at a time
     for i in range(0, tokens.shape[0], step):
         x, a = tokens[i : i + step], at[i : i + step]  # (b, n) each
         h = E[x]  # (b, n, d)
@@ -189,7 +194,8 @@ def _logits_at(params: dict, cfg: HeadConfig, tokens: np.ndarray, pos: np.ndarra
         k, v = h @ params["W_K"], h @ params["W_V"]  # (b, n, d) each
         if theta is not None:
             q = _turn(q, cq[a[:, -1]], sq[a[:, -1]])  # (b, d) phi_t(q)
-            k = _turn(k, ck[a], sk[a])  # (b, n, d) phi_j(k_j)
+            for j in range(0, a.shape[0], block):  # elementwise: a few sequences at a time stay in cache
+                k[j : j + block] = _turn(k[j : j + block], ck[a[j : j + block]], sk[a[j : j + block]])  # phi_j(k_j)
         z = np.einsum("bd,bnd->bn", q, k) * (lam / cfg.tau)  # (b, n)
         w = np.exp(z - z.max(axis=-1, keepdims=True))  # (b, n)
         w /= w.sum(axis=-1, keepdims=True)
