@@ -20,7 +20,7 @@ from poskernels.model.engine.scores import GRID_MAX, pair_scores, scores
 from poskernels.model.engine.stack import attention
 from poskernels.model.head import embed, init_params, phi
 from poskernels.model.reading import Reading, frequencies
-from poskernels.model.score import content_score, score
+from poskernels.model.score import content_score, score, score_scale
 from poskernels.tasks.cue import N_SYMBOLS, query_token, token_id
 
 
@@ -144,10 +144,27 @@ def test_the_readers_scores_are_the_definitions_bits(scheme):
     q, k = rng.normal(size=(2, 9, cfg.d))
     t, j = np.arange(3.0, 12.0), np.arange(9.0)
     for n in (None, np.arange(2, 11)):
-        assert np.array_equal(scores(params, cfg, q, t, k, j, n=n), score(params, cfg, q, t, k, j, n=n))
+        for reading in _readings(cfg):  # a turning head's turns from its rate's table: phi's bits
+            assert np.array_equal(
+                scores(params, cfg, q, t, k, j, reading, n=n), score(params, cfg, q, t, k, j, reading, n=n)
+            )
     z = content_score(params, cfg, q, t, k, j)  # the first term: the score less its bias
     bias = SCHEMES[scheme].bias_at(params, cfg, q, t[:, None] - j[None, :], t[:, None])
     assert np.array_equal(score(params, cfg, q, t, k, j), z if bias is None else z + bias)
+
+
+@pytest.mark.parametrize("scheme", [s for s in sorted(SCHEMES) if SCHEMES[s].rotary])
+def test_a_pairs_turn_by_an_integer_offset_is_phis_bit_for_bit(scheme):
+    # pair_scores turns a key by an integer offset j - t >= 0 from its rate's table; the definition turns by phi
+    cfg = HeadConfig(scheme=scheme)
+    params, rng = _heavy(cfg, 3), np.random.default_rng(9)
+    q, k = rng.normal(size=(2, 12, cfg.d))
+    tq = np.arange(12.0) + 5.0
+    for tk in (tq, tq + rng.integers(0, 40, size=12)):  # offset 0 (a filing question's own key), and others
+        for reading in _readings(cfg):
+            theta = frequencies(cfg, reading)
+            z = np.einsum("rd,rd->r", q, phi(k, tk - tq, theta)) * score_scale(params, cfg, reading, tq + 1.0, (12,))
+            assert np.array_equal(pair_scores(params, cfg, q, tq, k, tk, reading), z)
 
 
 #: The schemes whose bias promises to read no query vector: the engine reads their bias off one grid of the head's.

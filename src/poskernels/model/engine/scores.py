@@ -8,7 +8,10 @@
   bias (a fresh array of that size costs page faults on a long filing), and with the bias read off one grid of the
   head's when it reads no query vector (:attr:`~poskernels.encodings.Scheme.bias_reads_query` False) and the
   positions are runs of integers: every filing asks a head the same ``(t, j)`` pairs, a corner of its largest
-  filing's, and FIRE's MLP cost a fifth of the filings' reading when it was evaluated afresh for each.
+  filing's, and FIRE's MLP cost a fifth of the filings' reading when it was evaluated afresh for each.  A turning
+  head's queries and keys at such positions, and a pair's turn by an integer offset, take the cosines and sines of
+  ``m theta`` from the table of their rate kept per process (:mod:`poskernels.model.engine.bands`), the turns
+  :func:`~poskernels.model.head.phi` computes, where every head of a scheme and every filing computed them again.
 
 ``tests/test_score.py`` checks both against the definition.
 """
@@ -20,10 +23,12 @@ import threading
 import numpy as np
 
 from ...encodings import SCHEMES, Scheme
+from ...encodings.rotations import _turn
 from ..config import HeadConfig
 from ..head import phi
 from ..reading import PLAIN, Reading, frequencies
 from ..score import content_score, score, score_scale
+from .bands import _rate_turns
 
 __all__ = ["pair_scores", "scores"]
 
@@ -60,11 +65,38 @@ def scores(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading =
     """
     scheme = SCHEMES[cfg.scheme]
     if type(scheme).bias is Scheme.bias:  # no bias: the content term is the score
-        return content_score(params, cfg, q, q_pos, k, k_pos, reading, n)
+        return _content(params, cfg, q, q_pos, k, k_pos, reading, n)
     corner = None if scheme.bias_reads_query else _bias_corner(params, cfg, scheme, q_pos, k_pos)
     if corner is None:
         return score(params, cfg, q, q_pos, k, k_pos, reading, n)
-    return content_score(params, cfg, q, q_pos, k, k_pos, reading, n) + corner  # score's z + b(t - j)
+    return _content(params, cfg, q, q_pos, k, k_pos, reading, n) + corner  # score's z + b(t - j)
+
+
+def _content(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading, n) -> np.ndarray:
+    """:func:`~poskernels.model.score.content_score`'s lines, its turns read from the table of their rate
+    (:func:`_turns`) when the positions are runs of integers (else content_score itself)."""
+    theta = frequencies(cfg, reading)  # (P,) or None
+    t0, j0 = _run_start(q_pos), _run_start(k_pos)
+    if theta is None or t0 is None or j0 is None:
+        return content_score(params, cfg, q, q_pos, k, k_pos, reading, n)
+    q_pos, k_pos = np.asarray(q_pos, dtype=float), np.asarray(k_pos, dtype=float)
+    seen = n
+    if n is None and SCHEMES[cfg.scheme].scale_grows:  # the keys each query sees: those given at or before it
+        seen = (k_pos[None, :] <= q_pos[:, None]).sum(axis=1)  # (Nq,)
+    scale = score_scale(params, cfg, reading, seen, q_pos.shape)  # a number, or (Nq,)
+    scale = scale if np.ndim(scale) == 0 else scale[:, None]  # (Nq, 1): query t's own lambda
+    qt = _turn(q, *_turns(np.conj(theta), t0 + np.arange(q_pos.size)))  # (..., Nq, d) phi_t(q)
+    kt = _turn(k, *_turns(theta, j0 + np.arange(k_pos.size)))  # (..., Nk, d) phi_j(k)
+    return (qt * scale) @ np.swapaxes(kt, -1, -2)  # (..., Nq, Nk)
+
+
+def _turns(rate: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(cos, sin)`` of ``m rate`` at the integer positions ``rows``, ``(R, P)`` each, from the table of the rate
+    kept per process (:func:`~poskernels.model.engine.bands._rate_turns`): the turns of ``phi``'s angles."""
+    table = _rate_turns(rate, int(rows.max()) + 1)  # (>= max + 1, P) each
+    if rows.size and rows[-1] - rows[0] == rows.size - 1:  # a run: a view
+        return table[0][rows[0] : rows[-1] + 1], table[1][rows[0] : rows[-1] + 1]
+    return table[0][rows], table[1][rows]
 
 
 def _run_start(pos) -> int | None:
@@ -161,7 +193,13 @@ def pair_scores(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Read
     shape = q_pos.shape + np.broadcast_shapes(np.shape(q)[-1:], np.shape(k)[-1:])
     q, k = np.broadcast_to(q, shape), np.broadcast_to(k, shape)  # (R, d) each
     scale = score_scale(params, cfg, reading, q_pos + 1.0 if n is None else n, q_pos.shape)  # a number, or (R,)
-    kt = k if theta is None else phi(k, k_pos - q_pos, theta)  # (R, d): one turn per pair
+    r = k_pos - q_pos  # (R,) each pair's offset
+    if theta is None:
+        kt = k  # (R, d)
+    elif r.size and (r == np.round(r)).all() and 0 <= r.min() and r.max() < GRID_MAX:
+        kt = _turn(k, *_turns(theta, r.astype(np.intp)))  # (R, d): phi's turn by each offset, from the rate's table
+    else:
+        kt = phi(k, r, theta)  # (R, d): one turn per pair
     z = np.einsum("rd,rd->r", q, kt) * scale  # (R,)
     bias = SCHEMES[cfg.scheme].bias_at(params, cfg, q, (q_pos - k_pos)[:, None], q_pos[:, None])  # (R, 1)
     return z if bias is None else z + bias[..., 0]
