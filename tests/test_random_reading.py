@@ -62,7 +62,7 @@ def test_the_tournaments_reading_is_forward_at_bit_for_bit(scheme, block, monkey
         cfg, params = _head(scheme, seed)
         tokens = np.random.default_rng(seed + 1).integers(0, cfg.vocab, size=(50, 24))  # (B, n)
         pos = sequence_positions(50, 24, 2048, seed=seed + 3)  # (B, n)
-        for step, at in ((50, pos), (7, pos), (7, pos + 0.25)):
+        for step, at in ((50, pos), (7, pos), (7, pos + 0.25), (7, pos + random_reading.ROWS_MAX)):
             chunks = [forward_at(params, cfg, tokens[i : i + step], at[i : i + step]) for i in range(0, 50, step)]
             assert np.array_equal(_logits_at(params, cfg, tokens, at, step), np.concatenate(chunks))
         y = np.random.default_rng(seed).integers(0, cfg.n_classes, size=50)

@@ -49,6 +49,10 @@ __all__ = ["POSITION_STREAM", "forward_at", "randomized_accuracy", "randomized_h
 #: ``2^16`` did not (a randomized RoPE head read 1.7x faster at n = 256).
 BLOCK = 1 << 13
 
+#: The most rows of positions the tables hold (a code of 8 MiB and its turns): a head trained at positions up to a
+#: larger ``L_max`` (its setting allows 2^20) is read by :func:`forward_at` a chunk at a time.
+ROWS_MAX = 1 << 16
+
 #: The tag of the test positions' Generator, beside the test set's seed and length (a stream of its own).
 POSITION_STREAM = 29
 
@@ -171,10 +175,10 @@ def _logits_at(params: dict, cfg: HeadConfig, tokens: np.ndarray, pos: np.ndarra
     The code and the turns are functions of each position alone, so at integer positions they are those of the rows
     ``0 .. max(pos)`` (one code and one ``(cos, sin)`` of ``m theta`` each), gathered by every sequence: the same
     products and the same cosines of the same angles, then :func:`forward_at`'s lines on each chunk of ``step``
-    sequences.  Positions that are not integers are read by :func:`forward_at` itself.
+    sequences.  Positions that are not integers, or past :data:`ROWS_MAX`, are read by :func:`forward_at` itself.
     """
     at = pos.astype(np.intp)  # (B, n) each position's row
-    if not np.array_equal(at, pos) or at.size == 0 or at.min() < 0:
+    if not np.array_equal(at, pos) or at.size == 0 or at.min() < 0 or at.max() >= ROWS_MAX:
         return np.concatenate([forward_at(params, cfg, tokens[i : i + step], pos[i : i + step])
                                for i in range(0, tokens.shape[0], step)])  # fmt: skip
     scheme, n = _scheme_read_at(cfg), tokens.shape[1]
