@@ -203,6 +203,16 @@ WRONG = {
         "promises to the engine hold far out",
         "nan",
     ),
+    "query_free_reads_q": (
+        fixed("free_reads_q", "-0.5 * r + q[..., :1]", "    bias_reads_query = False\n"),
+        "hooks agree with metadata",
+        "fails without a query",
+    ),
+    "query_free_moves_with_q": (
+        fixed("free_moves", "-0.5 * r + (0.0 if q is None else q[..., :1])", "    bias_reads_query = False\n"),
+        "hooks agree with metadata",
+        "moves with the query",
+    ),
     "bias_raises": (
         fixed("bias_raises", "np.asarray(r) + (_ for _ in ()).throw(ValueError('no bias today'))", ""),
         "hooks agree with metadata",
@@ -221,6 +231,7 @@ RIGHT = {
         "far_true", "-0.01 * np.minimum(r, 400.0)", "    def far_past(self, cfg):\n        return 400\n"
     ),
     "slope_true": fixed("slope_true", "-0.5 * r", "    def linear_slope(self, cfg):\n        return 0.5\n"),
+    "query_free_true": fixed("free_true", "-0.5 * np.log1p(np.maximum(r, 0.0))", "    bias_reads_query = False\n"),
     "tail_true": fixed(
         "tail_true",
         "-1.5 * np.log1p(r)",

@@ -13,10 +13,17 @@ import pytest
 from poskernels.encodings import SCHEMES
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.held_out import TEST_SEED, head_accuracy, heldout
+from poskernels.model import random_reading
 from poskernels.model.config import HeadConfig, preset
 from poskernels.model.engine.one_head import accuracy
 from poskernels.model.head import forward, init_params
-from poskernels.model.random_reading import forward_at, randomized_accuracy, sequence_positions
+from poskernels.model.random_reading import (
+    _logits_at,
+    forward_at,
+    randomized_accuracy,
+    randomized_hits,
+    sequence_positions,
+)
 from poskernels.model.trained import TrainedHead
 
 RANDOMIZED = [n for n, s in SCHEMES.items() if s.settings.get("random_positions") is not None]
@@ -42,6 +49,25 @@ def test_each_sequence_is_read_at_its_own_positions(scheme):
     np.testing.assert_allclose(
         forward_at(params, cfg, tokens, consecutive), forward(params, cfg, tokens)[0], atol=1e-12
     )
+
+
+@pytest.mark.parametrize("block", [random_reading.BLOCK, 24 * 3])
+@pytest.mark.parametrize("scheme", [*RANDOMIZED, "nope", "xpos", "partial_rotary", "sinusoidal"])
+def test_the_tournaments_reading_is_forward_at_bit_for_bit(scheme, block, monkeypatch):
+    # the code and the turns gathered from rows 0..max(pos): forward_at's numbers chunk by chunk, bit for bit, for a
+    # code, a turn, a complex turn (xPos), a partial one, and none, the keys turned a chunk or 3 sequences at a time;
+    # positions that are not integers go to forward_at
+    monkeypatch.setattr(random_reading, "BLOCK", block)
+    for seed in (0, 1):
+        cfg, params = _head(scheme, seed)
+        tokens = np.random.default_rng(seed + 1).integers(0, cfg.vocab, size=(50, 24))  # (B, n)
+        pos = sequence_positions(50, 24, 2048, seed=seed + 3)  # (B, n)
+        for step, at in ((50, pos), (7, pos), (7, pos + 0.25), (7, pos + random_reading.ROWS_MAX)):
+            chunks = [forward_at(params, cfg, tokens[i : i + step], at[i : i + step]) for i in range(0, 50, step)]
+            assert np.array_equal(_logits_at(params, cfg, tokens, at, step), np.concatenate(chunks))
+        y = np.random.default_rng(seed).integers(0, cfg.n_classes, size=50)
+        hits = np.argmax(forward_at(params, cfg, tokens, pos), axis=1) == y
+        assert np.array_equal(randomized_hits(params, cfg, tokens, y, 2048, seed + 3, chunk=24 * 7), hits)
 
 
 def test_the_positions_are_distinct_ordered_and_seeded_by_the_test_set():

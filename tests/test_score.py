@@ -9,18 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poskernels.encodings import SCHEMES, apply_rope, omega, rotate
+from poskernels.encodings import SCHEMES, Scheme, apply_rope, omega, rotate
 from poskernels.errors import PosKernelsError
 from poskernels.experiments.rebound import marked_key_polynomial
 from poskernels.extension import extend
 from poskernels.model.config import HeadConfig
 from poskernels.model.embedding import token_table
 from poskernels.model.engine.one_head import query_forward
-from poskernels.model.engine.scores import pair_scores, scores
+from poskernels.model.engine.scores import GRID_MAX, pair_scores, scores
 from poskernels.model.engine.stack import attention
 from poskernels.model.head import embed, init_params, phi
 from poskernels.model.reading import Reading, frequencies
-from poskernels.model.score import content_score, score
+from poskernels.model.score import content_score, score, score_scale
 from poskernels.tasks.cue import N_SYMBOLS, query_token, token_id
 
 
@@ -144,10 +144,70 @@ def test_the_readers_scores_are_the_definitions_bits(scheme):
     q, k = rng.normal(size=(2, 9, cfg.d))
     t, j = np.arange(3.0, 12.0), np.arange(9.0)
     for n in (None, np.arange(2, 11)):
-        assert np.array_equal(scores(params, cfg, q, t, k, j, n=n), score(params, cfg, q, t, k, j, n=n))
+        for reading in _readings(cfg):  # a turning head's turns from its rate's table: phi's bits
+            assert np.array_equal(
+                scores(params, cfg, q, t, k, j, reading, n=n), score(params, cfg, q, t, k, j, reading, n=n)
+            )
     z = content_score(params, cfg, q, t, k, j)  # the first term: the score less its bias
     bias = SCHEMES[scheme].bias_at(params, cfg, q, t[:, None] - j[None, :], t[:, None])
     assert np.array_equal(score(params, cfg, q, t, k, j), z if bias is None else z + bias)
+
+
+@pytest.mark.parametrize("scheme", [s for s in sorted(SCHEMES) if SCHEMES[s].rotary])
+def test_a_pairs_turn_by_an_integer_offset_is_phis_bit_for_bit(scheme):
+    # pair_scores turns a key by an integer offset j - t >= 0 from its rate's table; the definition turns by phi
+    cfg = HeadConfig(scheme=scheme)
+    params, rng = _heavy(cfg, 3), np.random.default_rng(9)
+    q, k = rng.normal(size=(2, 12, cfg.d))
+    tq = np.arange(12.0) + 5.0
+    for tk in (tq, tq + rng.integers(0, 40, size=12)):  # offset 0 (a filing question's own key), and others
+        for reading in _readings(cfg):
+            theta = frequencies(cfg, reading)
+            z = np.einsum("rd,rd->r", q, phi(k, tk - tq, theta)) * score_scale(params, cfg, reading, tq + 1.0, (12,))
+            assert np.array_equal(pair_scores(params, cfg, q, tq, k, tk, reading), z)
+
+
+#: The schemes whose bias promises to read no query vector: the engine reads their bias off one grid of the head's.
+QUERY_FREE = [s for s, x in SCHEMES.items() if type(x).bias is not Scheme.bias and not x.bias_reads_query]
+
+
+def _own_moved(cfg, seed):
+    """A heavy head whose scheme's own parameters are moved off their initial values (FIRE's c and L, Kerple's r)."""
+    p = _heavy(cfg, seed)
+    rng = np.random.default_rng(seed + 200)
+    base = init_params(HeadConfig(scheme="nope"), np.random.default_rng(0))
+    return {k: v if k in base or k == "beta" else v + rng.normal(0.0, 0.5, v.shape) for k, v in p.items()}
+
+
+def test_a_bias_that_promises_no_query_reads_none_and_shaws_reads_it():
+    assert {"alibi", "t5", "kerple_log", "kerple_power", "fire", "fire_c1"} <= set(QUERY_FREE)
+    assert "shaw" not in QUERY_FREE
+    t = np.arange(20.0)[:, None]  # (20, 1) the queries' positions
+    r = t - np.arange(20.0)[None, :]  # (20, 20) offsets
+    for scheme in [*QUERY_FREE, "shaw"]:
+        cfg = HeadConfig(scheme=scheme)
+        params, (q1, q2) = _own_moved(cfg, 4), np.random.default_rng(6).normal(size=(2, 20, cfg.d))
+        b1, b2 = (SCHEMES[scheme].bias_at(params, cfg, q, r, t) for q in (q1, q2))
+        assert np.array_equal(b1, b2) == (scheme in QUERY_FREE), scheme  # Shaw's q a_min(r, K) moves with q
+
+
+@pytest.mark.parametrize("scheme", QUERY_FREE)
+def test_a_bias_of_no_query_is_read_off_the_heads_grid_bit_for_bit(scheme):
+    cfg = HeadConfig(scheme=scheme)
+    rng = np.random.default_rng(8)
+    for seed in (1, 2, 1):  # heads in turn: each reads its own grid, never the last head's
+        params = _own_moved(cfg, seed)
+        # a filing's questions (queries at 1..n against keys 0..n-1), a band's rows, a grid grown, positions not a run,
+        # and a run past the largest grid kept
+        for n, a in ((40, 0), (300, 0), (120, 7), (700, 0), (GRID_MAX + 5, GRID_MAX - 3)):
+            q, k = rng.normal(size=(n - a, cfg.d)), rng.normal(size=(n, cfg.d))
+            pos = np.arange(n + 1.0)
+            assert np.array_equal(
+                scores(params, cfg, q, pos[a + 1 :], k, pos[:n]), score(params, cfg, q, pos[a + 1 :], k, pos[:n])
+            )
+        tq, tk = np.array([3.0, 5.0, 9.0]), np.array([0.0, 2.5, 3.0])
+        q, k = rng.normal(size=(2, 3, cfg.d))
+        assert np.array_equal(scores(params, cfg, q, tq, k, tk), score(params, cfg, q, tq, k, tk))
 
 
 @settings(max_examples=40, deadline=None)

@@ -163,6 +163,7 @@ class Alibi(Scheme):
     name, title, article = "alibi", "ALiBi", "Definition 3, Theorem 3"
     paper, year, colour = "Press, Smith, and Lewis", 2022, "#009e73"
     where, relative, defined_everywhere, in_article = "score", True, True, True
+    bias_reads_query = False  # -s r: the offset alone
     settings = {"alibi_slope": Setting(0.5, 0.0, None, "the slope s; 1/2 is ALiBi's first slope at H = 8")}
 
     @staticmethod
@@ -195,6 +196,7 @@ class T5(Scheme):
     name, title, article = "t5", "T5 buckets", "Definition 3"
     paper, year, colour = "Raffel et al.", 2020, "#999933"
     where, relative, defined_everywhere, in_article = "score", True, True, False
+    bias_reads_query = False  # beta of the offset's bucket
     settings = {
         "t5_buckets": Setting(32, 2, 2**20, "one learned scalar per bucket"),
         "t5_max_distance": Setting(128, 1, 2**20, "where the logarithmic map reaches the last bucket"),

@@ -129,6 +129,7 @@ class Fire(Scheme):
     article = "Li et al. 2023, Functional Interpolation for Relative Positions Improves Long Context Transformers"
     paper, year, colour = "Li et al.", 2023, "#ddcc77"
     where, relative, defined_everywhere, in_article = "score", False, True, False
+    bias_reads_query = False  # of the offset, the query's position and the MLP alone
     H = 32
     #: The initial ``c`` (``a_c = 0``).
     C0 = 0.1

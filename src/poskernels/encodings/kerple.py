@@ -158,6 +158,7 @@ class KerpleLog(Scheme):
     article = "Chi et al. 2022, KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation"
     paper, year, colour = "Chi et al.", 2022, "#882255"
     where, relative, defined_everywhere, in_article = "score", True, True, False
+    bias_reads_query = False  # of the offset and r1, r2 alone
 
     def init(self, cfg, rng):
         return {"kerple_a1": np.zeros(1), "kerple_a2": np.full(1, np.log(0.5))}  # (1,) each: log r1, log r2
@@ -200,6 +201,7 @@ class KerplePower(Scheme):
     article = "Chi et al. 2022, KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation"
     paper, year, colour = "Chi et al.", 2022, "#44aa99"
     where, relative, defined_everywhere, in_article = "score", True, True, False
+    bias_reads_query = False  # of the offset and r1, r2 alone
 
     def init(self, cfg, rng):
         return {"kerple_a1": np.full(1, np.log(0.5)), "kerple_a2": np.zeros(1)}  # (1,) each: log r1, logit(r2/2)

@@ -104,6 +104,11 @@ class Scheme:
         Its settings, by name (attributes of the head's configuration; a sweep's grid may span them).
     offset_kernel : callable or None
         ``r -> value`` for a fixed scheme's kernel over causal offsets ``r >= 0`` (None when learned).
+    bias_reads_query : bool
+        Whether the bias reads the query vector ``q`` (Shaw's ``q a_min(r, K) / tau``).  False promises a bias of the
+        offsets, the query's position and the parameters alone, so a reader may keep one head's bias over
+        ``(t, j)`` and read every query off it (:func:`poskernels.model.engine.scores.scores`); True, the default,
+        promises nothing.
 
     Examples
     --------
@@ -130,6 +135,7 @@ class Scheme:
     colour: str = "#333333"
     settings: dict[str, Setting] = {}
     offset_kernel: Callable[[np.ndarray], np.ndarray] | None = None
+    bias_reads_query: bool = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -281,7 +287,7 @@ def _check(cls) -> None:
         raise PosKernelsError(f"scheme {name!r}: colour must be '#rrggbb' (lower-case hex); got {cls.colour!r}")
     if cls.where not in WHERE:
         raise PosKernelsError(f"scheme {name!r}: where must be one of {', '.join(WHERE)}; got {cls.where!r}")
-    for field in ("relative", "defined_everywhere", "in_article"):
+    for field in ("relative", "defined_everywhere", "in_article", "bias_reads_query"):
         if not isinstance(getattr(cls, field), bool):
             raise PosKernelsError(f"scheme {name!r}: {field} must be True or False; got {getattr(cls, field)!r}")
     _check_settings(cls, name)

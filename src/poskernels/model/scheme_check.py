@@ -163,7 +163,8 @@ def _rel(a, b) -> float:
 
 
 def _metadata(params, cfg, tokens, targets) -> Check:
-    """hooks agree with metadata: the transform, the far past, the linear slope, the tail bound, the gradients."""
+    """hooks agree with metadata: the transform, the far past, the linear slope, a bias of no query, the tail bound,
+    the gradients."""
     name = "hooks agree with metadata"
     scheme = SCHEMES[cfg.scheme]
     problems = []
@@ -183,6 +184,9 @@ def _metadata(params, cfg, tokens, targets) -> Check:
     s = scheme.linear_slope(cfg)
     if s is not None and not np.allclose(0.0 if b is None else b, -s * r, rtol=1e-12, atol=1e-12):
         problems.append(f"linear_slope says the bias is exactly -{s} r, but it is not")
+    free = True if b is not None and not scheme.bias_reads_query else None  # a promise to check
+    if free:
+        problems += _query_free(scheme, params, cfg)
     tail = scheme.tail_bound(params, cfg)
     if tail is not None and b is not None:  # at W = 0 the bound holds the weight sum over r >= D of e^{b(r)}
         for D in (0, 5, 50):
@@ -201,10 +205,26 @@ def _metadata(params, cfg, tokens, targets) -> Check:
         return Check(name, False, "; ".join(problems))
     told = [
         w
-        for w, v in (("far past", R0), ("linear slope", s), ("tail bound", tail), ("transform", theta))
+        for w, v in (("far past", R0), ("linear slope", s), ("bias of no query", free), ("tail bound", tail),
+                     ("transform", theta))  # fmt: skip
         if v is not None
     ]
     return Check(name, True, f"where = {scheme.where!r}" + (f"; checked its {', '.join(told)}" if told else ""))
+
+
+def _query_free(scheme: Scheme, params: dict, cfg: HeadConfig) -> list[str]:
+    """What is wrong with a bias's promise to read no query vector (``bias_reads_query = False``): the filing reader
+    calls it with ``q = None`` on a grid of ``(t, j)``, and reads every query off it."""
+    t = np.arange(8.0)[:, None]  # (8, 1) the queries' positions
+    r = t - np.arange(8.0)[None, :]  # (8, 8) offsets, as the grid asks them
+    try:
+        free = scheme.bias_at(params, cfg, None, r, t)
+    except Exception as err:  # noqa: BLE001 - the promise is broken, and the problem says how
+        return [f"bias_reads_query is False, but the bias fails without a query ({type(err).__name__}: {err})"]
+    q = np.random.default_rng(2).normal(size=(8, cfg.d))  # (8, d) queries
+    if not np.array_equal(free, scheme.bias_at(params, cfg, q, r, t)):
+        return ["bias_reads_query is False, but the bias moves with the query"]
+    return []
 
 
 def _central_differences(params, cfg, tokens, targets) -> Check:
