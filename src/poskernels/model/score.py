@@ -86,13 +86,19 @@ def content_score(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Re
     """
     theta = frequencies(cfg, reading)  # (P,) or None
     q_pos, k_pos = np.asarray(q_pos, dtype=float), np.asarray(k_pos, dtype=float)
+    scale = _query_scales(params, cfg, reading, q_pos, k_pos, n)  # a number, or (Nq, 1)
+    qt, kt = (q, k) if theta is None else (phi(q, q_pos, theta, query=True), phi(k, k_pos, theta))
+    return (qt * scale) @ np.swapaxes(kt, -1, -2)  # (..., Nq, Nk)
+
+
+def _query_scales(params: dict, cfg: HeadConfig, reading: Reading, q_pos: np.ndarray, k_pos: np.ndarray, n):
+    """Each query's logit scale over the keys it sees (``n``, or those given at or before it): a number, or
+    ``(Nq, 1)`` when the scale grows with them."""
     seen = n
     if n is None and SCHEMES[cfg.scheme].scale_grows:  # the keys each query sees: those given at or before it
         seen = (k_pos[None, :] <= q_pos[:, None]).sum(axis=1)  # (Nq,)
     scale = score_scale(params, cfg, reading, seen, q_pos.shape)  # a number, or (Nq,)
-    scale = scale if np.ndim(scale) == 0 else scale[:, None]  # (Nq, 1): query t's own lambda
-    qt, kt = (q, k) if theta is None else (phi(q, q_pos, theta, query=True), phi(k, k_pos, theta))
-    return (qt * scale) @ np.swapaxes(kt, -1, -2)  # (..., Nq, Nk)
+    return scale if np.ndim(scale) == 0 else scale[:, None]  # (Nq, 1): query t's own lambda
 
 
 def score(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading = PLAIN, n=None) -> np.ndarray:

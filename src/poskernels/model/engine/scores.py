@@ -27,7 +27,7 @@ from ...encodings.rotations import _turn
 from ..config import HeadConfig
 from ..head import phi
 from ..reading import PLAIN, Reading, frequencies
-from ..score import content_score, score, score_scale
+from ..score import _query_scales, content_score, score, score_scale
 from .bands import _rate_turns
 
 __all__ = ["pair_scores", "scores"]
@@ -80,11 +80,7 @@ def _content(params: dict, cfg: HeadConfig, q, q_pos, k, k_pos, reading: Reading
     if theta is None or t0 is None or j0 is None:
         return content_score(params, cfg, q, q_pos, k, k_pos, reading, n)
     q_pos, k_pos = np.asarray(q_pos, dtype=float), np.asarray(k_pos, dtype=float)
-    seen = n
-    if n is None and SCHEMES[cfg.scheme].scale_grows:  # the keys each query sees: those given at or before it
-        seen = (k_pos[None, :] <= q_pos[:, None]).sum(axis=1)  # (Nq,)
-    scale = score_scale(params, cfg, reading, seen, q_pos.shape)  # a number, or (Nq,)
-    scale = scale if np.ndim(scale) == 0 else scale[:, None]  # (Nq, 1): query t's own lambda
+    scale = _query_scales(params, cfg, reading, q_pos, k_pos, n)  # a number, or (Nq, 1)
     qt = _turn(q, *_turns(np.conj(theta), t0 + np.arange(q_pos.size)))  # (..., Nq, d) phi_t(q)
     kt = _turn(k, *_turns(theta, j0 + np.arange(k_pos.size)))  # (..., Nk, d) phi_j(k)
     return (qt * scale) @ np.swapaxes(kt, -1, -2)  # (..., Nq, Nk)
