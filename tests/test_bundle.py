@@ -116,3 +116,11 @@ def test_train_many_trains_bundles_on_the_pool_with_the_bits_of_each_stack_alone
     assert len(bundles(stacks(jobs, parts=2), parts=2)) >= 2
     for (config, seed), head in zip(jobs, heads):
         assert _same(head, train_stack(config, [seed])[0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"), [({"parts": 0}, "parts"), ({"size": 0}, "size"), ({"size": 1.5}, "size")]
+)
+def test_bundles_refuse_a_part_count_or_size_that_is_not_a_positive_integer(kwargs, message):
+    with pytest.raises(PosKernelsError, match=message):
+        bundles([(preset("quick", "nope"), [0])], **kwargs)
