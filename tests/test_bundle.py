@@ -101,6 +101,9 @@ def test_bundles_group_stacks_of_one_stream_and_split_for_the_pool():
         ([(preset("quick", "nope"), [0]), (preset("tournament", "rope"), [0])], "must share one training stream"),
         ([(preset("quick", "nope"), [0, 0])], "must be distinct"),
         ([("nope", [0])], "a bundle is a non-empty list of (TrainConfig, seeds)"),
+        ([preset("quick", "nope")], "a bundle is a non-empty list of (TrainConfig, seeds)"),
+        ([(preset("quick", "nope"), [0], 1)], "a bundle is a non-empty list of (TrainConfig, seeds)"),
+        ([(preset("quick", "nope"), "ab")], "seeds"),
     ],
 )
 def test_a_bundle_that_is_not_one_stream_is_refused(bundle, message):

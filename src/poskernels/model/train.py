@@ -124,12 +124,7 @@ def train_stack(
     """
     if not isinstance(config, TrainConfig):
         raise PosKernelsError(f"config must be a TrainConfig; got {type(config).__name__}")
-    seeds = [_check_seed(seed) for seed in check_sequence("seeds", seeds)]
-    cache_dir, sampler, log = check_train_options(cache_dir, sampler, log)
-    check_int("progress_every", progress_every, 0, None)
-    if len(set(seeds)) != len(seeds):
-        raise PosKernelsError(f"the seeds of a stack must be distinct; got {seeds!r}")
-    return _train_bundle([config], seeds, cache_dir, sampler, log, progress_every)[0]
+    return train_bundle([(config, seeds)], cache_dir, sampler, log, progress_every)[0]  # the bundle of one stack
 
 
 def _train_bundle(configs, seeds, cache_dir, sampler, log, progress_every) -> list[list[TrainedHead]]:
@@ -241,8 +236,9 @@ def train_bundle(bundle: Sequence[tuple[TrainConfig, Sequence[int]]], cache_dir:
     poskernels.errors.PosKernelsError: the stacks of a bundle must share their seeds; got [0] and [1]
     """
     bundle = list(check_sequence("bundle", bundle))
-    if not bundle or not all(isinstance(c, TrainConfig) for c, _ in bundle):
-        raise PosKernelsError(f"a bundle is a non-empty list of (TrainConfig, seeds); got {bundle!r}")
+    pairs = all(isinstance(s, (tuple, list)) and len(s) == 2 and isinstance(s[0], TrainConfig) for s in bundle)
+    if not bundle or not pairs:
+        raise PosKernelsError(f"a bundle is a non-empty list of (TrainConfig, seeds); got {bundle!r:.200}")
     seeds = [_check_seed(seed) for seed in check_sequence("seeds", bundle[0][1])]
     if len(set(seeds)) != len(seeds):
         raise PosKernelsError(f"the seeds of a stack must be distinct; got {seeds!r}")
