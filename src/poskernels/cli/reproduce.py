@@ -166,8 +166,8 @@ def _reproduce_into(out: Path, ctx, chosen, args: argparse.Namespace, bar, start
             progress.update()
             t0 = time.perf_counter()
 
-        def idle(section):  # the last section still computes on the pool: draw the others' figures meanwhile
-            if section is chosen[-1] and not early and _lab_figures.write_figures in _REPRODUCE_WRITERS:
+        def idle(section):  # the last section on the pool still computes: draw the others' figures meanwhile
+            if section is _last_background(chosen) and not early and _lab_figures.write_figures in _REPRODUCE_WRITERS:
                 early.append(threading.Thread(target=_early_figures, args=(copy.deepcopy(ctx.numbers), ctx, out)))
                 early[-1].start()
 
@@ -181,6 +181,26 @@ def _reproduce_into(out: Path, ctx, chosen, args: argparse.Namespace, bar, start
     if not quiet:
         print(f"\nwrote {out / 'numbers.json'} in {time.perf_counter() - start:.1f} s")
     return 0
+
+
+def _last_background(chosen) -> object | None:
+    """The last of ``chosen`` that computes in the background (:data:`poskernels.page.AFTER`), or None.
+
+    The sections after it (the fidelity section) compute in their turn and read no head, so while it computes every
+    figure but its own can be drawn: waiting on it is when :func:`_early_figures` runs.
+
+    Examples
+    --------
+    >>> from poskernels import page
+    >>> _last_background(page.SECTIONS).key
+    'long'
+    >>> _last_background([page.SECTIONS[0]]) is None
+    True
+    """
+    from .. import page
+
+    background = [s for s in chosen if s.key in page.AFTER]
+    return background[-1] if background else None
 
 
 def _early_figures(numbers: dict, ctx, out: Path) -> None:
