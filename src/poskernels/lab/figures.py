@@ -231,7 +231,7 @@ def _long_context(p: dict):
             ax.set_xscale("log")
             ax.set_xlim(x["min"], x["max"])
             ax.set_xticks(x["ticks"], [f"{t:g}" for t in x["ticks"]])
-            ax.xaxis.set_minor_locator(NullLocator())  # the labelled decades only: 5 decades of minor ticks cost a second
+            ax.xaxis.set_minor_locator(NullLocator())  # labelled decades only: minor ticks cost a second
             ax.set_ylim(part["y"]["min"], part["y"]["max"] + 0.02)
             ax.set_xlabel(x["label"], fontsize=8)
             ax.set_ylabel(part["y"]["label"])
