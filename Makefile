@@ -78,7 +78,9 @@ probe: $(TSTAMP)
 	$(BLAS1) $(PY) -m poskernels.census.probe.ship
 	$(PY) -m poskernels.census.probe.ship_past_window
 
+# The benchmarks (benchmarks/bench_*.py), with the bench extra (torch, and numba for the compiled step).
 bench: $(TSTAMP)
+	$(PY) -m pip install --quiet $(PIN) -e '.[bench]'
 	for f in benchmarks/bench_*.py; do $(BLAS1) $(PY) $$f || exit 1; done
 
 clean:
